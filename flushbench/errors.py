@@ -1,0 +1,60 @@
+"""The one error boundary of flushbench.
+
+Expected failures (bad input, missing binaries, a server that refuses a value) raise a
+:class:`FlushbenchError` subclass. The CLI prints ``error: what — where — how to fix`` and exits
+non-zero; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class FlushbenchError(Exception):
+    """An expected failure with a message a researcher can act on.
+
+    Parameters
+    ----------
+    what:
+        What went wrong, in one sentence.
+    where:
+        The file and key path (``experiments/x.yaml: matrix.io_capacity[1]``), or the
+        command/path involved.
+    fix:
+        How to fix it.
+    """
+
+    def __init__(self, what: str, where: str | None = None, fix: str | None = None) -> None:
+        self.what = what
+        self.where = where
+        self.fix = fix
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """Return ``where: what — fix`` as one line (parts that are absent are left out)."""
+        text = f"{self.where}: {self.what}" if self.where else self.what
+        if self.fix:
+            text += f" — {self.fix}"
+        return text
+
+
+class ConfigError(FlushbenchError):
+    """An experiment file, server profile or knob value is invalid."""
+
+
+class PreflightError(FlushbenchError):
+    """The environment cannot run what was asked (binary, library, disk, huge pages...)."""
+
+
+class ServerError(FlushbenchError):
+    """mysqld failed to start, crashed, or did not apply a requested value."""
+
+
+class WorkloadError(FlushbenchError):
+    """The workload driver failed, hung or produced output that cannot be parsed."""
+
+
+class StoreError(FlushbenchError):
+    """The results database is missing, at an old revision, or inconsistent."""
+
+
+class AnalysisError(FlushbenchError):
+    """The stored results cannot answer the question asked (no runs, mixed metadata...)."""

@@ -1,0 +1,79 @@
+"""Strict pydantic base model and error rendering that names file, key path and fix."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from flushbench.errors import ConfigError
+
+
+class StrictModel(BaseModel):
+    """Base for every config model: unknown keys are errors, with a did-you-mean."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unknown_keys(cls, data: Any) -> Any:
+        # Done here rather than by extra="forbid" alone so the message can suggest a key.
+        if isinstance(data, dict):
+            allowed = set(cls.model_fields) | {
+                f.alias for f in cls.model_fields.values() if f.alias
+            }
+            for key in data:
+                if key not in allowed:
+                    close = difflib.get_close_matches(str(key), sorted(allowed), n=1, cutoff=0.6)
+                    hint = f"did you mean '{close[0]}'?" if close else (
+                        "allowed keys: " + ", ".join(sorted(allowed))
+                    )
+                    raise ValueError(f"unknown key '{key}' — {hint}")
+        return data
+
+
+def format_loc(loc: tuple[Any, ...]) -> str:
+    """Render a pydantic error location as ``matrix.io_capacity[1]``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif str(part).startswith(("function-", "tagged-union", "list[", "union[")):
+            continue  # validator-internal steps say nothing to a user
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _message(err: dict[str, Any]) -> str:
+    msg = str(err.get("msg", ""))
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix) :]
+    if err.get("type") == "missing":
+        return "required key is missing"
+    if "input" in err and err.get("type") not in ("missing", "value_error") and not isinstance(
+        err["input"], (dict, list)
+    ):
+        msg += f" (got {err['input']!r})"
+    return msg
+
+
+def config_error_from(exc: ValidationError, source: str | Path, fix: str | None = None) -> ConfigError:
+    """Turn a pydantic ValidationError into one ConfigError listing every problem.
+
+    Each problem is one line ``<file>: <key path>: <message>``.
+    """
+    lines = []
+    seen: set[str] = set()
+    for err in exc.errors():
+        line = f"{source}: {format_loc(tuple(err['loc']))}: {_message(err)}"
+        if line not in seen:
+            seen.add(line)
+            lines.append(line)
+    what = lines[0] if len(lines) == 1 else "invalid configuration:\n  " + "\n  ".join(lines)
+    error = ConfigError(what, fix=fix)
+    error.problems = lines  # type: ignore[attr-defined]
+    return error

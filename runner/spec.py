@@ -1,0 +1,558 @@
+"""Typed experiment files (``version: 1``) and matrix expansion.
+
+An experiment file declares *what* to measure; nothing here touches a server. Knob values are
+validated for type and range here; whether the chosen server has the variable (and its real
+range) is checked later by :mod:`runner.preflight` against the binary's option list.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import random
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BeforeValidator,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from flushbench.errors import ConfigError
+from flushbench.units import format_size, parse_duration, parse_size
+from flushbench.validation import StrictModel, config_error_from
+from flushbench.yamlio import read_yaml_mapping
+
+
+def _to_seconds(value: Any) -> float:
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _to_bytes(value: Any) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _to_bool(value: Any) -> Any:
+    # YAML 1.1 already turns on/off/yes/no into booleans; also accept the server's spellings.
+    if isinstance(value, str) and value.strip().lower() in {"on", "true", "1", "yes"}:
+        return True
+    if isinstance(value, str) and value.strip().lower() in {"off", "false", "0", "no"}:
+        return False
+    if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
+        return bool(value)
+    return value
+
+
+Seconds = Annotated[float, BeforeValidator(_to_seconds), Field(ge=0)]
+Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(ge=0)]
+Switch = Annotated[bool, BeforeValidator(_to_bool)]
+RawScalar = int | float | bool | str
+
+Allocator = Literal["glibc", "jemalloc", "tcmalloc"]
+FlushNeighbors = Literal["none", "cont", "area"]
+AdaptiveCheckpoint = Literal[
+    "none", "reflex", "estimate", "keep_average", "legacy", "high_checkpoint"
+]
+FlushMethod = Literal[
+    "fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "O_DIRECT_NO_FSYNC"
+]
+
+#: Logical knobs in display order (``variables`` last: raw server variables).
+KNOB_NAMES = (
+    "doublewrite",
+    "max_dirty_pages_pct",
+    "max_dirty_pages_pct_lwm",
+    "io_capacity",
+    "io_capacity_max",
+    "log_file_size",
+    "flush_neighbor_pages",
+    "adaptive_flushing",
+    "adaptive_checkpoint",
+    "buffer_pool_size",
+    "buffer_pool_instances",
+    "flush_log_at_trx_commit",
+    "flush_method",
+    "allocator",
+    "large_pages",
+    "connections",
+)
+
+#: Knobs measured in bytes: printed back as ``2000M`` in labels.
+SIZE_KNOBS = frozenset({"log_file_size", "buffer_pool_size"})
+#: Knobs that change the client, not the server.
+CLIENT_KNOBS = frozenset({"connections"})
+
+_VARIABLE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _check_variable_name(name: str) -> str:
+    normalized = name.strip().lower().replace("-", "_")
+    if not normalized or not set(normalized) <= _VARIABLE_NAME_CHARS:
+        raise ValueError(
+            f"'{name}' is not a server variable name (letters, digits, '_' or '-' only)"
+        )
+    return normalized
+
+
+def _check_raw_value(value: Any) -> Any:
+    # Values reach my.cnf lines and SET statements: refuse anything that could break out.
+    if isinstance(value, str) and (any(c in value for c in "\n\r#;'\"`\\") or not value.strip()):
+        raise ValueError(
+            f"value {value!r} is not allowed in a server variable (no quotes, newlines, ';' or '#')"
+        )
+    return value
+
+
+class Knobs(StrictModel):
+    """One value for each logical knob (all optional: unset means the base my.cnf decides)."""
+
+    doublewrite: Switch | None = None
+    max_dirty_pages_pct: Annotated[float, Field(ge=0, le=99.999)] | None = None
+    max_dirty_pages_pct_lwm: Annotated[float, Field(ge=0, le=99.999)] | None = None
+    io_capacity: Annotated[int, Field(ge=100)] | None = None
+    io_capacity_max: Annotated[int, Field(ge=100)] | None = None
+    log_file_size: Annotated[Bytes, Field(ge=1024 * 1024)] | None = None
+    flush_neighbor_pages: FlushNeighbors | None = None
+    adaptive_flushing: Switch | None = None
+    adaptive_checkpoint: AdaptiveCheckpoint | None = None
+    buffer_pool_size: Annotated[Bytes, Field(ge=5 * 1024 * 1024)] | None = None
+    buffer_pool_instances: Annotated[int, Field(ge=1, le=64)] | None = None
+    flush_log_at_trx_commit: Literal[0, 1, 2] | None = None
+    flush_method: FlushMethod | None = None
+    allocator: Allocator | None = None
+    large_pages: Switch | None = None
+    connections: Annotated[int, Field(ge=1, le=100000)] | None = None
+    variables: dict[str, RawScalar] = Field(default_factory=dict)
+
+    @field_validator("variables", mode="before")
+    @classmethod
+    def _variables(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {_check_variable_name(str(k)): _check_raw_value(v) for k, v in value.items()}
+
+    @model_validator(mode="after")
+    def _cross_knob(self) -> Knobs:
+        if (
+            self.io_capacity is not None
+            and self.io_capacity_max is not None
+            and self.io_capacity > self.io_capacity_max
+        ):
+            raise ValueError(
+                f"io_capacity {self.io_capacity} exceeds io_capacity_max {self.io_capacity_max}"
+                " — raise io_capacity_max or lower io_capacity"
+            )
+        if (
+            self.max_dirty_pages_pct is not None
+            and self.max_dirty_pages_pct_lwm is not None
+            and self.max_dirty_pages_pct_lwm > self.max_dirty_pages_pct
+        ):
+            raise ValueError(
+                "max_dirty_pages_pct_lwm is above max_dirty_pages_pct — lower the lwm"
+            )
+        return self
+
+    def values(self) -> dict[str, Any]:
+        """The knobs that are set, in display order, ``variables`` flattened as ``var.NAME``."""
+        out: dict[str, Any] = {}
+        for name in KNOB_NAMES:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        for name, value in sorted(self.variables.items()):
+            out[f"var.{name}"] = value
+        return out
+
+
+def _as_list(value: Any) -> Any:
+    """A matrix axis may be written as a scalar (one level) or a list of levels."""
+    if value is None or isinstance(value, list):
+        return value
+    return [value]
+
+
+def _axis(tp: Any) -> Any:
+    return Annotated[list[tp] | None, BeforeValidator(_as_list)]
+
+
+class Matrix(StrictModel):
+    """The axes of the experiment: each knob lists its levels; the cells are their product."""
+
+    doublewrite: _axis(Switch) = None
+    max_dirty_pages_pct: _axis(Annotated[float, Field(ge=0, le=99.999)]) = None
+    max_dirty_pages_pct_lwm: _axis(Annotated[float, Field(ge=0, le=99.999)]) = None
+    io_capacity: _axis(Annotated[int, Field(ge=100)]) = None
+    io_capacity_max: _axis(Annotated[int, Field(ge=100)]) = None
+    log_file_size: _axis(Annotated[Bytes, Field(ge=1024 * 1024)]) = None
+    flush_neighbor_pages: _axis(FlushNeighbors) = None
+    adaptive_flushing: _axis(Switch) = None
+    adaptive_checkpoint: _axis(AdaptiveCheckpoint) = None
+    buffer_pool_size: _axis(Annotated[Bytes, Field(ge=5 * 1024 * 1024)]) = None
+    buffer_pool_instances: _axis(Annotated[int, Field(ge=1, le=64)]) = None
+    flush_log_at_trx_commit: _axis(Literal[0, 1, 2]) = None
+    flush_method: _axis(FlushMethod) = None
+    allocator: _axis(Allocator) = None
+    large_pages: _axis(Switch) = None
+    connections: _axis(Annotated[int, Field(ge=1, le=100000)]) = None
+    variables: dict[str, Annotated[list[RawScalar], BeforeValidator(_as_list)]] = Field(
+        default_factory=dict
+    )
+
+    @field_validator("variables", mode="before")
+    @classmethod
+    def _variables(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        out = {}
+        for k, v in value.items():
+            levels = v if isinstance(v, list) else [v]
+            out[_check_variable_name(str(k))] = [_check_raw_value(x) for x in levels]
+        return out
+
+    @model_validator(mode="after")
+    def _no_empty_axis(self) -> Matrix:
+        for name in KNOB_NAMES:
+            if getattr(self, name) == []:
+                raise ValueError(f"matrix.{name} is an empty list — give at least one level")
+        for name, levels in self.variables.items():
+            if not levels:
+                raise ValueError(f"matrix.variables.{name} is an empty list")
+        return self
+
+    def axes(self) -> dict[str, list[Any]]:
+        """The axes in display order; raw variables become ``var.NAME`` axes."""
+        out: dict[str, list[Any]] = {}
+        for name in KNOB_NAMES:
+            levels = getattr(self, name)
+            if levels is not None:
+                out[name] = list(levels)
+        for name, levels in sorted(self.variables.items()):
+            out[f"var.{name}"] = list(levels)
+        return out
+
+
+class DatasetSpec(StrictModel):
+    """What data every run starts from (loaded once, snapshotted, restored per run)."""
+
+    workload: Literal["tpcc", "sysbench"] = "tpcc"
+    #: TPC-C scale (tpcc) — about 100 MB of InnoDB data per warehouse.
+    warehouses: Annotated[int, Field(ge=1, le=100000)] | None = None
+    #: sysbench scale: number of sbtest tables and rows per table.
+    tables: Annotated[int, Field(ge=1, le=10000)] | None = None
+    table_size: Annotated[int, Field(ge=1)] | None = None
+    #: Which loader builds the dataset: the built-in Go driver or tpcc-mysql's tpcc_load.
+    loader: Literal["tpcc", "tpcc-mysql", "sysbench"] | None = None
+    #: Parallel loader workers (built-in tpcc loader).
+    load_workers: Annotated[int, Field(ge=1, le=256)] | None = None
+
+    @model_validator(mode="after")
+    def _scale(self) -> DatasetSpec:
+        if self.workload == "tpcc":
+            if self.warehouses is None:
+                raise ValueError("a tpcc dataset needs `warehouses` (e.g. warehouses: 2)")
+            if self.tables is not None or self.table_size is not None:
+                raise ValueError("`tables`/`table_size` are for sysbench datasets, not tpcc")
+        else:
+            if self.tables is None or self.table_size is None:
+                raise ValueError("a sysbench dataset needs `tables` and `table_size`")
+            if self.warehouses is not None:
+                raise ValueError("`warehouses` is for tpcc datasets, not sysbench")
+        return self
+
+    @property
+    def effective_loader(self) -> str:
+        """The loader that will run: explicit, else the workload's own."""
+        return self.loader or self.workload
+
+    def scale_label(self) -> str:
+        """``w10`` or ``t8x100000``: part of the dataset key and of file names."""
+        if self.workload == "tpcc":
+            return f"w{self.warehouses}"
+        return f"t{self.tables}x{self.table_size}"
+
+
+class WorkloadSpec(StrictModel):
+    """The driver and how it runs (connections can also be a matrix axis)."""
+
+    driver: Literal["tpcc", "tpcc-mysql", "sysbench"] = "tpcc"
+    #: sysbench test name (sysbench driver only).
+    test: Literal["oltp_read_only", "oltp_point_select", "oltp_read_write"] | None = None
+    connections: Annotated[int, Field(ge=1, le=100000)] = 16
+    warmup: Seconds = 10.0
+    #: Measured time after warmup (tpcc_start's -l); 30 minutes like the 2011 study.
+    duration: Annotated[Seconds, Field(gt=0)] = 1800.0
+    report_interval: Annotated[Seconds, Field(ge=1)] = 10.0
+    #: Paths of external binaries (tpcc_start, tpcc_load, sysbench), when not on PATH.
+    binaries: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _driver_fits(self) -> WorkloadSpec:
+        if self.driver == "sysbench" and self.test is None:
+            raise ValueError("the sysbench driver needs `test` (e.g. oltp_read_only)")
+        if self.driver != "sysbench" and self.test is not None:
+            raise ValueError("`test` is only for the sysbench driver")
+        if self.report_interval > self.duration:
+            raise ValueError("report_interval is longer than duration — shorten it")
+        return self
+
+
+class SamplingSpec(StrictModel):
+    """The sampler: SHOW GLOBAL STATUS, checkpoint age, /proc figures on absolute ticks."""
+
+    enabled: bool = True
+    interval: Annotated[Seconds, Field(ge=0.5)] = 10.0
+    #: Keep the LOG section of SHOW ENGINE INNODB STATUS (compressed) with every sample.
+    engine_status: bool = True
+
+
+class WindowSpec(StrictModel):
+    """The measurement window, in seconds after warmup ended. Default: the second half."""
+
+    start: Seconds | None = None
+    end: Seconds | None = None
+
+    def resolve(self, duration: float) -> tuple[float, float]:
+        """(start, end) in seconds after warmup, defaults filled from the run's duration."""
+        start = self.start if self.start is not None else duration / 2
+        end = self.end if self.end is not None else duration
+        return start, end
+
+
+class OrderSpec(StrictModel):
+    """Run order: as written, randomized with a seed, or repetitions interleaved."""
+
+    mode: Literal["as-written", "randomized", "interleaved"] = "as-written"
+    seed: int = 0
+
+
+class PreRunSpec(StrictModel):
+    """Steps before measuring each run."""
+
+    #: ``echo 3 > /proc/sys/vm/drop_caches`` where permitted (a warning otherwise).
+    drop_caches: bool = False
+    #: Set max_dirty_pages_pct to 0 until fewer than ``drain_dirty_pages_below`` pages are dirty.
+    drain_dirty_pages: bool = True
+    drain_dirty_pages_below: Annotated[int, Field(ge=0)] = 100
+    drain_timeout: Seconds = 300.0
+
+
+class Experiment(StrictModel):
+    """A whole experiment file."""
+
+    version: Literal[1]
+    name: Annotated[str, Field(min_length=1, max_length=120, pattern=r"^[A-Za-z0-9][\w.-]*$")]
+    description: str = ""
+    #: Server profile name (``configs/servers/NAME.yaml``) or a path to a profile file.
+    server: str = "mariadb-debian"
+    #: Base my.cnf template name (``configs/mycnf/NAME.cnf``) or a path.
+    base_config: str = "small"
+    dataset: DatasetSpec
+    workload: WorkloadSpec = Field(default_factory=WorkloadSpec)
+    sampling: SamplingSpec = Field(default_factory=SamplingSpec)
+    window: WindowSpec = Field(default_factory=WindowSpec)
+    repetitions: Annotated[int, Field(ge=1, le=1000)] = 1
+    order: OrderSpec = Field(default_factory=OrderSpec)
+    pre_run: PreRunSpec = Field(default_factory=PreRunSpec)
+    #: Knob values every cell shares (the matrix may not repeat them).
+    fixed: Knobs = Field(default_factory=Knobs)
+    matrix: Matrix = Field(default_factory=Matrix)
+    #: Partial cells to drop from the product (a cell is dropped when all given knobs match).
+    exclude: list[Knobs] = Field(default_factory=list)
+    #: Whole extra cells to add (e.g. the walked list of the 2011 study).
+    include: list[Knobs] = Field(default_factory=list)
+    #: Partial knob values naming the baseline cell (default: the first cell).
+    baseline: Knobs | None = None
+
+    @model_validator(mode="after")
+    def _consistency(self) -> Experiment:
+        if self.dataset.workload == "sysbench" and self.workload.driver != "sysbench":
+            raise ValueError("a sysbench dataset needs `workload.driver: sysbench`")
+        if self.dataset.workload == "tpcc" and self.workload.driver == "sysbench":
+            raise ValueError("the sysbench driver needs a sysbench dataset (tables/table_size)")
+        window_start, window_end = self.window.resolve(self.workload.duration)
+        if not 0 <= window_start < window_end <= self.workload.duration:
+            raise ValueError(
+                f"window {window_start:g}s..{window_end:g}s does not fit in the duration"
+                f" ({self.workload.duration:g}s) — keep 0 <= start < end <= duration"
+            )
+        fixed = set(self.fixed.values())
+        both = sorted(fixed & set(self.matrix.axes()))
+        if both:
+            raise ValueError(f"{', '.join(both)} set in both `fixed` and `matrix` — keep one")
+        return self
+
+
+class Cell(StrictModel):
+    """One point of the matrix: its knob values and a stable id."""
+
+    key: str
+    position: int
+    knobs: dict[str, Any]
+    label: str
+    is_baseline: bool = False
+
+    def knob_model(self) -> Knobs:
+        """The knob values as a :class:`Knobs` model (raw variables un-flattened)."""
+        plain = {k: v for k, v in self.knobs.items() if not k.startswith("var.")}
+        raw = {k[4:]: v for k, v in self.knobs.items() if k.startswith("var.")}
+        return Knobs(**plain, variables=raw)
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def cell_key(knobs: dict[str, Any]) -> str:
+    """Stable id of a cell: hash of its knob values (order of keys does not matter)."""
+    payload = json.dumps({k: _canonical(v) for k, v in knobs.items()}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def _format_value(name: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if name in SIZE_KNOBS:
+        return format_size(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def cell_label(knobs: dict[str, Any], varying: set[str] | None = None) -> str:
+    """``doublewrite=off max_dirty_pages_pct=60`` — only the varying knobs when given."""
+    parts = [
+        f"{name}={_format_value(name, value)}"
+        for name, value in knobs.items()
+        if varying is None or name in varying
+    ]
+    return " ".join(parts) or "default"
+
+
+def _matches(knobs: dict[str, Any], partial: dict[str, Any]) -> bool:
+    return all(knobs.get(k) == v for k, v in partial.items())
+
+
+def expand(exp: Experiment, source: str = "<experiment>") -> list[Cell]:
+    """Expand the matrix into cells — a pure function of the experiment.
+
+    Cartesian product of the matrix axes, minus ``exclude`` matches, plus ``include`` cells,
+    each merged over ``fixed``. Raises :class:`ConfigError` for an empty result, duplicate
+    cells, or a baseline that does not name exactly one cell.
+    """
+    fixed = exp.fixed.values()
+    axes = exp.matrix.axes()
+    names = list(axes)
+    product = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes.values())]
+    if not axes and exp.include:
+        product = []  # a pure list of cells (the 2011 walk): no implicit empty cell
+    excludes = [e.values() for e in exp.exclude]
+    for i, partial in enumerate(excludes):
+        if not any(_matches(p, partial) for p in product):
+            raise ConfigError(
+                f"exclude[{i}] ({cell_label(partial)}) matches no cell",
+                where=f"{source}: exclude[{i}]",
+                fix="check the knob names and levels against the matrix",
+            )
+    cells_knobs = [p for p in product if not any(_matches(p, e) for e in excludes)]
+    cells_knobs += [inc.values() for inc in exp.include]
+    if not cells_knobs:
+        raise ConfigError(
+            "the matrix is empty after `exclude`",
+            where=f"{source}: exclude",
+            fix="remove an exclude rule or add levels to the matrix",
+        )
+
+    merged = [{**fixed, **k} for k in cells_knobs]
+    # Re-validate every merged cell: cross-knob rules (io_capacity <= io_capacity_max) must
+    # hold for each combination, not only for each axis.
+    for i, knobs in enumerate(merged):
+        where = f"{source}: include[{i - len(product)}]" if i >= len(product) else f"{source}: matrix"
+        try:
+            Cell(key="x", position=0, knobs=knobs, label="x").knob_model()
+        except ValidationError as exc:
+            problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise ConfigError(
+                f"cell {cell_label(knobs)}: {problem}", where=where, fix=None
+            ) from None
+
+    varying = {k for k in {n for m in merged for n in m} if len({repr(m.get(k)) for m in merged}) > 1}
+    seen: dict[str, int] = {}
+    cells = []
+    for position, knobs in enumerate(merged):
+        key = cell_key(knobs)
+        if key in seen:
+            raise ConfigError(
+                f"duplicate cell {cell_label(knobs)} (also cell #{seen[key] + 1})",
+                where=f"{source}: include" if position >= len(product) - 0 else f"{source}: matrix",
+                fix="remove the repeated cell; use `repetitions` to run a cell more than once",
+            )
+        seen[key] = position
+        cells.append(
+            Cell(key=key, position=position, knobs=knobs, label=cell_label(knobs, varying or None))
+        )
+    return _mark_baseline(exp, cells, source)
+
+
+def _mark_baseline(exp: Experiment, cells: list[Cell], source: str) -> list[Cell]:
+    if exp.baseline is None:
+        index = 0
+    else:
+        wanted = exp.baseline.values()
+        hits = [i for i, c in enumerate(cells) if _matches(c.knobs, wanted)]
+        if len(hits) != 1:
+            raise ConfigError(
+                f"baseline ({cell_label(wanted)}) matches {len(hits)} cells, it must match one",
+                where=f"{source}: baseline",
+                fix="give enough knob values to name exactly one cell",
+            )
+        index = hits[0]
+    return [c.model_copy(update={"is_baseline": i == index}) for i, c in enumerate(cells)]
+
+
+def run_order(exp: Experiment, cells: list[Cell]) -> list[tuple[Cell, int]]:
+    """(cell, repetition) pairs in the declared order; repetitions count from 1."""
+    reps = range(1, exp.repetitions + 1)
+    if exp.order.mode == "interleaved":
+        return [(c, r) for r in reps for c in cells]
+    pairs = [(c, r) for c in cells for r in reps]
+    if exp.order.mode == "randomized":
+        random.Random(exp.order.seed).shuffle(pairs)
+    return pairs
+
+
+def spec_hash(exp: Experiment) -> str:
+    """Hash of the validated experiment (not of the file's formatting or comments)."""
+    payload = json.dumps(exp.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and validate an experiment file; errors name the file and key path."""
+    path = Path(path)
+    data = read_yaml_mapping(path)
+    if "version" not in data:
+        raise ConfigError(
+            "missing `version`", where=f"{path}: version", fix="add `version: 1` at the top"
+        )
+    if data.get("version") != 1:
+        raise ConfigError(
+            f"unsupported version {data.get('version')!r}",
+            where=f"{path}: version",
+            fix="this flushbench reads `version: 1` files",
+        )
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as exc:
+        raise config_error_from(exc, path) from None

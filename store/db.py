@@ -1,0 +1,151 @@
+"""Opening the results database: URL resolution, SQLite pragmas, revision checks, upgrades.
+
+SQLite is the default (one file, WAL, foreign keys on). Any SQLAlchemy URL works, so several
+benchmark hosts can share a PostgreSQL database (``postgresql+psycopg://…``); the URL's
+password, if any, is never logged or stored.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from flushbench.errors import StoreError
+
+#: Where results go when neither ``--db`` nor ``FLUSHBENCH_DB`` says otherwise.
+DEFAULT_DB_PATH = Path("results") / "flushbench.sqlite"
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+
+def resolve_url(db: str | os.PathLike[str] | None = None) -> str:
+    """Turn ``--db`` (a path or a SQLAlchemy URL), ``$FLUSHBENCH_DB`` or the default into a URL."""
+    value = str(db) if db is not None else os.environ.get("FLUSHBENCH_DB", str(DEFAULT_DB_PATH))
+    if "://" in value:
+        return value
+    return f"sqlite:///{Path(value).expanduser().resolve()}"
+
+
+def redacted(url: str) -> str:
+    """The URL with any password replaced by ``***`` — the only form that may be printed."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DBAPI types vary
+    cursor = dbapi_connection.cursor()
+    # WAL lets the report read while a worker writes; FKs make cascades real; busy_timeout
+    # lets two flushbench processes (worker + status) share the file without "database locked".
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    """Create an engine; for SQLite, create the parent folder and set the pragmas."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url)
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def alembic_config(url: str) -> Config:
+    """An Alembic config pointing at this package's migrations and the given database."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    # '%' must be escaped for ConfigParser interpolation (URL-encoded passwords contain it).
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def head_revision() -> str:
+    """The single head revision of the migrations (tests assert there is exactly one)."""
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    heads = script.get_heads()
+    if len(heads) != 1:
+        raise StoreError(f"the migrations have {len(heads)} heads: {heads}", fix="merge them")
+    return heads[0]
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at, or None for an empty database."""
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(db: str | None = None) -> str:
+    """Migrate the database to the head revision (creating it if empty); return the revision."""
+    url = resolve_url(db)
+    engine = make_engine(url)
+    try:
+        cfg = alembic_config(url)
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+        return current_revision(engine) or ""
+    finally:
+        engine.dispose()
+
+
+class ResultsDB:
+    """A handle on the results database: an engine plus a session factory.
+
+    Parameters
+    ----------
+    db:
+        A path, a SQLAlchemy URL or None (``$FLUSHBENCH_DB`` or ``results/flushbench.sqlite``).
+    create:
+        Bring an empty (new) database to head. A database at an older revision is never
+        migrated silently: that raises :class:`StoreError` telling to run ``flushbench db upgrade``.
+    """
+
+    def __init__(self, db: str | os.PathLike[str] | None = None, *, create: bool = True) -> None:
+        self.url = resolve_url(db)
+        self.engine = make_engine(self.url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._check_revision(create)
+
+    def _check_revision(self, create: bool) -> None:
+        current = current_revision(self.engine)
+        head = head_revision()
+        if current == head:
+            return
+        if current is None:
+            if not create:
+                raise StoreError(
+                    "the results database is empty",
+                    where=redacted(self.url),
+                    fix="run an experiment first, or `flushbench db upgrade` to create it",
+                )
+            upgrade(self.url)
+            return
+        raise StoreError(
+            f"the results database is at revision {current}, this flushbench needs {head}",
+            where=redacted(self.url),
+            fix="run `flushbench db upgrade` (back the file up first if it matters)",
+        )
+
+    def session(self) -> Session:
+        """A new ORM session (use as a context manager)."""
+        return self._sessions()
+
+    def dispose(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()
+
+    def __enter__(self) -> ResultsDB:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.dispose()

@@ -1,0 +1,249 @@
+"""SQLAlchemy 2 models of the results database.
+
+Raw in, derived out: the store keeps what the driver and the sampler saw (cumulative counters,
+real timestamps); rates, deltas and scores are computed in ``analysis/``.
+
+Portable on purpose: no SQLite-only SQL, named constraints (so Alembic batch migrations work on
+SQLite and plain ALTERs on PostgreSQL), UTC timestamps, JSON columns through SQLAlchemy's
+generic ``JSON`` type. No column holds a credential.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+#: The run lifecycle. ``queued → running → done | failed | interrupted | cancelled``.
+RUN_STATUSES = ("queued", "running", "done", "failed", "interrupted", "cancelled")
+#: Statuses after which a run never changes again.
+FINAL_STATUSES = ("done", "failed", "cancelled")
+
+
+def utcnow() -> dt.datetime:
+    """Current time as an aware UTC datetime (what every timestamp column stores)."""
+    return dt.datetime.now(dt.UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base with the project's constraint naming convention."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+UTCDateTime = DateTime(timezone=True)
+
+
+class Experiment(Base):
+    """One experiment file as it was queued (name + content hash identify it)."""
+
+    __tablename__ = "experiments"
+    __table_args__ = (UniqueConstraint("name", "spec_hash"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), index=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    source_path: Mapped[str] = mapped_column(Text, default="")
+    spec_hash: Mapped[str] = mapped_column(String(64))
+    #: The validated experiment as JSON (the typed model's dump), so analysis never re-reads YAML.
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    cells: Mapped[list[Cell]] = relationship(back_populates="experiment", order_by="Cell.position")
+
+
+class Cell(Base):
+    """One point of the matrix: a set of knob values with a stable id (hash of the values)."""
+
+    __tablename__ = "cells"
+    __table_args__ = (UniqueConstraint("experiment_id", "cell_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    experiment_id: Mapped[int] = mapped_column(ForeignKey("experiments.id", ondelete="CASCADE"))
+    cell_key: Mapped[str] = mapped_column(String(32), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(400))
+    is_baseline: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: Logical knob values as written (after unit parsing), e.g. {"doublewrite": false}.
+    knobs: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: Server variables the knobs translate to for the profile's flavor/version.
+    variables: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+    experiment: Mapped[Experiment] = relationship(back_populates="cells")
+    runs: Mapped[list[Run]] = relationship(back_populates="cell")
+
+
+class Run(Base):
+    """One repetition of one cell; a retry after an interruption is a new attempt row."""
+
+    __tablename__ = "runs"
+    __table_args__ = (UniqueConstraint("cell_id", "repetition", "attempt"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cell_id: Mapped[int] = mapped_column(ForeignKey("cells.id", ondelete="CASCADE"), index=True)
+    repetition: Mapped[int] = mapped_column(Integer)
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    #: Position in the experiment's declared run order (as-written, randomized, interleaved).
+    order_index: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
+    queued_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    #: Start of the measurement phase (end of warmup), in the driver's clock made UTC.
+    measure_started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    #: Who holds the run while it is ``running`` ("host:pid"), and until when the lease holds.
+    lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    lease_expires_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: Figures the driver reported at the end (TpmC, totals...), as the driver printed them.
+    driver_summary: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    run_dir: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    cell: Mapped[Cell] = relationship(back_populates="runs")
+    run_metadata: Mapped[RunMetadata | None] = relationship(back_populates="run")
+    events: Mapped[list[RunEvent]] = relationship(back_populates="run", order_by="RunEvent.id")
+
+
+class RunMetadata(Base):
+    """Where and on what a run ran; the checked keys gate comparisons between runs."""
+
+    __tablename__ = "run_metadata"
+
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    hostname: Mapped[str] = mapped_column(String(255))
+    kernel: Mapped[str] = mapped_column(String(255))
+    cpu_model: Mapped[str] = mapped_column(String(255))
+    cpu_count: Mapped[int] = mapped_column(Integer)
+    mem_total_bytes: Mapped[int] = mapped_column(BigInteger)
+    datadir_device: Mapped[str] = mapped_column(String(255))
+    datadir_fstype: Mapped[str] = mapped_column(String(64))
+    server_flavor: Mapped[str] = mapped_column(String(32))
+    server_version: Mapped[str] = mapped_column(String(128))
+    dataset_key: Mapped[str] = mapped_column(String(200))
+    experiment_hash: Mapped[str] = mapped_column(String(64))
+    driver: Mapped[str] = mapped_column(String(64))
+    #: Anything else worth keeping (allocator mapped path, page size, flushbench version...).
+    extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+    run: Mapped[Run] = relationship(back_populates="run_metadata")
+
+
+class RunVariable(Base):
+    """``SHOW GLOBAL VARIABLES`` of a run's server right after it started."""
+
+    __tablename__ = "run_variables"
+
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class Interval(Base):
+    """One report interval of the workload driver (warmup intervals kept, flagged)."""
+
+    __tablename__ = "intervals"
+
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: Wall-clock time at the end of the interval (UTC).
+    ts: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    #: Seconds since the workload started (warmup included) at the end of the interval.
+    elapsed_s: Mapped[float] = mapped_column(Float)
+    interval_s: Mapped[float] = mapped_column(Float)
+    phase: Mapped[str] = mapped_column(String(16))  # "warmup" | "measure"
+    #: The primary throughput count in the interval: New-Orders for TPC-C, transactions for sysbench.
+    primary_count: Mapped[float] = mapped_column(Float)
+    p95_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    p99_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    max_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    errors: Mapped[float] = mapped_column(Float, default=0)
+    retries: Mapped[float] = mapped_column(Float, default=0)
+    #: Per-transaction-type figures or driver-specific fields ({"payment": {"count":..}, "qps":..}).
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class Sample(Base):
+    """One sampler tick: raw counters with the real sample time; a missed tick is kept as missed."""
+
+    __tablename__ = "samples"
+
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    scheduled_ts: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    ts: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    missed: Mapped[bool] = mapped_column(Boolean, default=False)
+    miss_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Raw values read at ``ts`` (cumulative where the source is cumulative).
+    lsn: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    checkpoint_lsn: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    pages_dirty: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    pages_data: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    pages_free: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    mysqld_rss_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    mysqld_vsz_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    mysqld_cpu_user_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    mysqld_cpu_sys_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    driver_cpu_user_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    driver_cpu_sys_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    disk_reads: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    disk_writes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    disk_read_sectors: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    disk_write_sectors: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    #: How long the sample itself took to collect (the sampler's own cost), seconds.
+    collect_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: Every numeric ``SHOW GLOBAL STATUS`` counter, zlib-compressed JSON ({name: number}).
+    status_z: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    #: The LOG section of ``SHOW ENGINE INNODB STATUS``, zlib-compressed text.
+    engine_log_z: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+
+
+class RunEvent(Base):
+    """Something that happened to a run: an error with its evidence, a warning, a phase change."""
+
+    __tablename__ = "run_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    ts: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    level: Mapped[str] = mapped_column(String(16))  # "info" | "warning" | "error"
+    kind: Mapped[str] = mapped_column(String(64))  # e.g. "server-start", "driver-exit"
+    message: Mapped[str] = mapped_column(Text)
+    #: Evidence: error log tail, exit code, last driver output lines...
+    evidence: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    run: Mapped[Run] = relationship(back_populates="events")
+
+
+Index("ix_intervals_run_phase", Interval.run_id, Interval.phase)

@@ -1,0 +1,136 @@
+package tpcc
+
+import (
+	"sync"
+	"time"
+)
+
+// Counters are tpcc-mysql's per-type raw results: sc (completed within the
+// response-time threshold), lt (completed late), rt (deadlock / lock-wait
+// retries), fl (failed), plus the response-time sum for avg_rt.
+type Counters struct {
+	SC, LT, RT, FL uint64
+	SumMS          float64
+}
+
+// TypeInterval is what one transaction type did during one interval.
+type TypeInterval struct {
+	Hist Histogram
+	Counters
+}
+
+// IntervalStats is one reporting interval across all types.
+type IntervalStats struct {
+	T [numTxTypes]TypeInterval
+}
+
+func (s *IntervalStats) merge(o *IntervalStats) {
+	for i := range s.T {
+		s.T[i].Hist.Merge(&o.T[i].Hist)
+		s.T[i].SC += o.T[i].SC
+		s.T[i].LT += o.T[i].LT
+		s.T[i].RT += o.T[i].RT
+		s.T[i].FL += o.T[i].FL
+		s.T[i].SumMS += o.T[i].SumMS
+	}
+}
+
+// Retries sums rt over all types.
+func (s *IntervalStats) Retries() uint64 {
+	var n uint64
+	for i := range s.T {
+		n += s.T[i].RT
+	}
+	return n
+}
+
+// Errors sums fl over all types.
+func (s *IntervalStats) Errors() uint64 {
+	var n uint64
+	for i := range s.T {
+		n += s.T[i].FL
+	}
+	return n
+}
+
+// Completed is sc+lt for type t.
+func (s *IntervalStats) Completed(t TxType) uint64 { return s.T[t].SC + s.T[t].LT }
+
+// workerStats is owned by one worker; the reporter drains it at each tick.
+// The mutex is uncontended except for that drain, so recording stays cheap
+// without a shared hot lock.
+type workerStats struct {
+	mu  sync.Mutex
+	cur IntervalStats
+}
+
+// record accounts one finished transaction.
+func (w *workerStats) record(t TxType, rt time.Duration, retries int, failed bool, late time.Duration) {
+	w.mu.Lock()
+	ti := &w.cur.T[t]
+	ti.RT += uint64(retries)
+	switch {
+	case failed:
+		ti.FL++
+	default:
+		if rt > late {
+			ti.LT++
+		} else {
+			ti.SC++
+		}
+		ti.Hist.Record(rt)
+		ti.SumMS += float64(rt) / float64(time.Millisecond)
+	}
+	w.mu.Unlock()
+}
+
+// drainInto moves the worker's current interval into dst and resets it.
+func (w *workerStats) drainInto(dst *IntervalStats) {
+	w.mu.Lock()
+	dst.merge(&w.cur)
+	for i := range w.cur.T {
+		w.cur.T[i] = TypeInterval{}
+	}
+	w.mu.Unlock()
+}
+
+// Totals accumulates the measurement phase.
+type Totals struct {
+	T [numTxTypes]Counters
+}
+
+func (t *Totals) add(s *IntervalStats) {
+	for i := range t.T {
+		t.T[i].SC += s.T[i].SC
+		t.T[i].LT += s.T[i].LT
+		t.T[i].RT += s.T[i].RT
+		t.T[i].FL += s.T[i].FL
+		t.T[i].SumMS += s.T[i].SumMS
+	}
+}
+
+// Retries sums rt.
+func (t *Totals) Retries() uint64 {
+	var n uint64
+	for i := range t.T {
+		n += t.T[i].RT
+	}
+	return n
+}
+
+// Errors sums fl.
+func (t *Totals) Errors() uint64 {
+	var n uint64
+	for i := range t.T {
+		n += t.T[i].FL
+	}
+	return n
+}
+
+// TpmC is (sc+lt of New-Order) * 60 / measured seconds.
+func (t *Totals) TpmC(measureS float64) float64 {
+	if measureS <= 0 {
+		return 0
+	}
+	return float64(t.T[TxNewOrder].SC+t.T[TxNewOrder].LT) * 60 / measureS
+}

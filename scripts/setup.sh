@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Install what flushbench needs, idempotently: Debian packages, the Python env from the lock
+# file, and the Go TPC-C driver. Safe to run again and again; each step is skipped when done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  mariadb-server mariadb-client   # the embedded default server under test (+ client tools)
+  sysbench                        # OLTP sweeps (allocator study)
+  libjemalloc2 libtcmalloc-minimal4  # allocators preloaded with LD_PRELOAD
+  chromium                        # headless browser: report screenshot test
+  golang-go                       # only used when no Go toolchain is on PATH
+)
+
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@";
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@";
+  else echo "setup: need root (or sudo) to run: $*" >&2; exit 1; fi
+}
+
+# --- Debian packages -------------------------------------------------------------------------
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  [ "$pkg" = golang-go ] && command -v go >/dev/null 2>&1 && continue
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq
+  # Debian's mariadb-server postinst tries to start a system service; we never use it
+  # (flushbench starts its own sandboxes), so refuse service starts during the install.
+  policy=/usr/sbin/policy-rc.d
+  created_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | as_root tee "$policy" >/dev/null
+    as_root chmod +x "$policy"; created_policy=1
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  [ "$created_policy" = 1 ] && as_root rm -f "$policy"
+else
+  log "Debian packages present"
+fi
+
+# --- Python environment (uv + lock file) -----------------------------------------------------
+if ! command -v uv >/dev/null 2>&1; then
+  log "installing uv from PyPI"
+  python3 -m pip install --quiet --user uv 2>/dev/null || python3 -m pip install --quiet uv
+  export PATH="$HOME/.local/bin:$PATH"
+fi
+log "syncing the Python environment from uv.lock"
+uv sync --frozen --all-extras --quiet
+
+# --- Go TPC-C driver -------------------------------------------------------------------------
+if [ -f tpcc/go.mod ]; then
+  log "building the Go TPC-C driver (tpcc/bin/tpcc)"
+  (cd tpcc && go build -o bin/tpcc ./cmd/tpcc)
+fi
+log "ready"

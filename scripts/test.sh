@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The project's whole test suite: lint, Go driver tests, Python tests (real mysqld sandboxes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.local/bin:$PATH"
+# Tests that need a real server must fail, not skip, when the server is missing.
+export FLUSHBENCH_REQUIRE_MYSQL=1
+
+echo "== ruff"
+.venv/bin/ruff check flushbench runner analysis store tests bench
+echo "== go test (tpcc driver)"
+(cd tpcc && go vet ./... && go test -count=1 ./...)
+echo "== pytest"
+.venv/bin/pytest -q "$@"

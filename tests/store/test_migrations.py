@@ -1,0 +1,96 @@
+"""The results store: migrations from empty to head, one head, schema snapshot, old revisions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from flushbench.errors import StoreError
+from store import ResultsDB, upgrade
+from store.db import alembic_config, head_revision, redacted, resolve_url
+from store.models import Base
+
+SNAPSHOT = Path(__file__).with_name("schema_snapshot.txt")
+
+
+def describe_schema(engine: sa.Engine) -> str:
+    """A stable text rendering of tables, columns, keys and indexes (the snapshot format)."""
+    insp = sa.inspect(engine)
+    lines = []
+    for table in sorted(insp.get_table_names()):
+        if table == "alembic_version":
+            continue
+        lines.append(f"table {table}")
+        for col in insp.get_columns(table):
+            null = "NULL" if col["nullable"] else "NOT NULL"
+            lines.append(f"  column {col['name']} {col['type']} {null}")
+        pk = insp.get_pk_constraint(table)
+        lines.append(f"  pk {pk['name']} ({', '.join(pk['constrained_columns'])})")
+        for fk in sorted(insp.get_foreign_keys(table), key=lambda f: f["name"] or ""):
+            lines.append(
+                f"  fk {fk['name']} ({', '.join(fk['constrained_columns'])}) -> "
+                f"{fk['referred_table']} ondelete={fk['options'].get('ondelete')}"
+            )
+        for uq in sorted(insp.get_unique_constraints(table), key=lambda u: u["name"] or ""):
+            lines.append(f"  unique {uq['name']} ({', '.join(uq['column_names'])})")
+        for ix in sorted(insp.get_indexes(table), key=lambda i: i["name"] or ""):
+            lines.append(f"  index {ix['name']} ({', '.join(ix['column_names'])})")
+    return "\n".join(lines) + "\n"
+
+
+def test_exactly_one_migration_head() -> None:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    assert len(script.get_heads()) == 1
+    assert head_revision() == script.get_heads()[0]
+
+
+def test_upgrade_from_empty_to_head_matches_models(tmp_path: Path) -> None:
+    db_path = tmp_path / "r.sqlite"
+    assert upgrade(str(db_path)) == head_revision()
+    engine = sa.create_engine(f"sqlite:///{db_path}")
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    engine.dispose()
+    assert diff == [], f"models and migrations disagree — add a migration: {diff}"
+
+
+def test_schema_snapshot(tmp_path: Path) -> None:
+    db = ResultsDB(tmp_path / "r.sqlite")
+    current = describe_schema(db.engine)
+    db.dispose()
+    assert SNAPSHOT.read_text() == current, (
+        "schema changed: review it, add a migration, then refresh tests/store/schema_snapshot.txt"
+    )
+
+
+def test_sqlite_pragmas_are_on(tmp_path: Path) -> None:
+    with ResultsDB(tmp_path / "r.sqlite") as db, db.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+
+
+def test_old_revision_asks_for_db_upgrade(tmp_path: Path) -> None:
+    path = tmp_path / "r.sqlite"
+    ResultsDB(path).dispose()
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0000old'")
+    engine.dispose()
+    with pytest.raises(StoreError, match="flushbench db upgrade"):
+        ResultsDB(path)
+
+
+def test_empty_database_not_created_when_asked_not_to(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="empty"):
+        ResultsDB(tmp_path / "new.sqlite", create=False)
+
+
+def test_password_never_rendered() -> None:
+    url = "postgresql+psycopg://bench:s3cret@db.example/flushbench"
+    assert "s3cret" not in redacted(url)
+    assert resolve_url(url) == url

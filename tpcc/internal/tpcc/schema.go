@@ -1,0 +1,115 @@
+package tpcc
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// tableNames are the nine TPC-C tables with tpcc-mysql's names.
+var tableNames = []string{"warehouse", "district", "customer", "history", "new_orders", "orders", "order_line", "item", "stock"}
+
+// schemaDDL creates the tables. Names, columns and keys follow tpcc-mysql so a
+// dataset loaded by either tool runs under the other; column types follow the
+// TPC-C spec (1.3). Secondary indexes are created with the table (loading
+// into an indexed empty table is fine at this scale and keeps load one pass).
+var schemaDDL = []string{
+	`CREATE TABLE warehouse (
+  w_id SMALLINT NOT NULL,
+  w_name VARCHAR(10), w_street_1 VARCHAR(20), w_street_2 VARCHAR(20), w_city VARCHAR(20),
+  w_state CHAR(2), w_zip CHAR(9), w_tax DECIMAL(4,4), w_ytd DECIMAL(12,2),
+  PRIMARY KEY (w_id)) ENGINE=InnoDB`,
+	`CREATE TABLE district (
+  d_id TINYINT NOT NULL, d_w_id SMALLINT NOT NULL,
+  d_name VARCHAR(10), d_street_1 VARCHAR(20), d_street_2 VARCHAR(20), d_city VARCHAR(20),
+  d_state CHAR(2), d_zip CHAR(9), d_tax DECIMAL(4,4), d_ytd DECIMAL(12,2), d_next_o_id INT,
+  PRIMARY KEY (d_w_id, d_id)) ENGINE=InnoDB`,
+	`CREATE TABLE customer (
+  c_id INT NOT NULL, c_d_id TINYINT NOT NULL, c_w_id SMALLINT NOT NULL,
+  c_first VARCHAR(16), c_middle CHAR(2), c_last VARCHAR(16),
+  c_street_1 VARCHAR(20), c_street_2 VARCHAR(20), c_city VARCHAR(20), c_state CHAR(2), c_zip CHAR(9),
+  c_phone CHAR(16), c_since DATETIME, c_credit CHAR(2), c_credit_lim DECIMAL(12,2),
+  c_discount DECIMAL(4,4), c_balance DECIMAL(12,2), c_ytd_payment DECIMAL(12,2),
+  c_payment_cnt SMALLINT, c_delivery_cnt SMALLINT, c_data VARCHAR(500),
+  PRIMARY KEY (c_w_id, c_d_id, c_id),
+  KEY idx_customer (c_w_id, c_d_id, c_last, c_first)) ENGINE=InnoDB`,
+	`CREATE TABLE history (
+  h_c_id INT, h_c_d_id TINYINT, h_c_w_id SMALLINT, h_d_id TINYINT, h_w_id SMALLINT,
+  h_date DATETIME, h_amount DECIMAL(6,2), h_data VARCHAR(24)) ENGINE=InnoDB`,
+	`CREATE TABLE new_orders (
+  no_o_id INT NOT NULL, no_d_id TINYINT NOT NULL, no_w_id SMALLINT NOT NULL,
+  PRIMARY KEY (no_w_id, no_d_id, no_o_id)) ENGINE=InnoDB`,
+	`CREATE TABLE orders (
+  o_id INT NOT NULL, o_d_id TINYINT NOT NULL, o_w_id SMALLINT NOT NULL, o_c_id INT,
+  o_entry_d DATETIME, o_carrier_id TINYINT, o_ol_cnt TINYINT, o_all_local TINYINT,
+  PRIMARY KEY (o_w_id, o_d_id, o_id),
+  KEY idx_orders (o_w_id, o_d_id, o_c_id, o_id)) ENGINE=InnoDB`,
+	`CREATE TABLE order_line (
+  ol_o_id INT NOT NULL, ol_d_id TINYINT NOT NULL, ol_w_id SMALLINT NOT NULL, ol_number TINYINT NOT NULL,
+  ol_i_id INT, ol_supply_w_id SMALLINT, ol_delivery_d DATETIME, ol_quantity TINYINT,
+  ol_amount DECIMAL(6,2), ol_dist_info CHAR(24),
+  PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number),
+  KEY fkey_order_line_2 (ol_supply_w_id, ol_i_id)) ENGINE=InnoDB`,
+	`CREATE TABLE item (
+  i_id INT NOT NULL, i_im_id INT, i_name VARCHAR(24), i_price DECIMAL(5,2), i_data VARCHAR(50),
+  PRIMARY KEY (i_id)) ENGINE=InnoDB`,
+	`CREATE TABLE stock (
+  s_i_id INT NOT NULL, s_w_id SMALLINT NOT NULL, s_quantity SMALLINT,
+  s_dist_01 CHAR(24), s_dist_02 CHAR(24), s_dist_03 CHAR(24), s_dist_04 CHAR(24), s_dist_05 CHAR(24),
+  s_dist_06 CHAR(24), s_dist_07 CHAR(24), s_dist_08 CHAR(24), s_dist_09 CHAR(24), s_dist_10 CHAR(24),
+  s_ytd DECIMAL(8,0), s_order_cnt SMALLINT, s_remote_cnt SMALLINT, s_data VARCHAR(50),
+  PRIMARY KEY (s_w_id, s_i_id),
+  KEY fkey_stock_2 (s_i_id)) ENGINE=InnoDB`,
+}
+
+// listTables returns the tables present in database dbName.
+func listTables(ctx context.Context, db *sql.DB, dbName string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = ?", dbName)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, strings.ToLower(s))
+	}
+	return out, rows.Err()
+}
+
+// ensureLoaded verifies that the TPC-C tables exist and that at least
+// wantW warehouses were loaded; it is the precondition for run and check.
+func ensureLoaded(ctx context.Context, db *sql.DB, dbName string, wantW int) error {
+	have, err := listTables(ctx, db, dbName)
+	if err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	for _, t := range have {
+		set[t] = true
+	}
+	var missing []string
+	for _, t := range tableNames {
+		if !set[t] {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("database %q is missing TPC-C tables (%s): run tpcc load first", dbName, strings.Join(missing, ", "))
+	}
+	var n, maxW sql.NullInt64
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*), MAX(w_id) FROM warehouse").Scan(&n, &maxW); err != nil {
+		return err
+	}
+	if !n.Valid || n.Int64 == 0 {
+		return fmt.Errorf("database %q has no warehouses: run tpcc load first", dbName)
+	}
+	if n.Int64 < int64(wantW) || maxW.Int64 < int64(wantW) {
+		return fmt.Errorf("-w %d is larger than the %d warehouses loaded in database %q", wantW, n.Int64, dbName)
+	}
+	return nil
+}

@@ -1,0 +1,373 @@
+"""Run an experiment: preflight once, then for each queued run restore → start → verify → warm
+up → measure → stop → record. A failing run is recorded with its evidence and the queue goes on.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from sqlalchemy import select
+
+from flushbench.errors import FlushbenchError, ServerError, WorkloadError
+from flushbench.paths import work_dir
+from runner import queue
+from runner.connection import ConnectionInfo
+from runner.datasets import DatasetKey, ensure_dataset, restore
+from runner.metadata import host_facts
+from runner.preflight import PreflightReport, preflight
+from runner.recorder import RunRecorder, as_utc
+from runner.sampler import Sampler
+from runner.server import MysqldSandbox, SandboxLayout, drain_dirty_pages, write_mycnf
+from runner.spec import Cell as SpecCell
+from runner.spec import Experiment as SpecExperiment
+from runner.spec import expand, load_experiment
+from runner.workloads import get_workload
+from store.db import ResultsDB
+from store.models import Cell, Run
+
+#: Slack on top of 3 report intervals before the watchdog calls a silent driver hung.
+WATCHDOG_INTERVALS = 3
+
+
+class Reporter(Protocol):
+    """What the CLI's live display is told (all methods optional in spirit: no-ops are fine)."""
+
+    def run_started(self, index: int, total: int, cell: SpecCell, repetition: int, run_id: int) -> None: ...
+    def phase(self, text: str) -> None: ...
+    def interval(self, record: Any) -> None: ...
+    def sample(self, record: Any) -> None: ...
+    def run_finished(self, run_id: int, status: str, error: str | None) -> None: ...
+
+
+class NullReporter:
+    """A reporter that says nothing (library use, tests)."""
+
+    def run_started(self, *a: Any, **k: Any) -> None: ...
+    def phase(self, *a: Any, **k: Any) -> None: ...
+    def interval(self, *a: Any, **k: Any) -> None: ...
+    def sample(self, *a: Any, **k: Any) -> None: ...
+    def run_finished(self, *a: Any, **k: Any) -> None: ...
+
+
+@dataclass
+class ExperimentContext:
+    """Everything a run needs that is the same for every run of the experiment."""
+
+    exp: SpecExperiment
+    source: str
+    cells: list[SpecCell]
+    report: PreflightReport
+    work: Path
+    snapshot: Any = None
+    cells_by_key: dict[str, SpecCell] = field(default_factory=dict)
+
+    @property
+    def server(self) -> Any:
+        """The resolved server binary (flavor, version, paths)."""
+        return self.report.server
+
+
+def prepare(path: str | Path, work: Path | None = None) -> ExperimentContext:
+    """Load, expand and preflight an experiment file — nothing is started or written."""
+    return prepare_experiment(load_experiment(path), str(path), work)
+
+
+def prepare_experiment(
+    exp: SpecExperiment, source: str, work: Path | None = None
+) -> ExperimentContext:
+    """Expand and preflight an already validated experiment (e.g. one stored in the queue)."""
+    cells = expand(exp, source)
+    report = preflight(exp, source, cells, work_dir=work or work_dir())
+    return ExperimentContext(
+        exp=exp,
+        source=source,
+        cells=cells,
+        report=report,
+        work=(work or work_dir()),
+        cells_by_key={c.key: c for c in cells},
+    )
+
+
+def dataset_key(ctx: ExperimentContext) -> DatasetKey:
+    """The dataset a run starts from: workload, scale, server flavor+version, page size."""
+    server = ctx.server
+    page_size = str(ctx.report.page_size) if hasattr(ctx.report, "page_size") else "16384"
+    return DatasetKey(
+        workload=ctx.exp.dataset.effective_loader,
+        scale_label=ctx.exp.dataset.scale_label(),
+        flavor=server.flavor,
+        version_string=server.version_string,
+        page_size=page_size,
+    )
+
+
+def ensure_experiment_dataset(ctx: ExperimentContext, reporter: Reporter) -> None:
+    """Load the dataset once (or reuse the snapshot) and keep the snapshot on the context."""
+    workload = get_workload(ctx.exp.dataset.effective_loader, ctx.exp.workload.binaries)
+    log_dir = ctx.work / "datasets" / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    key = dataset_key(ctx)
+
+    def loader(conn: ConnectionInfo) -> None:
+        reporter.phase(f"loading dataset {key.dirname()}")
+        workload.load(conn, ctx.exp.dataset, log_dir / f"{key.dirname()}.log")
+
+    reporter.phase("checking dataset snapshot")
+    ctx.snapshot = ensure_dataset(
+        key, ctx.server, ctx.report.base_cnf_text, loader, ctx.work
+    )
+
+
+def _run_dir(ctx: ExperimentContext, run_id: int) -> Path:
+    return ctx.work / "runs" / ctx.exp.name / f"run-{run_id:06d}"
+
+
+def execute_run(
+    db: ResultsDB,
+    ctx: ExperimentContext,
+    run_id: int,
+    cell: SpecCell,
+    reporter: Reporter,
+    stop_event: threading.Event | None = None,
+) -> str:
+    """Execute one claimed run; return its final status. Never raises for expected failures."""
+    rec = RunRecorder(db, run_id)
+    translation = ctx.report.translations[cell.key]
+    run_dir = _run_dir(ctx, run_id)
+    if run_dir.exists():
+        shutil.rmtree(run_dir)  # a previous attempt's leftovers: the store kept its evidence
+    run_dir.mkdir(parents=True)
+    rec.set_run_fields(run_dir=str(run_dir))
+    layout = SandboxLayout(run_dir)
+    sandbox: MysqldSandbox | None = None
+    try:
+        reporter.phase("restoring datadir")
+        restore(ctx.snapshot, layout.datadir)
+        write_mycnf(layout.cnf, ctx.report.base_cnf_text, translation.server_options, layout)
+        sandbox = MysqldSandbox(ctx.server, layout, allocator=translation.allocator)
+        with sandbox:
+            reporter.phase("starting mysqld")
+            sandbox.start()
+            variables = sandbox.global_variables()
+            rec.variables(variables)
+            rec.metadata(
+                **host_facts(layout.datadir),
+                server_flavor=ctx.server.flavor,
+                server_version=variables.get("version", ctx.server.version_string),
+                dataset_key=dataset_key(ctx).dirname(),
+                experiment_hash=queue.measurement_hash(ctx.exp),
+                driver=ctx.exp.workload.driver,
+                extra={"allocator": translation.allocator, "cell_key": cell.key},
+            )
+            reporter.phase("verifying variables")
+            sandbox.verify_applied(translation.expected)
+            if translation.allocator:
+                sandbox.verify_allocator(translation.allocator)
+            if ctx.exp.pre_run.drain_dirty_pages:
+                reporter.phase("draining dirty pages")
+                with sandbox.connect() as conn:
+                    drain_dirty_pages(
+                        conn,
+                        below=ctx.exp.pre_run.drain_dirty_pages_below,
+                        timeout=ctx.exp.pre_run.drain_timeout,
+                    )
+            _measure(ctx, cell, translation, sandbox, layout, rec, reporter, run_dir, stop_event)
+            reporter.phase("stopping mysqld")
+            sandbox.stop()
+        queue.finish(db, run_id, "done")
+        reporter.run_finished(run_id, "done", None)
+        return "done"
+    except KeyboardInterrupt:
+        rec.event("error", "interrupted", "flushbench was interrupted (Ctrl-C / SIGTERM)")
+        queue.finish(db, run_id, "interrupted", "interrupted by the user")
+        reporter.run_finished(run_id, "interrupted", "interrupted")
+        raise
+    except FlushbenchError as exc:
+        evidence = _evidence(exc, sandbox)
+        rec.event("error", type(exc).__name__, exc.render(), evidence)
+        queue.finish(db, run_id, "failed", exc.render())
+        reporter.run_finished(run_id, "failed", exc.render())
+        return "failed"
+
+
+def _evidence(exc: FlushbenchError, sandbox: MysqldSandbox | None) -> str:
+    parts = []
+    extra = getattr(exc, "evidence", None)
+    if extra:
+        parts.append(str(extra))
+    if sandbox is not None:
+        code = sandbox.exit_code
+        if code is not None:
+            parts.append(f"mysqld exit code: {code}")
+        try:
+            parts.append("mysqld error log (tail):\n" + sandbox.error_log_tail(60))
+        except OSError:
+            pass
+    return "\n\n".join(parts)
+
+
+def _measure(
+    ctx: ExperimentContext,
+    cell: SpecCell,
+    translation: Any,
+    sandbox: MysqldSandbox,
+    layout: SandboxLayout,
+    rec: RunRecorder,
+    reporter: Reporter,
+    run_dir: Path,
+    stop_event: threading.Event | None,
+) -> None:
+    exp = ctx.exp
+    workload = get_workload(exp.workload.driver, exp.workload.binaries)
+    conn = sandbox.connection_info(database=_database_name(exp))
+    connections = translation.connections or exp.workload.connections
+    driver_pid: list[int | None] = [None]
+
+    def on_sample(sample: Any) -> None:
+        rec.sample(sample)
+        reporter.sample(sample)
+
+    sampler = None
+    if exp.sampling.enabled:
+        sampler = Sampler(
+            connect=sandbox.connect,
+            mysqld_pid=sandbox.pid,
+            driver_pid=lambda: driver_pid[0],
+            datadir=layout.datadir,
+            interval=exp.sampling.interval,
+            engine_status=exp.sampling.engine_status,
+            on_sample=on_sample,
+        )
+        sampler.start()
+    try:
+        reporter.phase("warmup")
+        watchdog = WATCHDOG_INTERVALS * exp.workload.report_interval + 30
+        with workload.run(conn, exp.workload, connections, exp.dataset, run_dir / "driver") as running:
+            driver_pid[0] = running.pid
+            measuring = False
+            for record in running.intervals(timeout_s=watchdog):
+                rec.interval(record)
+                if record.phase == "measure" and not measuring:
+                    measuring = True
+                    reporter.phase("measuring")
+                    start = as_utc(record.ts) - _seconds(record.interval_s)
+                    rec.set_run_fields(measure_started_at=start)
+                reporter.interval(record)
+                queue.renew_lease(rec.db, rec.run_id)
+                if not sandbox.alive():
+                    raise ServerError(
+                        f"mysqld died during the run (exit code {sandbox.exit_code})",
+                        where=str(layout.error_log),
+                        fix="see the error log tail in the run's evidence",
+                    )
+                if stop_event is not None and stop_event.is_set():
+                    running.stop()
+            outcome = running.outcome()
+    finally:
+        if sampler is not None:
+            sampler.stop()
+    rec.set_run_fields(driver_summary=outcome.summary)
+    if not sandbox.alive():
+        raise ServerError(
+            f"mysqld died during the run (exit code {sandbox.exit_code})",
+            where=str(layout.error_log),
+            fix="see the error log tail in the run's evidence",
+        )
+    if outcome.exit_code != 0:
+        err = WorkloadError(
+            f"the {exp.workload.driver} driver exited with code {outcome.exit_code}",
+            where=str(run_dir / "driver"),
+            fix="see the driver's stderr in the run's evidence",
+        )
+        err.evidence = f"driver exit code: {outcome.exit_code}\ndriver stderr (tail):\n{outcome.stderr_tail}"
+        raise err
+    if rec.intervals_written == 0:
+        raise WorkloadError("the driver reported no interval", where=str(run_dir / "driver"))
+
+
+def _seconds(value: float) -> Any:
+    import datetime as dt
+
+    return dt.timedelta(seconds=value)
+
+
+def _database_name(exp: SpecExperiment) -> str:
+    return "tpcc" if exp.dataset.workload == "tpcc" else "sbtest"
+
+
+@dataclass
+class ExperimentOutcome:
+    """What ``run_experiment`` did."""
+
+    experiment_id: int
+    done: int = 0
+    failed: int = 0
+    interrupted: int = 0
+
+
+def run_experiment(
+    path: str | Path,
+    db: ResultsDB,
+    *,
+    fresh: bool = False,
+    retry_failed: bool = False,
+    reporter: Reporter | None = None,
+    work: Path | None = None,
+    on_prepared: Callable[[ExperimentContext, queue.EnqueueResult], None] | None = None,
+) -> ExperimentOutcome:
+    """Preflight, enqueue, then execute the experiment's queued runs in order.
+
+    Rerunning resumes: finished runs are kept, interrupted ones are redone (see
+    :mod:`runner.queue`). Failed runs do not stop the queue.
+    """
+    reporter = reporter or NullReporter()
+    ctx = prepare(path, work)
+    variables = {key: t.server_options for key, t in ctx.report.translations.items()}
+    enq = queue.enqueue(db, ctx.exp, ctx.cells, variables, ctx.source, fresh=fresh, retry_failed=retry_failed)
+    if on_prepared is not None:
+        on_prepared(ctx, enq)
+    return work_queue(db, ctx, enq.experiment_id, reporter)
+
+
+def work_queue(
+    db: ResultsDB, ctx: ExperimentContext, experiment_id: int, reporter: Reporter
+) -> ExperimentOutcome:
+    """Claim and execute the experiment's queued runs until none is left."""
+    outcome = ExperimentOutcome(experiment_id=experiment_id)
+    total = _count_queued(db, experiment_id)
+    if total == 0:
+        return outcome
+    ensure_experiment_dataset(ctx, reporter)
+    index = 0
+    while True:
+        run_id = queue.claim_next(db, experiment_id)
+        if run_id is None:
+            break
+        index += 1
+        cell, repetition = _cell_of(db, ctx, run_id)
+        reporter.run_started(index, total, cell, repetition, run_id)
+        status = execute_run(db, ctx, run_id, cell, reporter)
+        setattr(outcome, status, getattr(outcome, status) + 1)
+    return outcome
+
+
+def _count_queued(db: ResultsDB, experiment_id: int) -> int:
+    with db.session() as s:
+        return len(
+            s.scalars(
+                select(Run.id).join(Cell).where(Cell.experiment_id == experiment_id, Run.status == "queued")
+            ).all()
+        )
+
+
+def _cell_of(db: ResultsDB, ctx: ExperimentContext, run_id: int) -> tuple[SpecCell, int]:
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run is not None
+        key = s.get(Cell, run.cell_id).cell_key
+        return ctx.cells_by_key[key], run.repetition

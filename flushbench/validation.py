@@ -11,6 +11,18 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from flushbench.errors import ConfigError
 
 
+class KeyedValueError(ValueError):
+    """A validation error that knows which key (relative to the model) it is about.
+
+    Model-level validators raise it so the message says ``window: …`` or
+    ``workload.driver: …`` instead of ``(top level): …``.
+    """
+
+    def __init__(self, message: str, *loc: str | int) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
 class StrictModel(BaseModel):
     """Base for every config model: unknown keys are errors, with a did-you-mean."""
 
@@ -30,7 +42,7 @@ class StrictModel(BaseModel):
                     hint = f"did you mean '{close[0]}'?" if close else (
                         "allowed keys: " + ", ".join(sorted(allowed))
                     )
-                    raise ValueError(f"unknown key '{key}' — {hint}")
+                    raise KeyedValueError(f"unknown key '{key}' — {hint}", str(key))
         return data
 
 
@@ -61,7 +73,9 @@ def _message(err: dict[str, Any]) -> str:
     return msg
 
 
-def config_error_from(exc: ValidationError, source: str | Path, fix: str | None = None) -> ConfigError:
+def config_error_from(
+    exc: ValidationError, source: str | Path, fix: str | None = None
+) -> ConfigError:
     """Turn a pydantic ValidationError into one ConfigError listing every problem.
 
     Each problem is one line ``<file>: <key path>: <message>``.
@@ -69,7 +83,11 @@ def config_error_from(exc: ValidationError, source: str | Path, fix: str | None 
     lines = []
     seen: set[str] = set()
     for err in exc.errors():
-        line = f"{source}: {format_loc(tuple(err['loc']))}: {_message(err)}"
+        loc = tuple(err["loc"])
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, KeyedValueError):
+            loc += cause.loc
+        line = f"{source}: {format_loc(loc)}: {_message(err)}"
         if line not in seen:
             seen.add(line)
             lines.append(line)

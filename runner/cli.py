@@ -28,36 +28,37 @@ def _register() -> None:
     """Import the verb modules; each adds its commands to :data:`app`."""
     import importlib
 
-    for module in ("runner.cli_setup", "runner.cli_run", "analysis.cli"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+    for module in ("runner.cli_setup", "runner.cli_run"):
+        importlib.import_module(module)
+    try:
+        analysis_cli = importlib.import_module("analysis.cli")
+    except ModuleNotFoundError as exc:
+        if exc.name != "analysis.cli":
+            raise
+    else:
+        analysis_cli.register(app)
 
 
 def main() -> None:
     """Console-script entry point: expected failures print ``error: …`` and exit 2."""
+    from typer._click import exceptions as click_exceptions  # typer vendors its own click
+
     _register()
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except FlushbenchError as exc:
         err_console.print(f"[bold red]error:[/] {exc.render()}", soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
-    except SystemExit:
-        raise
-    except Exception as exc:  # click usage errors arrive here in standalone_mode=False
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(1)
-        raise
+    except click_exceptions.ClickException as exc:  # usage errors in standalone_mode=False
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click_exceptions.Abort:
+        sys.exit(1)
+    # typer.Exit(n) comes back as the return value when standalone_mode is False.
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

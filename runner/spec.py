@@ -24,7 +24,7 @@ from pydantic import (
 
 from flushbench.errors import ConfigError
 from flushbench.units import format_size, parse_duration, parse_size
-from flushbench.validation import StrictModel, config_error_from
+from flushbench.validation import KeyedValueError, StrictModel, config_error_from
 from flushbench.yamlio import read_yaml_mapping
 
 
@@ -98,17 +98,23 @@ _VARIABLE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_")
 def _check_variable_name(name: str) -> str:
     normalized = name.strip().lower().replace("-", "_")
     if not normalized or not set(normalized) <= _VARIABLE_NAME_CHARS:
-        raise ValueError(
-            f"'{name}' is not a server variable name (letters, digits, '_' or '-' only)"
+        raise KeyedValueError(
+            f"'{name}' is not a server variable name (letters, digits, '_' or '-' only)", name
         )
     return normalized
 
 
-def _check_raw_value(value: Any) -> Any:
+def _check_raw_value(value: Any, *loc: str | int) -> Any:
     # Values reach my.cnf lines and SET statements: refuse anything that could break out.
-    if isinstance(value, str) and (any(c in value for c in "\n\r#;'\"`\\") or not value.strip()):
-        raise ValueError(
-            f"value {value!r} is not allowed in a server variable (no quotes, newlines, ';' or '#')"
+    if isinstance(value, str) and (
+        any(c in value for c in "#;'\"`\\")
+        or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
+        or not value.strip()
+    ):
+        raise KeyedValueError(
+            f"value {value!r} is not allowed in a server variable"
+            " (no quotes, backslashes, control characters, ';' or '#')",
+            *loc,
         )
     return value
 
@@ -139,7 +145,9 @@ class Knobs(StrictModel):
     def _variables(cls, value: Any) -> Any:
         if not isinstance(value, dict):
             return value
-        return {_check_variable_name(str(k)): _check_raw_value(v) for k, v in value.items()}
+        return {
+            _check_variable_name(str(k)): _check_raw_value(v, str(k)) for k, v in value.items()
+        }
 
     @model_validator(mode="after")
     def _cross_knob(self) -> Knobs:
@@ -148,17 +156,19 @@ class Knobs(StrictModel):
             and self.io_capacity_max is not None
             and self.io_capacity > self.io_capacity_max
         ):
-            raise ValueError(
+            raise KeyedValueError(
                 f"io_capacity {self.io_capacity} exceeds io_capacity_max {self.io_capacity_max}"
-                " — raise io_capacity_max or lower io_capacity"
+                " — raise io_capacity_max or lower io_capacity",
+                "io_capacity",
             )
         if (
             self.max_dirty_pages_pct is not None
             and self.max_dirty_pages_pct_lwm is not None
             and self.max_dirty_pages_pct_lwm > self.max_dirty_pages_pct
         ):
-            raise ValueError(
-                "max_dirty_pages_pct_lwm is above max_dirty_pages_pct — lower the lwm"
+            raise KeyedValueError(
+                "max_dirty_pages_pct_lwm is above max_dirty_pages_pct — lower the lwm",
+                "max_dirty_pages_pct_lwm",
             )
         return self
 
@@ -216,17 +226,21 @@ class Matrix(StrictModel):
         out = {}
         for k, v in value.items():
             levels = v if isinstance(v, list) else [v]
-            out[_check_variable_name(str(k))] = [_check_raw_value(x) for x in levels]
+            out[_check_variable_name(str(k))] = [
+                _check_raw_value(x, str(k), i) for i, x in enumerate(levels)
+            ]
         return out
 
     @model_validator(mode="after")
     def _no_empty_axis(self) -> Matrix:
         for name in KNOB_NAMES:
             if getattr(self, name) == []:
-                raise ValueError(f"matrix.{name} is an empty list — give at least one level")
+                raise KeyedValueError("empty list — give at least one level", name)
         for name, levels in self.variables.items():
             if not levels:
-                raise ValueError(f"matrix.variables.{name} is an empty list")
+                raise KeyedValueError(
+                    "empty list — give at least one level", "variables", name
+                )
         return self
 
     def axes(self) -> dict[str, list[Any]]:
@@ -259,14 +273,24 @@ class DatasetSpec(StrictModel):
     def _scale(self) -> DatasetSpec:
         if self.workload == "tpcc":
             if self.warehouses is None:
-                raise ValueError("a tpcc dataset needs `warehouses` (e.g. warehouses: 2)")
+                raise KeyedValueError(
+                    "a tpcc dataset needs `warehouses` (e.g. warehouses: 2)", "warehouses"
+                )
             if self.tables is not None or self.table_size is not None:
-                raise ValueError("`tables`/`table_size` are for sysbench datasets, not tpcc")
+                raise KeyedValueError(
+                    "`tables`/`table_size` are for sysbench datasets, not tpcc",
+                    "tables" if self.tables is not None else "table_size",
+                )
         else:
             if self.tables is None or self.table_size is None:
-                raise ValueError("a sysbench dataset needs `tables` and `table_size`")
+                raise KeyedValueError(
+                    "a sysbench dataset needs `tables` and `table_size`",
+                    "tables" if self.tables is None else "table_size",
+                )
             if self.warehouses is not None:
-                raise ValueError("`warehouses` is for tpcc datasets, not sysbench")
+                raise KeyedValueError(
+                    "`warehouses` is for tpcc datasets, not sysbench", "warehouses"
+                )
         return self
 
     @property
@@ -298,11 +322,15 @@ class WorkloadSpec(StrictModel):
     @model_validator(mode="after")
     def _driver_fits(self) -> WorkloadSpec:
         if self.driver == "sysbench" and self.test is None:
-            raise ValueError("the sysbench driver needs `test` (e.g. oltp_read_only)")
+            raise KeyedValueError(
+                "the sysbench driver needs `test` (e.g. oltp_read_only)", "test"
+            )
         if self.driver != "sysbench" and self.test is not None:
-            raise ValueError("`test` is only for the sysbench driver")
+            raise KeyedValueError("`test` is only for the sysbench driver", "test")
         if self.report_interval > self.duration:
-            raise ValueError("report_interval is longer than duration — shorten it")
+            raise KeyedValueError(
+                "report_interval is longer than duration — shorten it", "report_interval"
+            )
         return self
 
 
@@ -376,19 +404,30 @@ class Experiment(StrictModel):
     @model_validator(mode="after")
     def _consistency(self) -> Experiment:
         if self.dataset.workload == "sysbench" and self.workload.driver != "sysbench":
-            raise ValueError("a sysbench dataset needs `workload.driver: sysbench`")
+            raise KeyedValueError(
+                "a sysbench dataset needs `workload.driver: sysbench`", "workload", "driver"
+            )
         if self.dataset.workload == "tpcc" and self.workload.driver == "sysbench":
-            raise ValueError("the sysbench driver needs a sysbench dataset (tables/table_size)")
+            raise KeyedValueError(
+                "the sysbench driver needs a sysbench dataset (tables/table_size)",
+                "dataset",
+                "workload",
+            )
         window_start, window_end = self.window.resolve(self.workload.duration)
         if not 0 <= window_start < window_end <= self.workload.duration:
-            raise ValueError(
+            raise KeyedValueError(
                 f"window {window_start:g}s..{window_end:g}s does not fit in the duration"
-                f" ({self.workload.duration:g}s) — keep 0 <= start < end <= duration"
+                f" ({self.workload.duration:g}s) — keep 0 <= start < end <= duration",
+                "window",
             )
         fixed = set(self.fixed.values())
         both = sorted(fixed & set(self.matrix.axes()))
         if both:
-            raise ValueError(f"{', '.join(both)} set in both `fixed` and `matrix` — keep one")
+            raise KeyedValueError(
+                f"{', '.join(both)} set in both `fixed` and `matrix` — keep one",
+                "matrix",
+                both[0],
+            )
         return self
 
 
@@ -466,6 +505,8 @@ def expand(exp: Experiment, source: str = "<experiment>") -> list[Cell]:
                 fix="check the knob names and levels against the matrix",
             )
     cells_knobs = [p for p in product if not any(_matches(p, e) for e in excludes)]
+    # Cells from the matrix come first, then the include cells (their positions follow).
+    n_matrix = len(cells_knobs)
     cells_knobs += [inc.values() for inc in exp.include]
     if not cells_knobs:
         raise ConfigError(
@@ -478,7 +519,7 @@ def expand(exp: Experiment, source: str = "<experiment>") -> list[Cell]:
     # Re-validate every merged cell: cross-knob rules (io_capacity <= io_capacity_max) must
     # hold for each combination, not only for each axis.
     for i, knobs in enumerate(merged):
-        where = f"{source}: include[{i - len(product)}]" if i >= len(product) else f"{source}: matrix"
+        where = f"{source}: include[{i - n_matrix}]" if i >= n_matrix else f"{source}: matrix"
         try:
             Cell(key="x", position=0, knobs=knobs, label="x").knob_model()
         except ValidationError as exc:
@@ -487,7 +528,8 @@ def expand(exp: Experiment, source: str = "<experiment>") -> list[Cell]:
                 f"cell {cell_label(knobs)}: {problem}", where=where, fix=None
             ) from None
 
-    varying = {k for k in {n for m in merged for n in m} if len({repr(m.get(k)) for m in merged}) > 1}
+    names_seen = {n for m in merged for n in m}
+    varying = {k for k in names_seen if len({repr(m.get(k)) for m in merged}) > 1}
     seen: dict[str, int] = {}
     cells = []
     for position, knobs in enumerate(merged):
@@ -495,7 +537,11 @@ def expand(exp: Experiment, source: str = "<experiment>") -> list[Cell]:
         if key in seen:
             raise ConfigError(
                 f"duplicate cell {cell_label(knobs)} (also cell #{seen[key] + 1})",
-                where=f"{source}: include" if position >= len(product) - 0 else f"{source}: matrix",
+                where=(
+                    f"{source}: include[{position - n_matrix}]"
+                    if position >= n_matrix
+                    else f"{source}: matrix"
+                ),
                 fix="remove the repeated cell; use `repetitions` to run a cell more than once",
             )
         seen[key] = position

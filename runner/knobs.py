@@ -1,0 +1,512 @@
+"""Logical knobs → server variables, per flavor and version (DOMAIN.md §2).
+
+An experiment says ``log_file_size: 4000M`` (the *total* redo size) and
+``flush_neighbor_pages: area``; what goes into my.cnf depends on the server:
+
+=====================  =======================  ===========================  =====================
+knob                   MariaDB 10.5+            MySQL/Percona 5.6–8.0.29     8.0.30+ / 5.5
+=====================  =======================  ===========================  =====================
+log_file_size (total)  innodb_log_file_size     file_size × files_in_group   redo_log_capacity /
+                                                (2 files)                    2 files, < 4G (5.5)
+flush_neighbor_pages   innodb_flush_neighbors   innodb_flush_neighbors       Percona 5.5:
+                       0/1/2                    0/1/2                        flush_neighbor_pages
+adaptive_checkpoint    absent                   Percona: cleaner_lsn_age_    Percona 5.5:
+                                                factor; MySQL: absent        adaptive_checkpoint
+=====================  =======================  ===========================  =====================
+
+:func:`translate` returns a :class:`Translation`: the my.cnf options, the values
+``SHOW GLOBAL VARIABLES`` must show after start (in the server's own spelling), and the
+client-side knobs (allocator library, connections). A knob the server lacks is a
+:class:`ConfigError` naming the related variables that do exist.
+"""
+
+from __future__ import annotations
+
+import difflib
+import platform
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flushbench.errors import ConfigError
+from flushbench.units import format_size, parse_size
+from runner.spec import Knobs
+
+MiB = 1024**2
+GiB = 1024**3
+
+#: Where Debian puts the allocator libraries (tests monkeypatch this list).
+ALLOCATOR_LIB_DIRS: list[Path] = [
+    Path(f"/usr/lib/{platform.machine()}-linux-gnu"),
+    Path("/usr/lib64"),
+    Path("/usr/lib"),
+    Path("/usr/local/lib"),
+]
+ALLOCATOR_LIBS = {"jemalloc": "libjemalloc.so.2", "tcmalloc": "libtcmalloc_minimal.so.4"}
+ALLOCATOR_PACKAGES = {"jemalloc": "libjemalloc2", "tcmalloc": "libtcmalloc-minimal4"}
+
+#: Variables the sandbox owns (paths, ports, identity): an experiment may not set them.
+MANAGED_VARIABLES = frozenset(
+    {
+        "datadir", "basedir", "socket", "port", "bind_address", "skip_networking", "user",
+        "pid_file", "log_error", "tmpdir", "plugin_dir", "init_file", "secure_file_priv",
+        "innodb_data_home_dir", "innodb_log_group_home_dir", "innodb_undo_directory",
+        "general_log_file", "slow_query_log_file", "log_bin", "log_bin_index", "relay_log",
+        "lc_messages_dir", "character_sets_dir", "defaults_file", "defaults_extra_file",
+        "core_file", "init_connect",
+    }
+)
+
+#: Redo limits (total bytes) by family, from each server's documentation.
+REDO_LIMITS = {
+    "mysql-5.5": 4 * GiB - 1,  # combined size of the log files must be < 4 GB
+    "5.6": 512 * GiB,  # innodb_log_file_size × innodb_log_files_in_group <= 512G
+    "8.0.30": 128 * GiB,  # innodb_redo_log_capacity
+}
+
+
+@dataclass
+class Translation:
+    """One cell's knobs in server terms.
+
+    Attributes
+    ----------
+    server_options:
+        my.cnf lines (underscored name → value text).
+    expected:
+        What ``SHOW GLOBAL VARIABLES`` must show after start, in the server's representation
+        (ON/OFF, bytes, enum names, ``60.000000``); compare with :func:`values_match`.
+    allocator:
+        Library to ``LD_PRELOAD`` (None for glibc's malloc).
+    large_pages:
+        Whether the server is asked to use huge pages.
+    connections:
+        Client connections (None: the workload's default).
+    origin:
+        Server variable → the knob it came from (``var.NAME`` for raw variables), to map a
+        server complaint back to an experiment key.
+    notes:
+        Things worth saying in ``plan`` (a knob that is built-in behaviour on this server).
+    """
+
+    server_options: dict[str, str] = field(default_factory=dict)
+    expected: dict[str, str] = field(default_factory=dict)
+    allocator: str | None = None
+    large_pages: bool = False
+    connections: int | None = None
+    origin: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def server_label(flavor: str, version: tuple[int, ...]) -> str:
+    """``mariadb-10.11``, ``mysql-8.0.36`` (patch level shown where it changes the table)."""
+    if flavor != "mariadb" and tuple(version[:2]) == (8, 0):
+        return f"{flavor}-" + ".".join(str(v) for v in version[:3])
+    return f"{flavor}-{version[0]}.{version[1]}"
+
+
+def family(flavor: str, version: tuple[int, ...]) -> str:
+    """The knob-table column: ``mariadb``, ``mariadb-old``, ``5.5``, ``5.6`` or ``8.0.30``."""
+    v = tuple(version[:3])
+    if flavor == "mariadb":
+        return "mariadb" if v >= (10, 5) else "mariadb-old"
+    if v < (5, 5):
+        raise ConfigError(
+            f"{flavor} {'.'.join(map(str, v))} is older than the knob table (5.5+)",
+            where="server",
+            fix="use MySQL/Percona 5.5 or later",
+        )
+    if v < (5, 6):
+        return "5.5"
+    if v < (8, 0, 30):
+        return "5.6"
+    return "8.0.30"
+
+
+def allocator_library(name: str | None) -> str | None:
+    """Path of the allocator library to preload (first existing in ALLOCATOR_LIB_DIRS).
+
+    glibc (or None) → None. When the library is nowhere, the path in the first directory is
+    returned and preflight reports it missing.
+    """
+    if name in (None, "glibc"):
+        return None
+    lib = ALLOCATOR_LIBS[name]
+    for directory in ALLOCATOR_LIB_DIRS:
+        if (directory / lib).exists():
+            return str(directory / lib)
+    return str(ALLOCATOR_LIB_DIRS[0] / lib)
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _onoff(value: bool) -> str:
+    return "ON" if value else "OFF"
+
+
+def raw_value_text(value: Any) -> str:
+    """A raw variable's value as my.cnf text (booleans as ON/OFF, 60.0 as 60)."""
+    if isinstance(value, bool):
+        return _onoff(value)
+    if isinstance(value, float):
+        return _num(value)
+    return str(value)
+
+
+def _raw_expected(value: Any) -> str:
+    if isinstance(value, bool):
+        return _onoff(value)
+    if isinstance(value, float):
+        return _num(value)
+    text = str(value)
+    if text[-1:].upper() in {"K", "M", "G", "T"}:
+        try:
+            return str(parse_size(text))
+        except ValueError:
+            return text
+    return text
+
+
+def values_match(expected: str, actual: str | None) -> bool:
+    """Whether a SHOW VARIABLES value equals the expected one (case, ON/1, 60 vs 60.000000)."""
+    if actual is None:
+        return False
+    e, a = str(expected).strip().lower(), str(actual).strip().lower()
+    if e == a:
+        return True
+    aliases = {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}
+    e, a = aliases.get(e, e), aliases.get(a, a)
+    if e == a:
+        return True
+    try:
+        return float(e) == float(a)
+    except ValueError:
+        return False
+
+
+_RELATED = {
+    "adaptive_checkpoint": (
+        "innodb_adaptive_flushing",
+        "innodb_adaptive_flushing_lwm",
+        "innodb_max_dirty_pages_pct_lwm",
+        "innodb_flushing_avg_loops",
+    ),
+    "flush_neighbor_pages": ("innodb_flush_neighbors",),
+    "io_capacity_max": ("innodb_io_capacity",),
+    "max_dirty_pages_pct_lwm": ("innodb_max_dirty_pages_pct", "innodb_adaptive_flushing"),
+    "buffer_pool_instances": ("innodb_buffer_pool_size", "innodb_buffer_pool_chunk_size"),
+}
+
+
+class _Builder:
+    """Collects options and problems for one cell."""
+
+    def __init__(
+        self,
+        flavor: str,
+        version: tuple[int, ...],
+        where: Callable[[str], str],
+        option_names: Iterable[str] | None,
+    ) -> None:
+        self.flavor = flavor
+        self.version = tuple(version[:3])
+        self.family = family(flavor, version)
+        self.label = server_label(flavor, version)
+        self.where = where
+        self.option_names = set(option_names) if option_names is not None else None
+        self.out = Translation()
+        self.problems: list[ConfigError] = []
+
+    def set(self, knob: str, name: str, value: str, expected: str | None = None) -> None:
+        self.out.server_options[name] = value
+        self.out.expected[name] = value if expected is None else expected
+        self.out.origin[name] = knob
+
+    def fail(self, knob: str, what: str, fix: str | None) -> None:
+        self.problems.append(ConfigError(what, where=self.where(knob), fix=fix))
+
+    def absent(self, knob: str, value: Any, related: Iterable[str] = ()) -> None:
+        rel = [r for r in related if self.option_names is None or r in self.option_names]
+        if not rel:
+            rel = list(_RELATED.get(knob, ()))
+            if self.option_names is not None:
+                rel = [r for r in rel if r in self.option_names]
+        text = f"; related: {', '.join(rel)}" if rel else "; no related variable exists"
+        self.fail(
+            knob,
+            f"{knob}={raw_value_text(value)} is absent on {self.label}{text}",
+            f"drop {knob} for this server, or use a server that has it",
+        )
+
+    def has(self, name: str, default: bool) -> bool:
+        return name in self.option_names if self.option_names is not None else default
+
+    @property
+    def double_pct(self) -> bool:
+        # innodb_max_dirty_pages_pct became a double in MySQL 5.7 (MariaDB: always one).
+        return self.flavor == "mariadb" or self.version >= (5, 7)
+
+
+def _pct(b: _Builder, knob: str, name: str, value: float) -> None:
+    if b.double_pct:
+        b.set(knob, name, _num(value), f"{value:.6f}")
+    elif float(value).is_integer():
+        b.set(knob, name, str(int(value)))
+    else:
+        b.fail(knob, f"{knob}={value} on {b.label}: {name} takes whole percents", "use an integer")
+
+
+def _redo(b: _Builder, total: int) -> None:
+    knob = "log_file_size"
+    if total % MiB:
+        b.fail(knob, f"log_file_size {total} bytes is not a whole number of MiB", "use e.g. 2000M")
+        return
+    fam = b.family
+    if fam == "mariadb":
+        # One redo file since 10.5; the server accepts any size (verified: 600T parses), so
+        # the only limit is disk space, which preflight checks.
+        b.set(knob, "innodb_log_file_size", str(total))
+        return
+    if fam == "8.0.30":
+        limit = REDO_LIMITS["8.0.30"]
+        if total > limit:
+            b.fail(
+                knob,
+                f"log_file_size {format_size(total)} exceeds {b.label}'s limit:"
+                f" innodb_redo_log_capacity <= {format_size(limit)}",
+                f"use at most {format_size(limit)}",
+            )
+            return
+        if total < 8 * MiB:
+            b.fail(knob, f"innodb_redo_log_capacity must be >= 8M on {b.label}", "use 8M or more")
+            return
+        b.set(knob, "innodb_redo_log_capacity", str(total))
+        return
+    # Two files in a group, as in the 2011 study (2 × 2000M = 4000M of redo).
+    if total % (2 * MiB):
+        b.fail(
+            knob,
+            f"log_file_size {format_size(total)} (total) does not split into 2 whole-MiB files",
+            "use an even number of MiB",
+        )
+        return
+    if fam == "5.5" and b.flavor == "mysql":
+        limit = REDO_LIMITS["mysql-5.5"]
+    else:
+        limit = REDO_LIMITS["5.6"]
+    if total > limit:
+        b.fail(
+            knob,
+            f"log_file_size {format_size(total)} exceeds {b.label}'s limit: innodb_log_file_size"
+            f" × innodb_log_files_in_group must stay"
+            f" {'below 4G' if limit < 4 * GiB else 'at most 512G'}",
+            f"use at most {format_size((limit // (2 * MiB)) * 2 * MiB)} (total of both files)"
+            + (" or Percona Server / MySQL 5.6+ for larger logs" if limit < 4 * GiB else ""),
+        )
+        return
+    b.set(knob, "innodb_log_file_size", str(total // 2))
+    b.set(knob, "innodb_log_files_in_group", "2")
+
+
+_NEIGHBORS = {"none": "0", "cont": "1", "area": "2"}
+
+
+def _neighbors(b: _Builder, value: str) -> None:
+    knob = "flush_neighbor_pages"
+    if b.flavor == "percona" and b.family == "5.5":
+        b.set(knob, "innodb_flush_neighbor_pages", value)
+    elif b.family == "5.5":
+        if value == "area":
+            b.out.notes.append("flush_neighbor_pages=area is MySQL 5.5's built-in behaviour")
+        else:
+            b.absent(knob, value)
+    else:
+        b.set(knob, "innodb_flush_neighbors", _NEIGHBORS[value])
+
+
+def _adaptive_checkpoint(b: _Builder, value: str) -> None:
+    knob = "adaptive_checkpoint"
+    if b.flavor != "percona":
+        b.absent(knob, value)
+        return
+    if b.family == "5.5":
+        # Percona 5.5.8 called it innodb_adaptive_checkpoint; later 5.5 releases renamed it
+        # innodb_adaptive_flushing_method (none became "native", reflex was dropped).
+        old = b.has("innodb_adaptive_checkpoint", b.version <= (5, 5, 8))
+        if old:
+            if value not in ("none", "reflex", "estimate", "keep_average"):
+                b.fail(knob, f"adaptive_checkpoint={value} is not a value on {b.label}",
+                       "use none, reflex, estimate or keep_average")
+                return
+            b.set(knob, "innodb_adaptive_checkpoint", value)
+            return
+        mapped = {"none": "native", "estimate": "estimate", "keep_average": "keep_average"}
+        if value not in mapped:
+            b.fail(knob, f"adaptive_checkpoint={value} is not a value on {b.label}"
+                   " (innodb_adaptive_flushing_method)", "use none, estimate or keep_average")
+            return
+        b.set(knob, "innodb_adaptive_flushing_method", mapped[value])
+        return
+    if value not in ("legacy", "high_checkpoint"):
+        b.fail(knob, f"adaptive_checkpoint={value} is not a value on {b.label}"
+               " (innodb_cleaner_lsn_age_factor)", "use legacy or high_checkpoint")
+        return
+    b.set(knob, "innodb_cleaner_lsn_age_factor", value)
+
+
+def translate_partial(
+    knobs: Knobs | Mapping[str, Any],
+    flavor: str,
+    version: tuple[int, ...],
+    *,
+    where: Callable[[str], str] | None = None,
+    option_names: Iterable[str] | None = None,
+) -> tuple[Translation, list[str]]:
+    """Like :func:`translate`, but return the knobs that did translate plus the problem lines.
+
+    Preflight uses it so one absent knob does not hide problems of the cell's other knobs.
+    """
+    if not isinstance(knobs, Knobs):
+        plain = {k: v for k, v in knobs.items() if not k.startswith("var.")}
+        raw = {k[4:]: v for k, v in knobs.items() if k.startswith("var.")}
+        knobs = Knobs(**plain, variables=raw)
+    b = _Builder(flavor, version, where or (lambda k: k), option_names)
+    fam = b.family
+
+    if knobs.doublewrite is not None:
+        b.set("doublewrite", "innodb_doublewrite", _onoff(knobs.doublewrite))
+    if knobs.max_dirty_pages_pct is not None:
+        _pct(b, "max_dirty_pages_pct", "innodb_max_dirty_pages_pct", knobs.max_dirty_pages_pct)
+    if knobs.max_dirty_pages_pct_lwm is not None:
+        if fam == "5.5":
+            b.absent("max_dirty_pages_pct_lwm", knobs.max_dirty_pages_pct_lwm)
+        else:
+            _pct(b, "max_dirty_pages_pct_lwm", "innodb_max_dirty_pages_pct_lwm",
+                 knobs.max_dirty_pages_pct_lwm)
+    if knobs.io_capacity is not None:
+        b.set("io_capacity", "innodb_io_capacity", str(knobs.io_capacity))
+    if knobs.io_capacity_max is not None:
+        if fam == "5.5":
+            b.absent("io_capacity_max", knobs.io_capacity_max)
+        else:
+            b.set("io_capacity_max", "innodb_io_capacity_max", str(knobs.io_capacity_max))
+    if knobs.log_file_size is not None:
+        _redo(b, knobs.log_file_size)
+    if knobs.flush_neighbor_pages is not None:
+        _neighbors(b, knobs.flush_neighbor_pages)
+    if knobs.adaptive_flushing is not None:
+        b.set("adaptive_flushing", "innodb_adaptive_flushing", _onoff(knobs.adaptive_flushing))
+    if knobs.adaptive_checkpoint is not None:
+        _adaptive_checkpoint(b, knobs.adaptive_checkpoint)
+    if knobs.buffer_pool_size is not None:
+        b.set("buffer_pool_size", "innodb_buffer_pool_size", str(knobs.buffer_pool_size))
+    if knobs.buffer_pool_instances is not None:
+        if fam == "mariadb":
+            # Removed in MariaDB 10.5 (one instance); 10.11 only warns "does nothing now".
+            b.absent("buffer_pool_instances", knobs.buffer_pool_instances)
+        else:
+            b.set("buffer_pool_instances", "innodb_buffer_pool_instances",
+                  str(knobs.buffer_pool_instances))
+    if knobs.flush_log_at_trx_commit is not None:
+        b.set("flush_log_at_trx_commit", "innodb_flush_log_at_trx_commit",
+              str(knobs.flush_log_at_trx_commit))
+    if knobs.flush_method is not None:
+        if fam == "5.5" and knobs.flush_method == "O_DIRECT_NO_FSYNC":
+            b.fail("flush_method", f"flush_method=O_DIRECT_NO_FSYNC is absent on {b.label}"
+                   " (added in 5.6.7)", "use O_DIRECT")
+        else:
+            b.set("flush_method", "innodb_flush_method", knobs.flush_method)
+    if knobs.large_pages is not None:
+        b.set("large_pages", "large_pages", _onoff(knobs.large_pages))
+        b.out.large_pages = knobs.large_pages
+    b.out.allocator = allocator_library(knobs.allocator)
+    b.out.connections = knobs.connections
+
+    for name, value in knobs.variables.items():
+        knob = f"var.{name}"
+        if name in MANAGED_VARIABLES:
+            b.fail(knob, f"variables.{name} is managed by the sandbox",
+                   "remove it; flushbench sets paths, sockets and ports itself")
+            continue
+        if name in b.out.origin:
+            b.fail(knob, f"variables.{name} is also set by knob {b.out.origin[name]}",
+                   f"set it once: drop variables.{name} or the {b.out.origin[name]} knob")
+            continue
+        b.set(knob, name, raw_value_text(value), _raw_expected(value))
+
+    return b.out, [p.render() for p in b.problems]
+
+
+def translate(
+    knobs: Knobs | Mapping[str, Any],
+    flavor: str,
+    version: tuple[int, ...],
+    *,
+    where: Callable[[str], str] | None = None,
+    option_names: Iterable[str] | None = None,
+) -> Translation:
+    """Translate one cell's logical knobs to server variables for ``flavor`` ``version``.
+
+    Parameters
+    ----------
+    knobs:
+        A :class:`~runner.spec.Knobs` model or a cell's knob dict (``var.NAME`` for raw ones).
+    flavor, version:
+        From :class:`~runner.profiles.ResolvedServer`.
+    where:
+        Maps a knob name to ``file: key path`` for messages.
+    option_names:
+        The binary's option list, when known: picks between renamed variables and filters
+        the "related" suggestions to variables that exist.
+
+    Raises
+    ------
+    ConfigError
+        Every problem of the cell, one per line (``.problems`` holds them as a list).
+    """
+    out, lines = translate_partial(knobs, flavor, version, where=where,
+                                   option_names=option_names)
+    if lines:
+        err = ConfigError(lines[0] if len(lines) == 1 else "\n  ".join(["invalid knobs:"] + lines))
+        err.problems = lines  # type: ignore[attr-defined]
+        raise err
+    return out
+
+
+def translate_for_option_list(
+    translation: Translation,
+    options: Mapping[str, str],
+    *,
+    label: str,
+    where: Callable[[str], str] | None = None,
+) -> list[str]:
+    """Problems for translated variables that the binary does not know (with did-you-mean).
+
+    Parameters
+    ----------
+    translation:
+        The cell's translation.
+    options:
+        The binary's option list (:func:`runner.options.option_list`).
+    label:
+        ``mariadb-10.11`` for messages.
+    where:
+        Maps a knob name (from ``translation.origin``) to ``file: key path``.
+    """
+    where = where or (lambda k: k)
+    problems = []
+    names = sorted(options)
+    for name in translation.server_options:
+        if name in options:
+            continue
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.75)
+        hint = f"did you mean {', '.join(close)}?" if close else "check the name against"
+        fix = hint if close else f"{hint} `mysqld --verbose --help`"
+        knob = translation.origin.get(name, name)
+        problems.append(
+            ConfigError(f"{name} is not a variable of {label}", where=where(knob), fix=fix).render()
+        )
+    return problems

@@ -1,0 +1,163 @@
+"""The server's own option list and its own opinion of values, without starting a server.
+
+``mysqld --no-defaults --verbose --help`` prints every variable with its default and exits
+(~0.1 s). With ``--name=value`` arguments it also parses those values exactly as a real start
+would and complains on stderr::
+
+    [Warning] option 'innodb-io-capacity': unsigned value 50 adjusted to 100
+    [ERROR] mariadbd: unknown variable 'innodb-bogus=1'          (exit code 7)
+    [ERROR] mariadbd: Error while setting value 'foo' to 'innodb-flush-method'
+
+so preflight checks names and ranges against the real binary instead of a hand-kept table.
+Checks that InnoDB does only at engine start-up (io_capacity above io_capacity_max) do not
+show here; :mod:`runner.preflight` covers those.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+
+from flushbench.errors import PreflightError
+from runner.proc import run_checked
+from runner.profiles import ResolvedServer
+
+_HEADER = "Variables (--variable-name=value)"
+_LOG_PREFIX_RE = re.compile(r"^\d{4}-\d\d-\d\d\s+\d+:\d\d:\d\d\s+\d+\s+")
+#: stderr lines about the host, not about the options we passed.
+_NOISE = (
+    "max_open_files",
+    "Couldn't allocate",  # large-pages without huge pages: handled by preflight's own check
+    "Parsing options for plugin",  # follows the specific "Error while setting value" line
+    "Changed limits",
+    "setrlimit",
+)
+
+_LIST_CACHE: dict[tuple[str, int, str], dict[str, str]] = {}
+_DRY_CACHE: dict[tuple, DryRun] = {}
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """What mysqld said about a set of options: complaints, exit code, resulting values."""
+
+    messages: list[str]
+    returncode: int
+    values: dict[str, str]
+
+
+def _argv_base(server: ResolvedServer) -> list[str]:
+    argv = [str(server.mysqld), "--no-defaults"]
+    # MySQL refuses to run as root without --user (even for --help on some versions).
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--user=root")
+    if server.basedir is not None:
+        argv.append(f"--basedir={server.basedir}")
+    return argv + ["--verbose", "--help"]
+
+
+def parse_help(text: str) -> dict[str, str]:
+    """Variable name (underscored) → default text from ``--verbose --help`` output."""
+    lines = text.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.startswith(_HEADER))
+    except StopIteration:
+        return {}
+    out: dict[str, str] = {}
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            break
+        if line.startswith(("-----", "and boolean options")):
+            continue
+        name, _, value = line.strip().partition(" ")
+        out[name.replace("-", "_")] = value.strip()
+    return out
+
+
+def _run(server: ResolvedServer, extra: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return run_checked(_argv_base(server) + extra, timeout=60, env=server.env())
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PreflightError(
+            f"cannot run `{server.mysqld} --verbose --help`: {exc}",
+            where=str(server.mysqld),
+            fix="check the binary and its shared libraries (lib_dirs in the profile)",
+        ) from None
+
+
+def option_list(server: ResolvedServer) -> dict[str, str]:
+    """Every variable the binary knows → its default text (cached per binary and mtime).
+
+    Raises
+    ------
+    PreflightError
+        The binary cannot run or prints no variable list.
+    """
+    stat = server.mysqld.stat()
+    key = (str(server.mysqld), stat.st_mtime_ns, str(server.basedir))
+    if key not in _LIST_CACHE:
+        proc = _run(server, [])
+        options = parse_help(proc.stdout)
+        if not options:
+            raise PreflightError(
+                f"`{server.mysqld} --no-defaults --verbose --help` printed no variable list"
+                f" (exit {proc.returncode}): {proc.stderr.strip()[-300:]!r}",
+                where=str(server.mysqld),
+                fix="run the command by hand to see why",
+            )
+        _LIST_CACHE[key] = options
+    return dict(_LIST_CACHE[key])
+
+
+def _clean(line: str) -> str:
+    return _LOG_PREFIX_RE.sub("", line.strip())
+
+
+def dry_run(server: ResolvedServer, variables: dict[str, str]) -> DryRun:
+    """Let mysqld parse ``--name=value`` for each variable and report what it said.
+
+    Returns the server's warnings/errors (host noise removed), its exit code (7 for an
+    unknown variable) and the values it would run with. Cached per binary and option set.
+    """
+    stat = server.mysqld.stat()
+    key = (str(server.mysqld), stat.st_mtime_ns, tuple(sorted(variables.items())))
+    if key not in _DRY_CACHE:
+        args = [f"--{name}={value}" if value != "" else f"--{name}"
+                for name, value in variables.items()]
+        proc = _run(server, args)
+        messages = []
+        for line in proc.stderr.splitlines():
+            if ("[Warning]" in line or "[ERROR]" in line) and not any(n in line for n in _NOISE):
+                messages.append(_clean(line))
+        if proc.returncode != 0 and not messages:
+            tail = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
+            messages.append(f"mysqld --help exited {proc.returncode}: {_clean(tail[0])}")
+        _DRY_CACHE[key] = DryRun(messages, proc.returncode, parse_help(proc.stdout))
+    return _DRY_CACHE[key]
+
+
+def dry_run_options(server: ResolvedServer, variables: dict[str, str]) -> list[str]:
+    """The server's own complaints about ``variables`` (empty when all are accepted as given).
+
+    Parameters
+    ----------
+    server:
+        The resolved binary.
+    variables:
+        Underscored variable names → my.cnf value text.
+
+    Examples of returned lines: ``[Warning] option 'innodb-io-capacity': unsigned value 50
+    adjusted to 100``, ``[ERROR] mariadbd: unknown variable 'innodb-bogus=1'``.
+    """
+    return list(dry_run(server, variables).messages)
+
+
+_NAME_IN_MESSAGE_RE = re.compile(r"'-{0,2}([A-Za-z0-9_-]+?)(?:=[^']*)?'")
+
+
+def variables_in_message(message: str) -> list[str]:
+    """Underscored variable names quoted in a server message (to map it back to a knob)."""
+    return [m.group(1).replace("-", "_").lower() for m in _NAME_IN_MESSAGE_RE.finditer(message)]
+

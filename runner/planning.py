@@ -1,0 +1,165 @@
+"""What an experiment will do, in which order, for how long, and with how much disk.
+
+:func:`plan` runs :func:`~runner.preflight.preflight` (so a plan is only printed for an
+experiment that can run) and estimates the wall time of every run from the experiment's own
+durations plus fixed costs measured on the reference machine (2 cores, virtio disk):
+
+* dataset load, once: ~15 s per warehouse with the built-in Go loader, ~90 s per warehouse with
+  tpcc-mysql's single-threaded tpcc_load (10 warehouses took ~15 min), ~50k rows/s for
+  ``sysbench prepare``; plus creating the datadir and copying the snapshot;
+* per run: restore (a disk copy at ~300 MB/s), server start ~5 s, warmup, duration, draining
+  dirty pages, stop ~10 s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.table import Table
+
+from flushbench.units import format_duration
+from runner.preflight import PreflightReport, human_size, preflight
+from runner.spec import Cell, Experiment, expand, run_order
+
+COPY_BYTES_PER_S = 300 * 1024**2
+SERVER_START_S = 5.0
+SERVER_STOP_S = 10.0
+INSTALL_DB_S = 5.0
+LOAD_S_PER_WAREHOUSE = {"tpcc": 15.0, "tpcc-mysql": 90.0}
+SYSBENCH_ROWS_PER_S = 50_000
+#: Rate at which a drained buffer pool writes out its dirty pages (bytes/s), for the estimate.
+DRAIN_BYTES_PER_S = 50 * 1024**2
+DIRTY_FRACTION = 0.5
+DROP_CACHES_S = 2.0
+
+
+@dataclass
+class PlannedRun:
+    """One (cell, repetition) in run order, with its estimated duration and start offset."""
+
+    index: int
+    cell: Cell
+    repetition: int
+    seconds: float
+    starts_at: float
+
+
+@dataclass
+class Plan:
+    """The whole plan: preflight report, runs in order, time and disk estimates."""
+
+    experiment: Experiment
+    source: str
+    report: PreflightReport
+    runs: list[PlannedRun]
+    load_seconds: float
+    total_seconds: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def cells(self) -> list[Cell]:
+        """The expanded cells."""
+        return self.report.cells
+
+
+def load_seconds(exp: Experiment, dataset_bytes: int) -> float:
+    """Estimated time to build the dataset once (datadir, load, clean stop, snapshot)."""
+    ds = exp.dataset
+    if ds.workload == "tpcc":
+        load = LOAD_S_PER_WAREHOUSE.get(ds.effective_loader, 15.0) * (ds.warehouses or 0)
+    else:
+        load = (ds.tables or 0) * (ds.table_size or 0) / SYSBENCH_ROWS_PER_S
+    return INSTALL_DB_S + SERVER_START_S + load + SERVER_STOP_S + dataset_bytes / COPY_BYTES_PER_S
+
+
+def run_seconds(exp: Experiment, report: PreflightReport, cell: Cell) -> float:
+    """Estimated wall time of one run of ``cell``."""
+    seconds = report.dataset_bytes / COPY_BYTES_PER_S + SERVER_START_S + SERVER_STOP_S
+    seconds += exp.workload.warmup + exp.workload.duration
+    if exp.pre_run.drop_caches:
+        seconds += DROP_CACHES_S
+    if exp.pre_run.drain_dirty_pages:
+        opts = report.server_options(cell)
+        try:
+            pool = int(opts.get("innodb_buffer_pool_size") or
+                       report.options.get("innodb_buffer_pool_size") or 128 * 1024**2)
+        except ValueError:
+            pool = 128 * 1024**2
+        seconds += min(exp.pre_run.drain_timeout, pool * DIRTY_FRACTION / DRAIN_BYTES_PER_S)
+    return seconds
+
+
+def plan(exp: Experiment, source: str) -> Plan:
+    """Expand, preflight and estimate an experiment.
+
+    Raises
+    ------
+    ConfigError, PreflightError
+        As :func:`runner.spec.expand` and :func:`runner.preflight.preflight`.
+    """
+    cells = expand(exp, source)
+    report = preflight(exp, source, cells)
+    load = load_seconds(exp, report.dataset_bytes)
+    runs = []
+    clock = load
+    for i, (cell, rep) in enumerate(run_order(exp, cells), 1):
+        seconds = run_seconds(exp, report, cell)
+        runs.append(PlannedRun(i, cell, rep, seconds, clock))
+        clock += seconds
+    return Plan(exp, source, report, runs, load, clock, list(report.notes))
+
+
+def _variables_text(variables: dict[str, str]) -> str:
+    return "\n".join(f"{k}={v}" for k, v in variables.items()) or "-"
+
+
+def render_plan(p: Plan, console: Console) -> None:
+    """Print the plan: cells with translated variables, run order with ETAs, totals."""
+    exp, rep = p.experiment, p.report
+    console.print(
+        f"[bold]{exp.name}[/] ({p.source}) on [bold]{rep.server.label}[/]"
+        f" ({rep.server.version_string.split(' for ')[0]}), base config {rep.base_config}"
+    )
+    cells = Table(title="Cells", show_lines=True)
+    cells.add_column("#", justify="right")
+    cells.add_column("cell")
+    cells.add_column("key")
+    cells.add_column("server variables")
+    cells.add_column("client")
+    for n, cell in enumerate(p.cells, 1):
+        tr = rep.translations[cell.key]
+        client = []
+        if tr.allocator:
+            client.append(f"LD_PRELOAD={tr.allocator}")
+        client.append(f"connections={tr.connections or exp.workload.connections}")
+        label = cell.label + (" [bold](baseline)[/]" if cell.is_baseline else "")
+        cells.add_row(str(n), label, cell.key, _variables_text(tr.server_options),
+                      "\n".join(client))
+    console.print(cells)
+
+    index = {c.key: n for n, c in enumerate(p.cells, 1)}
+    runs = Table(title=f"Run order ({exp.order.mode})")
+    runs.add_column("run", justify="right")
+    runs.add_column("cell", justify="right")
+    runs.add_column("rep", justify="right")
+    runs.add_column("label")
+    runs.add_column("est.", justify="right")
+    runs.add_column("starts at", justify="right")
+    for r in p.runs:
+        runs.add_row(str(r.index), str(index[r.cell.key]), str(r.repetition), r.cell.label,
+                     format_duration(r.seconds), "+" + format_duration(r.starts_at))
+    console.print(runs)
+
+    free = human_size(rep.disk_free) if rep.disk_free is not None else "unknown"
+    console.print(
+        f"{len(p.cells)} cells × {exp.repetitions} repetitions = {len(p.runs)} runs;"
+        f" dataset {exp.dataset.scale_label()} (~{human_size(rep.dataset_bytes)}) loaded once in"
+        f" ~{format_duration(p.load_seconds)}"
+    )
+    console.print(
+        f"estimated total: [bold]{format_duration(p.total_seconds)}[/];"
+        f" disk needed ~{human_size(rep.disk_needed)} (free {free})"
+    )
+    for note in p.notes:
+        console.print(f"note: {note}", soft_wrap=True)

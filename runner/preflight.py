@@ -1,0 +1,585 @@
+"""Everything that can be checked before a server starts, checked at once.
+
+:func:`preflight` resolves the server profile, translates every cell's knobs for the real
+binary, checks each variable against the binary's option list, lets the binary parse every
+distinct option set (``--verbose --help``, no server started) and checks the host: allocator
+libraries, huge pages, free disk, workload drivers, connection limits. All problems are
+collected and raised as one :class:`PreflightError`, one line each::
+
+    experiments/x.yaml: matrix.io_capacity[0]: mariadb-10.11 says: option
+    'innodb-io-capacity': unsigned value 50 adjusted to 100 — use a value in the server's range
+
+The report it returns carries each cell's :class:`~runner.knobs.Translation`, which ``plan``
+prints and the runner writes into my.cnf.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flushbench import paths
+from flushbench.errors import ConfigError, FlushbenchError, PreflightError
+from flushbench.units import format_size, parse_size
+from runner import knobs as knobs_mod
+from runner.knobs import (
+    MANAGED_VARIABLES,
+    Translation,
+    translate_for_option_list,
+    translate_partial,
+    values_match,
+)
+from runner.options import dry_run, option_list, variables_in_message
+from runner.profiles import (
+    ResolvedServer,
+    base_config_path,
+    load_profile,
+    profile_path,
+    read_mycnf,
+    resolve_server,
+)
+from runner.spec import Cell, DatasetSpec, Experiment, expand, load_experiment
+
+#: Huge-page figures come from here (tests point it at a recorded copy).
+MEMINFO = Path("/proc/meminfo")
+DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+
+#: InnoDB data per TPC-C warehouse (~100 MB) with 30 % for indexes/fragmentation after load.
+TPCC_BYTES_PER_WAREHOUSE = int(100 * 1024**2 * 1.3)
+#: sysbench sbtest row incl. secondary index, as loaded by `sysbench prepare`.
+SYSBENCH_BYTES_PER_ROW = 250
+#: ibdata, undo, temp tablespace and mysql.* tables of a fresh datadir.
+DATADIR_OVERHEAD = 256 * 1024**2
+#: Connections flushbench itself holds open during a run (sampler + control).
+OWN_CONNECTIONS = 2
+#: Extra huge pages beyond the buffer pool (InnoDB's other large-page allocations).
+LARGE_PAGES_MARGIN = 1.05
+
+_DRIVER_BINARIES = {"tpcc-mysql": ("tpcc_start",), "sysbench": ("sysbench",)}
+_LOADER_BINARIES = {"tpcc-mysql": ("tpcc_load",), "sysbench": ("sysbench",)}
+_KNOWN_BINARIES = ("tpcc_start", "tpcc_load", "sysbench", "tpcc")
+
+
+@dataclass
+class PreflightReport:
+    """What preflight established: the server, base options and each cell's translation."""
+
+    experiment: Experiment
+    source: str
+    cells: list[Cell]
+    server: ResolvedServer
+    base_config: Path
+    base_options: dict[str, str]
+    options: dict[str, str]
+    translations: dict[str, Translation]
+    dataset_bytes: int
+    redo_bytes: int
+    disk_needed: int
+    disk_free: int | None
+    notes: list[str] = field(default_factory=list)
+    #: The base config file's text, as the sandbox writes it under the cell's options.
+    base_cnf_text: str = ""
+
+    @property
+    def page_size(self) -> int:
+        """InnoDB page size (base config, else the binary's default): part of a dataset key."""
+        text = self.base_options.get("innodb_page_size") or self.options.get("innodb_page_size")
+        return _as_int(text) or 16384
+
+    def server_options(self, cell: Cell) -> dict[str, str]:
+        """The cell's my.cnf options on top of the base config (cell wins)."""
+        return {**self.base_options, **self.translations[cell.key].server_options}
+
+
+def human_size(n_bytes: float) -> str:
+    """``1.3G``-style size for estimates (format_size is exact and would print raw bytes)."""
+    n = float(n_bytes)
+    for unit, factor in (("T", 1024**4), ("G", 1024**3), ("M", 1024**2), ("K", 1024)):
+        if n >= factor:
+            return f"{n / factor:.1f}{unit}".replace(".0" + unit, unit)
+    return f"{int(n)}B"
+
+
+def dataset_bytes(spec: DatasetSpec) -> int:
+    """Estimated on-disk size of a loaded dataset (tpcc ~130 MB/warehouse, sysbench 250 B/row)."""
+    if spec.workload == "tpcc":
+        return (spec.warehouses or 0) * TPCC_BYTES_PER_WAREHOUSE
+    return (spec.tables or 0) * (spec.table_size or 0) * SYSBENCH_BYTES_PER_ROW
+
+
+def read_meminfo(path: Path | None = None) -> dict[str, int]:
+    """``/proc/meminfo`` as name → number (kB figures stay in kB, page counts as counts)."""
+    out: dict[str, int] = {}
+    try:
+        text = (path or MEMINFO).read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            out[name.strip()] = int(parts[0])
+    return out
+
+
+def free_disk(directory: Path) -> int | None:
+    """Free bytes on the filesystem that holds (or would hold) ``directory``."""
+    probe = directory
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        return shutil.disk_usage(probe).free
+    except OSError:
+        return None
+
+
+def _as_int(text: str | None) -> int | None:
+    if text is None or text == "":
+        return None
+    try:
+        return parse_size(text)
+    except ValueError:
+        try:
+            return int(float(text))
+        except ValueError:
+            return None
+
+
+def _is_on(text: str | None) -> bool:
+    return text is not None and text.strip().lower() in {"", "1", "on", "true", "yes"}
+
+
+class _Locator:
+    """Maps (cell, knob) to the experiment key path that set it."""
+
+    def __init__(self, exp: Experiment, cells: list[Cell], source: str) -> None:
+        self.source = source
+        self.fixed = exp.fixed.values()
+        self.axes = exp.matrix.axes()
+        self.n_product = len(cells) - len(exp.include)
+
+    def path(self, cell: Cell, knob: str) -> str:
+        field_name = f"variables.{knob[4:]}" if knob.startswith("var.") else knob
+        if cell.position >= self.n_product:
+            return f"include[{cell.position - self.n_product}].{field_name}"
+        if knob in self.fixed:
+            return f"fixed.{field_name}"
+        if knob in self.axes:
+            levels = self.axes[knob]
+            value = cell.knobs.get(knob)
+            index = next((i for i, v in enumerate(levels) if v == value), None)
+            return f"matrix.{field_name}" + (f"[{index}]" if index is not None else "")
+        if knob == "connections":
+            return "workload.connections"
+        return field_name
+
+    def where(self, cell: Cell) -> Callable[[str], str]:
+        return lambda knob: f"{self.source}: {self.path(cell, knob)}"
+
+
+class _Problems:
+    """Ordered, de-duplicated problem lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, line: str) -> None:
+        if line not in self.lines:
+            self.lines.append(line)
+
+    def error(self, where: str, what: str, fix: str | None = None) -> None:
+        self.add(FlushbenchError(what, where=where, fix=fix).render())
+
+    def extend_from(self, exc: FlushbenchError) -> None:
+        for line in getattr(exc, "problems", None) or [exc.render()]:
+            self.add(line)
+
+
+def _server_where(message: str, translation: Translation, base: dict[str, str],
+                  base_path: Path, where: Callable[[str], str], source: str) -> str:
+    for name in variables_in_message(message):
+        if name in translation.origin:
+            return where(translation.origin[name])
+        if name in base:
+            return f"{base_path}: {name}"
+    return source
+
+
+def preflight(
+    exp: Experiment,
+    source: str,
+    cells: list[Cell] | None = None,
+    *,
+    work_dir: Path | None = None,
+) -> PreflightReport:
+    """Check everything about an experiment that can be checked without starting a server.
+
+    Parameters
+    ----------
+    exp:
+        The validated experiment.
+    source:
+        Its file path (for messages).
+    cells:
+        The expanded cells (expanded here when not given).
+    work_dir:
+        Where datasets and run directories go (default :func:`flushbench.paths.work_dir`).
+
+    Returns
+    -------
+    PreflightReport
+        Including each cell's translation.
+
+    Raises
+    ------
+    ConfigError
+        The matrix itself does not expand (from :func:`runner.spec.expand`).
+    PreflightError
+        Every other problem, one line each (``.problems`` holds the list).
+    """
+    cells = cells if cells is not None else expand(exp, source)
+    work_dir = work_dir or paths.work_dir()
+    problems = _Problems()
+    notes: list[str] = []
+    loc = _Locator(exp, cells, source)
+    src_dir = Path(source).parent
+
+    # -- server profile and binary ------------------------------------------------------------
+    server: ResolvedServer | None = None
+    try:
+        profile = load_profile(exp.server, relative_to=src_dir)
+        server = resolve_server(profile, str(profile_path(exp.server, src_dir)))
+    except ConfigError as exc:
+        if exc.where == "server":
+            problems.error(f"{source}: server", exc.what, exc.fix)
+        else:
+            problems.extend_from(exc)
+    except PreflightError as exc:
+        problems.add(f"{exc.render()} (profile named by {source}: server)")
+
+    # -- base config ----------------------------------------------------------------------------
+    base_path = Path(exp.base_config)
+    base: dict[str, str] = {}
+    try:
+        base_path = base_config_path(exp.base_config, relative_to=src_dir)
+        base = read_mycnf(base_path)
+    except ConfigError as exc:
+        if exc.where == "base_config":
+            problems.error(f"{source}: base_config", exc.what, exc.fix)
+        else:
+            problems.extend_from(exc)
+    for name in base:
+        if name in MANAGED_VARIABLES:
+            problems.error(f"{base_path}: {name}", "is managed by the sandbox",
+                           "remove it; flushbench sets paths, sockets and ports itself")
+
+    options: dict[str, str] = {}
+    if server is not None:
+        try:
+            options = option_list(server)
+        except PreflightError as exc:
+            problems.extend_from(exc)
+            server = None
+    if options:
+        for name in base:
+            if name not in options and name not in MANAGED_VARIABLES:
+                close = difflib.get_close_matches(name, sorted(options), n=3, cutoff=0.75)
+                problems.error(f"{base_path}: {name}", f"not a variable of {server.label}",
+                               f"did you mean {', '.join(close)}?" if close else
+                               "remove it or check `mysqld --verbose --help`")
+
+    # -- per cell: translation, option list, the server's own parse ------------------------------
+    translations: dict[str, Translation] = {}
+    partial: dict[str, Translation] = {}
+    if server is not None:
+        for cell in cells:
+            where = loc.where(cell)
+            tr, lines = translate_partial(cell.knobs, server.flavor, server.version, where=where,
+                                          option_names=options or None)
+            for line in lines:
+                problems.add(line)
+            # Check what did translate too, so one absent knob hides nothing else.
+            partial[cell.key] = tr
+            if not lines:
+                translations[cell.key] = tr
+            for line in translate_for_option_list(tr, options, label=server.label, where=where):
+                problems.add(line)
+        _dry_runs(server, cells, partial, base, base_path, options, loc, source, problems)
+        _io_capacity(server, cells, partial, base, base_path, loc, problems, notes)
+
+    # -- host: allocator, huge pages, connections, disk, drivers ---------------------------------
+    _allocators(cells, partial, loc, problems)
+    _large_pages(cells, partial, base, base_path, options, loc, problems)
+    _connections(exp, cells, partial, base, options, loc, source, problems)
+    data = dataset_bytes(exp.dataset)
+    redo = _redo_bytes(cells, partial, base, server)
+    disk_needed = 2 * data + redo + DATADIR_OVERHEAD
+    disk_free = free_disk(work_dir)
+    if disk_free is not None and disk_needed > disk_free:
+        redo_cell = _redo_cell(cells, redo)
+        if redo_cell is not None and redo > disk_free - 2 * data:
+            problems.error(loc.where(redo_cell)("log_file_size"),
+                           f"{format_size(redo)} of redo does not fit: {work_dir} has"
+                           f" {human_size(disk_free)} free after a {human_size(2 * data)}"
+                           " dataset snapshot and working copy",
+                           "use a smaller log_file_size or set FLUSHBENCH_WORK to a bigger disk")
+        else:
+            problems.error(f"{source}: dataset",
+                           f"needs ~{human_size(disk_needed)} free in {work_dir} (snapshot +"
+                           f" working datadir + redo), only {human_size(disk_free)} free",
+                           "free space, lower the scale, or set FLUSHBENCH_WORK to a bigger disk")
+    _drivers(exp, source, problems)
+    if exp.pre_run.drop_caches and not os.access(DROP_CACHES, os.W_OK):
+        notes.append(f"pre_run.drop_caches: {DROP_CACHES} is not writable here; caches will"
+                     " not be dropped (the run logs a warning)")
+
+    if problems.lines:
+        n = len(problems.lines)
+        err = PreflightError(
+            f"{n} problem{'s' if n > 1 else ''} found before starting any server:\n  "
+            + "\n  ".join(problems.lines)
+        )
+        err.problems = problems.lines  # type: ignore[attr-defined]
+        raise err
+    assert server is not None  # no problems means the server resolved
+    for tr in translations.values():
+        for note in tr.notes:
+            if note not in notes:
+                notes.append(note)
+    return PreflightReport(
+        experiment=exp,
+        source=source,
+        cells=cells,
+        server=server,
+        base_config=base_path,
+        base_options=base,
+        options=options,
+        translations=translations,
+        dataset_bytes=data,
+        redo_bytes=redo,
+        disk_needed=disk_needed,
+        disk_free=disk_free,
+        notes=notes,
+        base_cnf_text=base_path.read_text(encoding="utf-8"),
+    )
+
+
+def _dry_runs(server: ResolvedServer, cells: list[Cell], translations: dict[str, Translation],
+              base: dict[str, str], base_path: Path, options: dict[str, str], loc: _Locator,
+              source: str, problems: _Problems) -> None:
+    """Let the binary parse each distinct option set; report complaints and silent changes."""
+    done: set[tuple[tuple[str, str], ...]] = set()
+    for cell in cells:
+        tr = translations.get(cell.key)
+        if tr is None:
+            continue
+        # large_pages is left out: without huge pages mysqld warns about the host, which the
+        # huge-page check reports with a fix. Unknown names were reported above.
+        combined = {
+            k: v for k, v in {**base, **tr.server_options}.items()
+            if k != "large_pages" and k in options and k not in MANAGED_VARIABLES
+        }
+        key = tuple(sorted(combined.items()))
+        if key in done:
+            continue
+        done.add(key)
+        result = dry_run(server, combined)
+        where = loc.where(cell)
+        mentioned: set[str] = set()
+        for message in result.messages:
+            mentioned.update(variables_in_message(message))
+            problems.error(
+                _server_where(message, tr, base, base_path, where, source),
+                f"{server.label} says: {message}",
+                f"use a value in the server's range (see `{server.mysqld.name} --verbose --help`)",
+            )
+        # Values the server changes without a word (rounding) would fail after start.
+        for name, wanted in tr.server_options.items():
+            got = result.values.get(name)
+            if name in mentioned or got is None or name == "large_pages":
+                continue
+            if _as_int(wanted) is not None and _as_int(got) is not None and not values_match(
+                str(_as_int(wanted)), got
+            ):
+                problems.error(where(tr.origin.get(name, name)),
+                               f"{server.label} would run with {name}={got}, not {wanted}",
+                               "use a value the server keeps as given")
+
+
+def _io_capacity(server: ResolvedServer, cells: list[Cell], translations: dict[str, Translation],
+                 base: dict[str, str], base_path: Path, loc: _Locator, problems: _Problems,
+                 notes: list[str]) -> None:
+    """io_capacity above io_capacity_max, wherever each of them was set."""
+    if knobs_mod.family(server.flavor, server.version) == "5.5":
+        return
+    for cell in cells:
+        tr = translations.get(cell.key)
+        if tr is None:
+            continue
+        opts = {**base, **tr.server_options}
+        io = _as_int(opts.get("innodb_io_capacity"))
+        mx = _as_int(opts.get("innodb_io_capacity_max"))
+        if io is None:
+            continue
+        if mx is None:
+            auto = max(2 * io, 2000)
+            note = (f"innodb_io_capacity_max not set: {server.label} uses max(2 × io_capacity,"
+                    f" 2000) = {auto} for io_capacity {io}")
+            if note not in notes:
+                notes.append(note)
+            continue
+        if io > mx:
+            origin = tr.origin.get("innodb_io_capacity")
+            where = loc.where(cell)(origin) if origin else f"{base_path}: innodb_io_capacity"
+            behaviour = ("MariaDB silently lowers innodb_io_capacity to innodb_io_capacity_max"
+                         " at start (a warning in the error log)" if server.flavor == "mariadb"
+                         else "MySQL refuses an io_capacity above io_capacity_max")
+            problems.error(where, f"io_capacity {io} exceeds io_capacity_max {mx} on"
+                           f" {server.label}: {behaviour}",
+                           "raise io_capacity_max (knob or variables.innodb_io_capacity_max) or"
+                           " lower io_capacity")
+
+
+def _allocators(cells: list[Cell], translations: dict[str, Translation], loc: _Locator,
+                problems: _Problems) -> None:
+    for cell in cells:
+        tr = translations.get(cell.key)
+        lib = tr.allocator if tr is not None else knobs_mod.allocator_library(
+            cell.knobs.get("allocator"))
+        if lib is None or Path(lib).exists():
+            continue
+        name = cell.knobs.get("allocator", "")
+        dirs = ", ".join(str(d) for d in knobs_mod.ALLOCATOR_LIB_DIRS)
+        problems.error(loc.where(cell)("allocator"),
+                       f"allocator {name}: {Path(lib).name} not found in {dirs}",
+                       f"apt-get install {knobs_mod.ALLOCATOR_PACKAGES.get(name, name)}")
+
+
+def _large_pages(cells: list[Cell], translations: dict[str, Translation], base: dict[str, str],
+                 base_path: Path, options: dict[str, str], loc: _Locator,
+                 problems: _Problems) -> None:
+    mem = None
+    for cell in cells:
+        tr = translations.get(cell.key)
+        if tr is None:
+            continue
+        opts = {**base, **tr.server_options}
+        if not _is_on(opts.get("large_pages")) or "large_pages" not in opts:
+            continue
+        mem = mem if mem is not None else read_meminfo()
+        pool = _as_int(opts.get("innodb_buffer_pool_size")) or _as_int(
+            options.get("innodb_buffer_pool_size")) or 128 * 1024**2
+        page = mem.get("Hugepagesize", 2048) * 1024
+        free_pages = mem.get("HugePages_Free", 0)
+        need_pages = math.ceil(pool * LARGE_PAGES_MARGIN / page)
+        if free_pages >= need_pages:
+            continue
+        target = mem.get("HugePages_Total", 0) - free_pages + need_pages
+        where = (loc.where(cell)("large_pages") if "large_pages" in tr.origin
+                 else f"{base_path}: large_pages")
+        problems.error(where,
+                       f"large_pages needs {need_pages} huge pages of {format_size(page)} for a"
+                       f" {format_size(pool)} buffer pool, {free_pages} free"
+                       f" (HugePages_Free × Hugepagesize = {human_size(free_pages * page)})",
+                       f"run `sysctl -w vm.nr_hugepages={target}` as root before the run")
+
+
+def _connections(exp: Experiment, cells: list[Cell], translations: dict[str, Translation],
+                 base: dict[str, str], options: dict[str, str], loc: _Locator, source: str,
+                 problems: _Problems) -> None:
+    for cell in cells:
+        tr = translations.get(cell.key)
+        if tr is None:
+            continue
+        conns = tr.connections or exp.workload.connections
+        opts = {**base, **tr.server_options}
+        limit = _as_int(opts.get("max_connections")) or _as_int(options.get("max_connections"))
+        if limit is None or conns + OWN_CONNECTIONS <= limit:
+            continue
+        where = (loc.where(cell)("connections") if tr.connections is not None
+                 else f"{source}: workload.connections")
+        problems.error(where,
+                       f"{conns} connections + {OWN_CONNECTIONS} of flushbench's exceed"
+                       f" max_connections {limit}",
+                       f"set variables.max_connections: {conns + OWN_CONNECTIONS + 8} (fixed) or"
+                       " raise it in the base config")
+
+
+def _redo_bytes(cells: list[Cell], translations: dict[str, Translation], base: dict[str, str],
+                server: ResolvedServer | None) -> int:
+    """The largest total redo of any cell (base config when no knob sets it)."""
+    best = 0
+    for cell in cells:
+        tr = translations.get(cell.key)
+        opts = {**base, **(tr.server_options if tr else {})}
+        if "innodb_redo_log_capacity" in opts:
+            total = _as_int(opts["innodb_redo_log_capacity"]) or 0
+        else:
+            size = _as_int(opts.get("innodb_log_file_size")) or 96 * 1024**2
+            files = _as_int(opts.get("innodb_log_files_in_group"))
+            if files is None:
+                files = 1 if server is None or server.flavor == "mariadb" else 2
+            total = size * files
+        best = max(best, total)
+    return best
+
+
+def _redo_cell(cells: list[Cell], redo: int) -> Cell | None:
+    """The cell whose log_file_size knob sets the largest redo (None: the base config does)."""
+    for cell in cells:
+        value = cell.knobs.get("log_file_size")
+        if value is not None and value == redo:
+            return cell
+    return None
+
+
+def _binary(name: str, binaries: dict[str, str]) -> str | None:
+    if name in binaries:
+        path = Path(binaries[name]).expanduser()
+        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    return shutil.which(name)
+
+
+def _drivers(exp: Experiment, source: str, problems: _Problems) -> None:
+    binaries = exp.workload.binaries
+    for key in binaries:
+        if key not in _KNOWN_BINARIES:
+            close = difflib.get_close_matches(key, _KNOWN_BINARIES, n=1, cutoff=0.6)
+            problems.error(f"{source}: workload.binaries.{key}", "unknown driver binary name",
+                           f"did you mean '{close[0]}'?" if close else
+                           "use one of " + ", ".join(_KNOWN_BINARIES))
+    uses_builtin = exp.workload.driver == "tpcc" or exp.dataset.effective_loader == "tpcc"
+    if uses_builtin:
+        tpcc = Path(binaries["tpcc"]).expanduser() if "tpcc" in binaries else paths.tpcc_binary()
+        if not (tpcc.is_file() and os.access(tpcc, os.X_OK)):
+            field_name = "workload.driver" if exp.workload.driver == "tpcc" else "dataset.loader"
+            problems.error(f"{source}: {field_name}",
+                           f"the built-in TPC-C driver {tpcc} is not built",
+                           "run `make setup` (or `cd tpcc && go build -o bin/tpcc ./cmd/tpcc`)")
+    wanted: list[tuple[str, str]] = []
+    wanted += [(b, "workload.driver") for b in _DRIVER_BINARIES.get(exp.workload.driver, ())]
+    loader = exp.dataset.effective_loader
+    wanted += [(b, "dataset.loader") for b in _LOADER_BINARIES.get(loader, ())]
+    seen = set()
+    for name, field_name in wanted:
+        if name in seen:
+            continue
+        seen.add(name)
+        if _binary(name, binaries) is None:
+            fix = ("apt-get install sysbench" if name == "sysbench" else
+                   f"build tpcc-mysql and put {name} on PATH or set workload.binaries.{name}")
+            problems.error(f"{source}: {field_name}", f"{name} not found"
+                           + (f" at {binaries[name]}" if name in binaries else " on PATH"), fix)
+
+
+def validate_file(path: str | Path, *, work_dir: Path | None = None) -> PreflightReport:
+    """Load, expand and preflight one experiment file (what ``flushbench validate`` does)."""
+    exp = load_experiment(path)
+    cells = expand(exp, str(path))
+    return preflight(exp, str(path), cells, work_dir=work_dir)
+

@@ -143,7 +143,7 @@ def execute_run(
         shutil.rmtree(run_dir)  # a previous attempt's leftovers: the store kept its evidence
     run_dir.mkdir(parents=True)
     rec.set_run_fields(run_dir=str(run_dir))
-    layout = SandboxLayout(run_dir)
+    layout = SandboxLayout(run_dir).create()
     sandbox: MysqldSandbox | None = None
     try:
         reporter.phase("restoring datadir")
@@ -193,6 +193,8 @@ def execute_run(
         queue.finish(db, run_id, "failed", exc.render())
         reporter.run_finished(run_id, "failed", exc.render())
         return "failed"
+    finally:
+        layout.cleanup()
 
 
 def _evidence(exc: FlushbenchError, sandbox: MysqldSandbox | None) -> str:

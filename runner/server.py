@@ -1,0 +1,838 @@
+"""The mysqld sandbox: layout, my.cnf, datadir initialization, start/verify/stop.
+
+One sandbox is one mysqld with its own datadir, unix socket, pid file, error log and tmpdir,
+started from a generated ``my.cnf`` (``--defaults-file``, so no global option file leaks in).
+The process is started through :func:`runner.proc.child`, so it lives in its own process group
+and is always reaped, whatever happens to flushbench.
+
+This module only needs a small description of the server binary (:class:`ServerBinary`); the
+server profiles (``runner.profiles.ResolvedServer``) satisfy it by duck typing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import pymysql
+
+from flushbench.errors import ConfigError, PreflightError, ServerError
+from flushbench.units import parse_size
+from runner.connection import ConnectionInfo
+from runner.proc import child
+
+#: sun_path holds 108 bytes including the terminating NUL.
+MAX_SOCKET_PATH = 107
+
+#: Options the sandbox owns; a knob translation must not override them.
+RESERVED_OPTIONS = frozenset(
+    {
+        "datadir",
+        "socket",
+        "pid_file",
+        "log_error",
+        "tmpdir",
+        "port",
+        "skip_networking",
+        "user",
+        "bind_address",
+        "basedir",
+    }
+)
+
+_NAME_RE = re.compile(r"^[a-z0-9_-]+$")
+# Values end up in a config file: no line breaks (new option), quotes or backslashes (the
+# option-file parser unquotes and unescapes), and no '#'/';' (comment starts).
+_BAD_VALUE_RE = re.compile(r"[\r\n\x00-\x1f\x7f\"'\\#;]")
+
+
+@runtime_checkable
+class ServerBinary(Protocol):
+    """What the sandbox needs to know about a server build (``ResolvedServer`` satisfies it)."""
+
+    flavor: str  # 'mariadb' | 'mysql' | 'percona'
+    mysqld: Path
+    install_db: Path | None
+    basedir: Path | None
+    version: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    """A plain :class:`ServerBinary`, e.g. the distribution's MariaDB (tests, bench scripts)."""
+
+    flavor: str
+    mysqld: Path
+    install_db: Path | None = None
+    basedir: Path | None = None
+    version: tuple[int, int, int] = (0, 0, 0)
+    version_string: str = ""
+
+    @classmethod
+    def probe(
+        cls, mysqld: Path, install_db: Path | None = None, basedir: Path | None = None
+    ) -> LocalServer:
+        """Describe ``mysqld`` from its ``--version`` output (no server is started).
+
+        Raises
+        ------
+        PreflightError
+            If the binary is missing or its version line cannot be read.
+        """
+        mysqld = Path(mysqld)
+        if not mysqld.is_file():
+            raise PreflightError("mysqld binary not found", str(mysqld), "install the server")
+        out = subprocess.run(
+            [str(mysqld), "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+        match = re.search(r"Ver\s+((\d+)\.(\d+)\.(\d+)\S*)", out.stdout)
+        if not match:
+            raise PreflightError(
+                f"cannot read the version from '{out.stdout.strip()}'",
+                str(mysqld),
+                "check that this is a mysqld/mariadbd binary",
+            )
+        vstring = match.group(1)
+        lowered = out.stdout.lower()
+        flavor = (
+            "mariadb" if "mariadb" in lowered else "percona" if "percona" in lowered else "mysql"
+        )
+        return cls(
+            flavor=flavor,
+            mysqld=mysqld,
+            install_db=install_db,
+            basedir=basedir,
+            version=(int(match.group(2)), int(match.group(3)), int(match.group(4))),
+            version_string=vstring,
+        )
+
+
+class SandboxLayout:
+    """Where one sandbox keeps its files.
+
+    Parameters
+    ----------
+    run_dir:
+        Directory holding ``my.cnf``, ``mysqld.err``, ``mysqld.pid``, ``tmp/`` and, unless
+        ``datadir`` is given, ``data/``.
+    datadir:
+        Datadir outside ``run_dir`` (e.g. a restored snapshot).
+
+    Notes
+    -----
+    A unix socket path may hold at most 107 bytes. When ``run_dir/mysqld.sock`` is longer, the
+    socket goes to a short private directory under ``/tmp``; :attr:`socket_is_temp` records it
+    and :meth:`cleanup` removes it.
+    """
+
+    def __init__(self, run_dir: Path, datadir: Path | None = None) -> None:
+        self.run_dir = Path(run_dir).absolute()
+        self.datadir = Path(datadir).absolute() if datadir is not None else self.run_dir / "data"
+        self.cnf = self.run_dir / "my.cnf"
+        self.pid_file = self.run_dir / "mysqld.pid"
+        self.error_log = self.run_dir / "mysqld.err"
+        self.console_log = self.run_dir / "mysqld.console"
+        self.tmpdir = self.run_dir / "tmp"
+        socket = self.run_dir / "mysqld.sock"
+        self.socket_is_temp = len(os.fsencode(socket)) > MAX_SOCKET_PATH
+        if self.socket_is_temp:
+            self.socket = Path(tempfile.mkdtemp(prefix="fb-", dir="/tmp")) / "mysqld.sock"
+        else:
+            self.socket = socket
+
+    def create(self) -> SandboxLayout:
+        """Create ``run_dir`` and ``tmpdir`` (the datadir is made by initialization/restore)."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.tmpdir.mkdir(exist_ok=True)
+        return self
+
+    def cleanup(self) -> None:
+        """Remove the short socket directory, if one was made."""
+        if self.socket_is_temp:
+            shutil.rmtree(self.socket.parent, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        return f"SandboxLayout(run_dir={str(self.run_dir)!r}, socket={str(self.socket)!r})"
+
+
+def _norm_name(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
+
+def check_option(name: str, value: str, where: str = "my.cnf") -> None:
+    """Raise :class:`ConfigError` unless ``name = value`` is safe to write into an option file."""
+    if not _NAME_RE.match(name):
+        raise ConfigError(
+            f"option name {name!r} may only contain a-z, 0-9, '_' and '-'",
+            where,
+            "use the server variable's lowercase name",
+        )
+    if not isinstance(value, str):
+        raise ConfigError(f"option {name}: value {value!r} is not a string", where)
+    if _BAD_VALUE_RE.search(value) or value != value.strip():
+        raise ConfigError(
+            f"option {name}: value {value!r} contains a newline, quote, backslash, '#', ';' "
+            "or surrounding spaces",
+            where,
+            "pass a plain value such as 128M, ON or O_DIRECT",
+        )
+
+
+def write_mycnf(
+    path: Path,
+    base_cnf_text: str,
+    server_options: Mapping[str, str],
+    layout: SandboxLayout,
+    port: int | None = None,
+) -> Path:
+    """Write the sandbox's option file: the base template, then a ``[mysqld]`` section.
+
+    The generated section comes last, so its values win over the template's. It holds the
+    sandbox paths, ``port``/``bind-address`` (or ``skip-networking`` when ``port`` is None),
+    ``user=root`` when running as root, and the translated ``server_options`` (an empty value
+    writes a bare flag such as ``skip-name-resolve``).
+
+    Raises
+    ------
+    ConfigError
+        If an option name or value is unsafe for an option file, or an option tries to set
+        a path the sandbox owns (datadir, socket...).
+    """
+    where = str(path)
+    seen: set[str] = set()
+    for name, value in server_options.items():
+        check_option(name, value, where)
+        norm = _norm_name(name)
+        if norm in RESERVED_OPTIONS:
+            raise ConfigError(
+                f"option {name} is set by the sandbox itself",
+                where,
+                "remove it from the knobs/variables",
+            )
+        if norm in seen:
+            raise ConfigError(f"option {name} is given twice (as '-' and '_' spellings)", where)
+        seen.add(norm)
+    own: dict[str, str] = {
+        "datadir": str(layout.datadir),
+        "socket": str(layout.socket),
+        "pid-file": str(layout.pid_file),
+        "log-error": str(layout.error_log),
+        "tmpdir": str(layout.tmpdir),
+    }
+    if port is None:
+        own["skip-networking"] = ""
+    else:
+        if not 0 < int(port) < 65536:
+            raise ConfigError(f"port {port} is out of range", where)
+        own["port"] = str(int(port))
+        own["bind-address"] = "127.0.0.1"
+    if os.geteuid() == 0:
+        own["user"] = "root"
+    for name, value in own.items():
+        # Paths come from the run directory: a '#' or newline there would corrupt the file.
+        check_option(name, value, where)
+
+    lines = [base_cnf_text.rstrip("\n"), "", "# --- generated by flushbench ---", "[mysqld]"]
+    for name, value in [*own.items(), *server_options.items()]:
+        lines.append(f"{name}={value}" if value != "" else name)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("\n".join(lines).lstrip("\n") + "\n")
+    tmp.replace(path)
+    return path
+
+
+def _tail(text: str, lines: int) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+_INSTALL_HELP_CACHE: dict[Path, str] = {}
+
+
+def _install_db_help(install_db: Path) -> str:
+    if install_db not in _INSTALL_HELP_CACHE:
+        out = subprocess.run(
+            [str(install_db), "--help"], capture_output=True, text=True, timeout=60, check=False
+        )
+        _INSTALL_HELP_CACHE[install_db] = out.stdout + out.stderr
+    return _INSTALL_HELP_CACHE[install_db]
+
+
+def _install_argv(
+    server: ServerBinary, layout: SandboxLayout, options: Mapping[str, str]
+) -> list[str]:
+    root = os.geteuid() == 0
+    extra = [f"--{k}={v}" if v != "" else f"--{k}" for k, v in options.items()]
+    flavor = server.flavor.lower()
+    if flavor in ("mysql", "percona") and tuple(server.version) >= (5, 7, 0):
+        argv = [
+            str(server.mysqld),
+            "--no-defaults",
+            "--initialize-insecure",
+            f"--datadir={layout.datadir}",
+        ]
+        if server.basedir:
+            argv.append(f"--basedir={server.basedir}")
+        if root:
+            argv.append("--user=root")
+        return argv + extra
+    # MariaDB, and MySQL/Percona 5.5/5.6: the install script.
+    install_db = server.install_db
+    if install_db is None and server.basedir is not None:
+        for cand in (
+            "scripts/mariadb-install-db",
+            "scripts/mysql_install_db",
+            "bin/mariadb-install-db",
+            "bin/mysql_install_db",
+        ):
+            if (Path(server.basedir) / cand).is_file():
+                install_db = Path(server.basedir) / cand
+                break
+    if install_db is None or not Path(install_db).is_file():
+        raise PreflightError(
+            "no datadir install script for this server",
+            str(install_db or server.mysqld),
+            "set install_db in the server profile (mariadb-install-db / mysql_install_db)",
+        )
+    install_db = Path(install_db)
+    help_text = _install_db_help(install_db)
+    argv = [str(install_db), "--no-defaults", f"--datadir={layout.datadir}"]
+    if server.basedir:
+        argv.append(f"--basedir={server.basedir}")
+    # Flags appeared over versions (auth method: MariaDB 10.4, skip-test-db: 10.5): pass the
+    # ones this script documents.
+    if "--auth-root-authentication-method" in help_text:
+        argv.append("--auth-root-authentication-method=normal")
+    if "--skip-test-db" in help_text:
+        argv.append("--skip-test-db")
+    if root:
+        argv.append("--user=root")
+    return argv + extra
+
+
+def initialize_datadir(
+    server: ServerBinary,
+    layout: SandboxLayout,
+    timeout: float = 300.0,
+    options: Mapping[str, str] | None = None,
+) -> None:
+    """Create the system tables in an empty ``layout.datadir``.
+
+    MariaDB uses ``mariadb-install-db`` (root without password, no test database); MySQL and
+    Percona 5.7+ use ``mysqld --initialize-insecure``; 5.5/5.6 use ``scripts/mysql_install_db``.
+
+    Parameters
+    ----------
+    options:
+        Server options that must be fixed at creation, e.g. ``innodb_page_size``.
+
+    Raises
+    ------
+    ServerError
+        If the datadir is not empty, or the tool fails or times out (with its output's tail).
+    """
+    options = dict(options or {})
+    for name, value in options.items():
+        check_option(name, value, "initialize options")
+    datadir = layout.datadir
+    if datadir.exists() and any(datadir.iterdir()):
+        raise ServerError(
+            "datadir to initialize is not empty", str(datadir), "use a new run directory"
+        )
+    layout.create()
+    if not (server.flavor.lower() in ("mysql", "percona") and tuple(server.version) >= (5, 7)):
+        datadir.mkdir(parents=True, exist_ok=True)  # 5.7+ --initialize wants to create it
+    argv = _install_argv(server, layout, options)
+    log = layout.run_dir / "initialize.log"
+    started = time.monotonic()
+    with child(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "TMPDIR": str(layout.tmpdir)},
+    ) as proc:
+        try:
+            output, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            output = ""
+            code: int | None = None
+        else:
+            code = proc.returncode
+    log.write_text(output or "")
+    if code is None:
+        raise ServerError(
+            f"datadir initialization did not finish in {timeout:.0f} s",
+            " ".join(argv),
+            f"see {log}",
+        )
+    if code != 0:
+        raise ServerError(
+            f"datadir initialization failed (exit code {code}) after "
+            f"{time.monotonic() - started:.1f} s:\n{_tail(output, 25)}",
+            " ".join(argv),
+            f"see {log}",
+        )
+
+
+# --- value comparison -------------------------------------------------------------------
+
+_HUGE_FAIL_RE = re.compile(
+    r"(couldn't|failed to|unable to) allocate|hugetlb|large page|conventional memory", re.I
+)
+_SHUTDOWN_RE = re.compile(r"Shutdown complete(?!d)")
+_BOOL = {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}
+
+
+def _as_number(text: str) -> Decimal | None:
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        pass
+    if re.fullmatch(r"\d+(\.\d+)?\s*[kmgtpe]b?", text, flags=re.IGNORECASE):
+        try:
+            return Decimal(parse_size(text))
+        except ValueError:
+            return None
+    return None
+
+
+def values_equal(expected: str, actual: str) -> bool:
+    """Compare a requested value with ``SHOW GLOBAL VARIABLES`` output the way the server means it.
+
+    Case-insensitive; ``ON``/``OFF`` equal ``1``/``0``; numbers compare numerically
+    (``60`` == ``60.000000``); sizes compare as bytes (``128M`` == ``134217728``).
+    """
+    e, a = str(expected).strip().lower(), str(actual).strip().lower()
+    if e == a:
+        return True
+    e, a = _BOOL.get(e, e), _BOOL.get(a, a)
+    if e == a:
+        return True
+    en, an = _as_number(e), _as_number(a)
+    if en is not None and an is not None:
+        return en == an
+    return False
+
+
+@dataclass(frozen=True)
+class StopResult:
+    """How a sandbox stopped: exit code, whether the shutdown was clean, how long it took."""
+
+    exit_code: int | None
+    clean: bool
+    seconds: float
+    killed: bool
+
+
+@dataclass
+class MysqldSandbox:
+    """One mysqld process on one datadir, used as a context manager.
+
+    Parameters
+    ----------
+    server:
+        The server build (:class:`ServerBinary`).
+    layout:
+        The sandbox's paths; ``layout.cnf`` must have been written (:func:`write_mycnf`).
+    allocator:
+        Library to ``LD_PRELOAD`` into mysqld (jemalloc, tcmalloc), or None for glibc malloc.
+    env:
+        Extra environment for mysqld.
+
+    Notes
+    -----
+    Leaving the ``with`` block normally stops mysqld cleanly; leaving it on an exception
+    kills it (SIGKILL). Either way the process is reaped.
+    """
+
+    server: ServerBinary
+    layout: SandboxLayout
+    allocator: Path | str | None = None
+    env: Mapping[str, str] | None = None
+    proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
+    stop_result: StopResult | None = field(default=None, init=False)
+    _stack: contextlib.ExitStack | None = field(default=None, init=False, repr=False)
+    _admin: Any = field(default=None, init=False, repr=False)
+    _log_offset: int = field(default=0, init=False, repr=False)
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def __enter__(self) -> MysqldSandbox:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self.proc is None:
+            return
+        if exc_type is not None:
+            self.kill()
+        elif self.alive():
+            self.stop()
+        self._release()
+
+    def start(self, timeout: float = 120.0) -> MysqldSandbox:
+        """Launch mysqld and wait until it accepts connections on the socket.
+
+        Raises
+        ------
+        ServerError
+            If mysqld exits during start-up (exit code and error-log tail in the message), or
+            does not accept connections within ``timeout`` seconds (it is then killed).
+        PreflightError
+            If the allocator library does not exist.
+        """
+        if self.proc is not None and self.alive():
+            raise ServerError("sandbox already running", str(self.layout.run_dir))
+        self._release()
+        self.stop_result = None
+        if not self.layout.cnf.is_file():
+            raise ServerError("my.cnf not written", str(self.layout.cnf), "call write_mycnf first")
+        self.layout.create()
+        env = dict(os.environ)
+        env.update(self.env or {})
+        if self.allocator:
+            lib = Path(self.allocator)
+            if not lib.is_file():
+                raise PreflightError(
+                    "allocator library not found",
+                    str(lib),
+                    "install it (libjemalloc2 / libtcmalloc-minimal4) or fix the path",
+                )
+            env["LD_PRELOAD"] = str(lib)
+        else:
+            env.pop("LD_PRELOAD", None)
+        self._log_offset = (
+            self.layout.error_log.stat().st_size if self.layout.error_log.exists() else 0
+        )
+        argv = [str(self.server.mysqld), f"--defaults-file={self.layout.cnf}"]
+        if self.server.basedir:
+            argv.append(f"--basedir={self.server.basedir}")
+        self._stack = contextlib.ExitStack()
+        self.proc = self._stack.enter_context(
+            child(
+                argv,
+                env=env,
+                stdout_path=self.layout.console_log,
+                stderr_path=self.layout.console_log,
+                grace_s=30.0,
+            )
+        )
+        try:
+            self._wait_ready(timeout)
+        except BaseException:
+            # Whatever stopped the wait (error, Ctrl-C), no half-started mysqld survives it.
+            self.kill()
+            self._release()
+            raise
+        return self
+
+    def _wait_ready(self, timeout: float) -> None:
+        assert self.proc is not None
+        deadline = time.monotonic() + timeout
+        last_err: Exception | None = None
+        while True:
+            code = self.proc.poll()
+            if code is not None:
+                raise ServerError(
+                    f"mysqld exited with code {code} during start-up:\n{self.error_log_tail()}",
+                    str(self.layout.error_log),
+                    "fix the option the error log names",
+                )
+            if self.layout.socket.exists():
+                try:
+                    self._admin = self.connect(connect_timeout=5)
+                    return
+                except pymysql.MySQLError as exc:
+                    last_err = exc  # socket file exists before the server accepts logins
+            if time.monotonic() > deadline:
+                raise ServerError(
+                    f"mysqld did not accept connections within {timeout:.0f} s "
+                    f"(last error: {last_err}); it was killed:\n{self.error_log_tail()}",
+                    str(self.layout.error_log),
+                    "raise the start timeout or check the error log",
+                )
+            time.sleep(0.1)
+
+    def stop(self, timeout: float = 120.0, slow: bool = False) -> StopResult:
+        """Shut mysqld down cleanly, SIGKILL it after ``timeout`` seconds.
+
+        Parameters
+        ----------
+        slow:
+            Set ``innodb_fast_shutdown=0`` first (full purge and change-buffer merge), so a
+            datadir snapshot carries no background work into the runs restored from it.
+
+        Returns
+        -------
+        StopResult
+            ``clean`` is true when mysqld exited 0 and the error log says "Shutdown complete".
+        """
+        if self.proc is None:
+            raise ServerError("sandbox was never started", str(self.layout.run_dir))
+        started = time.monotonic()
+        if self.proc.poll() is None:
+            sent = False
+            try:
+                conn = self._admin_conn()
+                with conn.cursor() as cur:
+                    if slow:
+                        cur.execute("SET GLOBAL innodb_fast_shutdown = 0")
+                    cur.execute("SHUTDOWN")
+                sent = True
+            except pymysql.MySQLError:
+                sent = False  # old servers have no SHUTDOWN statement: SIGTERM is equivalent
+            finally:
+                self._close_admin()
+            if not sent:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.proc.pid, signal.SIGTERM)
+        killed = False
+        try:
+            self.proc.wait(timeout=max(0.0, timeout - (time.monotonic() - started)))
+        except subprocess.TimeoutExpired:
+            killed = True
+            self.kill()
+        code = self.proc.returncode
+        # "Shutdown complete" is the server's last word; InnoDB's "Shutdown completed;" is not.
+        clean = (not killed) and code == 0 and bool(_SHUTDOWN_RE.search(self._log_since_start()))
+        self.stop_result = StopResult(code, clean, time.monotonic() - started, killed)
+        self._release()
+        return self.stop_result
+
+    def kill(self) -> int | None:
+        """SIGKILL mysqld's process group and reap it; return the exit code."""
+        if self.proc is None:
+            return None
+        self._close_admin()
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=60)
+        return self.proc.returncode
+
+    def _release(self) -> None:
+        self._close_admin()
+        if self._stack is not None:
+            stack, self._stack = self._stack, None
+            stack.close()
+
+    # --- state ------------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        """mysqld's process id (the process itself: it is started directly, not via a shell)."""
+        return self.proc.pid if self.proc is not None else None
+
+    @property
+    def exit_code(self) -> int | None:
+        """Exit code once mysqld has ended (negative: killed by that signal), else None."""
+        return self.proc.poll() if self.proc is not None else None
+
+    def alive(self) -> bool:
+        """True while the mysqld process is running."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def _log_since_start(self) -> str:
+        try:
+            with open(self.layout.error_log, "rb") as f:
+                f.seek(self._log_offset)
+                return f.read().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
+
+    def error_log_tail(self, lines: int = 40) -> str:
+        """The last ``lines`` lines this start wrote to the error log (and to stderr)."""
+        text = self._log_since_start()
+        with contextlib.suppress(FileNotFoundError):
+            console = self.layout.console_log.read_text(errors="replace").strip()
+            if console:
+                text = console[-4000:] + "\n" + text
+        return _tail(text, lines) or "(error log is empty)"
+
+    # --- SQL ------------------------------------------------------------------------------
+
+    def connection_info(self, database: str | None = None) -> ConnectionInfo:
+        """How clients reach this sandbox (unix socket, root, no password)."""
+        return ConnectionInfo(socket=self.layout.socket, user="root", database=database)
+
+    def connect(self, database: str | None = None, connect_timeout: float = 10) -> Any:
+        """A new pymysql connection (autocommit) over the socket as root."""
+        return pymysql.connect(
+            **self.connection_info(database).pymysql_kwargs(),
+            autocommit=True,
+            connect_timeout=connect_timeout,
+        )
+
+    def _admin_conn(self) -> Any:
+        if self._admin is not None:
+            try:
+                self._admin.ping()
+            except pymysql.MySQLError:
+                self._close_admin()  # the server restarted or dropped us: open a new one
+        if self._admin is None:
+            self._admin = self.connect()
+        return self._admin
+
+    def _close_admin(self) -> None:
+        if self._admin is not None:
+            with contextlib.suppress(Exception):
+                self._admin.close()
+            self._admin = None
+
+    def _pairs(self, sql: str) -> dict[str, str]:
+        if not self.alive():
+            raise ServerError(
+                f"mysqld is not running (exit code {self.exit_code})", str(self.layout.error_log)
+            )
+        with self._admin_conn().cursor() as cur:
+            cur.execute(sql)
+            return {str(k).lower(): "" if v is None else str(v) for k, v in cur.fetchall()}
+
+    def global_variables(self) -> dict[str, str]:
+        """``SHOW GLOBAL VARIABLES`` as ``{lowercase name: value}``."""
+        return self._pairs("SHOW GLOBAL VARIABLES")
+
+    def global_status(self) -> dict[str, str]:
+        """``SHOW GLOBAL STATUS`` as ``{lowercase name: value}``."""
+        return self._pairs("SHOW GLOBAL STATUS")
+
+    def verify_applied(self, expected: Mapping[str, str]) -> None:
+        """Check that the server runs with every requested value.
+
+        Raises
+        ------
+        ServerError
+            Listing each variable that is absent or whose value differs (see
+            :func:`values_equal` for what counts as equal).
+        """
+        actual = self.global_variables()
+        problems = []
+        for name, want in expected.items():
+            key = _norm_name(name)
+            if key not in actual:
+                problems.append(f"{key}: expected {want}, the server has no such variable")
+            elif not values_equal(str(want), actual[key]):
+                problems.append(f"{key}: expected {want}, server has {actual[key]}")
+        if problems:
+            raise ServerError(
+                "requested values did not apply: " + "; ".join(problems),
+                str(self.layout.cnf),
+                "the server adjusted or ignored them; check its range/limits and the error log",
+            )
+
+    # --- process facts --------------------------------------------------------------------
+
+    def mapped_libraries(self) -> list[str]:
+        """Shared objects mapped into mysqld, from ``/proc/PID/maps`` (sorted, unique)."""
+        if not self.alive():
+            raise ServerError("mysqld is not running", str(self.layout.run_dir))
+        libs: set[str] = set()
+        with open(f"/proc/{self.pid}/maps") as f:
+            for line in f:
+                parts = line.split(maxsplit=5)
+                if len(parts) == 6 and ".so" in parts[5]:
+                    libs.add(parts[5].strip().removesuffix(" (deleted)"))
+        return sorted(libs)
+
+    def hugetlb_bytes(self) -> int:
+        """Bytes of huge pages mysqld holds (``HugetlbPages`` in ``/proc/PID/status``)."""
+        if not self.alive():
+            raise ServerError("mysqld is not running", str(self.layout.run_dir))
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith("HugetlbPages:"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+    def verify_large_pages(self) -> None:
+        """Raise :class:`ServerError` unless mysqld really holds huge pages.
+
+        ``large_pages=ON`` alone proves nothing: when ``vm.nr_hugepages`` is too small,
+        MariaDB and MySQL log a warning and continue with normal pages.
+        """
+        if self.hugetlb_bytes() > 0:
+            return
+        hits = [ln for ln in self._log_since_start().splitlines() if _HUGE_FAIL_RE.search(ln)]
+        raise ServerError(
+            "large_pages is requested but mysqld holds no huge pages:\n"
+            + ("\n".join(hits[-10:]) if hits else self.error_log_tail(20)),
+            str(self.layout.error_log),
+            "reserve enough huge pages first (sysctl vm.nr_hugepages=N; 2 MiB each) "
+            "and allow the mysqld user to use them",
+        )
+
+    def verify_allocator(self, lib_path: Path | str) -> None:
+        """Raise :class:`ServerError` unless ``lib_path`` is mapped into mysqld."""
+        want = os.path.realpath(lib_path)
+        mapped = self.mapped_libraries()
+        if not any(os.path.realpath(m) == want for m in mapped):
+            raise ServerError(
+                f"allocator {lib_path} is not mapped into mysqld (pid {self.pid}); "
+                f"mapped: {', '.join(Path(m).name for m in mapped)}",
+                str(self.layout.console_log),
+                "check LD_PRELOAD and the console log",
+            )
+
+
+def drain_dirty_pages(conn: Any, below: int = 100, timeout: float = 300.0) -> float:
+    """Flush the buffer pool until fewer than ``below`` pages are dirty (tpcc-mysql style).
+
+    Sets ``innodb_max_dirty_pages_pct`` (and ``innodb_max_dirty_pages_pct_lwm`` where it
+    exists) to 0, polls ``Innodb_buffer_pool_pages_dirty``, then restores the original values
+    whatever happens.
+
+    Returns
+    -------
+    float
+        Seconds taken.
+
+    Raises
+    ------
+    ServerError
+        If the dirty pages do not drop below ``below`` within ``timeout`` seconds.
+    """
+    started = time.monotonic()
+
+    def dirty() -> int:
+        with conn.cursor() as cur:
+            cur.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")
+            row = cur.fetchone()
+        return int(row[1])
+
+    with conn.cursor() as cur:
+        cur.execute("SHOW GLOBAL VARIABLES LIKE 'innodb_max_dirty_pages_pct%'")
+        original = {str(k).lower(): str(v) for k, v in cur.fetchall()}
+    # lwm first: MySQL warns/adjusts when the lwm would exceed the limit.
+    order = [
+        n for n in ("innodb_max_dirty_pages_pct_lwm", "innodb_max_dirty_pages_pct") if n in original
+    ]
+    try:
+        with conn.cursor() as cur:
+            for name in order:
+                cur.execute(f"SET GLOBAL {name} = 0")
+        n = dirty()
+        while n >= below:
+            if time.monotonic() - started > timeout:
+                raise ServerError(
+                    f"{n} dirty pages remain after {timeout:.0f} s (wanted < {below})",
+                    "drain_dirty_pages",
+                    "raise the timeout or io_capacity",
+                )
+            time.sleep(0.2)
+            n = dirty()
+    finally:
+        with conn.cursor() as cur:
+            for name in reversed(order):
+                cur.execute(f"SET GLOBAL {name} = %s", (Decimal(original[name]),))
+    return time.monotonic() - started

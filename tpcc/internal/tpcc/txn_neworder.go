@@ -41,9 +41,11 @@ func init() {
 	for n := 1; n <= maxOrderLines; n++ {
 		qItems[n] = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN " + inList(n)
 		// ELT picks s_dist_<d_id> server-side: one statement per line count
-		// instead of one per (line count, district).
+		// instead of one per (line count, district). FORCE INDEX: with long
+		// IN lists MariaDB 10.11 otherwise may choose to scan the whole
+		// s_w_id range (100k rows) or go through the s_i_id index.
 		qStock[n] = "SELECT s_i_id, s_quantity, s_data, ELT(?, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, " +
-			"s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10) FROM stock WHERE s_w_id = ? AND s_i_id IN " + inList(n) + " FOR UPDATE"
+			"s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10) FROM stock FORCE INDEX (PRIMARY) WHERE s_w_id = ? AND s_i_id IN " + inList(n) + " FOR UPDATE"
 		q := "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES "
 		for i := 0; i < n; i++ {
 			if i > 0 {

@@ -1,0 +1,514 @@
+package tpcc
+
+// Integration tests against a real MariaDB started in a sandbox. They run the
+// CLI as a subprocess (this test binary re-executed with TPCC_TEST_MAIN=1) so
+// exit codes, stdout/stderr separation and signals are tested for real.
+//
+// If mariadbd is not installed the tests skip, unless FLUSHBENCH_REQUIRE_MYSQL
+// is set, in which case they fail. `go test -short` skips them too.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("TPCC_TEST_MAIN") == "1" {
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	flag.Parse()
+	code := m.Run()
+	stopAllServers()
+	os.Exit(code)
+}
+
+// sandbox is one mariadbd listening on a unix socket only.
+type sandbox struct {
+	dir    string
+	socket string
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+var (
+	serversMu  sync.Mutex
+	servers    []*sandbox
+	templateMu sync.Mutex
+	template   string // a freshly installed datadir, copied per server
+	shared     *sandbox
+	sharedErr  error
+	sharedOnce sync.Once
+)
+
+func findBinary(name string, fallbacks ...string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, f := range fallbacks {
+		if _, err := os.Stat(f); err == nil {
+			return f
+		}
+	}
+	return ""
+}
+
+// requireMariaDB skips (or fails, with FLUSHBENCH_REQUIRE_MYSQL) when the
+// server binaries are missing.
+func requireMariaDB(t *testing.T) (mariadbd, installDB string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test skipped in -short mode")
+	}
+	mariadbd = findBinary("mariadbd", "/usr/sbin/mariadbd", "/usr/libexec/mariadbd")
+	installDB = findBinary("mariadb-install-db", "/usr/bin/mariadb-install-db")
+	if mariadbd == "" || installDB == "" {
+		if os.Getenv("FLUSHBENCH_REQUIRE_MYSQL") != "" {
+			t.Fatal("mariadbd / mariadb-install-db not found and FLUSHBENCH_REQUIRE_MYSQL is set")
+		}
+		t.Skip("mariadbd not installed; set FLUSHBENCH_REQUIRE_MYSQL=1 to make this a failure")
+	}
+	return mariadbd, installDB
+}
+
+func installTemplate(installDB string) (string, error) {
+	templateMu.Lock()
+	defer templateMu.Unlock()
+	if template != "" {
+		return template, nil
+	}
+	dir, err := os.MkdirTemp("", "tpcc-it-template-")
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command(installDB, "--no-defaults", "--datadir="+dir, "--auth-root-authentication-method=normal",
+		"--user=root", "--skip-test-db").CombinedOutput()
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
+	}
+	template = dir
+	return dir, nil
+}
+
+// startServer starts a new sandbox server and waits until it accepts
+// connections.
+func startServer(t *testing.T) (*sandbox, error) {
+	mariadbd, installDB := requireMariaDB(t)
+	tmpl, err := installTemplate(installDB)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "tpcc-it-")
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	if out, err := exec.Command("cp", "-a", tmpl, data).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("copy datadir: %v %s", err, out)
+	}
+	s := &sandbox{dir: dir, socket: filepath.Join(dir, "mysql.sock"), exited: make(chan struct{})}
+	s.cmd = exec.Command(mariadbd, "--no-defaults", "--datadir="+data, "--socket="+s.socket, "--skip-networking",
+		"--user=root", "--innodb-buffer-pool-size=128M", "--innodb-log-file-size=48M",
+		"--innodb-flush-log-at-trx-commit=2", "--log-error="+filepath.Join(dir, "err.log"))
+	// The server must not outlive the test binary, even if it crashes.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { s.cmd.Wait(); close(s.exited) }()
+	serversMu.Lock()
+	servers = append(servers, s)
+	serversMu.Unlock()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if c, err := net.Dial("unix", s.socket); err == nil {
+			c.Close()
+			return s, nil
+		}
+		select {
+		case <-s.exited:
+			log, _ := os.ReadFile(filepath.Join(dir, "err.log"))
+			return nil, fmt.Errorf("mariadbd exited during startup:\n%s", log)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("mariadbd did not open %s within 60 s", s.socket)
+		}
+	}
+}
+
+func (s *sandbox) kill() {
+	if s.cmd.Process != nil {
+		s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+func stopAllServers() {
+	serversMu.Lock()
+	defer serversMu.Unlock()
+	for _, s := range servers {
+		s.kill()
+		os.RemoveAll(s.dir)
+	}
+	if template != "" {
+		os.RemoveAll(template)
+	}
+}
+
+// sharedServer returns the server shared by the integration tests.
+func sharedServer(t *testing.T) *sandbox {
+	t.Helper()
+	requireMariaDB(t)
+	sharedOnce.Do(func() { shared, sharedErr = startServer(t) })
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// tpcc runs the CLI as a subprocess.
+func tpcc(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "TPCC_TEST_MAIN=1", "MYSQL_PWD=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func sock(s *sandbox) []string { return []string{"-S", s.socket, "-u", "root"} }
+
+func args(base []string, more ...string) []string {
+	return append(append([]string{}, base...), more...)
+}
+
+type intervalJSON struct {
+	Type      string  `json:"type"`
+	Seq       int     `json:"seq"`
+	TS        string  `json:"ts"`
+	ElapsedS  float64 `json:"elapsed_s"`
+	IntervalS float64 `json:"interval_s"`
+	Phase     string  `json:"phase"`
+	NewOrder  struct {
+		Count int     `json:"count"`
+		P95   float64 `json:"p95_ms"`
+	} `json:"new_order"`
+	Errors      int                           `json:"errors"`
+	TpmC        float64                       `json:"tpmc"`
+	MeasureS    float64                       `json:"measure_s"`
+	Totals      map[string]map[string]float64 `json:"totals"`
+	Interrupted bool                          `json:"interrupted"`
+}
+
+func parseJSONLines(t *testing.T, out string) (intervals []intervalJSON, summary *intervalJSON) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var v intervalJSON
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("stdout line is not JSON: %q: %v", line, err)
+		}
+		switch v.Type {
+		case "interval":
+			intervals = append(intervals, v)
+		case "summary":
+			if summary != nil {
+				t.Fatal("two summaries")
+			}
+			summary = &v
+		default:
+			t.Fatalf("unknown type in %q", line)
+		}
+	}
+	return
+}
+
+// TestLoadRunCheck is the main end-to-end path: load 2 warehouses, check,
+// run with JSON and text output, check again.
+func TestLoadRunCheck(t *testing.T) {
+	s := sharedServer(t)
+	conn := sock(s)
+
+	r := tpcc(t, append([]string{"load", "-d", "it", "-w", "2", "--workers", "2"}, conn...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "COMPLETED SUCCESSFULLY") {
+		t.Fatalf("load failed (%d):\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = tpcc(t, append([]string{"load", "-d", "it", "-w", "1"}, conn...)...)
+	if r.code == 0 || !strings.Contains(r.stderr, "--drop") {
+		t.Errorf("second load without --drop should refuse: %d %s", r.code, r.stderr)
+	}
+
+	check := func(when string) {
+		r := tpcc(t, append([]string{"check", "-d", "it", "-w", "2"}, conn...)...)
+		if r.code != 0 || strings.Contains(r.stdout, "FAIL") || strings.Count(r.stdout, "PASS") < 7 {
+			t.Fatalf("check %s failed (%d):\n%s\n%s", when, r.code, r.stdout, r.stderr)
+		}
+	}
+	check("after load")
+
+	r = tpcc(t, append([]string{"run", "-d", "it", "-w", "2", "-c", "4", "-r", "3", "-l", "9", "-i", "3", "--json"}, conn...)...)
+	if r.code != 0 {
+		t.Fatalf("run failed (%d):\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	ivs, sum := parseJSONLines(t, r.stdout)
+	if len(ivs) != 4 {
+		t.Fatalf("want 4 intervals (1 warmup + 3 measure), got %d:\n%s", len(ivs), r.stdout)
+	}
+	for i, iv := range ivs {
+		wantPhase := "measure"
+		if i == 0 {
+			wantPhase = "warmup"
+		}
+		if iv.Seq != i+1 || iv.Phase != wantPhase || iv.ElapsedS != float64(3*(i+1)) || iv.IntervalS != 3 {
+			t.Errorf("interval %d: %+v", i, iv)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, iv.TS); err != nil {
+			t.Errorf("bad ts %q", iv.TS)
+		}
+		if iv.NewOrder.Count == 0 {
+			t.Errorf("interval %d has no New-Orders", i)
+		}
+	}
+	if sum == nil || sum.TpmC <= 0 || sum.MeasureS != 9 || sum.Interrupted || sum.Errors != 0 {
+		t.Fatalf("bad summary: %+v\nstderr: %s", sum, r.stderr)
+	}
+	var noSum int
+	for _, iv := range ivs[1:] {
+		noSum += iv.NewOrder.Count
+	}
+	if tot := sum.Totals["new_order"]; int(tot["sc"]+tot["lt"]) != noSum {
+		t.Errorf("summary New-Order sc+lt %v != sum of measure intervals %d", tot["sc"]+tot["lt"], noSum)
+	}
+	check("after JSON run")
+
+	// Text output, tpcc_start compatible.
+	r = tpcc(t, append([]string{"run", "-d", "it", "-w", "2", "-c", "2", "-r", "1", "-l", "2", "-i", "1"}, conn...)...)
+	if r.code != 0 {
+		t.Fatalf("text run failed (%d):\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	line := regexp.MustCompile(`(?m)^ {3}[12], trx: \d+, 95%: \d+\.\d{3}, 99%: \d+\.\d{3}, max_rt: \d+\.\d{3}(, \d+\|\d+\.\d{3}){4}$`)
+	if n := len(line.FindAllString(r.stdout, -1)); n != 2 {
+		t.Errorf("want 2 interval lines, got %d:\n%s", n, r.stdout)
+	}
+	for _, want := range []string{"RAMP-UP TIME.(1 sec.)", "MEASURING START.", "STOPPING THREADS..\n", "<Raw Results>", " in 2 sec.", "<TpmC>"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("text output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^ {17}\d+\.\d{3} TpmC$`).MatchString(r.stdout) {
+		t.Errorf("no TpmC line:\n%s", r.stdout)
+	}
+	check("after text run")
+}
+
+func TestRunErrors(t *testing.T) {
+	s := sharedServer(t)
+	conn := sock(s)
+	// A database with the tables missing.
+	db, err := sql.Open("mysql", "root@unix("+s.socket+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE DATABASE IF NOT EXISTS emptydb"); err != nil {
+		t.Fatal(err)
+	}
+	r := tpcc(t, append([]string{"run", "-d", "emptydb", "-w", "1", "-l", "1"}, conn...)...)
+	if r.code == 0 || !strings.Contains(r.stderr, "run tpcc load first") {
+		t.Errorf("missing tables: %d %q", r.code, r.stderr)
+	}
+	r = tpcc(t, append([]string{"check", "-d", "nosuchdb", "-w", "1"}, conn...)...)
+	if r.code == 0 || !strings.Contains(r.stderr, "run tpcc load first") {
+		t.Errorf("missing database: %d %q", r.code, r.stderr)
+	}
+	// -w larger than loaded (needs the dataset from a load).
+	r = tpcc(t, append([]string{"load", "-d", "w1", "-w", "1"}, conn...)...)
+	if r.code != 0 {
+		t.Fatalf("load: %s", r.stderr)
+	}
+	r = tpcc(t, append([]string{"run", "-d", "w1", "-w", "5", "-l", "1"}, conn...)...)
+	if r.code == 0 || !strings.Contains(r.stderr, "-w 5 is larger than the 1 warehouses loaded") {
+		t.Errorf("-w too large: %d %q", r.code, r.stderr)
+	}
+	// Wrong credentials name the user.
+	r = tpcc(t, "run", "-S", s.socket, "-u", "root", "-p", "wrong", "-d", "w1", "-w", "1")
+	if r.code == 0 || !strings.Contains(r.stderr, `access denied for user "root"`) || strings.Contains(r.stderr+r.stdout, "wrong") {
+		t.Errorf("wrong password: %d %q", r.code, r.stderr)
+	}
+	// SIGINT mid-run: summary with interrupted:true, exit 0.
+	cmd := exec.Command(os.Args[0], append([]string{"run", "-d", "w1", "-w", "1", "-c", "2", "-r", "0", "-l", "60", "-i", "1", "--json"}, conn...)...)
+	cmd.Env = append(os.Environ(), "TPCC_TEST_MAIN=1")
+	out, lines := startLines(t, cmd)
+	waitLines(t, lines, 2)
+	cmd.Process.Signal(os.Interrupt)
+	code := waitExit(t, cmd)
+	ivs, sum := parseJSONLines(t, out.String())
+	if code != 0 || sum == nil || !sum.Interrupted || len(ivs) < 2 || sum.MeasureS <= 0 || sum.MeasureS > 30 {
+		t.Errorf("SIGINT: exit %d summary %+v intervals %d", code, sum, len(ivs))
+	}
+}
+
+func TestCLIErrorsNoServer(t *testing.T) {
+	r := tpcc(t, "run", "-d", "x", "-w", "1", "--bogus")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "flag provided but not defined: -bogus") {
+		t.Errorf("unknown flag: %d %q", r.code, r.stderr)
+	}
+	r = tpcc(t, "frobnicate")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "unknown command") {
+		t.Errorf("unknown command: %d %q", r.code, r.stderr)
+	}
+	r = tpcc(t, "run", "-d", "x")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "-w") {
+		t.Errorf("missing -w: %d %q", r.code, r.stderr)
+	}
+	// Unreachable: a TCP port nobody listens on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	r = tpcc(t, "run", "-h", "127.0.0.1", "-P", port, "-d", "x", "-w", "1")
+	if r.code == 0 || !strings.Contains(r.stderr, "cannot connect to MySQL server at 127.0.0.1:"+port) {
+		t.Errorf("unreachable: %d %q", r.code, r.stderr)
+	}
+}
+
+// TestServerKilledMidRun: intervals printed so far stay on stdout, the error
+// goes to stderr and the exit code is ExitServerLost.
+func TestServerKilledMidRun(t *testing.T) {
+	s, err := startServer(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.kill()
+	conn := sock(s)
+	r := tpcc(t, append([]string{"load", "-d", "k", "-w", "1"}, conn...)...)
+	if r.code != 0 {
+		t.Fatalf("load: %s", r.stderr)
+	}
+	cmd := exec.Command(os.Args[0], append([]string{"run", "-d", "k", "-w", "1", "-c", "4", "-r", "0", "-l", "60", "-i", "1", "--json"}, conn...)...)
+	cmd.Env = append(os.Environ(), "TPCC_TEST_MAIN=1")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, lines := startLines(t, cmd)
+	waitLines(t, lines, 2)
+	s.kill()
+	code := waitExit(t, cmd)
+	ivs, sum := parseJSONLines(t, out.String())
+	if code != ExitServerLost || len(ivs) < 2 || sum != nil {
+		t.Errorf("exit %d (want %d), %d intervals, summary %v\nstderr: %s", code, ExitServerLost, len(ivs), sum, errb.String())
+	}
+	if !strings.Contains(errb.String(), "lost") {
+		t.Errorf("stderr should explain the lost server: %q", errb.String())
+	}
+}
+
+// startLines starts cmd and returns its accumulated stdout and a channel
+// receiving each stdout line as it arrives.
+func startLines(t *testing.T, cmd *exec.Cmd) (*syncBuffer, <-chan string) {
+	t.Helper()
+	pr, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := &syncBuffer{}
+	ch := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(io.TeeReader(pr, buf))
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+		close(ch)
+	}()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return buf, ch
+}
+
+func waitLines(t *testing.T, ch <-chan string, n int) {
+	t.Helper()
+	timeout := time.After(60 * time.Second)
+	for i := 0; i < n; i++ {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				t.Fatalf("stdout closed after %d lines", i)
+			}
+		case <-timeout:
+			t.Fatalf("timed out waiting for %d stdout lines", n)
+		}
+	}
+}
+
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		t.Fatal("process did not exit within 60 s")
+		return -1
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

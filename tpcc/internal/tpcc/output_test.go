@@ -1,0 +1,163 @@
+package tpcc
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const fixture = "../../testdata/tpcc_start-w10-c16-60s-mariadb10.11.log"
+
+func readFixture(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+var lineRE = regexp.MustCompile(`^\s*(\d+), trx: (\d+), 95%: ([\d.]+), 99%: ([\d.]+), max_rt: ([\d.]+), (\d+)\|([\d.]+), (\d+)\|([\d.]+), (\d+)\|([\d.]+), (\d+)\|([\d.]+)$`)
+
+// TestIntervalLineMatchesFixture re-renders every interval line of a real
+// tpcc_start log from its parsed numbers and compares bytes.
+func TestIntervalLineMatchesFixture(t *testing.T) {
+	n := 0
+	sc := bufio.NewScanner(strings.NewReader(readFixture(t)))
+	for sc.Scan() {
+		m := lineRE.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		n++
+		atoi := func(s string) int { v, _ := strconv.Atoi(s); return v }
+		atof := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+		l := intervalLine{Sec: atoi(m[1]), NOCount: uint64(atoi(m[2])), NOP95: atof(m[3]), NOP99: atof(m[4]), NOMax: atof(m[5])}
+		for k := 0; k < 4; k++ {
+			l.Count[k] = uint64(atoi(m[6+2*k]))
+			l.Max[k] = atof(m[7+2*k])
+		}
+		if got := string(appendIntervalText(nil, l)); got != sc.Text()+"\n" {
+			t.Errorf("got  %q\nwant %q", got, sc.Text()+"\n")
+		}
+	}
+	if n != 6 {
+		t.Fatalf("parsed %d interval lines from fixture, want 6", n)
+	}
+}
+
+// TestSummaryMatchesFixture renders the raw results, constraint check and
+// TpmC for the fixture's counters and compares with the log's tail.
+func TestSummaryMatchesFixture(t *testing.T) {
+	fx := readFixture(t)
+	want := fx[strings.Index(fx, "\n<Raw Results>"):]
+	var tot Totals
+	raw := [][4]uint64{{9, 11250, 0, 0}, {1337, 9919, 0, 0}, {342, 783, 0, 0}, {513, 613, 0, 0}, {1, 1125, 0, 0}}
+	avg := []float64{54.1, 15.4, 8.6, 99.8, 190.4}
+	for i, r := range raw {
+		tot.T[i] = Counters{SC: r[0], LT: r[1], RT: r[2], FL: r[3], SumMS: avg[i] * float64(r[0]+r[1])}
+	}
+	if got := formatSummaryText(&tot, 60); got != want {
+		t.Errorf("summary mismatch\ngot:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestHeaderAndIntervalFromStats(t *testing.T) {
+	var b strings.Builder
+	tw := &textWriter{w: &b}
+	tw.header(&RunOpts{Conn: ConnOpts{Host: "127.0.0.1", Port: 33061, DB: "tpcc10", User: "root"}, W: 10, Conns: 16, RampupS: 10, MeasureS: 60, IntervalS: 10})
+	tw.rampup(10)
+	tw.measuringStart()
+	fx := readFixture(t)
+	want := fx[:strings.Index(fx, "  10, trx:")]
+	if b.String() != want {
+		t.Errorf("header mismatch\ngot:\n%q\nwant:\n%q", b.String(), want)
+	}
+	// The password never appears.
+	b.Reset()
+	tw.header(&RunOpts{Conn: ConnOpts{Host: "h", Port: 1, DB: "d", User: "u", Password: "s3cret"}, W: 1, Conns: 1})
+	if strings.Contains(b.String(), "s3cret") {
+		t.Error("password printed in header")
+	}
+
+	var s IntervalStats
+	s.T[TxNewOrder].Hist.Record(10 * time.Millisecond)
+	s.T[TxNewOrder].SC = 1
+	s.T[TxPayment].Hist.Record(2500 * time.Microsecond)
+	s.T[TxPayment].LT = 1
+	got := string(appendIntervalText(nil, intervalLineOf(20, &s)))
+	if got != "  20, trx: 1, 95%: 10.000, 99%: 10.000, max_rt: 10.000, 1|2.500, 0|0.000, 0|0.000, 0|0.000\n" {
+		t.Errorf("interval from stats: %q", got)
+	}
+}
+
+func TestIntervalJSON(t *testing.T) {
+	var s IntervalStats
+	for i := 0; i < 100; i++ {
+		s.T[TxNewOrder].Hist.Record(time.Duration(i+1) * time.Millisecond)
+	}
+	s.T[TxNewOrder].SC, s.T[TxNewOrder].LT = 60, 40
+	s.T[TxPayment].RT, s.T[TxDelivery].FL = 3, 2
+	ts := time.Date(2026, 11, 21, 10, 0, 20, 123, time.UTC)
+	line := appendIntervalJSON(nil, 2, ts, 20, 10, "measure", &s)
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatalf("invalid JSON %s: %v", line, err)
+	}
+	for _, k := range []string{"type", "seq", "ts", "elapsed_s", "interval_s", "phase", "new_order", "payment", "order_status", "delivery", "stock_level", "retries", "errors"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("missing key %q in %s", k, line)
+		}
+	}
+	if m["type"] != "interval" || m["seq"].(float64) != 2 || m["phase"] != "measure" || m["elapsed_s"].(float64) != 20 || m["interval_s"].(float64) != 10 {
+		t.Errorf("bad values: %s", line)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, m["ts"].(string)); err != nil || !strings.HasSuffix(m["ts"].(string), "Z") {
+		t.Errorf("ts %v not RFC3339Nano UTC", m["ts"])
+	}
+	no := m["new_order"].(map[string]any)
+	for _, k := range []string{"count", "p95_ms", "p99_ms", "max_ms"} {
+		if _, ok := no[k]; !ok {
+			t.Errorf("new_order missing %q", k)
+		}
+	}
+	if no["count"].(float64) != 100 || no["max_ms"].(float64) != 100 || no["p95_ms"].(float64) < 94 || no["p95_ms"].(float64) > 96 {
+		t.Errorf("new_order values: %v", no)
+	}
+	if m["retries"].(float64) != 3 || m["errors"].(float64) != 2 {
+		t.Errorf("retries/errors: %s", line)
+	}
+	if strings.Contains(string(line), "\n") {
+		t.Error("interval JSON must be one line")
+	}
+}
+
+func TestSummaryJSON(t *testing.T) {
+	var tot Totals
+	tot.T[TxNewOrder] = Counters{SC: 9, LT: 11250, SumMS: 54.1 * 11259}
+	tot.T[TxPayment] = Counters{SC: 1, RT: 4, FL: 1}
+	line := appendSummaryJSON(nil, 60, &tot, true)
+	var m struct {
+		Type        string  `json:"type"`
+		MeasureS    float64 `json:"measure_s"`
+		TpmC        float64 `json:"tpmc"`
+		Totals      map[string]struct{ SC, LT, RT, FL uint64 }
+		Retries     uint64 `json:"retries"`
+		Errors      uint64 `json:"errors"`
+		Interrupted bool   `json:"interrupted"`
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatalf("invalid JSON %s: %v", line, err)
+	}
+	if m.Type != "summary" || m.MeasureS != 60 || m.TpmC != 11259 || !m.Interrupted || m.Retries != 4 || m.Errors != 1 {
+		t.Errorf("summary values: %s", line)
+	}
+	if len(m.Totals) != 5 || m.Totals["new_order"].LT != 11250 || m.Totals["payment"].RT != 4 {
+		t.Errorf("totals: %s", line)
+	}
+}

@@ -1,0 +1,162 @@
+package tpcc
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// textWriter prints tpcc-mysql (tpcc_start) compatible text output, so tools
+// that parse tpcc_start logs can parse ours.
+type textWriter struct {
+	w io.Writer
+}
+
+// maskPassword hides the password: tpcc-mysql echoes it, we never do.
+func maskPassword(p string) string {
+	if p == "" {
+		return ""
+	}
+	return "*****"
+}
+
+func (t *textWriter) header(o *RunOpts) {
+	var b strings.Builder
+	b.WriteString("***************************************\n")
+	b.WriteString("*** ###easy### TPC-C Load Generator ***\n")
+	b.WriteString("***************************************\n")
+	opt := func(k, v string) { fmt.Fprintf(&b, "option %s with value '%s'\n", k, v) }
+	if o.Conn.Socket != "" {
+		opt("S", o.Conn.Socket)
+	} else {
+		opt("h", o.Conn.Host)
+		opt("P", strconv.Itoa(o.Conn.Port))
+	}
+	opt("d", o.Conn.DB)
+	opt("u", o.Conn.User)
+	opt("p", maskPassword(o.Conn.Password))
+	opt("w", strconv.Itoa(o.W))
+	opt("c", strconv.Itoa(o.Conns))
+	opt("r", strconv.Itoa(o.RampupS))
+	opt("l", strconv.Itoa(o.MeasureS))
+	opt("i", strconv.Itoa(o.IntervalS))
+	b.WriteString("<Parameters>\n")
+	p := func(k string, v any) { fmt.Fprintf(&b, "%13s: %v\n", "["+k+"]", v) }
+	if o.Conn.Socket != "" {
+		p("socket", o.Conn.Socket)
+	} else {
+		p("server", o.Conn.Host)
+		// tpcc_start indents [port] like [server] (not right-aligned).
+		fmt.Fprintf(&b, "     [port]: %d\n", o.Conn.Port)
+	}
+	p("DBname", o.Conn.DB)
+	p("user", o.Conn.User)
+	p("pass", maskPassword(o.Conn.Password))
+	p("warehouse", o.W)
+	p("connection", o.Conns)
+	p("rampup", strconv.Itoa(o.RampupS)+" (sec.)")
+	p("measure", strconv.Itoa(o.MeasureS)+" (sec.)")
+	io.WriteString(t.w, b.String())
+}
+
+func (t *textWriter) rampup(s int) {
+	fmt.Fprintf(t.w, "\nRAMP-UP TIME.(%d sec.)\n", s)
+}
+
+func (t *textWriter) measuringStart() {
+	io.WriteString(t.w, "\nMEASURING START.\n\n")
+}
+
+func (t *textWriter) interval(sec int, s *IntervalStats) {
+	t.w.Write(appendIntervalText(nil, intervalLineOf(sec, s)))
+}
+
+// intervalLine holds the numbers of one tpcc_start interval line.
+type intervalLine struct {
+	Sec                 int
+	NOCount             uint64
+	NOP95, NOP99, NOMax float64
+	Count               [4]uint64  // Payment, Order-Status, Delivery, Stock-Level
+	Max                 [4]float64 // their max response time, ms
+}
+
+func intervalLineOf(sec int, s *IntervalStats) intervalLine {
+	no := &s.T[TxNewOrder].Hist
+	l := intervalLine{Sec: sec, NOCount: s.Completed(TxNewOrder), NOP95: no.PercentileMS(95), NOP99: no.PercentileMS(99), NOMax: no.MaxMS()}
+	for t := TxPayment; t < numTxTypes; t++ {
+		l.Count[t-1] = s.Completed(t)
+		l.Max[t-1] = s.T[t].Hist.MaxMS()
+	}
+	return l
+}
+
+// appendIntervalText formats one interval line exactly like tpcc_start:
+// "%4d, trx: %d, 95%%: %.3f, 99%%: %.3f, max_rt: %.3f, %d|%.3f, %d|%.3f, %d|%.3f, %d|%.3f".
+// Counts are completed transactions (sc+lt).
+func appendIntervalText(b []byte, l intervalLine) []byte {
+	return fmt.Appendf(b, "%4d, trx: %d, 95%%: %.3f, 99%%: %.3f, max_rt: %.3f, %d|%.3f, %d|%.3f, %d|%.3f, %d|%.3f\n",
+		l.Sec, l.NOCount, l.NOP95, l.NOP99, l.NOMax, l.Count[0], l.Max[0], l.Count[1], l.Max[1], l.Count[2], l.Max[2], l.Count[3], l.Max[3])
+}
+
+func (t *textWriter) stopping() {
+	io.WriteString(t.w, "\nSTOPPING THREADS")
+}
+
+func (t *textWriter) dots(n int) {
+	io.WriteString(t.w, strings.Repeat(".", n)+"\n")
+}
+
+func (t *textWriter) summary(tot *Totals, measureS float64) {
+	io.WriteString(t.w, formatSummaryText(tot, measureS))
+}
+
+// formatSummaryText renders <Raw Results> through <TpmC> as tpcc_start does.
+func formatSummaryText(tot *Totals, measureS float64) string {
+	var b strings.Builder
+	b.WriteString("\n<Raw Results>\n")
+	for i := range tot.T {
+		c := &tot.T[i]
+		avg := 0.0
+		if n := c.SC + c.LT; n > 0 {
+			avg = c.SumMS / float64(n)
+		}
+		fmt.Fprintf(&b, "  [%d] sc:%d lt:%d  rt:%d  fl:%d avg_rt: %.1f (%d)\n", i, c.SC, c.LT, c.RT, c.FL, avg, lateThresholds[i])
+	}
+	fmt.Fprintf(&b, " in %d sec.\n", int(measureS+0.5))
+	b.WriteString("\n<Raw Results2(sum ver.)>\n")
+	for i := range tot.T {
+		c := &tot.T[i]
+		fmt.Fprintf(&b, "  [%d] sc:%d  lt:%d  rt:%d  fl:%d \n", i, c.SC, c.LT, c.RT, c.FL)
+	}
+	b.WriteString("\n<Constraint Check> (all must be [OK])\n [transaction percentage]\n")
+	var all uint64
+	for i := range tot.T {
+		all += tot.T[i].SC + tot.T[i].LT
+	}
+	minPct := [numTxTypes]float64{0, 43.0, 4.0, 4.0, 4.0}
+	for t := TxPayment; t < numTxTypes; t++ {
+		pct := 0.0
+		if all > 0 {
+			pct = float64(tot.T[t].SC+tot.T[t].LT) * 100 / float64(all)
+		}
+		fmt.Fprintf(&b, "%15s: %3.2f%% (>=%4.1f%%) %s\n", txLabels[t], pct, minPct[t], okNG(pct >= minPct[t]))
+	}
+	b.WriteString(" [response time (at least 90% passed)]\n")
+	for t := TxNewOrder; t < numTxTypes; t++ {
+		pct := 0.0
+		if n := tot.T[t].SC + tot.T[t].LT; n > 0 {
+			pct = float64(tot.T[t].SC) * 100 / float64(n)
+		}
+		fmt.Fprintf(&b, "%15s: %3.2f%%  %s\n", txLabels[t], pct, okNG(pct >= 90))
+	}
+	fmt.Fprintf(&b, "\n<TpmC>\n                 %.3f TpmC\n", tot.TpmC(measureS))
+	return b.String()
+}
+
+func okNG(ok bool) string {
+	if ok {
+		return "[OK]"
+	}
+	return "[NG] *"
+}

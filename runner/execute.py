@@ -4,6 +4,7 @@ up → measure → stop → record. A failing run is recorded with its evidence 
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import threading
 from collections.abc import Callable
@@ -97,11 +98,14 @@ def dataset_key(ctx: ExperimentContext) -> DatasetKey:
     """The dataset a run starts from: workload, scale, server flavor+version, page size."""
     server = ctx.server
     page_size = str(ctx.report.page_size) if hasattr(ctx.report, "page_size") else "16384"
+    # "10.11.19" keeps directory names readable; the hash of the full --version line (and the
+    # binary's path) keeps two builds of the same version apart.
+    build = hashlib.sha256(f"{server.mysqld}|{server.version_string}".encode()).hexdigest()[:8]
     return DatasetKey(
         workload=ctx.exp.dataset.effective_loader,
         scale_label=ctx.exp.dataset.scale_label(),
         flavor=server.flavor,
-        version_string=server.version_string,
+        version_string=".".join(str(v) for v in server.version) + "+" + build,
         page_size=page_size,
     )
 

@@ -1,0 +1,417 @@
+"""The sampler: server counters and process/disk figures on absolute ticks.
+
+Every ``interval`` seconds, on the absolute schedule ``t0 + k × interval`` (never drifting: a
+slow sample does not push the next one back), one persistent connection reads
+``SHOW GLOBAL STATUS`` (every numeric counter kept, zlib-compressed JSON), the checkpoint
+figures and optionally the LOG section of ``SHOW ENGINE INNODB STATUS``; /proc gives mysqld's
+RSS/VSZ and CPU, the driver's CPU and the datadir device's I/O counters.
+
+Raw in, derived out: the sampler stores cumulative counters with the real time they were read;
+``analysis/`` computes rates and ages. A tick that could not be sampled (the previous sample
+overran its slot, the server is gone) is delivered as ``missed`` with the reason, never hidden.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import re
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+_INT_RE = re.compile(r"^-?\d+$")
+_FLOAT_RE = re.compile(r"^-?\d+\.\d*(?:[eE][-+]?\d+)?$")
+_LSN_RE = re.compile(r"^Log sequence number\s+(\d+)(?:\s+(\d+))?\s*$", re.MULTILINE)
+_CHECKPOINT_RE = re.compile(r"^Last checkpoint at\s+(\d+)(?:\s+(\d+))?\s*$", re.MULTILINE)
+_DASHES_RE = re.compile(r"^-{3,}$")
+
+
+@dataclass
+class SampleRecord:
+    """One sampler tick: exactly the columns of the store's ``samples`` table (less run_id).
+
+    Timestamps are aware UTC. ``scheduled_ts`` is ``t0 + seq × interval``; ``ts`` is when the
+    sample was actually read (None when missed).
+    """
+
+    seq: int
+    scheduled_ts: dt.datetime
+    ts: dt.datetime | None = None
+    missed: bool = False
+    miss_reason: str | None = None
+    lsn: int | None = None
+    checkpoint_lsn: int | None = None
+    pages_dirty: int | None = None
+    pages_data: int | None = None
+    pages_free: int | None = None
+    mysqld_rss_bytes: int | None = None
+    mysqld_vsz_bytes: int | None = None
+    mysqld_cpu_user_s: float | None = None
+    mysqld_cpu_sys_s: float | None = None
+    driver_cpu_user_s: float | None = None
+    driver_cpu_sys_s: float | None = None
+    disk_reads: int | None = None
+    disk_writes: int | None = None
+    disk_read_sectors: int | None = None
+    disk_write_sectors: int | None = None
+    collect_s: float | None = None
+    status_z: bytes | None = None
+    engine_log_z: bytes | None = None
+
+
+# -- pure helpers (unit-tested without a server) -------------------------------------------------
+
+
+def numeric_status(rows: Any) -> dict[str, int | float]:
+    """Every numeric ``SHOW GLOBAL STATUS`` value as int or float (ON/OFF and text dropped)."""
+    out: dict[str, int | float] = {}
+    for name, value in rows:
+        if value is None:
+            continue
+        text = value.decode() if isinstance(value, bytes) else str(value)
+        if _INT_RE.match(text):
+            out[name] = int(text)
+        elif _FLOAT_RE.match(text):
+            out[name] = float(text)
+    return out
+
+
+def compress_status(counters: dict[str, int | float]) -> bytes:
+    """zlib of compact JSON (``{"name": number}``); ``decompress_status`` reverses it."""
+    return zlib.compress(json.dumps(counters, separators=(",", ":")).encode(), 6)
+
+
+def decompress_status(blob: bytes) -> dict[str, int | float]:
+    """The counters stored in ``status_z``."""
+    return json.loads(zlib.decompress(blob))
+
+
+def _lsn_value(match: re.Match[str] | None) -> int | None:
+    if match is None:
+        return None
+    if match.group(2) is not None:
+        # MySQL 5.0/5.1 built-in InnoDB printed the 64-bit LSN as two 32-bit words "high low".
+        return (int(match.group(1)) << 32) + int(match.group(2))
+    return int(match.group(1))
+
+
+def parse_engine_lsn(text: str) -> tuple[int | None, int | None]:
+    """``(Log sequence number, Last checkpoint at)`` from ``SHOW ENGINE INNODB STATUS`` text.
+
+    Handles the one-number form (MySQL 5.5+, MariaDB, Percona) and the two-word ``high low``
+    form of MySQL 5.0/5.1's built-in InnoDB.
+    """
+    return _lsn_value(_LSN_RE.search(text)), _lsn_value(_CHECKPOINT_RE.search(text))
+
+
+def engine_log_section(text: str) -> str | None:
+    """The LOG section of ``SHOW ENGINE INNODB STATUS`` (between its header and the next)."""
+    lines = text.splitlines()
+    for i in range(1, len(lines) - 1):
+        if (
+            lines[i].strip() == "LOG"
+            and _DASHES_RE.match(lines[i - 1].strip())
+            and _DASHES_RE.match(lines[i + 1].strip())
+        ):
+            body = []
+            for line in lines[i + 2 :]:
+                if _DASHES_RE.match(line.strip()):
+                    break
+                body.append(line)
+            return "\n".join(body)
+    return None
+
+
+def proc_memory(pid: int) -> tuple[int | None, int | None]:
+    """``(VmRSS, VmSize)`` in bytes from ``/proc/PID/status`` (None for a gone process)."""
+    rss = vsz = None
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith("VmSize:"):
+                    vsz = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None, None
+    return rss, vsz
+
+
+def proc_cpu(pid: int) -> tuple[float | None, float | None]:
+    """``(user, system)`` CPU seconds of a process from ``/proc/PID/stat`` (all its threads)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            data = f.read()
+    except OSError:
+        return None, None
+    # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
+    fields = data[data.rfind(")") + 2 :].split()
+    try:
+        return int(fields[11]) / _CLK_TCK, int(fields[12]) / _CLK_TCK
+    except (IndexError, ValueError):
+        return None, None
+
+
+def block_device_of(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """``(major, minor)`` of the block device holding ``path``; None when there is none.
+
+    tmpfs, overlayfs, btrfs subvolumes and other virtual file systems report an anonymous
+    device (major 0), which has no ``/proc/diskstats`` line: that is ``None`` here.
+    Partitions and device-mapper volumes have their own diskstats lines, used as they are.
+    """
+    try:
+        st_dev = os.stat(path).st_dev
+    except OSError:
+        return None
+    major, minor = os.major(st_dev), os.minor(st_dev)
+    if major == 0:
+        return None
+    return major, minor
+
+
+def parse_diskstats(text: str, major: int, minor: int) -> tuple[int, int, int, int] | None:
+    """``(reads, writes, read sectors, written sectors)`` of one device in /proc/diskstats."""
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 10 and f[0] == str(major) and f[1] == str(minor):
+            return int(f[3]), int(f[7]), int(f[5]), int(f[9])
+    return None
+
+
+def describe_device(device: tuple[int, int] | None) -> str:
+    """``vda1 (254:1)`` for a device number, for messages and run metadata."""
+    if device is None:
+        return "none"
+    try:
+        name = Path(os.readlink(f"/sys/dev/block/{device[0]}:{device[1]}")).name
+    except OSError:
+        name = "?"
+    return f"{name} ({device[0]}:{device[1]})"
+
+
+# -- the sampler thread ------------------------------------------------------------------------
+
+
+PidSource = int | Callable[[], int | None] | None
+
+
+def _resolve_pid(source: PidSource) -> int | None:
+    if source is None:
+        return None
+    if callable(source):
+        return source()
+    return source
+
+
+class Sampler(threading.Thread):
+    """Background sampler on absolute ticks ``t0 + k × interval``.
+
+    Parameters
+    ----------
+    connect:
+        Returns a new pymysql connection to the server (called once, and again only after
+        a failed sample dropped the connection).
+    mysqld_pid:
+        mysqld's pid, or a callable returning it.
+    driver_pid:
+        The workload driver's pid, or a callable returning it (None until the driver starts).
+    datadir:
+        The server's datadir: its block device's /proc/diskstats line is sampled.
+    interval:
+        Seconds between ticks.
+    engine_status:
+        Keep the LOG section of ``SHOW ENGINE INNODB STATUS`` (compressed) with each sample.
+    on_sample:
+        Called with every :class:`SampleRecord`, missed ones included, from the sampler thread.
+    """
+
+    def __init__(
+        self,
+        *,
+        connect: Callable[[], Any],
+        mysqld_pid: PidSource = None,
+        driver_pid: PidSource = None,
+        datadir: str | os.PathLike[str] | None = None,
+        interval: float = 10.0,
+        engine_status: bool = True,
+        on_sample: Callable[[SampleRecord], None],
+    ) -> None:
+        super().__init__(name="flushbench-sampler", daemon=True)
+        if interval <= 0:
+            raise ValueError("the sampling interval must be positive")
+        self.connect = connect
+        self.mysqld_pid = mysqld_pid
+        self.driver_pid = driver_pid
+        self.interval = float(interval)
+        self.engine_status = engine_status
+        self.on_sample = on_sample
+        #: A query that takes longer than this is a failed (missed) sample.
+        self.read_timeout_s = max(3 * self.interval, 10.0)
+        self.device = block_device_of(datadir) if datadir is not None else None
+        self.t0: dt.datetime | None = None
+        self.samples_taken = 0
+        self.samples_missed = 0
+        self.callback_failures = 0
+        self._stop_event = threading.Event()
+        self._conn: Any = None
+        # None: not known yet; False: this server has no LSN status variables (use the fallback).
+        self._status_has_lsn: bool | None = None
+
+    # -- schedule ------------------------------------------------------------------------------
+    def run(self) -> None:
+        """The tick loop (use :meth:`start`; :meth:`stop` ends it)."""
+        t0_mono = time.monotonic()
+        self.t0 = dt.datetime.now(dt.UTC)
+        k = 0
+        try:
+            while not self._stop_event.is_set():
+                delay = t0_mono + k * self.interval - time.monotonic()
+                if delay > 0 and self._stop_event.wait(delay):
+                    break
+                record = self._sample(k)
+                self._deliver(record)
+                k += 1
+                # Ticks whose time passed while this sample ran are missed, and say why.
+                while not self._stop_event.is_set() and (
+                    t0_mono + k * self.interval < time.monotonic()
+                ):
+                    took = record.collect_s if record.collect_s is not None else float("nan")
+                    self._deliver(
+                        self._missed(
+                            k,
+                            f"sample {record.seq} took {took:.3f} s, longer than the"
+                            f" {self.interval:g} s interval",
+                        )
+                    )
+                    k += 1
+        finally:
+            self._close()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop ticking and wait for the thread to end."""
+        self._stop_event.set()
+        if self.is_alive():
+            self.join(timeout)
+
+    def scheduled(self, seq: int) -> dt.datetime:
+        """The scheduled time of tick ``seq``: exactly ``t0 + seq × interval``."""
+        assert self.t0 is not None
+        return self.t0 + dt.timedelta(seconds=seq * self.interval)
+
+    def _deliver(self, record: SampleRecord) -> None:
+        if record.missed:
+            self.samples_missed += 1
+        else:
+            self.samples_taken += 1
+        try:
+            self.on_sample(record)
+        except Exception:  # the store may be busy; keep sampling, but say so
+            self.callback_failures += 1
+            log.exception("sampler: on_sample failed for sample %d", record.seq)
+
+    def _missed(self, seq: int, reason: str, collect_s: float | None = None) -> SampleRecord:
+        return SampleRecord(
+            seq=seq,
+            scheduled_ts=self.scheduled(seq),
+            missed=True,
+            miss_reason=reason,
+            collect_s=collect_s,
+        )
+
+    # -- one sample ----------------------------------------------------------------------------
+    def _sample(self, seq: int) -> SampleRecord:
+        started = time.perf_counter()
+        try:
+            record = self.collect(seq)
+        except Exception as exc:  # server gone, connection reset, timeout...
+            self._close()
+            return self._missed(
+                seq, f"{type(exc).__name__}: {exc}", collect_s=time.perf_counter() - started
+            )
+        record.collect_s = time.perf_counter() - started
+        return record
+
+    def collect(self, seq: int) -> SampleRecord:
+        """Read one sample now (raises when the server cannot be read)."""
+        if self._conn is None:
+            self._conn = self.connect()
+            if hasattr(self._conn, "_read_timeout"):
+                # A hung (not dead) server must not hang the sampler: pymysql applies this
+                # before every read; the caller's connect() has no read_timeout argument.
+                self._conn._read_timeout = self._conn._write_timeout = self.read_timeout_s
+        ts = dt.datetime.now(dt.UTC)
+        with self._conn.cursor() as cur:
+            cur.execute("SHOW GLOBAL STATUS")
+            counters = numeric_status(cur.fetchall())
+            engine_text = None
+            need_fallback = self._status_has_lsn is False or (
+                self._status_has_lsn is None and "Innodb_lsn_current" not in counters
+            )
+            if self.engine_status or need_fallback:
+                cur.execute("SHOW ENGINE INNODB STATUS")
+                row = cur.fetchone()
+                engine_text = row[2] if row else None
+                if isinstance(engine_text, bytes):
+                    engine_text = engine_text.decode("utf-8", "replace")
+        if self._status_has_lsn is None:
+            self._status_has_lsn = "Innodb_lsn_current" in counters
+
+        record = SampleRecord(seq=seq, scheduled_ts=self.scheduled(seq), ts=ts)
+        record.status_z = compress_status(counters)
+        record.pages_dirty = _int(counters.get("Innodb_buffer_pool_pages_dirty"))
+        record.pages_data = _int(counters.get("Innodb_buffer_pool_pages_data"))
+        record.pages_free = _int(counters.get("Innodb_buffer_pool_pages_free"))
+        if self._status_has_lsn:
+            # MariaDB 10.x: Innodb_lsn_current / Innodb_lsn_last_checkpoint status variables.
+            record.lsn = _int(counters.get("Innodb_lsn_current"))
+            record.checkpoint_lsn = _int(counters.get("Innodb_lsn_last_checkpoint"))
+        elif engine_text:
+            record.lsn, record.checkpoint_lsn = parse_engine_lsn(engine_text)
+        if engine_text and self.engine_status:
+            section = engine_log_section(engine_text)
+            if section is not None:
+                record.engine_log_z = zlib.compress(section.encode(), 6)
+
+        mysqld = _resolve_pid(self.mysqld_pid)
+        if mysqld is not None:
+            record.mysqld_rss_bytes, record.mysqld_vsz_bytes = proc_memory(mysqld)
+            record.mysqld_cpu_user_s, record.mysqld_cpu_sys_s = proc_cpu(mysqld)
+        driver = _resolve_pid(self.driver_pid)
+        if driver is not None:
+            record.driver_cpu_user_s, record.driver_cpu_sys_s = proc_cpu(driver)
+        if self.device is not None:
+            try:
+                with open("/proc/diskstats") as f:
+                    disk = parse_diskstats(f.read(), *self.device)
+            except OSError:
+                disk = None
+            if disk is not None:
+                (
+                    record.disk_reads,
+                    record.disk_writes,
+                    record.disk_read_sectors,
+                    record.disk_write_sectors,
+                ) = disk
+        return record
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:  # already broken; nothing to release
+                pass
+            self._conn = None
+
+
+def _int(value: int | float | None) -> int | None:
+    return None if value is None else int(value)

@@ -1,0 +1,182 @@
+"""The built-in Go TPC-C driver (``tpcc/bin/tpcc``) behind the workload interface.
+
+``tpcc run --json`` prints one JSON object per line: ``{"type":"interval",...}`` per report
+interval (with its own RFC 3339 UTC timestamp and phase) and a final ``{"type":"summary",...}``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flushbench import paths
+from flushbench.errors import WorkloadError
+from runner.connection import ConnectionInfo
+from runner.spec import DatasetSpec, WorkloadSpec
+from runner.workloads.base import (
+    IntervalRecord,
+    OutputParser,
+    RunningWorkload,
+    Workload,
+    binary_problem,
+    client_env,
+    create_database,
+    run_to_completion,
+    whole_seconds,
+)
+
+#: Transaction types in the driver's JSON; New-Order is the primary count (NOTPM).
+TXN_TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
+DEFAULT_DATABASE = "tpcc"
+BUILD_FIX = "build it: cd tpcc && go build -o bin/tpcc ./cmd/tpcc (or set FLUSHBENCH_TPCC_BIN)"
+
+
+def parse_ts(text: str) -> dt.datetime:
+    """An RFC 3339 timestamp (Go's RFC3339Nano; nanoseconds truncated) as aware UTC."""
+    ts = dt.datetime.fromisoformat(text)
+    if ts.tzinfo is None:
+        raise ValueError(f"timestamp {text!r} has no time zone")
+    return ts.astimezone(dt.UTC)
+
+
+class TpccJsonParser(OutputParser):
+    """Line parser for ``tpcc run --json``: every non-blank line must be one JSON object."""
+
+    def __init__(self) -> None:
+        self._summary: dict[str, Any] | None = None
+
+    def feed(self, line: str, read_ts: dt.datetime) -> IntervalRecord | None:
+        """Consume one line; return a record for an ``interval`` object.
+
+        Raises
+        ------
+        WorkloadError
+            When the line is not JSON or lacks a field (the message quotes the line).
+        """
+        if not line.strip():
+            return None
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
+            kind = obj.get("type")
+            if kind == "interval":
+                return self._record(obj)
+            if kind == "summary":
+                self._summary = {k: v for k, v in obj.items() if k != "type"}
+                return None
+            raise ValueError(f"unknown type {kind!r}")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise WorkloadError(
+                f"cannot parse tpcc driver output line ({exc}): {line[:500]!r}",
+                fix="rebuild tpcc/bin/tpcc from this checkout (cd tpcc && go build -o bin/tpcc"
+                " ./cmd/tpcc) so its JSON matches this flushbench",
+            ) from None
+
+    @staticmethod
+    def _record(obj: dict[str, Any]) -> IntervalRecord:
+        no = obj["new_order"]
+        detail = {name: obj[name] for name in TXN_TYPES[1:] if name in obj}
+        return IntervalRecord(
+            seq=int(obj["seq"]),
+            ts=parse_ts(obj["ts"]),
+            elapsed_s=float(obj["elapsed_s"]),
+            interval_s=float(obj["interval_s"]),
+            phase=obj["phase"],
+            primary_count=float(no["count"]),
+            p95_ms=_opt_float(no.get("p95_ms")),
+            p99_ms=_opt_float(no.get("p99_ms")),
+            max_ms=_opt_float(no.get("max_ms")),
+            errors=float(obj.get("errors", 0)),
+            retries=float(obj.get("retries", 0)),
+            detail=detail,
+        )
+
+    def summary(self) -> dict[str, Any] | None:
+        """The driver's ``summary`` object (without ``type``), once printed."""
+        return self._summary
+
+    def interrupted(self) -> bool:
+        """The driver's own ``interrupted`` flag (it stops early on SIGTERM)."""
+        return bool(self._summary and self._summary.get("interrupted"))
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def connection_args(conn: ConnectionInfo, database: str) -> list[str]:
+    """``-S socket`` (or ``-h host -P port``), ``-d db``, ``-u user``; never the password."""
+    if conn.socket is not None:
+        where = ["-S", str(conn.socket)]
+    else:
+        where = ["-h", conn.host, "-P", str(conn.port)]
+    return [*where, "-d", database, "-u", conn.user]
+
+
+class TpccWorkload(Workload):
+    """The built-in Go TPC-C driver (tpcc-mysql-compatible schema, JSON lines output)."""
+
+    name = "tpcc"
+
+    def __init__(self, binaries: Mapping[str, str] | None = None) -> None:
+        super().__init__(binaries)
+        explicit = self.binaries.get("tpcc")
+        self.binary = Path(explicit) if explicit else paths.tpcc_binary()
+
+    def problems(self) -> list[str]:
+        """The Go binary must exist (it is built from ``tpcc/``, not installed)."""
+        return binary_problem(self.binary, "tpcc", BUILD_FIX)
+
+    def load(self, conn: ConnectionInfo, dataset: DatasetSpec, log_path: Path) -> None:
+        """``tpcc load -w W --workers N`` into ``conn.database`` (created if missing)."""
+        if dataset.warehouses is None:
+            raise WorkloadError("the tpcc driver needs a tpcc dataset (warehouses)")
+        database = conn.database or DEFAULT_DATABASE
+        create_database(conn, database)
+        argv = [str(self.binary), "load", *connection_args(conn, database)]
+        argv += ["-w", str(dataset.warehouses)]
+        if dataset.load_workers:
+            argv += ["--workers", str(dataset.load_workers)]
+        run_to_completion(
+            argv,
+            env=client_env(conn),
+            log_path=log_path,
+            timeout_s=max(600.0, 300.0 * dataset.warehouses),
+            what="tpcc load",
+            fix="check the server error log and free disk space",
+        )
+
+    def run(
+        self,
+        conn: ConnectionInfo,
+        spec: WorkloadSpec,
+        connections: int,
+        dataset: DatasetSpec,
+        log_path: Path,
+    ) -> RunningWorkload:
+        """``tpcc run --json -r warmup -l duration -i interval -c connections``."""
+        if dataset.warehouses is None:
+            raise WorkloadError("the tpcc driver needs a tpcc dataset (warehouses)")
+        database = conn.database or DEFAULT_DATABASE
+        argv = [
+            str(self.binary),
+            "run",
+            *connection_args(conn, database),
+            "-w", str(dataset.warehouses),
+            "-c", str(connections),
+            "-r", str(whole_seconds(spec.warmup, "warmup", "tpcc")),
+            "-l", str(whole_seconds(spec.duration, "duration", "tpcc")),
+            "-i", str(whole_seconds(spec.report_interval, "report_interval", "tpcc")),
+            "--json",
+        ]  # fmt: skip
+        return RunningWorkload(
+            argv,
+            env=client_env(conn),
+            log_path=log_path,
+            parser=TpccJsonParser(),
+            name="tpcc",
+        )

@@ -4,8 +4,11 @@ up → measure → stop → record. A failing run is recorded with its evidence 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import shutil
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,8 +34,9 @@ from runner.workloads import get_workload
 from store.db import ResultsDB
 from store.models import Cell, Run
 
-#: Slack on top of 3 report intervals before the watchdog calls a silent driver hung.
+#: A driver silent for 3 report intervals (plus slack for connecting) is called hung.
 WATCHDOG_INTERVALS = 3
+WATCHDOG_SLACK_S = 30.0
 
 
 class Reporter(Protocol):
@@ -252,7 +256,7 @@ def _measure(
         sampler.start()
     try:
         reporter.phase("warmup")
-        watchdog = WATCHDOG_INTERVALS * exp.workload.report_interval + 30
+        watchdog = WATCHDOG_INTERVALS * exp.workload.report_interval + WATCHDOG_SLACK_S
         with workload.run(conn, exp.workload, connections, exp.dataset, run_dir / "driver") as running:
             driver_pid[0] = running.pid
             measuring = False
@@ -335,6 +339,7 @@ def run_experiment(
     ctx = prepare(path, work)
     variables = {key: t.server_options for key, t in ctx.report.translations.items()}
     enq = queue.enqueue(db, ctx.exp, ctx.cells, variables, ctx.source, fresh=fresh, retry_failed=retry_failed)
+    reap_leftover_servers(db, enq.experiment_id)
     if on_prepared is not None:
         on_prepared(ctx, enq)
     return work_queue(db, ctx, enq.experiment_id, reporter)
@@ -360,6 +365,39 @@ def work_queue(
         status = execute_run(db, ctx, run_id, cell, reporter)
         setattr(outcome, status, getattr(outcome, status) + 1)
     return outcome
+
+
+def reap_leftover_servers(db: ResultsDB, experiment_id: int) -> list[int]:
+    """Kill mysqld processes left behind by runs whose flushbench died (SIGKILL, power cut).
+
+    A killed flushbench cannot stop its sandbox; the next ``run`` finds the run marked
+    interrupted and its mysqld still alive. Only a process whose command line names that run's
+    own my.cnf is killed. Returns the pids killed.
+    """
+    with db.session() as s:
+        run_dirs = s.scalars(
+            select(Run.run_dir)
+            .join(Cell)
+            .where(
+                Cell.experiment_id == experiment_id,
+                Run.status.in_(("interrupted", "failed", "cancelled")),
+                Run.run_dir.is_not(None),
+            )
+        ).all()
+    killed = []
+    for run_dir in run_dirs:
+        pid_file = Path(run_dir) / "mysqld.pid"
+        try:
+            pid = int(pid_file.read_text().strip())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        cnf = str(Path(run_dir) / "my.cnf").encode()
+        if any(arg.endswith(cnf) for arg in cmdline):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+    return killed
 
 
 def _count_queued(db: ResultsDB, experiment_id: int) -> int:

@@ -1,0 +1,220 @@
+"""The analysis verbs of ``flushbench``: report, compare, show, export.
+
+Plain functions with typer annotations; :func:`register` adds them to the runner's app (the
+runner imports this module, never the other way round). Heavy imports (pandas, scipy, plotly)
+happen inside the verbs so ``flushbench --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from flushbench.errors import AnalysisError
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="Results database path or URL (default: $FLUSHBENCH_DB or "
+                 "results/flushbench.sqlite)."),
+]
+ForceOption = Annotated[
+    bool, typer.Option("--force", help="Compare runs even if host/server/dataset differ.")
+]
+ExperimentArg = Annotated[str, typer.Argument(help="Experiment name (or id).")]
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def _f(value: Any, fmt: str = ",.0f") -> str:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if not math.isfinite(v) else format(v, fmt)
+
+
+def report_cmd(
+    experiment: ExperimentArg,
+    out: Annotated[Path, typer.Option("-o", "--out", help="Folder to write report.html and "
+                                      "figures/ into.")],
+    db: DbOption = None,
+    force: ForceOption = False,
+    no_png: Annotated[bool, typer.Option("--no-png", help="Skip the PNG export.")] = False,
+) -> None:
+    """Write a self-contained HTML report (and a PNG of every figure) for an experiment."""
+    from analysis.report import write_report
+
+    path = write_report(db, experiment, out, png=not no_png, force=force)
+    _console().print(f"report: {path}")
+
+
+def compare_cmd(
+    experiment: ExperimentArg,
+    db: DbOption = None,
+    force: ForceOption = False,
+) -> None:
+    """Print the comparison tables: cells vs baseline, knob effects, rankings, warnings."""
+    from rich.table import Table
+
+    from analysis.compare import compare
+
+    cmp = compare(db, experiment, force=force)
+    con = _console()
+    exp = cmp.experiment
+    win = exp["window"]
+    con.print(f"[bold]{exp['name']}[/] — window {win.start:g}–{win.end:g} s after "
+              f"{win.warmup:g} s warmup; {', '.join(cmp.metadata.get('server_version', []))}")
+    t = Table(title="Configurations vs baseline (NOTPM: mean of repetitions, 95% bootstrap CI)")
+    t.add_column("#", justify="right")
+    t.add_column("configuration", overflow="fold", min_width=18)
+    t.add_column("runs", justify="right")
+    t.add_column("NOTPM (95% CI)", justify="right")
+    t.add_column("vs baseline (CI, p)", justify="right")
+    t.add_column("verdict")
+    t.add_column("score", justify="right")
+    t.add_column("warnings", overflow="fold")
+    cells = cmp.cells.set_index("cell_id")
+    for _, r in cmp.ranking.iterrows():
+        c = cells.loc[r["cell_id"]]
+        style = {"faster": "green", "slower": "red"}.get(c["verdict"], "")
+        t.add_row(
+            str(r["rank_notpm"]), c["cell_label"] + (" (baseline)" if c["is_baseline"] else ""),
+            str(c["n_done"]) + (f" +{c['n_failed']} failed" if c["n_failed"] else ""),
+            f"{_f(c['notpm_mean'])} ({_f(c['notpm_ci_low'])}–{_f(c['notpm_ci_high'])})",
+            "–" if c["is_baseline"] else
+            f"{_f(c['ratio'], '.2f')}× ({_f(c['ratio_ci_low'], '.2f')}–"
+            f"{_f(c['ratio_ci_high'], '.2f')}, p={_f(c['p_value'], '.3f')})",
+            f"[{style}]{c['verdict']}[/]" if style else c["verdict"],
+            _f(c["score_median"], ".0f"), c["warnings"],
+        )
+    con.print(t)
+    if len(cmp.main_effects):
+        t = Table(title="Main effect of each knob (marginal mean NOTPM over runs)")
+        for col in ("knob", "level", "runs", "NOTPM", "ratio", "95% CI", "p"):
+            t.add_column(col, justify="left" if col in ("knob", "level") else "right")
+        for _, r in cmp.main_effects.iterrows():
+            t.add_row(r["knob"], str(r["level"]), str(r["n_runs"]), _f(r["notpm_mean"]),
+                      "reference" if r["is_reference"] else f"{_f(r['ratio'], '.3f')}×",
+                      f"{_f(r['ratio_ci_low'], '.3f')}–{_f(r['ratio_ci_high'], '.3f')}",
+                      _f(r["p_value"], ".4f"))
+        con.print(t)
+    if len(cmp.interactions):
+        t = Table(title="Two-way interactions (% of grand mean; noise = typical SE of a cell)")
+        for col in ("knob A", "knob B", "interaction %", "max residual %", "noise %"):
+            t.add_column(col, justify="left" if col.startswith("knob") else "right")
+        for _, r in cmp.interactions.iterrows():
+            t.add_row(r["knob_a"], r["knob_b"], _f(r["interaction_pct"], ".2f"),
+                      _f(r["max_residual_pct"], ".2f"), _f(r["noise_pct"], ".2f"))
+        con.print(t)
+    t = Table(title="Ranked by stability (score = 100 × p5 / median; 100 = flat line)")
+    for col in ("rank", "configuration", "score", "CV %", "NOTPM rank"):
+        t.add_column(col, justify="left" if col == "configuration" else "right")
+    for _, r in cmp.ranking.sort_values("rank_stability").iterrows():
+        t.add_row(str(r["rank_stability"]), r["cell_label"], _f(r["score_median"], ".0f"),
+                  _f(r["cv_pct_median"], ".1f"), str(r["rank_notpm"]))
+    con.print(t)
+    for w in cmp.warnings:
+        con.print(f"[yellow]warning:[/] {w}", soft_wrap=True)
+
+
+def show_cmd(
+    run_id: Annotated[int, typer.Argument(help="Run id (see `flushbench status`).")],
+    db: DbOption = None,
+) -> None:
+    """Show one run: cell, status, metadata, window NOTPM, stability figures."""
+    from rich.table import Table
+
+    from analysis import frames
+
+    rdf = frames.runs(db, run_ids=[run_id], all_attempts=True)
+    if rdf.empty:
+        raise AnalysisError(f"no run {run_id}", where="runs",
+                            fix="list runs with `flushbench status`")
+    rs = frames.run_summary(db, runs_df=rdf)
+    r = rs.iloc[0]
+    con = _console()
+    t = Table(title=f"run {run_id}", show_header=False)
+    t.add_column("", style="bold")
+    t.add_column("")
+    rows = [
+        ("configuration", r["cell_label"] + (" (baseline)" if r["is_baseline"] else "")),
+        ("repetition / attempt", f"{r['repetition']} / {r['attempt']}"
+         + (" (superseded)" if r["superseded"] else "")),
+        ("status", str(r["status"]) + (f" — {r['error']}" if r["error"] else "")),
+        ("started", str(r["started_at"])), ("finished", str(r["finished_at"])),
+        ("server", f"{r['server_flavor']} {r['server_version']}"),
+        ("host", f"{r['hostname']} ({r['cpu_count']} × {r['cpu_model']})"),
+        ("dataset", str(r["dataset_key"])),
+        ("NOTPM (window average)", _f(r.get("notpm"))),
+        ("driver TpmC (whole run)", _f(r.get("tpmc_driver"))),
+        ("stability score", _f(r.get("score"), ".1f")),
+        ("CV %", _f(r.get("cv_pct"), ".1f")),
+        ("holes (< 0.5× median)", f"{_f(r.get('holes_share', math.nan) * 100, '.0f')} %"),
+        ("longest low stretch", f"{_f(r.get('longest_low_s'))} s"),
+        ("dominant period", f"{_f(r.get('period_s'))} s ({_f(r.get('period_share', 0) * 100)}"
+         "% of variance)"),
+        ("trend", f"{_f(r.get('trend_pct_per_min'), '+.2f')} % of median per minute"),
+        ("p95 latency (median)", f"{_f(r.get('p95_ms_median'), '.1f')} ms"),
+        ("warnings", str(r.get("warnings") or "none")),
+    ]
+    for k, v in rows:
+        t.add_row(k, v)
+    con.print(t)
+
+
+def export_cmd(
+    experiment: ExperimentArg,
+    out: Annotated[Path, typer.Option("-o", "--out", help="File to write.")],
+    db: DbOption = None,
+    fmt: Annotated[str, typer.Option("--format", help="csv or parquet.")] = "csv",
+    what: Annotated[str, typer.Option("--what", help="intervals, samples or runs.")] = "intervals",
+) -> None:
+    """Export an experiment's intervals, samples or run summaries as CSV or Parquet."""
+    path = export(db, experiment, out, fmt=fmt, what=what)
+    _console().print(f"wrote {path}")
+
+
+def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str = "csv",
+           what: str = "intervals") -> Path:
+    """Library form of ``flushbench export`` (returns the written path)."""
+    from analysis import frames
+
+    if fmt not in ("csv", "parquet"):
+        raise AnalysisError(f"unknown format {fmt!r}", where="--format", fix="use csv or parquet")
+    if what == "intervals":
+        df = frames.intervals(db, experiment)
+    elif what == "samples":
+        df = frames.samples(db, experiment)
+    elif what == "runs":
+        df = frames.run_summary(db, experiment)
+    else:
+        raise AnalysisError(f"unknown table {what!r}", where="--what",
+                            fix="use intervals, samples or runs")
+    # Dict columns (knobs, extra, driver_summary) become JSON text in both formats.
+    import json
+
+    for col in df.columns:
+        if df[col].map(lambda v: isinstance(v, (dict, list))).any():
+            df[col] = df[col].map(lambda v: json.dumps(v, sort_keys=True, default=str))
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "csv":
+        df.to_csv(path, index=False)
+    else:
+        df.to_parquet(path, index=False)
+    return path
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report``, ``compare``, ``show`` and ``export`` to the ``flushbench`` app."""
+    app.command("report")(report_cmd)
+    app.command("compare")(compare_cmd)
+    app.command("show")(show_cmd)
+    app.command("export")(export_cmd)

@@ -1,0 +1,481 @@
+"""One self-contained HTML report per experiment, plus a PNG of every figure.
+
+The page answers the researcher's questions in order: which configuration gives the most NOTPM
+(ranked table, bars with CIs), which gives a flat line (stability scores), is the difference
+real (ratios, CIs, Mann-Whitney verdicts), and why (checkpoint age vs dirty pages per cell).
+plotly.js is inlined once in ``<head>``; figures reference it, so the file opens offline.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import math
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from analysis import plots
+from analysis.compare import Comparison, compare
+from analysis.frames import (
+    DB,
+    KEY_VARIABLES,
+    ExperimentRef,
+    representative_runs,
+    run_variables,
+    samples,
+    session_scope,
+    varying_knobs,
+)
+
+#: Cells overlaid in the overview throughput figure (more is unreadable).
+MAX_OVERLAY = 8
+
+_CSS = """
+body{font-family:Inter,'Helvetica Neue',Helvetica,Arial,sans-serif;color:#222;margin:0;
+background:#fff;line-height:1.55}
+main{max-width:1080px;margin:0 auto;padding:24px 32px 80px}
+h1{font-size:30px;margin:8px 0 4px}h2{font-size:23px;margin:44px 0 10px;border-bottom:1px solid
+#e5e5e5;padding-bottom:6px}h3{font-size:18px;margin:30px 0 6px}
+.sub{color:#666;margin:0 0 18px}.summary li{margin:4px 0}
+table{border-collapse:collapse;font-size:13.5px;margin:10px 0 18px;width:100%}
+th,td{padding:5px 9px;border-bottom:1px solid #eee;text-align:right;vertical-align:top}
+th{background:#fafafa;font-weight:600}td.l,th.l{text-align:left}
+tr.base td{background:#f6f6f6}.faster{color:#0a7b32;font-weight:600}
+.slower{color:#b3261e;font-weight:600}.warn{color:#9a5b00}.muted{color:#777}
+.figure{margin:14px 0 26px}.figure .png{font-size:12px;color:#888}
+.note{background:#fff8e6;border-left:4px solid #e6a700;padding:8px 12px;margin:12px 0}
+code{background:#f3f3f3;padding:1px 4px;border-radius:3px;font-size:90%}
+"""
+
+
+#: Records script errors on <body data-js-errors> so a headless browser check can read them.
+_ERROR_HOOK = (
+    "window.__errors=[];window.addEventListener('error',function(e){window.__errors.push("
+    "String(e.message));document.documentElement.setAttribute('data-js-errors',"
+    "window.__errors.join(' | '));});"
+)
+
+
+@dataclass
+class _Figures:
+    """Figures in page order, and where their PNGs went (or why they did not)."""
+
+    out_dir: Path
+    png: bool
+    items: list[tuple[str, go.Figure]] = field(default_factory=list)
+    png_error: str | None = None
+
+    def add(self, name: str, fig: go.Figure) -> str:
+        """Register a figure; return its HTML block (PNG written now if enabled)."""
+        index = len(self.items) + 1
+        slug = f"{index:02d}-{name}"
+        self.items.append((slug, fig))
+        png_note = ""
+        if self.png and self.png_error is None:
+            path = self.out_dir / "figures" / f"{slug}.png"
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                height = fig.layout.height or plots.HEIGHT
+                with warnings.catch_warnings():
+                    # kaleido 0.2.1 calls Thread.setDaemon(), deprecated since Python 3.10.
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    fig.write_image(str(path), width=plots.WIDTH, height=height, scale=1)
+                png_note = (f"<div class='png'>PNG: <a href='figures/{slug}.png'>{slug}.png"
+                            "</a></div>")
+            except Exception as exc:  # kaleido/Chromium missing or broken: the HTML still works
+                self.png_error = f"{type(exc).__name__}: {exc}".strip()[:400]
+        fig.update_layout(width=None, autosize=True)
+        div = fig.to_html(
+            full_html=False, include_plotlyjs=False, div_id=f"fig-{slug}",
+            config={"displaylogo": False, "responsive": True, "displayModeBar": False},
+        )
+        return f"<div class='figure'>{div}{png_note}</div>"
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _num(value: Any, fmt: str = ",.0f", empty: str = "–") -> str:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return empty
+    return empty if not math.isfinite(v) else format(v, fmt)
+
+
+def _ci(low: Any, high: Any, fmt: str = ",.0f") -> str:
+    lo, hi = _num(low, fmt, ""), _num(high, fmt, "")
+    return f"{lo} – {hi}" if lo and hi else "–"
+
+
+def _table(headers: list[str], rows: list[list[str]], left: int = 1,
+           row_classes: list[str] | None = None) -> str:
+    head = "".join(
+        f"<th class='{'l' if i < left else ''}'>{_e(h)}</th>" for i, h in enumerate(headers)
+    )
+    body = []
+    for r, row in enumerate(rows):
+        cls = (row_classes or [""] * len(rows))[r]
+        cells = "".join(
+            f"<td class='{'l' if i < left else ''}'>{c}</td>" for i, c in enumerate(row)
+        )
+        body.append(f"<tr class='{cls}'>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _verdict_html(verdict: str) -> str:
+    cls = {"faster": "faster", "slower": "slower"}.get(verdict, "muted")
+    return f"<span class='{cls}'>{_e(verdict)}</span>"
+
+
+def _summary(cmp: Comparison) -> str:
+    cells = cmp.cells
+    rs = cmp.frames.run_summary
+    ranked = cmp.ranking
+    items = []
+    best = ranked.iloc[0]
+    items.append(
+        f"Most throughput: <b>{_e(best['cell_label'])}</b> with {_num(best['notpm_mean'])} NOTPM"
+        + (f" ({_num(best['ratio'], '.2f')}× the baseline, {_e(best['verdict'])})"
+           if not best["is_baseline"] else " (the baseline)")
+    )
+    flat = ranked.sort_values("rank_stability").iloc[0]
+    items.append(
+        f"Flattest line: <b>{_e(flat['cell_label'])}</b>, stability score "
+        f"{_num(flat['score_median'], '.0f')} (100 = flat)"
+    )
+    faster = cells[cells["verdict"] == "faster"]
+    slower = cells[cells["verdict"] == "slower"]
+    unsure = cells[cells["verdict"] == "not enough repetitions"]
+    items.append(
+        f"Against the baseline: {len(faster)} faster, {len(slower)} slower, "
+        f"{len(cells) - 1 - len(faster) - len(slower) - len(unsure)} no clear difference"
+        + (f", {len(unsure)} with too few repetitions for a verdict" if len(unsure) else "")
+    )
+    n_done = int((rs["status"] == "done").sum())
+    n_failed = int((rs["status"] == "failed").sum())
+    n_other = len(rs) - n_done - n_failed
+    items.append(
+        f"Runs: {n_done} done, {n_failed} failed" + (f", {n_other} not finished" if n_other else "")
+    )
+    noisy = int(rs["warnings"].str.len().gt(0).sum())
+    if noisy:
+        items.append(f"<span class='warn'>{noisy} run(s) noisy (CV ≥ 10 %) or oscillating — "
+                     "see the warnings below</span>")
+    return "<ul class='summary'>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
+
+
+def _ranked_table(cmp: Comparison) -> str:
+    rows, classes = [], []
+    for _, r in cmp.ranking.iterrows():
+        rows.append([
+            _e(r["cell_label"]) + (" <span class='muted'>(baseline)</span>"
+                                   if r["is_baseline"] else ""),
+            str(int(r["rank_notpm"])), _num(r["notpm_mean"]),
+            _ci(r["notpm_ci_low"], r["notpm_ci_high"]),
+            "–" if r["is_baseline"] else f"{_num(r['ratio'], '.2f')}×",
+            _verdict_html(r["verdict"]), str(int(r["rank_stability"])),
+            _num(r["score_median"], ".0f"), _num(r["cv_pct_median"], ".1f"),
+            str(int(r["n_done"])), f"<span class='warn'>{_e(r['warnings'])}</span>",
+        ])
+        classes.append("base" if r["is_baseline"] else "")
+    cells = cmp.cells.set_index("cell_id")
+    for i, (_, r) in enumerate(cmp.ranking.iterrows()):
+        c = cells.loc[r["cell_id"]]
+        if not r["is_baseline"] and math.isfinite(c["ratio_ci_low"]):
+            rows[i][4] += (f"<br><span class='muted'>{_num(c['ratio_ci_low'], '.2f')}–"
+                           f"{_num(c['ratio_ci_high'], '.2f')}, "
+                           f"p={_num(c['p_value'], '.3f')}</span>")
+    return _table(
+        ["configuration", "rank", "NOTPM", "95% CI", "vs baseline", "verdict",
+         "stability rank", "score", "CV %", "runs", "warnings"],
+        rows, row_classes=classes,
+    )
+
+
+def _effects_tables(cmp: Comparison) -> str:
+    out = []
+    me = cmp.main_effects
+    if len(me):
+        rows = [[
+            _e(r["knob"]), _e(plots._fmt(r["level"])), str(r["n_cells"]), str(r["n_runs"]),
+            _num(r["notpm_mean"]),
+            "reference" if r["is_reference"] else f"{_num(r['ratio'], '.3f')}×",
+            _ci(r["ratio_ci_low"], r["ratio_ci_high"], ".3f"), _num(r["p_value"], ".4f"),
+        ] for _, r in me.iterrows()]
+        out.append("<h3>Main effect of each knob</h3><p class='sub'>Marginal mean NOTPM over "
+                   "every run at that level; ratio to the baseline's level with a bootstrap "
+                   "95% CI and a Mann-Whitney p-value.</p>")
+        out.append(_table(["knob", "level", "cells", "runs", "NOTPM", "ratio", "95% CI", "p"],
+                          rows, left=2))
+    it = cmp.interactions
+    if len(it):
+        rows = [[
+            _e(r["knob_a"]), _e(r["knob_b"]), f"{r['levels_a']}×{r['levels_b']}",
+            "yes" if r["complete"] else "no (holes)", _num(r["interaction_pct"], ".2f"),
+            _num(r["max_residual_pct"], ".2f"), _num(r["noise_pct"], ".2f"),
+        ] for _, r in it.iterrows()]
+        out.append("<h3>Two-way interactions</h3><p class='sub'>RMS distance of the cell means "
+                   "from the additive model (effect of A + effect of B), % of the grand mean. "
+                   "Compare with the noise: the typical standard error of a cell mean.</p>")
+        out.append(_table(["knob A", "knob B", "levels", "complete", "interaction %",
+                           "max residual %", "noise %"], rows, left=2))
+    return "".join(out)
+
+
+def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str]) -> str:
+    exp = cmp.experiment
+    spec = exp["spec"]
+    win = exp["window"]
+    md = cmp.metadata
+    wl = spec.get("workload", {})
+    ds = spec.get("dataset", {})
+
+    def one(key: str) -> str:
+        return _e(", ".join(md.get(key, [])) or "–")
+
+    mem = md.get("mem_total_bytes", [])
+    mem_txt = ", ".join(f"{int(m) / 1024**3:.1f} GiB" for m in mem) if mem else "–"
+    hw = _table(["", ""], [
+        ["host", one("hostname")], ["kernel", one("kernel")], ["CPU", one("cpu_model")],
+        ["CPU count", one("cpu_count")], ["memory", _e(mem_txt)],
+        ["datadir device / fs", f"{one('datadir_device')} / {one('datadir_fstype')}"],
+    ])
+    srv = _table(["", ""], [
+        ["server", f"{one('server_flavor')} {one('server_version')}"],
+        ["dataset", f"{one('dataset_key')} ({_e(_dataset_text(ds))})"],
+        ["driver", f"{one('driver')} — {wl.get('connections', '?')} connections"],
+        ["warmup (excluded)", f"{win.warmup:g} s"],
+        ["run length after warmup", f"{win.duration:g} s"],
+        ["measurement window", f"{win.start:g} s – {win.end:g} s after warmup "
+                               f"({win.length / 60:g} min)"],
+        ["report interval", f"{win.report_interval:g} s"],
+        ["repetitions", f"{spec.get('repetitions', '?')} declared per cell; run order "
+                        f"{_e((spec.get('order') or {}).get('mode', '?'))}"],
+        ["sampling", f"every {(spec.get('sampling') or {}).get('interval', '?')} s"],
+    ])
+    var_rows = []
+    for name in KEY_VARIABLES:
+        if name not in variables.columns or variables[name].isna().all():
+            continue
+        values = variables[name].dropna()
+        distinct = sorted(set(values))
+        if len(distinct) == 1:
+            var_rows.append([f"<code>{_e(name)}</code>", _e(distinct[0])])
+        else:
+            per = "; ".join(f"{_e(labels.get(int(r), r))}: {_e(v)}" for r, v in values.items())
+            var_rows.append([f"<code>{_e(name)}</code>", f"varies — {per}"])
+    variables_html = _table(["variable", "value (SHOW GLOBAL VARIABLES)"], var_rows)
+    warnings = "".join(f"<li>{_e(w)}</li>" for w in cmp.warnings) or "<li>none</li>"
+    return (
+        "<h2 id='methodology'>Methodology</h2>"
+        "<p>Throughput is the driver's primary count per report interval (New-Orders for "
+        "TPC-C, transactions for sysbench); NOTPM of a run is the window average "
+        "(Σ count × 60 / Σ seconds). Each configuration's NOTPM is "
+        "the mean over its repetitions with a percentile bootstrap 95% CI (10,000 resamples, "
+        "fixed seed). A configuration is <i>faster</i>/<i>slower</i> than the baseline when "
+        "the CI of the ratio excludes 1 and a two-sided Mann-Whitney U test agrees (p ≤ 0.05, "
+        "or complete separation when so few runs cannot reach 0.05); with fewer than 3 runs "
+        "per side there is no verdict. The <b>stability score</b> is 100 × p5 / median of a "
+        "run's per-interval series over the window (100 = flat line); a run is flagged when "
+        "its CV is ≥ 10% or one oscillation period holds ≥ 30% of the detrended variance. "
+        "Dirty pages % uses InnoDB's formula 100 × dirty / (1 + data + free); checkpoint age "
+        "is LSN − last checkpoint LSN.</p>"
+        f"<h3>Server and workload</h3>{srv}<h3>Hardware</h3>{hw}"
+        f"<h3>Key server variables</h3>{variables_html}"
+        f"<h3>Warnings</h3><ul>{warnings}</ul>"
+    )
+
+
+def _primary(cmp: Comparison) -> str:
+    """What the driver's primary count is: New-Orders (TPC-C) or transactions (sysbench)."""
+    driver = (cmp.experiment["spec"].get("workload") or {}).get("driver", "tpcc")
+    return "Transactions" if driver == "sysbench" else "New-Order transactions"
+
+
+def _dataset_text(ds: dict[str, Any]) -> str:
+    if ds.get("workload") == "sysbench":
+        return f"sysbench {ds.get('tables')} tables × {ds.get('table_size')} rows"
+    return f"TPC-C {ds.get('warehouses')} warehouses"
+
+
+def _cell_section(
+    cmp: Comparison, figs: _Figures, cell: pd.Series, rep_run: int | None,
+    smp: pd.DataFrame, ivl: pd.DataFrame,
+) -> str:
+    win = cmp.experiment["window"]
+    window = (win.start, win.end)
+    rs = cmp.frames.run_summary
+    runs = rs[rs["cell_id"] == cell["cell_id"]]
+    out = [f"<h3 id='cell-{int(cell['cell_id'])}'>{_e(cell['cell_label'])}"
+           + (" <span class='muted'>(baseline)</span>" if cell["is_baseline"] else "") + "</h3>"]
+    verdict = "" if cell["is_baseline"] else (
+        f" · {_num(cell['ratio'], '.2f')}× the baseline ({_verdict_html(cell['verdict'])})"
+    )
+    out.append(f"<p class='sub'>{_num(cell['notpm_mean'])} NOTPM (95% CI "
+               f"{_ci(cell['notpm_ci_low'], cell['notpm_ci_high'])}){verdict} · stability "
+               f"score {_num(cell['score_median'], '.0f')}</p>")
+    rows = []
+    for _, r in runs.iterrows():
+        rows.append([
+            f"#{int(r['repetition'])}" + (f" (attempt {int(r['attempt'])})"
+                                          if r["attempt"] > 1 else ""),
+            str(int(r["run_id"])), _e(r["status"]), _num(r.get("notpm")),
+            _num(r.get("score"), ".0f"), _num(r.get("cv_pct"), ".1f"),
+            _num(r.get("holes_share", math.nan) * 100, ".0f"),
+            _num(r.get("period_s"), ".0f"), _num(r.get("trend_pct_per_min"), "+.2f"),
+            f"<span class='warn'>{_e(r.get('warnings') or r.get('error') or '')}</span>",
+        ])
+    out.append(_table(["repetition", "run", "status", "NOTPM", "score", "CV %", "holes %",
+                       "period s", "trend %/min", "warnings"], rows))
+    cell_int = ivl[ivl["run_id"].isin(runs["run_id"])]
+    if len(cell_int):
+        labels = {int(r["run_id"]): f"#{int(r['repetition'])}" for _, r in runs.iterrows()}
+        out.append(figs.add(f"throughput-cell{int(cell['cell_id'])}", plots.throughput(
+            cell_int, labels=labels, window=window,
+            title=f"{_primary(cmp)} per {win.report_interval:g} s",
+            unit=_primary(cmp).split(" ")[0],
+            subtitle=f"{cell['cell_label']} · every repetition",
+        )))
+    run_smp = smp[smp["run_id"] == rep_run] if rep_run is not None else smp.iloc[0:0]
+    if len(run_smp) and run_smp["checkpoint_age_mb"].notna().any():
+        sub = f"{cell['cell_label']} · run {rep_run} (median repetition)"
+        out.append(figs.add(f"checkpoint-dirty-cell{int(cell['cell_id'])}",
+                            plots.checkpoint_dirty(run_smp, subtitle=sub, window=window)))
+        if "pages_flushed_per_s" in run_smp and run_smp["pages_flushed_per_s"].notna().any():
+            out.append(figs.add(f"flushing-cell{int(cell['cell_id'])}",
+                                plots.flushing(run_smp, subtitle=sub)))
+        if run_smp["rss_mb"].notna().any():
+            out.append(figs.add(f"memory-cell{int(cell['cell_id'])}", plots.memory(
+                run_smp, labels={rep_run: f"run {rep_run}"}, subtitle=sub)))
+    elif rep_run is not None:
+        out.append("<p class='muted'>No sampler data for this run.</p>")
+    return "".join(out)
+
+
+def write_report(
+    db: DB,
+    experiment: ExperimentRef,
+    out_dir: str | os.PathLike[str],
+    *,
+    png: bool = True,
+    force: bool = False,
+) -> Path:
+    """Write ``report.html`` (self-contained) and ``figures/*.png`` for one experiment.
+
+    Parameters
+    ----------
+    db:
+        Results database (ResultsDB, Session, path or URL).
+    experiment:
+        Name, id, or None for the latest experiment.
+    out_dir:
+        Folder to write into (created).
+    png:
+        Also export every figure as PNG through kaleido; a failure is reported in the page
+        instead of failing the report.
+    force:
+        Compare runs whose checked metadata differ (the page says so).
+
+    Returns
+    -------
+    Path
+        The HTML file.
+    """
+    from plotly.offline import get_plotlyjs
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with session_scope(db) as s:
+        cmp = compare(s, experiment, force=force)
+        rs = cmp.frames.run_summary
+        reps = representative_runs(rs)
+        smp = samples(s, run_ids=list(reps.values())) if reps else pd.DataFrame()
+        variables = run_variables(s, list(reps.values())) if reps else pd.DataFrame()
+    figs = _Figures(out, png)
+    exp = cmp.experiment
+    win = exp["window"]
+    cells = cmp.cells
+    ivl = cmp.frames.intervals
+    labels = {int(reps[c]): lbl for c, lbl in zip(cells["cell_id"], cells["cell_label"],
+                                                   strict=True) if c in reps}
+
+    sysbench = _primary(cmp) == "Transactions"
+    overview = [figs.add("notpm", plots.notpm_bars(
+        cells, **({"unit": "TPM", "title": "Throughput per configuration (transactions per "
+                   "minute, window average)"} if sysbench else {})))]
+    overview.append(figs.add("stability", plots.score_bars(cells)))
+    overlay_cells = list(cmp.ranking["cell_id"][:MAX_OVERLAY])
+    base = cells.loc[cells["is_baseline"], "cell_id"]
+    if len(base) and int(base.iloc[0]) not in overlay_cells:
+        overlay_cells[-1] = int(base.iloc[0])
+    overlay_runs = {reps[c]: labels[reps[c]] for c in overlay_cells if c in reps}
+    if overlay_runs:
+        overview.append(figs.add("throughput-overview", plots.throughput(
+            ivl[ivl["run_id"].isin(list(overlay_runs))], labels=overlay_runs,
+            window=(win.start, win.end),
+            title=f"{_primary(cmp)} per {win.report_interval:g} s",
+            unit=_primary(cmp).split(" ")[0],
+            subtitle="median repetition of each configuration"
+            + (f" (top {MAX_OVERLAY} by NOTPM)" if len(cells) > MAX_OVERLAY else ""),
+        )))
+    knobs = varying_knobs(rs)
+    if len(knobs) >= 2:
+        overview.append(figs.add("stability-heatmap",
+                                 plots.stability_heatmap(cells, knobs[0], knobs[1])))
+        overview.append(figs.add("notpm-heatmap", plots.stability_heatmap(
+            cells, knobs[0], knobs[1], value="notpm_mean",
+            title=f"NOTPM by {knobs[0]} and {knobs[1]}")))
+    if "connections" in knobs and "allocator" in knobs:
+        overview.append(figs.add("threads", plots.threads_sweep(
+            cells, unit="transactions per second")))
+
+    cell_sections = [
+        _cell_section(cmp, figs, cell, reps.get(int(cell["cell_id"])), smp, ivl)
+        for _, cell in cells.iterrows()
+    ]
+    png_note = ""
+    if png and figs.png_error:
+        png_note = (f"<div class='note'>PNG export failed, the interactive figures below are "
+                    f"complete: {_e(figs.png_error)}</div>")
+    elif png:
+        png_note = (f"<p class='muted'>{len(figs.items)} figures also saved as PNG in "
+                    "<code>figures/</code>.</p>")
+    forced = [w for w in cmp.warnings if w.startswith("forced comparison")]
+    toc = "".join(
+        f"<li><a href='#cell-{int(c['cell_id'])}'>{_e(c['cell_label'])}</a></li>"
+        for _, c in cells.iterrows()
+    )
+    generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    body = (
+        f"<h1>{_e(exp['name'])}</h1>"
+        f"<p class='sub'>{_e(exp['description'] or '')} · experiment #{exp['id']} · "
+        f"generated {generated}</p>"
+        + "".join(f"<div class='note'>{_e(w)}</div>" for w in forced)
+        + f"<h2>Summary</h2>{_summary(cmp)}{png_note}"
+        f"<h2>Ranking</h2><p class='sub'>By window-average NOTPM; the stability rank orders "
+        f"by median stability score (100 = flat line).</p>{_ranked_table(cmp)}"
+        + "".join(overview)
+        + _effects_tables(cmp)
+        + f"<h2>Configurations</h2><ul>{toc}</ul>"
+        + "".join(cell_sections)
+        + _methodology(cmp, variables, labels)
+    )
+    page = (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{_e(exp['name'])} — flushbench report</title><style>{_CSS}</style>"
+        f"<script>{_ERROR_HOOK}</script>"
+        f"<script type='text/javascript'>{get_plotlyjs()}</script></head>"
+        f"<body><main>{body}</main></body></html>"
+    )
+    path = out / "report.html"
+    path.write_text(page, encoding="utf-8")
+    return path

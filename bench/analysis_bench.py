@@ -1,0 +1,106 @@
+"""Analysis performance on a synthetic store: 500 runs × 180 intervals × full status samples.
+
+Prints how long each step takes (targets: loading the frames ≤ 1 s, the full report ≤ 5 s).
+The store is built once and kept (``--db``); ``--rebuild`` starts over. Imports are warmed up
+before timing so the figures measure the analysis, not Python compiling modules.
+
+Usage: ``.venv/bin/python bench/analysis_bench.py [--db PATH] [--rebuild] [--cells 20]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from analysis.synthetic import SynthCell, build_store  # noqa: E402
+
+
+def bench_cells(n_cells: int) -> list[SynthCell]:
+    """doublewrite × max_dirty_pages_pct × log_file_size cells with varied shapes."""
+    cells = []
+    pcts = [15.0, 30.0, 50.0, 60.0, 70.0, 75.0, 80.0, 90.0]
+    for i in range(n_cells):
+        dw = i % 2 == 0
+        pct = pcts[(i // 2) % len(pcts)]
+        log = (128 if (i // (2 * len(pcts))) % 2 == 0 else 512) * 1024 * 1024
+        flat = (not dw) and pct == 60.0
+        cells.append(SynthCell(
+            knobs={"doublewrite": dw, "max_dirty_pages_pct": pct, "log_file_size": log},
+            notpm=(38000 if dw else 60000) * (1 + 0.002 * i),
+            noise_pct=2.0 if flat else 4.0,
+            period_s=None if flat else 120.0 + 10 * (i % 5),
+            amplitude_pct=0 if flat else 15.0,
+            hole_every_s=300.0 if i % 7 == 3 else None,
+            dirty_pct=min(pct + 5, 85.0),
+        ))
+    return cells
+
+
+def timed(label: str, fn, *args, **kwargs):  # noqa: ANN001, ANN201 - a tiny bench helper
+    t0 = time.perf_counter()
+    result = fn(*args, **kwargs)
+    print(f"{label:<58} {time.perf_counter() - t0:7.2f} s", flush=True)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", default=os.path.join(tempfile.gettempdir(),
+                                                 "flushbench-analysis-bench.sqlite"))
+    ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--cells", type=int, default=20)
+    ap.add_argument("--repetitions", type=int, default=25)
+    ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(),
+                                                  "flushbench-analysis-bench-report"))
+    args = ap.parse_args()
+    db = Path(args.db)
+    if args.rebuild and db.exists():
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
+    if not db.exists():
+        timed(f"build store ({args.cells} cells × {args.repetitions} reps, 180 intervals)",
+              build_store, db, bench_cells(args.cells), name="bench",
+              repetitions=args.repetitions, warmup=60, duration=1740, n_counters=400)
+    print(f"store: {db} ({db.stat().st_size / 1e6:.0f} MB)")
+
+    # Warm imports (pandas, scipy, plotly) and SQLite's page cache: measure the analysis.
+    import plotly.io as pio  # noqa: F401
+    import scipy.stats  # noqa: F401
+
+    from analysis import frames, plots
+    from analysis.compare import compare
+    from analysis.report import write_report
+
+    plots.template()
+    frames.experiments(db)
+
+    fr = timed("frames.load (runs, intervals, run + cell summaries)", frames.load, db, "bench")
+    print(f"  {len(fr.runs)} runs, {len(fr.intervals)} intervals")
+    runs_df = timed("frames.runs", frames.runs, db, "bench")
+    timed("frames.intervals (with detail JSON)", frames.intervals, db, "bench")
+    timed("frames.run_summary (stability of every run)", frames.run_summary, db, "bench",
+          runs_df=runs_df)
+    lean = timed("frames.samples, all runs, no status counters", frames.samples, db, "bench",
+                 counters=None)
+    print(f"  {len(lean)} samples")
+    timed("frames.samples, all runs, 10 status counters (status_z)", frames.samples, db,
+          "bench")
+    timed("frames.samples, 20 runs (one per cell), 10 counters", frames.samples, db,
+          run_ids=list(runs_df["run_id"][:: args.repetitions]))
+    timed("compare (load + verdicts + effects + ranking)", compare, db, "bench")
+    out = Path(args.out)
+    html = timed("write_report, HTML only", write_report, db, "bench", out, png=False)
+    print(f"  {html.stat().st_size / 1e6:.1f} MB HTML")
+    timed("write_report, HTML + PNG of every figure", write_report, db, "bench", out, png=True)
+    n_png = len(list((out / "figures").glob("*.png")))
+    print(f"  {n_png} PNG figures in {out / 'figures'}")
+
+
+if __name__ == "__main__":
+    main()

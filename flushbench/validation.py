@@ -39,8 +39,10 @@ class StrictModel(BaseModel):
             for key in data:
                 if key not in allowed:
                     close = difflib.get_close_matches(str(key), sorted(allowed), n=1, cutoff=0.6)
-                    hint = f"did you mean '{close[0]}'?" if close else (
-                        "allowed keys: " + ", ".join(sorted(allowed))
+                    hint = (
+                        f"did you mean '{close[0]}'?"
+                        if close
+                        else ("allowed keys: " + ", ".join(sorted(allowed)))
                     )
                     raise KeyedValueError(f"unknown key '{key}' — {hint}", str(key))
         return data
@@ -66,8 +68,10 @@ def _message(err: dict[str, Any]) -> str:
             msg = msg[len(prefix) :]
     if err.get("type") == "missing":
         return "required key is missing"
-    if "input" in err and err.get("type") not in ("missing", "value_error") and not isinstance(
-        err["input"], (dict, list)
+    if (
+        "input" in err
+        and err.get("type") not in ("missing", "value_error")
+        and not isinstance(err["input"], (dict, list))
     ):
         msg += f" (got {err['input']!r})"
     return msg

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -17,12 +17,18 @@ queue_app = typer.Typer(help="The run queue in the results database.", no_args_i
 app.add_typer(queue_app, name="queue")
 
 DbOption = Annotated[
-    Optional[str],  # noqa: UP007 - typer needs Optional here
-    typer.Option("--db", help="Results database: a path or SQLAlchemy URL (default $FLUSHBENCH_DB or results/flushbench.sqlite)."),
+    str | None,  # noqa: UP007 - typer needs Optional here
+    typer.Option(
+        "--db",
+        help="Results database: a path or SQLAlchemy URL"
+        " (default $FLUSHBENCH_DB or results/flushbench.sqlite).",
+    ),
 ]
 WorkOption = Annotated[
-    Optional[Path],  # noqa: UP007
-    typer.Option("--work", help="Where datasets and run directories go (default $FLUSHBENCH_WORK or ./work)."),
+    Path | None,  # noqa: UP007
+    typer.Option(
+        "--work", help="Where datasets and run directories go (default $FLUSHBENCH_WORK or ./work)."
+    ),
 ]
 
 
@@ -45,8 +51,12 @@ def run(
     file: Annotated[Path, typer.Argument(help="Experiment file (YAML).")],
     db: DbOption = None,
     work: WorkOption = None,
-    fresh: Annotated[bool, typer.Option("--fresh", help="Queue every run again, even finished ones.")] = False,
-    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Queue failed runs again.")] = False,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Queue every run again, even finished ones.")
+    ] = False,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Queue failed runs again.")
+    ] = False,
 ) -> None:
     """Preflight, queue and run an experiment; rerunning resumes where it stopped."""
     from runner.execute import run_experiment
@@ -60,9 +70,14 @@ def run(
     def on_prepared(ctx, enq) -> None:  # noqa: ANN001
         holder["ctx"] = ctx
         console.print(
-            f"[bold]{ctx.exp.name}[/]: {len(ctx.cells)} cells × {ctx.exp.repetitions} repetitions — "
+            f"[bold]{ctx.exp.name}[/]: {len(ctx.cells)} cells × {ctx.exp.repetitions}"
+            " repetitions — "
             f"{enq.queued + enq.requeued} to run, {enq.kept_done} done already"
-            + (f", {enq.kept_failed} failed kept (--retry-failed to redo)" if enq.kept_failed else "")
+            + (
+                f", {enq.kept_failed} failed kept (--retry-failed to redo)"
+                if enq.kept_failed
+                else ""
+            )
         )
 
     from runner.progress import LiveReporter
@@ -71,12 +86,19 @@ def run(
     exp = load_experiment(file)
     with LiveReporter(console, _run_seconds(exp)) as reporter:
         outcome = run_experiment(
-            file, results, fresh=fresh, retry_failed=retry_failed, reporter=reporter,
-            work=work, on_prepared=on_prepared,
+            file,
+            results,
+            fresh=fresh,
+            retry_failed=retry_failed,
+            reporter=reporter,
+            work=work,
+            on_prepared=on_prepared,
         )
     print_cell_summary(console, results, outcome.experiment_id)
     if outcome.failed:
-        console.print(f"[red]{outcome.failed} run(s) failed[/] — `flushbench show RUN` prints the evidence")
+        console.print(
+            f"[red]{outcome.failed} run(s) failed[/] — `flushbench show RUN` prints the evidence"
+        )
         raise typer.Exit(1)
 
 
@@ -95,7 +117,10 @@ def queue_add(
     ctx = prepare(file, work)
     variables = {key: t.server_options for key, t in ctx.report.translations.items()}
     enq = queue.enqueue(ResultsDB(db), ctx.exp, ctx.cells, variables, ctx.source, fresh=fresh)
-    console.print(f"queued {enq.queued + enq.requeued} run(s) of {ctx.exp.name} ({enq.kept_done} done already)")
+    console.print(
+        f"queued {enq.queued + enq.requeued} run(s) of {ctx.exp.name}"
+        f" ({enq.kept_done} done already)"
+    )
 
 
 @queue_app.command("list")
@@ -157,7 +182,8 @@ def worker(
         with results.session() as s:
             row = s.execute(
                 select(Experiment.id, Experiment.spec, Experiment.source_path)
-                .join(Cell).join(Run)
+                .join(Cell)
+                .join(Run)
                 .where(Run.status == "queued")
                 .order_by(Experiment.id)
                 .limit(1)

@@ -42,7 +42,9 @@ WATCHDOG_SLACK_S = 30.0
 class Reporter(Protocol):
     """What the CLI's live display is told (all methods optional in spirit: no-ops are fine)."""
 
-    def run_started(self, index: int, total: int, cell: SpecCell, repetition: int, run_id: int) -> None: ...
+    def run_started(
+        self, index: int, total: int, cell: SpecCell, repetition: int, run_id: int
+    ) -> None: ...
     def phase(self, text: str) -> None: ...
     def interval(self, record: Any) -> None: ...
     def sample(self, record: Any) -> None: ...
@@ -126,9 +128,7 @@ def ensure_experiment_dataset(ctx: ExperimentContext, reporter: Reporter) -> Non
         workload.load(conn, ctx.exp.dataset, log_dir / f"{key.dirname()}.log")
 
     reporter.phase("checking dataset snapshot")
-    ctx.snapshot = ensure_dataset(
-        key, ctx.server, ctx.report.base_cnf_text, loader, ctx.work
-    )
+    ctx.snapshot = ensure_dataset(key, ctx.server, ctx.report.base_cnf_text, loader, ctx.work)
 
 
 def _run_dir(ctx: ExperimentContext, run_id: int) -> Path:
@@ -257,7 +257,9 @@ def _measure(
     try:
         reporter.phase("warmup")
         watchdog = WATCHDOG_INTERVALS * exp.workload.report_interval + WATCHDOG_SLACK_S
-        with workload.run(conn, exp.workload, connections, exp.dataset, run_dir / "driver") as running:
+        with workload.run(
+            conn, exp.workload, connections, exp.dataset, run_dir / "driver"
+        ) as running:
             driver_pid[0] = running.pid
             measuring = False
             for record in running.intervals(timeout_s=watchdog):
@@ -294,7 +296,9 @@ def _measure(
             where=str(run_dir / "driver"),
             fix="see the driver's stderr in the run's evidence",
         )
-        err.evidence = f"driver exit code: {outcome.exit_code}\ndriver stderr (tail):\n{outcome.stderr_tail}"
+        err.evidence = (
+            f"driver exit code: {outcome.exit_code}\ndriver stderr (tail):\n{outcome.stderr_tail}"
+        )
         raise err
     if rec.intervals_written == 0:
         raise WorkloadError("the driver reported no interval", where=str(run_dir / "driver"))
@@ -338,7 +342,9 @@ def run_experiment(
     reporter = reporter or NullReporter()
     ctx = prepare(path, work)
     variables = {key: t.server_options for key, t in ctx.report.translations.items()}
-    enq = queue.enqueue(db, ctx.exp, ctx.cells, variables, ctx.source, fresh=fresh, retry_failed=retry_failed)
+    enq = queue.enqueue(
+        db, ctx.exp, ctx.cells, variables, ctx.source, fresh=fresh, retry_failed=retry_failed
+    )
     reap_leftover_servers(db, enq.experiment_id)
     if on_prepared is not None:
         on_prepared(ctx, enq)
@@ -404,7 +410,9 @@ def _count_queued(db: ResultsDB, experiment_id: int) -> int:
     with db.session() as s:
         return len(
             s.scalars(
-                select(Run.id).join(Cell).where(Cell.experiment_id == experiment_id, Run.status == "queued")
+                select(Run.id)
+                .join(Cell)
+                .where(Cell.experiment_id == experiment_id, Run.status == "queued")
             ).all()
         )
 

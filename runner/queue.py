@@ -34,7 +34,15 @@ from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunEvent, utcnow
 
 #: Keys of the experiment that do not change what a single run measures.
-_PLAN_ONLY_KEYS = ("description", "matrix", "exclude", "include", "baseline", "repetitions", "order")
+_PLAN_ONLY_KEYS = (
+    "description",
+    "matrix",
+    "exclude",
+    "include",
+    "baseline",
+    "repetitions",
+    "order",
+)
 LEASE_S = 120.0
 
 
@@ -64,7 +72,11 @@ class EnqueueResult:
 
 def _owner_is_gone(owner: str | None, lease_expires_at: dt.datetime | None) -> bool:
     if lease_expires_at is not None:
-        expires = lease_expires_at.replace(tzinfo=dt.UTC) if lease_expires_at.tzinfo is None else lease_expires_at
+        expires = (
+            lease_expires_at.replace(tzinfo=dt.UTC)
+            if lease_expires_at.tzinfo is None
+            else lease_expires_at
+        )
         if expires < utcnow():
             return True
     if not owner or ":" not in owner:
@@ -139,7 +151,9 @@ def enqueue(
         session.flush()
         mark_abandoned(session, row.id)
 
-        existing = {c.cell_key: c for c in session.scalars(select(Cell).where(Cell.experiment_id == row.id))}
+        existing = {
+            c.cell_key: c for c in session.scalars(select(Cell).where(Cell.experiment_id == row.id))
+        }
         cell_rows: dict[str, Cell] = {}
         for cell in cells:
             crow = existing.get(cell.key)
@@ -172,7 +186,9 @@ def enqueue(
                 .limit(1)
             )
             if latest is None:
-                session.add(Run(cell_id=crow.id, repetition=repetition, attempt=1, order_index=order_index))
+                session.add(
+                    Run(cell_id=crow.id, repetition=repetition, attempt=1, order_index=order_index)
+                )
                 counts["queued"] += 1
                 continue
             status = latest.status
@@ -208,7 +224,9 @@ def enqueue(
     return EnqueueResult(experiment_id=experiment_id, **counts)
 
 
-def claim_next(db: ResultsDB, experiment_id: int | None = None, owner: str | None = None) -> int | None:
+def claim_next(
+    db: ResultsDB, experiment_id: int | None = None, owner: str | None = None
+) -> int | None:
     """Claim the next queued run (lowest order index) under a lease; return its id or None.
 
     The claim is a conditional UPDATE (``WHERE status = 'queued'``), so two workers sharing a

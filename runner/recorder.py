@@ -33,7 +33,11 @@ class RunRecorder:
         if evidence is not None and len(evidence) > MAX_EVIDENCE_CHARS:
             evidence = "…" + evidence[-MAX_EVIDENCE_CHARS:]
         with self.db.session() as s, s.begin():
-            s.add(RunEvent(run_id=self.run_id, level=level, kind=kind, message=message, evidence=evidence))
+            s.add(
+                RunEvent(
+                    run_id=self.run_id, level=level, kind=kind, message=message, evidence=evidence
+                )
+            )
 
     def set_run_fields(self, **fields: Any) -> None:
         """Update columns of the run row (run_dir, measure_started_at, driver_summary…)."""

@@ -11,7 +11,11 @@ from store.db import ResultsDB
 
 
 def _fmt(value: float, spec: str = ",.0f") -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+    return (
+        "—"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else format(value, spec)
+    )
 
 
 def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> None:
@@ -30,8 +34,13 @@ def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> N
     min_by_run = window.groupby("run_id")["notpm"].min() if not window.empty else {}
     table = Table(title="Per-cell summary (measurement window)")
     for col, justify in (
-        ("cell", "left"), ("done", "right"), ("failed", "right"), ("NOTPM", "right"),
-        ("min interval NOTPM", "right"), ("stability", "right"), ("warnings", "left"),
+        ("cell", "left"),
+        ("done", "right"),
+        ("failed", "right"),
+        ("NOTPM", "right"),
+        ("min interval NOTPM", "right"),
+        ("stability", "right"),
+        ("warnings", "left"),
     ):
         table.add_column(col, justify=justify)
     for _, cell in cells.iterrows():

@@ -133,9 +133,7 @@ class RunMetadata(Base):
 
     __tablename__ = "run_metadata"
 
-    run_id: Mapped[int] = mapped_column(
-        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
-    )
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     hostname: Mapped[str] = mapped_column(String(255))
     kernel: Mapped[str] = mapped_column(String(255))
     cpu_model: Mapped[str] = mapped_column(String(255))
@@ -159,9 +157,7 @@ class RunVariable(Base):
 
     __tablename__ = "run_variables"
 
-    run_id: Mapped[int] = mapped_column(
-        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
-    )
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     name: Mapped[str] = mapped_column(String(128), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
 
@@ -171,9 +167,7 @@ class Interval(Base):
 
     __tablename__ = "intervals"
 
-    run_id: Mapped[int] = mapped_column(
-        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
-    )
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
     #: Wall-clock time at the end of the interval (UTC).
     ts: Mapped[dt.datetime] = mapped_column(UTCDateTime)
@@ -181,7 +175,7 @@ class Interval(Base):
     elapsed_s: Mapped[float] = mapped_column(Float)
     interval_s: Mapped[float] = mapped_column(Float)
     phase: Mapped[str] = mapped_column(String(16))  # "warmup" | "measure"
-    #: The primary throughput count in the interval: New-Orders for TPC-C, transactions for sysbench.
+    #: The primary throughput count in the interval: New-Orders (TPC-C), transactions (sysbench).
     primary_count: Mapped[float] = mapped_column(Float)
     p95_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
     p99_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
@@ -197,9 +191,7 @@ class Sample(Base):
 
     __tablename__ = "samples"
 
-    run_id: Mapped[int] = mapped_column(
-        ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True
-    )
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
     scheduled_ts: Mapped[dt.datetime] = mapped_column(UTCDateTime)
     ts: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -51,7 +51,8 @@ def experiment(tmp_path: Path, name: str, body: str, repetitions: int = 1) -> Pa
             server: mariadb-debian
             base_config: small
             dataset: {{workload: tpcc, warehouses: 1}}
-            workload: {{driver: tpcc, connections: 2, warmup: 2s, duration: 6s, report_interval: 2s}}
+            workload:
+              {{driver: tpcc, connections: 2, warmup: 2s, duration: 6s, report_interval: 2s}}
             sampling: {{interval: 2s}}
             repetitions: {repetitions}
             pre_run: {{drain_dirty_pages: false}}
@@ -68,7 +69,9 @@ def runs_of(db: ResultsDB, name: str) -> list[Run]:
     with db.session() as s:
         return list(
             s.scalars(
-                select(Run).join(Cell).join(Experiment)
+                select(Run)
+                .join(Cell)
+                .join(Experiment)
                 .where(Experiment.name == name)
                 .order_by(Run.order_index, Run.attempt)
             )
@@ -97,7 +100,11 @@ def test_cells_apply_their_variables_and_allocator(tmp_path: Path, work: Path) -
     runs = runs_of(db, "applied")
     with db.session() as s:
         variables = {
-            r.id: dict(s.execute(select(RunVariable.name, RunVariable.value).where(RunVariable.run_id == r.id)).all())
+            r.id: dict(
+                s.execute(
+                    select(RunVariable.name, RunVariable.value).where(RunVariable.run_id == r.id)
+                ).all()
+            )
             for r in runs
         }
         first, second = runs
@@ -153,7 +160,9 @@ class KillMysqldOnFirstMeasure(NullReporter):
         self.killed = True
 
 
-def test_mysqld_killed_mid_run_fails_that_run_and_the_queue_goes_on(tmp_path: Path, work: Path) -> None:
+def test_mysqld_killed_mid_run_fails_that_run_and_the_queue_goes_on(
+    tmp_path: Path, work: Path
+) -> None:
     path = experiment(tmp_path, "killed", "matrix: {doublewrite: [on]}\n", repetitions=2)
     db = ResultsDB(tmp_path / "r.sqlite")
     reporter = KillMysqldOnFirstMeasure(work)
@@ -194,14 +203,18 @@ def fake_driver(tmp_path: Path, run_behaviour: str) -> Path:
     """A wrapper around the real driver whose ``run`` misbehaves (load stays real)."""
     script = tmp_path / "tpcc-wrapper"
     script.write_text(
-        f"#!/bin/sh\nif [ \"$1\" = run ]; then {run_behaviour}; fi\nexec {tpcc_binary()} \"$@\"\n"
+        f'#!/bin/sh\nif [ "$1" = run ]; then {run_behaviour}; fi\nexec {tpcc_binary()} "$@"\n'
     )
     script.chmod(0o755)
     return script
 
 
-def test_driver_exit_code_is_evidence(tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FLUSHBENCH_TPCC_BIN", str(fake_driver(tmp_path, "echo 'driver exploded' >&2; exit 4")))
+def test_driver_exit_code_is_evidence(
+    tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(
+        "FLUSHBENCH_TPCC_BIN", str(fake_driver(tmp_path, "echo 'driver exploded' >&2; exit 4"))
+    )
     path = experiment(tmp_path, "driverfail", "matrix: {doublewrite: [on]}\n", repetitions=2)
     db = ResultsDB(tmp_path / "r.sqlite")
     outcome = run_experiment(path, db, work=work)
@@ -210,7 +223,9 @@ def test_driver_exit_code_is_evidence(tmp_path: Path, work: Path, monkeypatch: p
     assert "driver exit code: 4" in evidence and "driver exploded" in evidence
 
 
-def test_hung_driver_is_stopped_by_the_watchdog(tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hung_driver_is_stopped_by_the_watchdog(
+    tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FLUSHBENCH_TPCC_BIN", str(fake_driver(tmp_path, "exec sleep 600")))
     monkeypatch.setattr(execute, "WATCHDOG_SLACK_S", 2.0)
     path = experiment(tmp_path, "hung", "matrix: {doublewrite: [on]}\n")
@@ -230,7 +245,9 @@ def test_disk_full_during_restore(tmp_path: Path, work: Path) -> None:
     (small_work / "datasets").symlink_to(work / "datasets")
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=30m", "tmpfs", str(small_work / "runs")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
@@ -250,7 +267,9 @@ def test_resume_after_sigkill_of_flushbench(tmp_path: Path, work: Path) -> None:
     env = {**os.environ, "COLUMNS": "120"}
     stderr_path = tmp_path / "first.stderr"
     with stderr_path.open("wb") as stderr:
-        proc = subprocess.Popen(argv, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        proc = subprocess.Popen(
+            argv, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr
+        )
     db = None
     try:
         deadline = time.monotonic() + 240
@@ -276,7 +295,9 @@ def test_resume_after_sigkill_of_flushbench(tmp_path: Path, work: Path) -> None:
             proc.kill()
             proc.wait()
 
-    rerun = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    rerun = subprocess.run(
+        argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert rerun.returncode == 0, rerun.stderr
     assert "1 to run, 1 done already" in rerun.stdout
     db = ResultsDB(db_path)
@@ -290,4 +311,7 @@ def test_resume_after_sigkill_of_flushbench(tmp_path: Path, work: Path) -> None:
     leftover = Path(runs[1].run_dir) / "mysqld.pid"
     if leftover.exists():
         pid = int(leftover.read_text())
-        assert not Path(f"/proc/{pid}").exists() or b"my.cnf" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or b"my.cnf" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        )

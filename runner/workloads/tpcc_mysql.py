@@ -1,7 +1,6 @@
 """Percona-Lab tpcc-mysql (``tpcc_load``, ``tpcc_start``) behind the workload interface.
 
-Not packaged by Debian: build it (``git clone https://github.com/Percona-Lab/tpcc-mysql;
-cd tpcc-mysql/src; make``) and put the binaries on PATH or name them in
+Not packaged by Debian: build it from Percona-Lab's tpcc-mysql source (``cd src; make``) and put the binaries on PATH or name them in
 ``workload.binaries`` (``tpcc_start``, ``tpcc_load``). ``create_table.sql`` and
 ``add_fkey_idx.sql`` are read from beside ``tpcc_load`` (the checkout's top directory, where
 ``make`` puts the binaries) or from ``workload.binaries.tpcc_mysql_sql_dir``.
@@ -40,8 +39,8 @@ TOOL = "tpcc-mysql"
 DEFAULT_DATABASE = "tpcc"
 SCHEMA_FILES = ("create_table.sql", "add_fkey_idx.sql")
 BUILD_FIX = (
-    "build Percona-Lab tpcc-mysql (git clone https://github.com/Percona-Lab/tpcc-mysql;"
-    " cd tpcc-mysql/src; make) and put {name} on PATH or set workload.binaries.{name}"
+    "build Percona-Lab's tpcc-mysql from source (cd src; make) and put {name} on PATH"
+    " or set workload.binaries.{name}"
 )
 
 

@@ -60,7 +60,13 @@ CASES = {
         ("SELECT COUNT(*) FROM sbtest2", 1000),
     ),
 }
-DRIVERS = list(CASES)
+# tpcc-mysql is not in any package registry, so setup cannot install it: its cases may skip
+# even under FLUSHBENCH_REQUIRE_MYSQL=1 (marker ``optional_tool``); its parser is still tested
+# on recorded output, and "binary missing" is tested for real.
+DRIVERS = [
+    pytest.param(name, marks=pytest.mark.optional_tool) if name == "tpcc-mysql" else name
+    for name in CASES
+]
 
 
 @pytest.fixture(scope="session")
@@ -90,7 +96,7 @@ def tpcc_binaries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def adapters(request: pytest.FixtureRequest) -> dict[str, Workload]:
     """One adapter per driver, with the binaries this machine has."""
     out = {}
-    for driver in DRIVERS:
+    for driver in CASES:
         binaries = request.getfixturevalue("tpcc_binaries") if driver == "tpcc" else {}
         out[driver] = get_workload(driver, binaries)
     return out

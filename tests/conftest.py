@@ -88,3 +88,43 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.longrepr = f"skipped under FLUSHBENCH_REQUIRE_MYSQL=1: {reason}"
+
+
+REAL_RUN_EXPERIMENT = """\
+version: 1
+name: real-quick
+description: a real tiny run for the analysis tests (1 warehouse, seconds per run)
+server: mariadb-debian
+base_config: small
+dataset: {workload: tpcc, warehouses: 1}
+workload: {driver: tpcc, connections: 2, warmup: 2s, duration: 10s, report_interval: 2s}
+sampling: {interval: 2s}
+pre_run: {drain_dirty_pages: false}
+matrix:
+  doublewrite: [on, off]
+baseline: {doublewrite: on}
+"""
+
+
+@pytest.fixture(scope="session")
+def real_results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A results database written by a real run: MariaDB sandbox, Go driver, sampler.
+
+    The report and notebook tests read it, so what they check is what a researcher sees after
+    ``flushbench run``, not only synthetic data.
+    """
+    from flushbench.paths import tpcc_binary
+    from runner.execute import run_experiment
+    from store.db import ResultsDB
+
+    if not tpcc_binary().is_file():
+        pytest.skip("tpcc/bin/tpcc is not built (make setup)")
+    root = tmp_path_factory.mktemp("real-run")
+    spec = root / "real-quick.yaml"
+    spec.write_text(REAL_RUN_EXPERIMENT)
+    db_path = root / "results.sqlite"
+    db = ResultsDB(db_path)
+    outcome = run_experiment(spec, db, work=root / "work")
+    db.dispose()
+    assert (outcome.done, outcome.failed) == (2, 0)
+    return db_path

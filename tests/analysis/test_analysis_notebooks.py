@@ -12,9 +12,11 @@ from nbclient import NotebookClient
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
+@pytest.mark.mysql
 @pytest.mark.parametrize("name", ["explore.ipynb", "stability-study.ipynb"])
-def test_notebook_runs(name: str, study_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = os.environ.get("FLUSHBENCH_TEST_RESULTS_DB") or str(study_db)
+def test_notebook_runs(name: str, real_results_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against a results DB written by a real short run (or FLUSHBENCH_TEST_RESULTS_DB)."""
+    db = os.environ.get("FLUSHBENCH_TEST_RESULTS_DB") or str(real_results_db)
     monkeypatch.setenv("FLUSHBENCH_DB", db)
     monkeypatch.delenv("FLUSHBENCH_EXPERIMENT", raising=False)  # the latest experiment
     repo = NOTEBOOKS.parent

@@ -18,10 +18,23 @@ from analysis.report import write_report
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.fixture(scope="session")
-def report(study_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The study's report (a real quickstart DB when FLUSHBENCH_TEST_RESULTS_DB is set)."""
-    db = os.environ.get("FLUSHBENCH_TEST_RESULTS_DB") or study_db
+@pytest.fixture(
+    scope="session",
+    params=["synthetic", pytest.param("real", marks=pytest.mark.mysql)],
+)
+def report(
+    request: pytest.FixtureRequest, study_db: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The report of the synthetic study and of a real short run (MariaDB + Go driver).
+
+    FLUSHBENCH_TEST_RESULTS_DB points the "real" case at another database (a quickstart run).
+    """
+    if request.param == "real":
+        db = os.environ.get("FLUSHBENCH_TEST_RESULTS_DB") or request.getfixturevalue(
+            "real_results_db"
+        )
+    else:
+        db = study_db
     return write_report(db, None, tmp_path_factory.mktemp("report"), png=True)
 
 

@@ -129,9 +129,7 @@ func Load(ctx context.Context, o LoadOpts) error {
 			defer conn.Close()
 			l := &loader{conn: conn, now: now}
 			for ji := range queue {
-				l.rng = NewRand(o.Seed + uint64(ji)*0x9E3779B97F4A7C15)
-				l.rng.C = cons
-				if err := l.run(ctx, jobs[ji]); err != nil {
+				if err := l.runWithRetry(ctx, jobs[ji], o.Seed+uint64(ji)*0x9E3779B97F4A7C15, cons); err != nil {
 					errc <- fmt.Errorf("loading %s w=%d d=%d: %w", jobs[ji].kind, jobs[ji].w, jobs[ji].d, err)
 					cancel()
 					return
@@ -200,6 +198,30 @@ type loader struct {
 	conn *sql.Conn
 	rng  *Rand
 	now  string // load timestamp for c_since, h_date, o_entry_d
+}
+
+// maxLoadRetries bounds how often one load job is retried after a deadlock or
+// lock wait timeout. Parallel multi-row INSERTs into the same table can deadlock
+// on InnoDB's insert-intention/gap locks even though the key ranges are disjoint.
+const maxLoadRetries = 10
+
+// runWithRetry runs one job in its own transaction, retrying it from the same
+// random seed (so the rows are identical) when InnoDB reports a deadlock or a
+// lock wait timeout.
+func (l *loader) runWithRetry(ctx context.Context, j loadJob, seed uint64, cons Constants) error {
+	for attempt := 0; ; attempt++ {
+		l.rng = NewRand(seed)
+		l.rng.C = cons
+		err := l.run(ctx, j)
+		if err == nil || !isRetryable(err) || attempt >= maxLoadRetries {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(50*(attempt+1)) * time.Millisecond):
+		}
+	}
 }
 
 func (l *loader) run(ctx context.Context, j loadJob) error {

@@ -64,13 +64,16 @@ def main() -> None:
 
     on, off = statistics.mean(notpm["on"]), statistics.mean(notpm["off"])
     diffs = [100 * (a - b) / b for a, b in zip(notpm["on"], notpm["off"], strict=True)]
-    print(f"\nmean NOTPM sampling on {on:.0f}, off {off:.0f}: difference {100 * (on - off) / off:+.2f} %")
+    diff = 100 * (on - off) / off
+    print(f"\nmean NOTPM sampling on {on:.0f}, off {off:.0f}: difference {diff:+.2f} %")
     print("per-pair differences: " + ", ".join(f"{d:+.2f} %" for d in diffs))
     samples = frames.samples(db, "observer-on", counters=[])
     taken = samples[~samples["missed"]] if "missed" in samples else samples
     if "collect_s" in taken and len(taken):
-        print(f"sampler collection time per sample: median {1000 * taken['collect_s'].median():.1f} ms,"
-              f" max {1000 * taken['collect_s'].max():.1f} ms over {len(taken)} samples")
+        median_ms = 1000 * taken["collect_s"].median()
+        max_ms = 1000 * taken["collect_s"].max()
+        print(f"sampler collection time per sample: median {median_ms:.1f} ms,"
+              f" max {max_ms:.1f} ms over {len(taken)} samples")
     print(f"results kept in {tmp}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +13,8 @@ from rich.table import Table
 
 from runner.cli import app
 
-console = Console(highlight=False)
+# Piped to a log file, rich would wrap tables at 80 columns; a log line can be wider.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 queue_app = typer.Typer(help="The run queue in the results database.", no_args_is_help=True)
 app.add_typer(queue_app, name="queue")
 

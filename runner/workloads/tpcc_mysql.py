@@ -1,9 +1,10 @@
 """Percona-Lab tpcc-mysql (``tpcc_load``, ``tpcc_start``) behind the workload interface.
 
-Not packaged by Debian: build it from Percona-Lab's tpcc-mysql source (``cd src; make``) and put the binaries on PATH or name them in
-``workload.binaries`` (``tpcc_start``, ``tpcc_load``). ``create_table.sql`` and
-``add_fkey_idx.sql`` are read from beside ``tpcc_load`` (the checkout's top directory, where
-``make`` puts the binaries) or from ``workload.binaries.tpcc_mysql_sql_dir``.
+Not packaged by Debian: build it from Percona-Lab's tpcc-mysql source (``cd src; make``) and
+put the binaries on PATH or name them in ``workload.binaries`` (``tpcc_start``,
+``tpcc_load``). ``create_table.sql`` and ``add_fkey_idx.sql`` are read from beside
+``tpcc_load`` (the checkout's top directory, where ``make`` puts the binaries) or from
+``workload.binaries.tpcc_mysql_sql_dir``.
 
 Connections: tpcc-mysql takes the password only as ``-p`` (it shows in ``ps`` and tpcc-mysql
 echoes it; flushbench redacts it from the evidence files and warns). A unix socket is passed

@@ -176,6 +176,9 @@ def execute_run(
             sandbox.verify_applied(translation.expected)
             if translation.allocator:
                 sandbox.verify_allocator(translation.allocator)
+            if translation.large_pages:
+                # MariaDB falls back to normal pages with only a warning; check what it holds.
+                sandbox.verify_large_pages()
             if ctx.exp.pre_run.drain_dirty_pages:
                 reporter.phase("draining dirty pages")
                 with sandbox.connect() as conn:

@@ -99,3 +99,30 @@ def config_error_from(
     error = ConfigError(what, fix=fix)
     error.problems = lines  # type: ignore[attr-defined]
     return error
+
+
+def load_versioned(path: Path, model: type[BaseModel], kind: str) -> Any:
+    """Read a ``version: 1`` YAML file and validate it as ``model``.
+
+    Every problem is a :class:`ConfigError` naming the file and key path; ``kind`` says what the
+    file is in messages ("experiment", "server profile").
+    """
+    from flushbench.yamlio import read_yaml_mapping  # yamlio imports errors only: no cycle
+
+    data = read_yaml_mapping(path)
+    if "version" not in data:
+        raise ConfigError(
+            f"missing `version` in this {kind} file",
+            where=f"{path}: version",
+            fix="add `version: 1` at the top",
+        )
+    if data.get("version") != 1:
+        raise ConfigError(
+            f"unsupported version {data.get('version')!r}",
+            where=f"{path}: version",
+            fix=f"this flushbench reads `version: 1` files (this is a {kind} file)",
+        )
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise config_error_from(exc, path) from None

@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from flushbench import paths
 from flushbench.errors import ConfigError, PreflightError
-from flushbench.validation import StrictModel, config_error_from
-from flushbench.yamlio import read_yaml_mapping
+from flushbench.validation import StrictModel, load_versioned
 from runner.proc import run_checked
 
 Flavor = Literal["mariadb", "mysql", "percona"]
@@ -107,17 +106,7 @@ def load_profile(name_or_path: str, relative_to: Path | None = None) -> ServerPr
                 f" {paths.SERVER_PROFILES_DIR}",
             )
         raise ConfigError("server profile file not found", where=str(path), fix="check the path")
-    data = read_yaml_mapping(path)
-    if data.get("version") != 1:
-        raise ConfigError(
-            f"unsupported or missing version {data.get('version')!r}",
-            where=f"{path}: version",
-            fix="profiles are `version: 1` files",
-        )
-    try:
-        return ServerProfile.model_validate(data)
-    except ValidationError as exc:
-        raise config_error_from(exc, path) from None
+    return load_versioned(path, ServerProfile, "server profile")
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,7 @@ from pydantic import (
 
 from flushbench.errors import ConfigError
 from flushbench.units import format_size, parse_duration, parse_size
-from flushbench.validation import KeyedValueError, StrictModel, config_error_from
-from flushbench.yamlio import read_yaml_mapping
+from flushbench.validation import KeyedValueError, StrictModel, load_versioned
 
 
 def _to_seconds(value: Any) -> float:
@@ -586,19 +585,4 @@ def spec_hash(exp: Experiment) -> str:
 
 def load_experiment(path: str | Path) -> Experiment:
     """Read and validate an experiment file; errors name the file and key path."""
-    path = Path(path)
-    data = read_yaml_mapping(path)
-    if "version" not in data:
-        raise ConfigError(
-            "missing `version`", where=f"{path}: version", fix="add `version: 1` at the top"
-        )
-    if data.get("version") != 1:
-        raise ConfigError(
-            f"unsupported version {data.get('version')!r}",
-            where=f"{path}: version",
-            fix="this flushbench reads `version: 1` files",
-        )
-    try:
-        return Experiment.model_validate(data)
-    except ValidationError as exc:
-        raise config_error_from(exc, path) from None
+    return load_versioned(Path(path), Experiment, "experiment")

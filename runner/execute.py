@@ -5,6 +5,7 @@ up → measure → stop → record. A failing run is recorded with its evidence 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import hashlib
 import os
 import shutil
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from flushbench.errors import FlushbenchError, ServerError, WorkloadError
 from flushbench.paths import work_dir
@@ -103,7 +104,7 @@ def prepare_experiment(
 def dataset_key(ctx: ExperimentContext) -> DatasetKey:
     """The dataset a run starts from: workload, scale, server flavor+version, page size."""
     server = ctx.server
-    page_size = str(ctx.report.page_size) if hasattr(ctx.report, "page_size") else "16384"
+    page_size = str(ctx.report.page_size)
     # "10.11.19" keeps directory names readable; the hash of the full --version line (and the
     # binary's path) keeps two builds of the same version apart.
     build = hashlib.sha256(f"{server.mysqld}|{server.version_string}".encode()).hexdigest()[:8]
@@ -270,7 +271,7 @@ def _measure(
                 if record.phase == "measure" and not measuring:
                     measuring = True
                     reporter.phase("measuring")
-                    start = as_utc(record.ts) - _seconds(record.interval_s)
+                    start = as_utc(record.ts) - dt.timedelta(seconds=record.interval_s)
                     rec.set_run_fields(measure_started_at=start)
                 reporter.interval(record)
                 queue.renew_lease(rec.db, rec.run_id)
@@ -305,12 +306,6 @@ def _measure(
         raise err
     if rec.intervals_written == 0:
         raise WorkloadError("the driver reported no interval", where=str(run_dir / "driver"))
-
-
-def _seconds(value: float) -> Any:
-    import datetime as dt
-
-    return dt.timedelta(seconds=value)
 
 
 def _database_name(exp: SpecExperiment) -> str:
@@ -411,12 +406,13 @@ def reap_leftover_servers(db: ResultsDB, experiment_id: int) -> list[int]:
 
 def _count_queued(db: ResultsDB, experiment_id: int) -> int:
     with db.session() as s:
-        return len(
-            s.scalars(
-                select(Run.id)
+        return (
+            s.scalar(
+                select(func.count(Run.id))
                 .join(Cell)
                 .where(Cell.experiment_id == experiment_id, Run.status == "queued")
-            ).all()
+            )
+            or 0
         )
 
 

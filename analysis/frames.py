@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 from analysis.stability import stability
 from analysis.stats import bootstrap_ci
 from flushbench.errors import AnalysisError
+from flushbench.flavors import redo_capacity
 from store.db import ResultsDB
 from store.models import (
     Cell,
@@ -546,21 +547,25 @@ def _num(value: Any) -> float:
 def limits_from_variables(variables: pd.DataFrame) -> pd.DataFrame:
     """Per-run limits from the variables: ``max_dirty_pages_pct`` and ``log_capacity_bytes``.
 
-    Log capacity = ``innodb_redo_log_capacity`` (MySQL 8.0.30+) or ``innodb_log_file_size ×
-    innodb_log_files_in_group`` (1 file when the variable is absent, as on MariaDB 10.5+).
+    Log capacity is :func:`flushbench.flavors.redo_capacity` of each run's variables (they are
+    ``SHOW GLOBAL VARIABLES``, so ``innodb_log_files_in_group`` is there wherever it exists).
     """
     out = pd.DataFrame(index=variables.index)
+    if "innodb_max_dirty_pages_pct" in variables.columns:
+        out["max_dirty_pages_pct"] = variables["innodb_max_dirty_pages_pct"].map(_num)
+    else:
+        out["max_dirty_pages_pct"] = math.nan
+    names = [c for c in ("innodb_redo_log_capacity", "innodb_log_file_size",
+                         "innodb_log_files_in_group") if c in variables.columns]
 
-    def col(name: str) -> pd.Series:
-        if name in variables.columns:
-            return variables[name].map(_num)
-        return pd.Series(math.nan, index=variables.index)
+    def capacity(row: pd.Series) -> float:
+        known = {k: str(v) for k, v in row.items() if isinstance(v, str) or pd.notna(v)}
+        value = redo_capacity(known)
+        return math.nan if value is None else float(value)
 
-    out["max_dirty_pages_pct"] = col("innodb_max_dirty_pages_pct")
-    files = col("innodb_log_files_in_group").fillna(1.0)
-    capacity = col("innodb_log_file_size") * files
-    redo = col("innodb_redo_log_capacity")
-    out["log_capacity_bytes"] = redo.where(redo.notna(), capacity)
+    out["log_capacity_bytes"] = (
+        variables[names].apply(capacity, axis=1) if names and len(variables) else math.nan
+    )
     return out
 
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from flushbench.paths import work_dir as default_work_dir  # noqa: E402
 from runner.connection import ConnectionInfo  # noqa: E402
 from runner.datasets import DatasetKey, ensure_dataset, restore, verify_snapshot  # noqa: E402
-from runner.server import LocalServer  # noqa: E402
+from runner.server import resolve_binary  # noqa: E402
 
 LOAD_CNF = """\
 [mysqld]
@@ -88,7 +88,7 @@ def main() -> int:
     args = ap.parse_args()
 
     work = (args.work or default_work_dir()).resolve()
-    server = LocalServer.probe(args.mysqld, args.install_db)
+    server = resolve_binary(args.mysqld, args.install_db)
     key = DatasetKey("bench-fill", f"{args.size_gb:g}G", server.flavor, server.version_string)
     started = time.perf_counter()
     snap = ensure_dataset(key, server, LOAD_CNF, fill_loader(int(args.size_gb * 2**30)), work)

@@ -20,13 +20,38 @@ class FlushbenchError(Exception):
         command/path involved.
     fix:
         How to fix it.
+    problems:
+        When one error stands for several problems (a preflight, an invalid file), each
+        problem as one rendered line; empty for a single problem.
+    evidence:
+        What a failed run keeps beside the message (exit codes, log tails), stored with the run.
     """
 
-    def __init__(self, what: str, where: str | None = None, fix: str | None = None) -> None:
+    def __init__(
+        self,
+        what: str,
+        where: str | None = None,
+        fix: str | None = None,
+        *,
+        problems: list[str] | None = None,
+        evidence: str | None = None,
+    ) -> None:
         self.what = what
         self.where = where
         self.fix = fix
+        self.problems: list[str] = list(problems or [])
+        self.evidence: str | None = evidence
         super().__init__(self.render())
+
+    @classmethod
+    def from_problems(cls, headline: str, lines: list[str]) -> FlushbenchError:
+        """One error standing for ``lines`` (one problem each); a single line is the message."""
+        what = lines[0] if len(lines) == 1 else "\n  ".join([headline, *lines])
+        return cls(what, problems=lines)
+
+    def problem_lines(self) -> list[str]:
+        """Each problem as one rendered line (just this error's line when it holds one)."""
+        return self.problems or [self.render()]
 
     def render(self) -> str:
         """Return ``where: what — fix`` as one line (parts that are absent are left out)."""

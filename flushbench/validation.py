@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from flushbench.errors import ConfigError
+
+
+def close_matches(name: str, choices: Iterable[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """The choices that look like ``name`` (a typo), best first."""
+    return difflib.get_close_matches(str(name), sorted(choices), n=n, cutoff=cutoff)
+
+
+def did_you_mean(name: str, choices: Iterable[str], cutoff: float = 0.5) -> str:
+    """``did you mean 'x'? (available: a, b)`` — or just the list when nothing is close."""
+    choices = sorted(choices)
+    close = close_matches(name, choices, cutoff=cutoff)
+    listing = "available: " + (", ".join(choices) or "(none)")
+    return f"did you mean '{close[0]}'? ({listing})" if close else listing
 
 
 class KeyedValueError(ValueError):
@@ -38,7 +52,7 @@ class StrictModel(BaseModel):
             }
             for key in data:
                 if key not in allowed:
-                    close = difflib.get_close_matches(str(key), sorted(allowed), n=1, cutoff=0.6)
+                    close = close_matches(str(key), allowed)
                     hint = (
                         f"did you mean '{close[0]}'?"
                         if close
@@ -96,9 +110,7 @@ def config_error_from(
             seen.add(line)
             lines.append(line)
     what = lines[0] if len(lines) == 1 else "invalid configuration:\n  " + "\n  ".join(lines)
-    error = ConfigError(what, fix=fix)
-    error.problems = lines  # type: ignore[attr-defined]
-    return error
+    return ConfigError(what, fix=fix, problems=lines)
 
 
 def load_versioned(path: Path, model: type[BaseModel], kind: str) -> Any:

@@ -34,8 +34,8 @@ from runner.connection import ConnectionInfo
 from runner.proc import child
 from runner.server import (
     MysqldSandbox,
+    ResolvedServer,
     SandboxLayout,
-    ServerBinary,
     initialize_datadir,
     write_mycnf,
 )
@@ -331,7 +331,7 @@ def find_snapshot(key: DatasetKey, work_dir: Path) -> Snapshot | None:
 
 def _build_locked(
     key: DatasetKey,
-    server: ServerBinary,
+    server: ResolvedServer,
     base_cnf_text: str,
     loader: Callable[[ConnectionInfo], None],
     work_dir: Path,
@@ -413,7 +413,7 @@ def _build_locked(
 
 def build_dataset(
     key: DatasetKey,
-    server: ServerBinary,
+    server: ResolvedServer,
     base_cnf_text: str,
     loader: Callable[[ConnectionInfo], None],
     work_dir: Path,
@@ -479,7 +479,7 @@ def build_dataset(
 
 def ensure_dataset(
     key: DatasetKey,
-    server: ServerBinary,
+    server: ResolvedServer,
     base_cnf_text: str,
     loader: Callable[[ConnectionInfo], None],
     work_dir: Path,

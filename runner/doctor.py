@@ -19,7 +19,12 @@ from flushbench.errors import FlushbenchError
 from runner import knobs as knobs_mod
 from runner.preflight import DROP_CACHES, free_disk, human_size, read_meminfo
 from runner.proc import run_checked
-from runner.profiles import available_profiles, load_profile, profile_path, resolve_server
+from runner.server.profiles import (
+    available_profiles,
+    load_profile,
+    profile_path,
+    resolve_server,
+)
 
 #: Below this much free space in the work dir even the quickstart cannot run.
 MIN_FREE_BYTES = 2 * 1024**3

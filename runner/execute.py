@@ -211,7 +211,7 @@ def execute_run(
 
 def _evidence(exc: FlushbenchError, sandbox: MysqldSandbox | None) -> str:
     parts = []
-    extra = getattr(exc, "evidence", None)
+    extra = exc.evidence
     if extra:
         parts.append(str(extra))
     if sandbox is not None:
@@ -295,15 +295,13 @@ def _measure(
             fix="see the error log tail in the run's evidence",
         )
     if outcome.exit_code != 0:
-        err = WorkloadError(
+        raise WorkloadError(
             f"the {exp.workload.driver} driver exited with code {outcome.exit_code}",
             where=str(run_dir / "driver"),
             fix="see the driver's stderr in the run's evidence",
+            evidence=f"driver exit code: {outcome.exit_code}\n"
+            f"driver stderr (tail):\n{outcome.stderr_tail}",
         )
-        err.evidence = (
-            f"driver exit code: {outcome.exit_code}\ndriver stderr (tail):\n{outcome.stderr_tail}"
-        )
-        raise err
     if rec.intervals_written == 0:
         raise WorkloadError("the driver reported no interval", where=str(run_dir / "driver"))
 

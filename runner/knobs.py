@@ -1,4 +1,4 @@
-"""Logical knobs → server variables, per flavor and version (DOMAIN.md §2).
+"""Logical knobs → server variables, per flavor and version (docs/domain.md §2).
 
 An experiment says ``log_file_size: 4000M`` (the *total* redo size) and
 ``flush_neighbor_pages: area``; what goes into my.cnf depends on the server:
@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flushbench import flavors
 from flushbench.errors import ConfigError
 from flushbench.units import format_size, parse_size
+from runner.server.optionfiles import SANDBOX_OWNED
 from runner.spec import Knobs
 
 MiB = 1024**2
@@ -45,18 +47,6 @@ ALLOCATOR_LIB_DIRS: list[Path] = [
 ]
 ALLOCATOR_LIBS = {"jemalloc": "libjemalloc.so.2", "tcmalloc": "libtcmalloc_minimal.so.4"}
 ALLOCATOR_PACKAGES = {"jemalloc": "libjemalloc2", "tcmalloc": "libtcmalloc-minimal4"}
-
-#: Variables the sandbox owns (paths, ports, identity): an experiment may not set them.
-MANAGED_VARIABLES = frozenset(
-    {
-        "datadir", "basedir", "socket", "port", "bind_address", "skip_networking", "user",
-        "pid_file", "log_error", "tmpdir", "plugin_dir", "init_file", "secure_file_priv",
-        "innodb_data_home_dir", "innodb_log_group_home_dir", "innodb_undo_directory",
-        "general_log_file", "slow_query_log_file", "log_bin", "log_bin_index", "relay_log",
-        "lc_messages_dir", "character_sets_dir", "defaults_file", "defaults_extra_file",
-        "core_file", "init_connect",
-    }
-)
 
 #: Redo limits (total bytes) by family, from each server's documentation.
 REDO_LIMITS = {
@@ -76,7 +66,8 @@ class Translation:
         my.cnf lines (underscored name → value text).
     expected:
         What ``SHOW GLOBAL VARIABLES`` must show after start, in the server's representation
-        (ON/OFF, bytes, enum names, ``60.000000``); compare with :func:`values_match`.
+        (ON/OFF, bytes, enum names, ``60.000000``); compare with
+        :func:`flushbench.flavors.values_equal`.
     allocator:
         Library to ``LD_PRELOAD`` (None for glibc's malloc).
     large_pages:
@@ -99,29 +90,18 @@ class Translation:
     notes: list[str] = field(default_factory=list)
 
 
-def server_label(flavor: str, version: tuple[int, ...]) -> str:
-    """``mariadb-10.11``, ``mysql-8.0.36`` (patch level shown where it changes the table)."""
-    if flavor != "mariadb" and tuple(version[:2]) == (8, 0):
-        return f"{flavor}-" + ".".join(str(v) for v in version[:3])
-    return f"{flavor}-{version[0]}.{version[1]}"
-
-
 def family(flavor: str, version: tuple[int, ...]) -> str:
-    """The knob-table column: ``mariadb``, ``mariadb-old``, ``5.5``, ``5.6`` or ``8.0.30``."""
-    v = tuple(version[:3])
-    if flavor == "mariadb":
-        return "mariadb" if v >= (10, 5) else "mariadb-old"
-    if v < (5, 5):
-        raise ConfigError(
-            f"{flavor} {'.'.join(map(str, v))} is older than the knob table (5.5+)",
-            where="server",
-            fix="use MySQL/Percona 5.5 or later",
-        )
-    if v < (5, 6):
-        return "5.5"
-    if v < (8, 0, 30):
-        return "5.6"
-    return "8.0.30"
+    """The knob-table column (:func:`flushbench.flavors.family`), as a :class:`ConfigError`.
+
+    Raises
+    ------
+    ConfigError
+        For MySQL/Percona older than 5.5.
+    """
+    try:
+        return flavors.family(flavor, version)
+    except ValueError as exc:
+        raise ConfigError(str(exc), where="server", fix="use MySQL/Percona 5.5 or later") from None
 
 
 def allocator_library(name: str | None) -> str | None:
@@ -170,23 +150,6 @@ def _raw_expected(value: Any) -> str:
     return text
 
 
-def values_match(expected: str, actual: str | None) -> bool:
-    """Whether a SHOW VARIABLES value equals the expected one (case, ON/1, 60 vs 60.000000)."""
-    if actual is None:
-        return False
-    e, a = str(expected).strip().lower(), str(actual).strip().lower()
-    if e == a:
-        return True
-    aliases = {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}
-    e, a = aliases.get(e, e), aliases.get(a, a)
-    if e == a:
-        return True
-    try:
-        return float(e) == float(a)
-    except ValueError:
-        return False
-
-
 _RELATED = {
     "adaptive_checkpoint": (
         "innodb_adaptive_flushing",
@@ -214,7 +177,7 @@ class _Builder:
         self.flavor = flavor
         self.version = tuple(version[:3])
         self.family = family(flavor, version)
-        self.label = server_label(flavor, version)
+        self.label = flavors.server_label(flavor, version)
         self.where = where
         self.option_names = set(option_names) if option_names is not None else None
         self.out = Translation()
@@ -427,7 +390,7 @@ def translate_partial(
 
     for name, value in knobs.variables.items():
         knob = f"var.{name}"
-        if name in MANAGED_VARIABLES:
+        if name in SANDBOX_OWNED:
             b.fail(knob, f"variables.{name} is managed by the sandbox",
                    "remove it; flushbench sets paths, sockets and ports itself")
             continue
@@ -470,9 +433,7 @@ def translate(
     out, lines = translate_partial(knobs, flavor, version, where=where,
                                    option_names=option_names)
     if lines:
-        err = ConfigError(lines[0] if len(lines) == 1 else "\n  ".join(["invalid knobs:"] + lines))
-        err.problems = lines  # type: ignore[attr-defined]
-        raise err
+        raise ConfigError.from_problems("invalid knobs:", lines)
     return out
 
 

@@ -25,24 +25,13 @@ from pathlib import Path
 
 from flushbench import paths
 from flushbench.errors import ConfigError, FlushbenchError, PreflightError
+from flushbench.flavors import DEFAULT_LOG_FILE_SIZE, redo_capacity, values_equal
 from flushbench.units import format_size, parse_size
 from runner import knobs as knobs_mod
-from runner.knobs import (
-    MANAGED_VARIABLES,
-    Translation,
-    translate_for_option_list,
-    translate_partial,
-    values_match,
-)
-from runner.options import dry_run, option_list, variables_in_message
-from runner.profiles import (
-    ResolvedServer,
-    base_config_path,
-    load_profile,
-    profile_path,
-    read_mycnf,
-    resolve_server,
-)
+from runner.knobs import Translation, translate_for_option_list, translate_partial
+from runner.server.optionfiles import SANDBOX_OWNED, base_config_path, read_mycnf
+from runner.server.options import dry_run, option_list, variables_in_message
+from runner.server.profiles import ResolvedServer, load_profile, profile_path, resolve_server
 from runner.spec import Cell, DatasetSpec, Experiment, expand, load_experiment
 
 #: Huge-page figures come from here (tests point it at a recorded copy).
@@ -196,7 +185,7 @@ class _Problems:
         self.add(FlushbenchError(what, where=where, fix=fix).render())
 
     def extend_from(self, exc: FlushbenchError) -> None:
-        for line in getattr(exc, "problems", None) or [exc.render()]:
+        for line in exc.problem_lines():
             self.add(line)
 
 
@@ -274,7 +263,7 @@ def preflight(
         else:
             problems.extend_from(exc)
     for name in base:
-        if name in MANAGED_VARIABLES:
+        if name in SANDBOX_OWNED:
             problems.error(f"{base_path}: {name}", "is managed by the sandbox",
                            "remove it; flushbench sets paths, sockets and ports itself")
 
@@ -287,7 +276,7 @@ def preflight(
             server = None
     if options:
         for name in base:
-            if name not in options and name not in MANAGED_VARIABLES:
+            if name not in options and name not in SANDBOX_OWNED:
                 close = difflib.get_close_matches(name, sorted(options), n=3, cutoff=0.75)
                 problems.error(f"{base_path}: {name}", f"not a variable of {server.label}",
                                f"did you mean {', '.join(close)}?" if close else
@@ -340,12 +329,11 @@ def preflight(
 
     if problems.lines:
         n = len(problems.lines)
-        err = PreflightError(
+        raise PreflightError(
             f"{n} problem{'s' if n > 1 else ''} found before starting any server:\n  "
-            + "\n  ".join(problems.lines)
+            + "\n  ".join(problems.lines),
+            problems=problems.lines,
         )
-        err.problems = problems.lines  # type: ignore[attr-defined]
-        raise err
     assert server is not None  # no problems means the server resolved
     for tr in translations.values():
         for note in tr.notes:
@@ -382,7 +370,7 @@ def _dry_runs(server: ResolvedServer, cells: list[Cell], translations: dict[str,
         # huge-page check reports with a fix. Unknown names were reported above.
         combined = {
             k: v for k, v in {**base, **tr.server_options}.items()
-            if k != "large_pages" and k in options and k not in MANAGED_VARIABLES
+            if k != "large_pages" and k in options and k not in SANDBOX_OWNED
         }
         key = tuple(sorted(combined.items()))
         if key in done:
@@ -403,7 +391,7 @@ def _dry_runs(server: ResolvedServer, cells: list[Cell], translations: dict[str,
             got = result.values.get(name)
             if name in mentioned or got is None or name == "large_pages":
                 continue
-            if _as_int(wanted) is not None and _as_int(got) is not None and not values_match(
+            if _as_int(wanted) is not None and _as_int(got) is not None and not values_equal(
                 str(_as_int(wanted)), got
             ):
                 problems.error(where(tr.origin.get(name, name)),
@@ -513,18 +501,15 @@ def _connections(exp: Experiment, cells: list[Cell], translations: dict[str, Tra
 def _redo_bytes(cells: list[Cell], translations: dict[str, Translation], base: dict[str, str],
                 server: ResolvedServer | None) -> int:
     """The largest total redo of any cell (base config when no knob sets it)."""
+    flavor = server.flavor if server is not None else None
     best = 0
     for cell in cells:
         tr = translations.get(cell.key)
         opts = {**base, **(tr.server_options if tr else {})}
-        if "innodb_redo_log_capacity" in opts:
-            total = _as_int(opts["innodb_redo_log_capacity"]) or 0
-        else:
-            size = _as_int(opts.get("innodb_log_file_size")) or 96 * 1024**2
-            files = _as_int(opts.get("innodb_log_files_in_group"))
-            if files is None:
-                files = 1 if server is None or server.flavor == "mariadb" else 2
-            total = size * files
+        total = redo_capacity(opts, flavor)
+        if total is None:  # the server's default file size
+            total = redo_capacity({**opts, "innodb_log_file_size": str(DEFAULT_LOG_FILE_SIZE)},
+                                  flavor) or 0
         best = max(best, total)
     return best
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.server import LocalServer, SandboxLayout, initialize_datadir
+from runner.server import ResolvedServer, SandboxLayout, initialize_datadir, resolve_binary
 
 MARIADBD = Path("/usr/sbin/mariadbd")
 MARIADB_INSTALL_DB = Path("/usr/bin/mariadb-install-db")
@@ -34,14 +34,14 @@ TEST_INIT_OPTIONS = {"innodb_log_file_size": "16M"}
 
 
 @pytest.fixture(scope="session")
-def mariadb_server() -> LocalServer:
+def mariadb_server() -> ResolvedServer:
     """The Debian MariaDB build (skips the test when it is not installed)."""
     if not (MARIADBD.is_file() and MARIADB_INSTALL_DB.is_file()):
         message = "MariaDB server (mariadbd, mariadb-install-db) is not installed"
         if os.environ.get("FLUSHBENCH_REQUIRE_MYSQL") == "1":
             pytest.fail(message + " — run `make setup`")
         pytest.skip(message)
-    return LocalServer.probe(MARIADBD, MARIADB_INSTALL_DB)
+    return resolve_binary(MARIADBD, MARIADB_INSTALL_DB)
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +52,7 @@ def base_cnf_text() -> str:
 
 @pytest.fixture(scope="session")
 def initialized_datadir(
-    mariadb_server: LocalServer, tmp_path_factory: pytest.TempPathFactory
+    mariadb_server: ResolvedServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
     """One freshly initialized datadir for the session; copy it, never start a server on it."""
     layout = SandboxLayout(tmp_path_factory.mktemp("initdb"))

@@ -1,4 +1,4 @@
-"""Knob translation tables, flavor by flavor and version by version (DOMAIN.md §2)."""
+"""Knob translation tables, flavor by flavor and version by version (docs/domain.md §2)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,10 @@ from pathlib import Path
 import pytest
 
 from flushbench.errors import ConfigError
+from flushbench.flavors import server_label
+from flushbench.flavors import values_equal as values_match
 from runner import knobs as knobs_mod
-from runner.knobs import (
-    family,
-    server_label,
-    translate,
-    translate_for_option_list,
-    translate_partial,
-    values_match,
-)
+from runner.knobs import family, translate, translate_for_option_list, translate_partial
 
 M = 1024**2
 G = 1024**3

@@ -8,14 +8,9 @@ from pathlib import Path
 import pytest
 
 from flushbench.errors import ConfigError, PreflightError
-from runner.profiles import (
-    available_profiles,
-    base_config_path,
-    load_profile,
-    parse_version,
-    read_mycnf,
-    resolve_server,
-)
+from flushbench.flavors import parse_version
+from runner.server.optionfiles import base_config_path, read_mycnf
+from runner.server.profiles import available_profiles, load_profile, resolve_server
 
 MARIADBD = Path("/usr/sbin/mariadbd")
 INSTALL_DB = Path("/usr/bin/mariadb-install-db")
@@ -28,11 +23,11 @@ needs_mariadb = pytest.mark.skipif(not MARIADBD.is_file(), reason="Debian MariaD
         ("/usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64"
          " (Debian 12)", (10, 11, 19), "mariadb"),
         ("/usr/sbin/mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)",
-         (8, 0, 36), ""),
+         (8, 0, 36), None),
         ("/opt/ps/bin/mysqld  Ver 8.0.36-28 for Linux on x86_64 (Percona Server (GPL),"
          " Release 28, Revision 47601f19)", (8, 0, 36), "percona"),
         ("bin/mysqld  Ver 5.5.8 for linux2.6 on x86_64 (MySQL Community Server (GPL))",
-         (5, 5, 8), ""),
+         (5, 5, 8), None),
         ("bin/mysqld  Ver 5.5.8-beta20.0 for Linux on x86_64 (Percona Server (GPL), 20.0)",
          (5, 5, 8), "percona"),
     ],

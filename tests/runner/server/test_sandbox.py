@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from flushbench.errors import ConfigError, PreflightError, ServerError
+from flushbench.flavors import values_equal
 from runner.server import (
-    MAX_SOCKET_PATH,
     MysqldSandbox,
     SandboxLayout,
     drain_dirty_pages,
     initialize_datadir,
-    values_equal,
     write_mycnf,
 )
+from runner.server.sandbox import MAX_SOCKET_PATH
 
 JEMALLOC = Path("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")
 TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")

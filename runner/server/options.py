@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from flushbench.errors import PreflightError
 from runner.proc import run_checked
-from runner.profiles import ResolvedServer
+from runner.server.profiles import ResolvedServer
 
 _HEADER = "Variables (--variable-name=value)"
 _LOG_PREFIX_RE = re.compile(r"^\d{4}-\d\d-\d\d\s+\d+:\d\d:\d\d\s+\d+\s+")

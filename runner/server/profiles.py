@@ -5,15 +5,14 @@ unpacked binary tarball. :func:`resolve_server` turns it into a :class:`Resolved
 checking the binaries and asking ``mysqld --version`` which flavor and version it really is;
 the knob table (:mod:`runner.knobs`) keys on that, never on what the profile claims.
 
-Base my.cnf templates (``configs/mycnf/NAME.cnf``) are looked up here too, because they are
-named the same way (a bare name or a path).
+Every invocation of a profile's binaries (``--version``, ``--help`` dry runs, datadir
+initialization, the server itself) runs in :meth:`ResolvedServer.env`, so a profile's
+``lib_dirs`` applies to all of them.
 """
 
 from __future__ import annotations
 
-import difflib
 import os
-import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,15 +22,11 @@ from pydantic import Field, model_validator
 
 from flushbench import paths
 from flushbench.errors import ConfigError, PreflightError
-from flushbench.validation import StrictModel, load_versioned
+from flushbench.flavors import Flavor, parse_version, server_label, uses_initialize
+from flushbench.validation import StrictModel, did_you_mean, load_versioned
 from runner.proc import run_checked
 
-Flavor = Literal["mariadb", "mysql", "percona"]
 InitKind = Literal["install_db", "initialize"]
-
-#: Option-file sections a sandboxed mysqld reads (others, like [client], are ignored here).
-SERVER_SECTIONS = ("mysqld", "server", "mariadb", "mariadbd")
-
 
 class ServerProfile(StrictModel):
     """One server installation: Debian-style binary paths or a tarball ``basedir``."""
@@ -65,12 +60,6 @@ def available_profiles() -> list[str]:
     return sorted(p.stem for p in paths.SERVER_PROFILES_DIR.glob("*.yaml"))
 
 
-def _did_you_mean(name: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.5)
-    listing = "available: " + (", ".join(choices) or "(none)")
-    return f"did you mean '{close[0]}'? ({listing})" if close else listing
-
-
 def profile_path(name_or_path: str, relative_to: Path | None = None) -> Path:
     """Where a profile lives: ``configs/servers/NAME.yaml`` for a bare name, else the path.
 
@@ -102,7 +91,7 @@ def load_profile(name_or_path: str, relative_to: Path | None = None) -> ServerPr
             raise ConfigError(
                 f"unknown server profile '{name_or_path}'",
                 where="server",
-                fix=f"{_did_you_mean(name_or_path, available_profiles())}; profiles live in"
+                fix=f"{did_you_mean(name_or_path, available_profiles())}; profiles live in"
                 f" {paths.SERVER_PROFILES_DIR}",
             )
         raise ConfigError("server profile file not found", where=str(path), fix="check the path")
@@ -127,11 +116,15 @@ class ResolvedServer:
 
     @property
     def label(self) -> str:
-        """``mariadb-10.11``: flavor and major.minor, as used in messages."""
-        return f"{self.flavor}-{self.version[0]}.{self.version[1]}"
+        """``mariadb-10.11``, ``mysql-8.0.36``: as used in messages (:func:`server_label`)."""
+        return server_label(self.flavor, self.version)
 
     def env(self, base: dict[str, str] | None = None) -> dict[str, str]:
-        """An environment for running the binary (``LD_LIBRARY_PATH`` from ``lib_dirs``)."""
+        """The environment for every run of this server's binaries (``lib_dirs`` applied).
+
+        ``LD_LIBRARY_PATH`` gets the profile's ``lib_dirs`` in front of what ``base`` (default:
+        this process's environment) has.
+        """
         env = dict(os.environ if base is None else base)
         if self.lib_dirs:
             extra = ":".join(str(p) for p in self.lib_dirs)
@@ -141,27 +134,29 @@ class ResolvedServer:
         return env
 
 
-_VERSION_RE = re.compile(r"\bVer\s+(\d+)\.(\d+)\.(\d+)(\S*)")
-_CACHE: dict[tuple[str, int, str], tuple[str, tuple[int, int, int]]] = {}
-
-
-def parse_version(text: str) -> tuple[tuple[int, int, int], str]:
-    """(version tuple, detected flavor or "") from ``mysqld --version`` output.
-
-    ``mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64`` gives
-    ``((10, 11, 19), "mariadb")``; a Percona build says "Percona" in its suffix or comment.
-    """
-    m = _VERSION_RE.search(text)
-    if not m:
-        raise ValueError(f"no version in {text.strip()!r}")
-    version = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    lowered = text.lower()
-    flavor = "mariadb" if "mariadb" in lowered else "percona" if "percona" in lowered else ""
-    return version, flavor
+_CACHE: dict[tuple[str, int, str], str] = {}
 
 
 def _executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
+
+
+#: Where a tarball keeps its datadir install script, newest layout first.
+INSTALL_DB_CANDIDATES = (
+    "scripts/mariadb-install-db",
+    "bin/mariadb-install-db",
+    "scripts/mysql_install_db",
+    "bin/mysql_install_db",
+)
+#: Where a tarball keeps its server binary.
+MYSQLD_CANDIDATES = ("bin/mariadbd", "bin/mysqld", "sbin/mysqld")
+
+
+def find_install_db(basedir: Path) -> Path | None:
+    """The datadir install script inside an unpacked tarball, or None."""
+    return next(
+        (basedir / c for c in INSTALL_DB_CANDIDATES if (basedir / c).is_file()), None
+    )
 
 
 def _locate(profile: ServerProfile, where: str) -> tuple[Path, Path | None, Path | None]:
@@ -192,31 +187,44 @@ def _locate(profile: ServerProfile, where: str) -> tuple[Path, Path | None, Path
         raise PreflightError(
             f"basedir {basedir} does not exist", where=f"{where}: basedir", fix=fix_pkg
         )
-    candidates = [basedir / "bin" / "mariadbd", basedir / "bin" / "mysqld",
-                  basedir / "sbin" / "mysqld"]
-    mysqld = next((c for c in candidates if _executable(c)), None)
+    mysqld = next((basedir / c for c in MYSQLD_CANDIDATES if _executable(basedir / c)), None)
     if mysqld is None:
         raise PreflightError(
             f"no executable bin/mysqld or bin/mariadbd under {basedir}",
             where=f"{where}: basedir",
             fix="point basedir at the top folder of the unpacked tarball",
         )
-    install_candidates = [
-        basedir / "scripts" / "mariadb-install-db",
-        basedir / "bin" / "mariadb-install-db",
-        basedir / "scripts" / "mysql_install_db",
-        basedir / "bin" / "mysql_install_db",
-    ]
-    install_db = next((c for c in install_candidates if c.is_file()), None)
-    return mysqld, install_db, basedir
+    return mysqld, find_install_db(basedir), basedir
 
 
-def _init_kind(flavor: str, version: tuple[int, int, int], install_db: Path | None) -> InitKind:
-    # MySQL/Percona 5.7 and later create a datadir with `mysqld --initialize-insecure`
-    # (mysql_install_db is deprecated there); MariaDB and 5.5/5.6 need the install script.
-    if flavor != "mariadb" and version >= (5, 7, 0):
-        return "initialize"
-    return "install_db"
+def version_text(mysqld: Path, env: dict[str, str], where: str) -> str:
+    """``mysqld --version`` output (cached per binary, mtime and environment).
+
+    Raises
+    ------
+    PreflightError
+        The binary cannot run or prints no version.
+    """
+    key = (str(mysqld.resolve()), mysqld.stat().st_mtime_ns, env.get("LD_LIBRARY_PATH", ""))
+    if key not in _CACHE:
+        try:
+            proc = run_checked([mysqld, "--version"], timeout=30, env=env)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise PreflightError(
+                f"cannot run `{mysqld} --version`: {exc}", where=f"{where}: mysqld"
+            ) from None
+        text = ((proc.stdout or "") + (proc.stderr or "")).strip()
+        try:
+            parse_version(text)
+        except ValueError:
+            raise PreflightError(
+                f"`{mysqld} --version` printed no version (exit {proc.returncode}):"
+                f" {text[:200]!r}",
+                where=f"{where}: mysqld",
+                fix="check that the binary runs (missing shared libraries? set lib_dirs)",
+            ) from None
+        _CACHE[key] = text
+    return _CACHE[key]
 
 
 def resolve_server(profile: ServerProfile, source: str = "<profile>") -> ResolvedServer:
@@ -237,31 +245,10 @@ def resolve_server(profile: ServerProfile, source: str = "<profile>") -> Resolve
     """
     mysqld, install_db, basedir = _locate(profile, source)
     lib_dirs = tuple(Path(p) for p in profile.lib_dirs)
-    stat = mysqld.stat()
-    key = (str(mysqld.resolve()), stat.st_mtime_ns, ":".join(profile.lib_dirs))
-    if key not in _CACHE:
-        env = dict(os.environ)
-        if lib_dirs:
-            env["LD_LIBRARY_PATH"] = ":".join(str(p) for p in lib_dirs)
-        try:
-            proc = run_checked([mysqld, "--version"], timeout=30, env=env)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise PreflightError(
-                f"cannot run `{mysqld} --version`: {exc}", where=f"{source}: mysqld"
-            ) from None
-        text = (proc.stdout or "") + (proc.stderr or "")
-        try:
-            version, detected = parse_version(text)
-        except ValueError:
-            raise PreflightError(
-                f"`{mysqld} --version` printed no version (exit {proc.returncode}):"
-                f" {text.strip()[:200]!r}",
-                where=f"{source}: mysqld",
-                fix="check that the binary runs (missing shared libraries? set lib_dirs)",
-            ) from None
-        _CACHE[key] = (text.strip(), version)
-    version_string, version = _CACHE[key]
-    _, detected = parse_version(version_string)
+    probe = ResolvedServer(profile, profile.flavor, mysqld, "install_db", (0, 0, 0), "",
+                           lib_dirs=lib_dirs)
+    version_string = version_text(mysqld, probe.env(), source)
+    version, detected = parse_version(version_string)
     flavor: Flavor = profile.flavor
     if detected == "mariadb" and profile.flavor != "mariadb":
         raise PreflightError(
@@ -277,7 +264,7 @@ def resolve_server(profile: ServerProfile, source: str = "<profile>") -> Resolve
         )
     if detected == "percona":
         flavor = "percona"  # a Percona build has Percona's extra variables even if called mysql
-    init_kind = _init_kind(flavor, version, install_db)
+    init_kind: InitKind = "initialize" if uses_initialize(flavor, version) else "install_db"
     if init_kind == "install_db" and install_db is None:
         raise PreflightError(
             f"{flavor} {'.'.join(map(str, version))} needs an install script to create a datadir,"
@@ -298,65 +285,27 @@ def resolve_server(profile: ServerProfile, source: str = "<profile>") -> Resolve
     )
 
 
-# --- base my.cnf templates ------------------------------------------------------------------
+def resolve_binary(
+    mysqld: Path | str, install_db: Path | str | None = None, basedir: Path | str | None = None
+) -> ResolvedServer:
+    """Describe a server binary without a profile file (tests, bench scripts).
 
-
-def available_base_configs() -> list[str]:
-    """Names of the base my.cnf templates in ``configs/mycnf``."""
-    if not paths.MYCNF_DIR.is_dir():
-        return []
-    return sorted(p.stem for p in paths.MYCNF_DIR.glob("*.cnf"))
-
-
-def base_config_path(name_or_path: str, relative_to: Path | None = None) -> Path:
-    """``configs/mycnf/NAME.cnf`` for a bare name, else the path (raises if missing)."""
-    if "/" in name_or_path or name_or_path.endswith(".cnf"):
-        path = Path(name_or_path).expanduser()
-        if not path.is_absolute() and not path.exists() and relative_to is not None:
-            path = relative_to / path
-        if not path.is_file():
-            raise ConfigError(
-                f"base config file {path} not found", where="base_config", fix="check the path"
-            )
-        return path
-    path = paths.MYCNF_DIR / f"{name_or_path}.cnf"
-    if not path.is_file():
-        raise ConfigError(
-            f"unknown base config '{name_or_path}'",
-            where="base_config",
-            fix=_did_you_mean(name_or_path, available_base_configs()),
-        )
-    return path
-
-
-def read_mycnf(path: Path) -> dict[str, str]:
-    """The server options of an option file (``[mysqld]``-like sections), names underscored.
-
-    Flags without a value (``skip-name-resolve``) map to ``""``. Later lines win, as in mysqld.
+    The flavor is what ``--version`` says (MariaDB, Percona; otherwise MySQL); everything
+    else is :func:`resolve_server`'s work on an in-memory profile.
     """
-    out: dict[str, str] = {}
-    section = ""
-    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("["):
-            if not line.endswith("]"):
-                raise ConfigError(f"bad section header {line!r}", where=f"{path}:{lineno}")
-            section = line[1:-1].strip().lower()
-            continue
-        if line.startswith("!"):
-            raise ConfigError(
-                "!include directives are not supported in base configs",
-                where=f"{path}:{lineno}",
-                fix="inline the options",
-            )
-        if section not in SERVER_SECTIONS:
-            continue
-        name, sep, value = line.partition("=")
-        name = name.strip().lower().replace("-", "_")
-        value = value.split("#", 1)[0].strip() if sep else ""
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        out[name] = value
-    return out
+    mysqld = Path(mysqld)
+    if basedir is None and not _executable(mysqld):
+        raise PreflightError("mysqld binary not found", str(mysqld), "install the server")
+    env = dict(os.environ)
+    if basedir is not None:
+        found = next((Path(basedir) / c for c in MYSQLD_CANDIDATES
+                      if _executable(Path(basedir) / c)), mysqld)
+        mysqld = found
+    _, detected = parse_version(version_text(mysqld, env, str(mysqld)))
+    layout = (
+        {"basedir": str(basedir)}
+        if basedir is not None
+        else {"mysqld": str(mysqld), "install_db": str(install_db) if install_db else None}
+    )
+    profile = ServerProfile(version=1, name="local", flavor=detected or "mysql", **layout)
+    return resolve_server(profile, str(mysqld))

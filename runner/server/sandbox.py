@@ -1,12 +1,12 @@
-"""The mysqld sandbox: layout, my.cnf, datadir initialization, start/verify/stop.
+"""The mysqld sandbox: its files, and starting, verifying and stopping one mysqld.
 
 One sandbox is one mysqld with its own datadir, unix socket, pid file, error log and tmpdir,
 started from a generated ``my.cnf`` (``--defaults-file``, so no global option file leaks in).
 The process is started through :func:`runner.proc.child`, so it lives in its own process group
 and is always reaped, whatever happens to flushbench.
 
-This module only needs a small description of the server binary (:class:`ServerBinary`); the
-server profiles (``runner.profiles.ResolvedServer``) satisfy it by duck typing.
+mysqld runs in the server's own environment (:meth:`ResolvedServer.env`, the profile's
+``lib_dirs``), plus ``LD_PRELOAD`` for the allocator under test.
 """
 
 from __future__ import annotations
@@ -21,102 +21,20 @@ import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import pymysql
 
-from flushbench.errors import ConfigError, PreflightError, ServerError
-from flushbench.units import parse_size
+from flushbench.errors import PreflightError, ServerError
+from flushbench.flavors import values_equal
 from runner.connection import ConnectionInfo
 from runner.proc import child
+from runner.server.profiles import ResolvedServer
 
 #: sun_path holds 108 bytes including the terminating NUL.
 MAX_SOCKET_PATH = 107
-
-#: Options the sandbox owns; a knob translation must not override them.
-RESERVED_OPTIONS = frozenset(
-    {
-        "datadir",
-        "socket",
-        "pid_file",
-        "log_error",
-        "tmpdir",
-        "port",
-        "skip_networking",
-        "user",
-        "bind_address",
-        "basedir",
-    }
-)
-
-_NAME_RE = re.compile(r"^[a-z0-9_-]+$")
-# Values end up in a config file: no line breaks (new option), quotes or backslashes (the
-# option-file parser unquotes and unescapes), and no '#'/';' (comment starts).
-_BAD_VALUE_RE = re.compile(r"[\r\n\x00-\x1f\x7f\"'\\#;]")
-
-
-@runtime_checkable
-class ServerBinary(Protocol):
-    """What the sandbox needs to know about a server build (``ResolvedServer`` satisfies it)."""
-
-    flavor: str  # 'mariadb' | 'mysql' | 'percona'
-    mysqld: Path
-    install_db: Path | None
-    basedir: Path | None
-    version: tuple[int, int, int]
-
-
-@dataclass(frozen=True)
-class LocalServer:
-    """A plain :class:`ServerBinary`, e.g. the distribution's MariaDB (tests, bench scripts)."""
-
-    flavor: str
-    mysqld: Path
-    install_db: Path | None = None
-    basedir: Path | None = None
-    version: tuple[int, int, int] = (0, 0, 0)
-    version_string: str = ""
-
-    @classmethod
-    def probe(
-        cls, mysqld: Path, install_db: Path | None = None, basedir: Path | None = None
-    ) -> LocalServer:
-        """Describe ``mysqld`` from its ``--version`` output (no server is started).
-
-        Raises
-        ------
-        PreflightError
-            If the binary is missing or its version line cannot be read.
-        """
-        mysqld = Path(mysqld)
-        if not mysqld.is_file():
-            raise PreflightError("mysqld binary not found", str(mysqld), "install the server")
-        out = subprocess.run(
-            [str(mysqld), "--version"], capture_output=True, text=True, timeout=30, check=False
-        )
-        match = re.search(r"Ver\s+((\d+)\.(\d+)\.(\d+)\S*)", out.stdout)
-        if not match:
-            raise PreflightError(
-                f"cannot read the version from '{out.stdout.strip()}'",
-                str(mysqld),
-                "check that this is a mysqld/mariadbd binary",
-            )
-        vstring = match.group(1)
-        lowered = out.stdout.lower()
-        flavor = (
-            "mariadb" if "mariadb" in lowered else "percona" if "percona" in lowered else "mysql"
-        )
-        return cls(
-            flavor=flavor,
-            mysqld=mysqld,
-            install_db=install_db,
-            basedir=basedir,
-            version=(int(match.group(2)), int(match.group(3)), int(match.group(4))),
-            version_string=vstring,
-        )
-
 
 class SandboxLayout:
     """Where one sandbox keeps its files.
@@ -166,264 +84,17 @@ class SandboxLayout:
         return f"SandboxLayout(run_dir={str(self.run_dir)!r}, socket={str(self.socket)!r})"
 
 
-def _norm_name(name: str) -> str:
-    return name.strip().lower().replace("-", "_")
-
-
-def check_option(name: str, value: str, where: str = "my.cnf") -> None:
-    """Raise :class:`ConfigError` unless ``name = value`` is safe to write into an option file."""
-    if not _NAME_RE.match(name):
-        raise ConfigError(
-            f"option name {name!r} may only contain a-z, 0-9, '_' and '-'",
-            where,
-            "use the server variable's lowercase name",
-        )
-    if not isinstance(value, str):
-        raise ConfigError(f"option {name}: value {value!r} is not a string", where)
-    if _BAD_VALUE_RE.search(value) or value != value.strip():
-        raise ConfigError(
-            f"option {name}: value {value!r} contains a newline, quote, backslash, '#', ';' "
-            "or surrounding spaces",
-            where,
-            "pass a plain value such as 128M, ON or O_DIRECT",
-        )
-
-
-def write_mycnf(
-    path: Path,
-    base_cnf_text: str,
-    server_options: Mapping[str, str],
-    layout: SandboxLayout,
-    port: int | None = None,
-) -> Path:
-    """Write the sandbox's option file: the base template, then a ``[mysqld]`` section.
-
-    The generated section comes last, so its values win over the template's. It holds the
-    sandbox paths, ``port``/``bind-address`` (or ``skip-networking`` when ``port`` is None),
-    ``user=root`` when running as root, and the translated ``server_options`` (an empty value
-    writes a bare flag such as ``skip-name-resolve``).
-
-    Raises
-    ------
-    ConfigError
-        If an option name or value is unsafe for an option file, or an option tries to set
-        a path the sandbox owns (datadir, socket...).
-    """
-    where = str(path)
-    seen: set[str] = set()
-    for name, value in server_options.items():
-        check_option(name, value, where)
-        norm = _norm_name(name)
-        if norm in RESERVED_OPTIONS:
-            raise ConfigError(
-                f"option {name} is set by the sandbox itself",
-                where,
-                "remove it from the knobs/variables",
-            )
-        if norm in seen:
-            raise ConfigError(f"option {name} is given twice (as '-' and '_' spellings)", where)
-        seen.add(norm)
-    own: dict[str, str] = {
-        "datadir": str(layout.datadir),
-        "socket": str(layout.socket),
-        "pid-file": str(layout.pid_file),
-        "log-error": str(layout.error_log),
-        "tmpdir": str(layout.tmpdir),
-    }
-    if port is None:
-        own["skip-networking"] = ""
-    else:
-        if not 0 < int(port) < 65536:
-            raise ConfigError(f"port {port} is out of range", where)
-        own["port"] = str(int(port))
-        own["bind-address"] = "127.0.0.1"
-    if os.geteuid() == 0:
-        own["user"] = "root"
-    for name, value in own.items():
-        # Paths come from the run directory: a '#' or newline there would corrupt the file.
-        check_option(name, value, where)
-
-    lines = [base_cnf_text.rstrip("\n"), "", "# --- generated by flushbench ---", "[mysqld]"]
-    for name, value in [*own.items(), *server_options.items()]:
-        lines.append(f"{name}={value}" if value != "" else name)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines).lstrip("\n") + "\n")
-    tmp.replace(path)
-    return path
-
-
-def _tail(text: str, lines: int) -> str:
+def tail_lines(text: str, lines: int) -> str:
+    """The last ``lines`` lines of ``text``."""
     return "\n".join(text.splitlines()[-lines:])
 
 
-_INSTALL_HELP_CACHE: dict[Path, str] = {}
-
-
-def _install_db_help(install_db: Path) -> str:
-    if install_db not in _INSTALL_HELP_CACHE:
-        out = subprocess.run(
-            [str(install_db), "--help"], capture_output=True, text=True, timeout=60, check=False
-        )
-        _INSTALL_HELP_CACHE[install_db] = out.stdout + out.stderr
-    return _INSTALL_HELP_CACHE[install_db]
-
-
-def _install_argv(
-    server: ServerBinary, layout: SandboxLayout, options: Mapping[str, str]
-) -> list[str]:
-    root = os.geteuid() == 0
-    extra = [f"--{k}={v}" if v != "" else f"--{k}" for k, v in options.items()]
-    flavor = server.flavor.lower()
-    if flavor in ("mysql", "percona") and tuple(server.version) >= (5, 7, 0):
-        argv = [
-            str(server.mysqld),
-            "--no-defaults",
-            "--initialize-insecure",
-            f"--datadir={layout.datadir}",
-        ]
-        if server.basedir:
-            argv.append(f"--basedir={server.basedir}")
-        if root:
-            argv.append("--user=root")
-        return argv + extra
-    # MariaDB, and MySQL/Percona 5.5/5.6: the install script.
-    install_db = server.install_db
-    if install_db is None and server.basedir is not None:
-        for cand in (
-            "scripts/mariadb-install-db",
-            "scripts/mysql_install_db",
-            "bin/mariadb-install-db",
-            "bin/mysql_install_db",
-        ):
-            if (Path(server.basedir) / cand).is_file():
-                install_db = Path(server.basedir) / cand
-                break
-    if install_db is None or not Path(install_db).is_file():
-        raise PreflightError(
-            "no datadir install script for this server",
-            str(install_db or server.mysqld),
-            "set install_db in the server profile (mariadb-install-db / mysql_install_db)",
-        )
-    install_db = Path(install_db)
-    help_text = _install_db_help(install_db)
-    argv = [str(install_db), "--no-defaults", f"--datadir={layout.datadir}"]
-    if server.basedir:
-        argv.append(f"--basedir={server.basedir}")
-    # Flags appeared over versions (auth method: MariaDB 10.4, skip-test-db: 10.5): pass the
-    # ones this script documents.
-    if "--auth-root-authentication-method" in help_text:
-        argv.append("--auth-root-authentication-method=normal")
-    if "--skip-test-db" in help_text:
-        argv.append("--skip-test-db")
-    if root:
-        argv.append("--user=root")
-    return argv + extra
-
-
-def initialize_datadir(
-    server: ServerBinary,
-    layout: SandboxLayout,
-    timeout: float = 300.0,
-    options: Mapping[str, str] | None = None,
-) -> None:
-    """Create the system tables in an empty ``layout.datadir``.
-
-    MariaDB uses ``mariadb-install-db`` (root without password, no test database); MySQL and
-    Percona 5.7+ use ``mysqld --initialize-insecure``; 5.5/5.6 use ``scripts/mysql_install_db``.
-
-    Parameters
-    ----------
-    options:
-        Server options that must be fixed at creation, e.g. ``innodb_page_size``.
-
-    Raises
-    ------
-    ServerError
-        If the datadir is not empty, or the tool fails or times out (with its output's tail).
-    """
-    options = dict(options or {})
-    for name, value in options.items():
-        check_option(name, value, "initialize options")
-    datadir = layout.datadir
-    if datadir.exists() and any(datadir.iterdir()):
-        raise ServerError(
-            "datadir to initialize is not empty", str(datadir), "use a new run directory"
-        )
-    layout.create()
-    if not (server.flavor.lower() in ("mysql", "percona") and tuple(server.version) >= (5, 7)):
-        datadir.mkdir(parents=True, exist_ok=True)  # 5.7+ --initialize wants to create it
-    argv = _install_argv(server, layout, options)
-    log = layout.run_dir / "initialize.log"
-    started = time.monotonic()
-    with child(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "TMPDIR": str(layout.tmpdir)},
-    ) as proc:
-        try:
-            output, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            output = ""
-            code: int | None = None
-        else:
-            code = proc.returncode
-    log.write_text(output or "")
-    if code is None:
-        raise ServerError(
-            f"datadir initialization did not finish in {timeout:.0f} s",
-            " ".join(argv),
-            f"see {log}",
-        )
-    if code != 0:
-        raise ServerError(
-            f"datadir initialization failed (exit code {code}) after "
-            f"{time.monotonic() - started:.1f} s:\n{_tail(output, 25)}",
-            " ".join(argv),
-            f"see {log}",
-        )
-
-
-# --- value comparison -------------------------------------------------------------------
+# --- what the error log says ---------------------------------------------------------------
 
 _HUGE_FAIL_RE = re.compile(
     r"(couldn't|failed to|unable to) allocate|hugetlb|large page|conventional memory", re.I
 )
 _SHUTDOWN_RE = re.compile(r"Shutdown complete(?!d)")
-_BOOL = {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}
-
-
-def _as_number(text: str) -> Decimal | None:
-    try:
-        return Decimal(text)
-    except InvalidOperation:
-        pass
-    if re.fullmatch(r"\d+(\.\d+)?\s*[kmgtpe]b?", text, flags=re.IGNORECASE):
-        try:
-            return Decimal(parse_size(text))
-        except ValueError:
-            return None
-    return None
-
-
-def values_equal(expected: str, actual: str) -> bool:
-    """Compare a requested value with ``SHOW GLOBAL VARIABLES`` output the way the server means it.
-
-    Case-insensitive; ``ON``/``OFF`` equal ``1``/``0``; numbers compare numerically
-    (``60`` == ``60.000000``); sizes compare as bytes (``128M`` == ``134217728``).
-    """
-    e, a = str(expected).strip().lower(), str(actual).strip().lower()
-    if e == a:
-        return True
-    e, a = _BOOL.get(e, e), _BOOL.get(a, a)
-    if e == a:
-        return True
-    en, an = _as_number(e), _as_number(a)
-    if en is not None and an is not None:
-        return en == an
-    return False
 
 
 @dataclass(frozen=True)
@@ -443,7 +114,7 @@ class MysqldSandbox:
     Parameters
     ----------
     server:
-        The server build (:class:`ServerBinary`).
+        The resolved server build.
     layout:
         The sandbox's paths; ``layout.cnf`` must have been written (:func:`write_mycnf`).
     allocator:
@@ -457,7 +128,7 @@ class MysqldSandbox:
     kills it (SIGKILL). Either way the process is reaped.
     """
 
-    server: ServerBinary
+    server: ResolvedServer
     layout: SandboxLayout
     allocator: Path | str | None = None
     env: Mapping[str, str] | None = None
@@ -499,7 +170,7 @@ class MysqldSandbox:
         if not self.layout.cnf.is_file():
             raise ServerError("my.cnf not written", str(self.layout.cnf), "call write_mycnf first")
         self.layout.create()
-        env = dict(os.environ)
+        env = self.server.env()
         env.update(self.env or {})
         if self.allocator:
             lib = Path(self.allocator)
@@ -658,7 +329,7 @@ class MysqldSandbox:
             console = self.layout.console_log.read_text(errors="replace").strip()
             if console:
                 text = console[-4000:] + "\n" + text
-        return _tail(text, lines) or "(error log is empty)"
+        return tail_lines(text, lines) or "(error log is empty)"
 
     # --- SQL ------------------------------------------------------------------------------
 
@@ -714,12 +385,12 @@ class MysqldSandbox:
         ------
         ServerError
             Listing each variable that is absent or whose value differs (see
-            :func:`values_equal` for what counts as equal).
+            :func:`flushbench.flavors.values_equal` for what counts as equal).
         """
         actual = self.global_variables()
         problems = []
         for name, want in expected.items():
-            key = _norm_name(name)
+            key = name.strip().lower().replace("-", "_")
             if key not in actual:
                 problems.append(f"{key}: expected {want}, the server has no such variable")
             elif not values_equal(str(want), actual[key]):

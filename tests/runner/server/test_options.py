@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.options import (
+from runner.server.options import (
     _LIST_CACHE,
     dry_run,
     dry_run_options,
@@ -14,7 +14,7 @@ from runner.options import (
     parse_help,
     variables_in_message,
 )
-from runner.profiles import ResolvedServer, load_profile, resolve_server
+from runner.server.profiles import ResolvedServer, load_profile, resolve_server
 
 # Shaped like real output: name padded to column 61, value; empty values keep the padding.
 HELP_SAMPLE = "\n".join([

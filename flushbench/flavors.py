@@ -1,0 +1,170 @@
+"""What is true of a server flavor and version — no process is started here.
+
+The one home of the rules that both the runner (which starts servers) and the analysis (which
+reads what they recorded) need: reading ``mysqld --version``, the label used in messages, the
+knob-table family, whether a ``SHOW GLOBAL VARIABLES`` value equals a requested one, and the
+redo log capacity a set of variables gives. Facts and their sources: ``docs/domain.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Literal
+
+from flushbench.units import parse_size
+
+Flavor = Literal["mariadb", "mysql", "percona"]
+FLAVORS: tuple[Flavor, ...] = ("mariadb", "mysql", "percona")
+
+_VERSION_RE = re.compile(r"\bVer\s+(\d+)\.(\d+)\.(\d+)(\S*)")
+
+
+def parse_version(text: str) -> tuple[tuple[int, int, int], Flavor | None]:
+    """(version tuple, detected flavor or None) from ``mysqld --version`` output.
+
+    ``mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64`` gives
+    ``((10, 11, 19), "mariadb")``; a Percona build says "Percona" in its suffix or comment;
+    a plain MySQL build names no flavor (None: the profile's word is taken).
+
+    Raises
+    ------
+    ValueError
+        When the text holds no ``Ver X.Y.Z``.
+    """
+    m = _VERSION_RE.search(text)
+    if not m:
+        raise ValueError(f"no version in {text.strip()!r}")
+    version = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    lowered = text.lower()
+    flavor: Flavor | None = (
+        "mariadb" if "mariadb" in lowered else "percona" if "percona" in lowered else None
+    )
+    return version, flavor
+
+
+def server_label(flavor: str, version: tuple[int, ...]) -> str:
+    """``mariadb-10.11``, ``mysql-8.0.36``: flavor and version as messages and plans show them.
+
+    MySQL/Percona 8.0 keep the patch level, because the knob table changes inside 8.0
+    (``innodb_redo_log_capacity`` from 8.0.30).
+    """
+    if flavor != "mariadb" and tuple(version[:2]) == (8, 0):
+        return f"{flavor}-" + ".".join(str(v) for v in version[:3])
+    return f"{flavor}-{version[0]}.{version[1]}"
+
+
+def family(flavor: str, version: tuple[int, ...]) -> str:
+    """The knob-table column: ``mariadb``, ``mariadb-old``, ``5.5``, ``5.6`` or ``8.0.30``.
+
+    Raises
+    ------
+    ValueError
+        For MySQL/Percona older than 5.5 (the knob table starts there).
+    """
+    v = tuple(version[:3])
+    if flavor == "mariadb":
+        return "mariadb" if v >= (10, 5) else "mariadb-old"
+    if v < (5, 5):
+        raise ValueError(f"{flavor} {'.'.join(map(str, v))} is older than the knob table (5.5+)")
+    if v < (5, 6):
+        return "5.5"
+    if v < (8, 0, 30):
+        return "5.6"
+    return "8.0.30"
+
+
+def uses_initialize(flavor: str, version: tuple[int, ...]) -> bool:
+    """Whether a datadir is created by ``mysqld --initialize-insecure`` (MySQL/Percona 5.7+).
+
+    MariaDB and MySQL/Percona 5.5/5.6 need an install script (mariadb-install-db,
+    mysql_install_db) instead.
+    """
+    return flavor != "mariadb" and tuple(version[:3]) >= (5, 7, 0)
+
+
+# --- values as the server shows them --------------------------------------------------------
+
+_BOOL = {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}
+_SIZE_RE = re.compile(r"\d+(\.\d+)?\s*[kmgtpe]b?", re.IGNORECASE)
+
+
+def _as_number(text: str) -> Decimal | None:
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        pass
+    if _SIZE_RE.fullmatch(text):
+        try:
+            return Decimal(parse_size(text))
+        except ValueError:
+            return None
+    return None
+
+
+def values_equal(expected: str, actual: str | None) -> bool:
+    """Whether a ``SHOW GLOBAL VARIABLES`` value is the requested one, as the server means it.
+
+    Case-insensitive; ``ON``/``OFF``/``true``/``yes`` equal ``1``/``0``; numbers compare
+    numerically (``60`` == ``60.000000``); sizes compare as bytes (``128M`` == ``134217728``).
+    A missing value (None) never equals anything.
+    """
+    if actual is None:
+        return False
+    e, a = str(expected).strip().lower(), str(actual).strip().lower()
+    if e == a:
+        return True
+    e, a = _BOOL.get(e, e), _BOOL.get(a, a)
+    if e == a:
+        return True
+    en, an = _as_number(e), _as_number(a)
+    return en is not None and an is not None and en == an
+
+
+# --- redo log ---------------------------------------------------------------------------------
+
+#: innodb_log_file_size when nothing sets it (MariaDB 10.5+ and MySQL 5.6+ default: 96M/48M
+#: differ; 96M is MariaDB's, the embedded default server).
+DEFAULT_LOG_FILE_SIZE = 96 * 1024**2
+
+
+def _bytes(text: str | None) -> int | None:
+    if text is None or str(text).strip() == "":
+        return None
+    try:
+        return parse_size(str(text))
+    except ValueError:
+        try:
+            return int(float(text))
+        except ValueError:
+            return None
+
+
+def redo_capacity(variables: Mapping[str, str | None], flavor: str | None = None) -> int | None:
+    """Total redo log bytes that a set of server variables gives.
+
+    ``innodb_redo_log_capacity`` (MySQL 8.0.30+) wins; else ``innodb_log_file_size`` ×
+    ``innodb_log_files_in_group`` — one file where the variable is absent and the flavor is
+    MariaDB (10.5+ has a single redo file), two for MySQL/Percona before 8.0.30 (their
+    default group size). None when no size is known.
+
+    Parameters
+    ----------
+    variables:
+        Underscored lowercase variable names → value text (my.cnf options, or
+        ``SHOW GLOBAL VARIABLES`` of a run).
+    flavor:
+        Decides the default number of files when ``innodb_log_files_in_group`` is absent;
+        None counts one file.
+    """
+    capacity = _bytes(variables.get("innodb_redo_log_capacity"))
+    if capacity is not None:
+        return capacity
+    size = _bytes(variables.get("innodb_log_file_size"))
+    if size is None:
+        return None
+    files = _bytes(variables.get("innodb_log_files_in_group"))
+    if files is None:
+        files = 2 if flavor in ("mysql", "percona") else 1
+    return size * files

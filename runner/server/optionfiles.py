@@ -1,0 +1,196 @@
+"""Option files: the base my.cnf templates a researcher names, and the sandbox's own my.cnf.
+
+The sandbox owns its server: the variables in :data:`SANDBOX_OWNED` (paths, sockets, ports,
+identity) are set by flushbench alone, and every name and value written into an option file is
+checked here first, so nothing a user types can add a line, a comment or a quote to it.
+Base templates are looked up like server profiles: a bare name (``configs/mycnf/NAME.cnf``)
+or a path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flushbench import paths
+from flushbench.errors import ConfigError
+from flushbench.validation import did_you_mean
+
+if TYPE_CHECKING:
+    from runner.server.sandbox import SandboxLayout
+
+#: Option-file sections a sandboxed mysqld reads (others, like [client], are ignored here).
+SERVER_SECTIONS = ("mysqld", "server", "mariadb", "mariadbd")
+
+#: Variables the sandbox owns (paths, ports, identity): neither an experiment nor a base
+#: config may set them; :func:`write_mycnf` writes the ones a server needs itself.
+SANDBOX_OWNED = frozenset(
+    {
+        "datadir", "basedir", "socket", "port", "bind_address", "skip_networking", "user",
+        "pid_file", "log_error", "tmpdir", "plugin_dir", "init_file", "secure_file_priv",
+        "innodb_data_home_dir", "innodb_log_group_home_dir", "innodb_undo_directory",
+        "general_log_file", "slow_query_log_file", "log_bin", "log_bin_index", "relay_log",
+        "lc_messages_dir", "character_sets_dir", "defaults_file", "defaults_extra_file",
+        "core_file", "init_connect",
+    }
+)
+
+_NAME_RE = re.compile(r"^[a-z0-9_-]+$")
+# Values end up in a config file: no line breaks (new option), quotes or backslashes (the
+# option-file parser unquotes and unescapes), and no '#'/';' (comment starts).
+_BAD_VALUE_RE = re.compile(r"[\r\n\x00-\x1f\x7f\"'\\#;]")
+
+
+def _norm_name(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
+
+def check_option(name: str, value: str, where: str = "my.cnf") -> None:
+    """Raise :class:`ConfigError` unless ``name = value`` is safe to write into an option file."""
+    if not _NAME_RE.match(name):
+        raise ConfigError(
+            f"option name {name!r} may only contain a-z, 0-9, '_' and '-'",
+            where,
+            "use the server variable's lowercase name",
+        )
+    if not isinstance(value, str):
+        raise ConfigError(f"option {name}: value {value!r} is not a string", where)
+    if _BAD_VALUE_RE.search(value) or value != value.strip():
+        raise ConfigError(
+            f"option {name}: value {value!r} contains a newline, quote, backslash, '#', ';' "
+            "or surrounding spaces",
+            where,
+            "pass a plain value such as 128M, ON or O_DIRECT",
+        )
+
+
+def write_mycnf(
+    path: Path,
+    base_cnf_text: str,
+    server_options: Mapping[str, str],
+    layout: SandboxLayout,
+    port: int | None = None,
+) -> Path:
+    """Write the sandbox's option file: the base template, then a ``[mysqld]`` section.
+
+    The generated section comes last, so its values win over the template's. It holds the
+    sandbox paths, ``port``/``bind-address`` (or ``skip-networking`` when ``port`` is None),
+    ``user=root`` when running as root, and the translated ``server_options`` (an empty value
+    writes a bare flag such as ``skip-name-resolve``).
+
+    Raises
+    ------
+    ConfigError
+        If an option name or value is unsafe for an option file, or an option tries to set
+        a path the sandbox owns (datadir, socket...).
+    """
+    where = str(path)
+    seen: set[str] = set()
+    for name, value in server_options.items():
+        check_option(name, value, where)
+        norm = _norm_name(name)
+        if norm in SANDBOX_OWNED:
+            raise ConfigError(
+                f"option {name} is set by the sandbox itself",
+                where,
+                "remove it from the knobs/variables",
+            )
+        if norm in seen:
+            raise ConfigError(f"option {name} is given twice (as '-' and '_' spellings)", where)
+        seen.add(norm)
+    own: dict[str, str] = {
+        "datadir": str(layout.datadir),
+        "socket": str(layout.socket),
+        "pid-file": str(layout.pid_file),
+        "log-error": str(layout.error_log),
+        "tmpdir": str(layout.tmpdir),
+    }
+    if port is None:
+        own["skip-networking"] = ""
+    else:
+        if not 0 < int(port) < 65536:
+            raise ConfigError(f"port {port} is out of range", where)
+        own["port"] = str(int(port))
+        own["bind-address"] = "127.0.0.1"
+    if os.geteuid() == 0:
+        own["user"] = "root"
+    for name, value in own.items():
+        # Paths come from the run directory: a '#' or newline there would corrupt the file.
+        check_option(name, value, where)
+
+    lines = [base_cnf_text.rstrip("\n"), "", "# --- generated by flushbench ---", "[mysqld]"]
+    for name, value in [*own.items(), *server_options.items()]:
+        lines.append(f"{name}={value}" if value != "" else name)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("\n".join(lines).lstrip("\n") + "\n")
+    tmp.replace(path)
+    return path
+
+
+# --- base my.cnf templates ------------------------------------------------------------------
+
+
+def available_base_configs() -> list[str]:
+    """Names of the base my.cnf templates in ``configs/mycnf``."""
+    if not paths.MYCNF_DIR.is_dir():
+        return []
+    return sorted(p.stem for p in paths.MYCNF_DIR.glob("*.cnf"))
+
+
+def base_config_path(name_or_path: str, relative_to: Path | None = None) -> Path:
+    """``configs/mycnf/NAME.cnf`` for a bare name, else the path (raises if missing)."""
+    if "/" in name_or_path or name_or_path.endswith(".cnf"):
+        path = Path(name_or_path).expanduser()
+        if not path.is_absolute() and not path.exists() and relative_to is not None:
+            path = relative_to / path
+        if not path.is_file():
+            raise ConfigError(
+                f"base config file {path} not found", where="base_config", fix="check the path"
+            )
+        return path
+    path = paths.MYCNF_DIR / f"{name_or_path}.cnf"
+    if not path.is_file():
+        raise ConfigError(
+            f"unknown base config '{name_or_path}'",
+            where="base_config",
+            fix=did_you_mean(name_or_path, available_base_configs()),
+        )
+    return path
+
+
+def read_mycnf(path: Path) -> dict[str, str]:
+    """The server options of an option file (``[mysqld]``-like sections), names underscored.
+
+    Flags without a value (``skip-name-resolve``) map to ``""``. Later lines win, as in mysqld.
+    """
+    out: dict[str, str] = {}
+    section = ""
+    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("["):
+            if not line.endswith("]"):
+                raise ConfigError(f"bad section header {line!r}", where=f"{path}:{lineno}")
+            section = line[1:-1].strip().lower()
+            continue
+        if line.startswith("!"):
+            raise ConfigError(
+                "!include directives are not supported in base configs",
+                where=f"{path}:{lineno}",
+                fix="inline the options",
+            )
+        if section not in SERVER_SECTIONS:
+            continue
+        name, sep, value = line.partition("=")
+        name = name.strip().lower().replace("-", "_")
+        value = value.split("#", 1)[0].strip() if sep else ""
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        out[name] = value
+    return out

@@ -174,7 +174,7 @@ def worker(
 
     from runner.execute import prepare_experiment, work_queue
     from runner.progress import LiveReporter
-    from runner.spec import Experiment as SpecExperiment
+    from runner.spec import ExperimentSpec
     from store.db import ResultsDB
     from store.models import Cell, Experiment, Run
 
@@ -194,7 +194,7 @@ def worker(
             console.print("queue empty")
             return
         exp_id, spec, source = row
-        exp = SpecExperiment.model_validate(spec)
+        exp = ExperimentSpec.model_validate(spec)
         ctx = prepare_experiment(exp, source or exp.name, work)
         with LiveReporter(console, _run_seconds(exp)) as reporter:
             work_queue(results, ctx, exp_id, reporter)

@@ -28,9 +28,7 @@ from runner.preflight import PreflightReport, preflight
 from runner.recorder import RunRecorder, as_utc
 from runner.sampler import Sampler
 from runner.server import MysqldSandbox, SandboxLayout, drain_dirty_pages, write_mycnf
-from runner.spec import Cell as SpecCell
-from runner.spec import Experiment as SpecExperiment
-from runner.spec import expand, load_experiment
+from runner.spec import CellSpec, ExperimentSpec, expand, load_experiment, measurement_hash
 from runner.workloads import get_workload
 from store.db import ResultsDB
 from store.models import Cell, Run
@@ -44,7 +42,7 @@ class Reporter(Protocol):
     """What the CLI's live display is told (all methods optional in spirit: no-ops are fine)."""
 
     def run_started(
-        self, index: int, total: int, cell: SpecCell, repetition: int, run_id: int
+        self, index: int, total: int, cell: CellSpec, repetition: int, run_id: int
     ) -> None: ...
     def phase(self, text: str) -> None: ...
     def interval(self, record: Any) -> None: ...
@@ -66,13 +64,13 @@ class NullReporter:
 class ExperimentContext:
     """Everything a run needs that is the same for every run of the experiment."""
 
-    exp: SpecExperiment
+    exp: ExperimentSpec
     source: str
-    cells: list[SpecCell]
+    cells: list[CellSpec]
     report: PreflightReport
     work: Path
     snapshot: Any = None
-    cells_by_key: dict[str, SpecCell] = field(default_factory=dict)
+    cells_by_key: dict[str, CellSpec] = field(default_factory=dict)
 
     @property
     def server(self) -> Any:
@@ -86,7 +84,7 @@ def prepare(path: str | Path, work: Path | None = None) -> ExperimentContext:
 
 
 def prepare_experiment(
-    exp: SpecExperiment, source: str, work: Path | None = None
+    exp: ExperimentSpec, source: str, work: Path | None = None
 ) -> ExperimentContext:
     """Expand and preflight an already validated experiment (e.g. one stored in the queue)."""
     cells = expand(exp, source)
@@ -140,7 +138,7 @@ def execute_run(
     db: ResultsDB,
     ctx: ExperimentContext,
     run_id: int,
-    cell: SpecCell,
+    cell: CellSpec,
     reporter: Reporter,
     stop_event: threading.Event | None = None,
 ) -> str:
@@ -169,7 +167,7 @@ def execute_run(
                 server_flavor=ctx.server.flavor,
                 server_version=variables.get("version", ctx.server.version_string),
                 dataset_key=dataset_key(ctx).dirname(),
-                experiment_hash=queue.measurement_hash(ctx.exp),
+                experiment_hash=measurement_hash(ctx.exp),
                 driver=ctx.exp.workload.driver,
                 extra={"allocator": translation.allocator, "cell_key": cell.key},
             )
@@ -227,7 +225,7 @@ def _evidence(exc: FlushbenchError, sandbox: MysqldSandbox | None) -> str:
 
 def _measure(
     ctx: ExperimentContext,
-    cell: SpecCell,
+    cell: CellSpec,
     translation: Any,
     sandbox: MysqldSandbox,
     layout: SandboxLayout,
@@ -306,7 +304,7 @@ def _measure(
         raise WorkloadError("the driver reported no interval", where=str(run_dir / "driver"))
 
 
-def _database_name(exp: SpecExperiment) -> str:
+def _database_name(exp: ExperimentSpec) -> str:
     return "tpcc" if exp.dataset.workload == "tpcc" else "sbtest"
 
 
@@ -414,7 +412,7 @@ def _count_queued(db: ResultsDB, experiment_id: int) -> int:
         )
 
 
-def _cell_of(db: ResultsDB, ctx: ExperimentContext, run_id: int) -> tuple[SpecCell, int]:
+def _cell_of(db: ResultsDB, ctx: ExperimentContext, run_id: int) -> tuple[CellSpec, int]:
     with db.session() as s:
         run = s.get(Run, run_id)
         assert run is not None

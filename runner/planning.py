@@ -20,7 +20,7 @@ from rich.table import Table
 
 from flushbench.units import format_duration
 from runner.preflight import PreflightReport, human_size, preflight
-from runner.spec import Cell, Experiment, expand, run_order
+from runner.spec import CellSpec, ExperimentSpec, expand, run_order
 
 COPY_BYTES_PER_S = 300 * 1024**2
 SERVER_START_S = 5.0
@@ -39,7 +39,7 @@ class PlannedRun:
     """One (cell, repetition) in run order, with its estimated duration and start offset."""
 
     index: int
-    cell: Cell
+    cell: CellSpec
     repetition: int
     seconds: float
     starts_at: float
@@ -49,7 +49,7 @@ class PlannedRun:
 class Plan:
     """The whole plan: preflight report, runs in order, time and disk estimates."""
 
-    experiment: Experiment
+    experiment: ExperimentSpec
     source: str
     report: PreflightReport
     runs: list[PlannedRun]
@@ -58,12 +58,12 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def cells(self) -> list[Cell]:
+    def cells(self) -> list[CellSpec]:
         """The expanded cells."""
         return self.report.cells
 
 
-def load_seconds(exp: Experiment, dataset_bytes: int) -> float:
+def load_seconds(exp: ExperimentSpec, dataset_bytes: int) -> float:
     """Estimated time to build the dataset once (datadir, load, clean stop, snapshot)."""
     ds = exp.dataset
     if ds.workload == "tpcc":
@@ -73,7 +73,7 @@ def load_seconds(exp: Experiment, dataset_bytes: int) -> float:
     return INSTALL_DB_S + SERVER_START_S + load + SERVER_STOP_S + dataset_bytes / COPY_BYTES_PER_S
 
 
-def run_seconds(exp: Experiment, report: PreflightReport, cell: Cell) -> float:
+def run_seconds(exp: ExperimentSpec, report: PreflightReport, cell: CellSpec) -> float:
     """Estimated wall time of one run of ``cell``."""
     seconds = report.dataset_bytes / COPY_BYTES_PER_S + SERVER_START_S + SERVER_STOP_S
     seconds += exp.workload.warmup + exp.workload.duration
@@ -90,7 +90,7 @@ def run_seconds(exp: Experiment, report: PreflightReport, cell: Cell) -> float:
     return seconds
 
 
-def plan(exp: Experiment, source: str) -> Plan:
+def plan(exp: ExperimentSpec, source: str) -> Plan:
     """Expand, preflight and estimate an experiment.
 
     Raises

@@ -29,10 +29,11 @@ from flushbench.flavors import DEFAULT_LOG_FILE_SIZE, redo_capacity, values_equa
 from flushbench.units import format_size, parse_size
 from runner import knobs as knobs_mod
 from runner.knobs import Translation, translate_for_option_list, translate_partial
+from runner.knobs import rules as knobs_rules
 from runner.server.optionfiles import SANDBOX_OWNED, base_config_path, read_mycnf
 from runner.server.options import dry_run, option_list, variables_in_message
 from runner.server.profiles import ResolvedServer, load_profile, profile_path, resolve_server
-from runner.spec import Cell, DatasetSpec, Experiment, expand, load_experiment
+from runner.spec import CellSpec, DatasetSpec, ExperimentSpec, expand, load_experiment
 
 #: Huge-page figures come from here (tests point it at a recorded copy).
 MEMINFO = Path("/proc/meminfo")
@@ -58,9 +59,9 @@ _KNOWN_BINARIES = ("tpcc_start", "tpcc_load", "sysbench", "tpcc")
 class PreflightReport:
     """What preflight established: the server, base options and each cell's translation."""
 
-    experiment: Experiment
+    experiment: ExperimentSpec
     source: str
-    cells: list[Cell]
+    cells: list[CellSpec]
     server: ResolvedServer
     base_config: Path
     base_options: dict[str, str]
@@ -80,7 +81,7 @@ class PreflightReport:
         text = self.base_options.get("innodb_page_size") or self.options.get("innodb_page_size")
         return _as_int(text) or 16384
 
-    def server_options(self, cell: Cell) -> dict[str, str]:
+    def server_options(self, cell: CellSpec) -> dict[str, str]:
         """The cell's my.cnf options on top of the base config (cell wins)."""
         return {**self.base_options, **self.translations[cell.key].server_options}
 
@@ -146,13 +147,13 @@ def _is_on(text: str | None) -> bool:
 class _Locator:
     """Maps (cell, knob) to the experiment key path that set it."""
 
-    def __init__(self, exp: Experiment, cells: list[Cell], source: str) -> None:
+    def __init__(self, exp: ExperimentSpec, cells: list[CellSpec], source: str) -> None:
         self.source = source
         self.fixed = exp.fixed.values()
         self.axes = exp.matrix.axes()
         self.n_product = len(cells) - len(exp.include)
 
-    def path(self, cell: Cell, knob: str) -> str:
+    def path(self, cell: CellSpec, knob: str) -> str:
         field_name = f"variables.{knob[4:]}" if knob.startswith("var.") else knob
         if cell.position >= self.n_product:
             return f"include[{cell.position - self.n_product}].{field_name}"
@@ -167,7 +168,7 @@ class _Locator:
             return "workload.connections"
         return field_name
 
-    def where(self, cell: Cell) -> Callable[[str], str]:
+    def where(self, cell: CellSpec) -> Callable[[str], str]:
         return lambda knob: f"{self.source}: {self.path(cell, knob)}"
 
 
@@ -200,9 +201,9 @@ def _server_where(message: str, translation: Translation, base: dict[str, str],
 
 
 def preflight(
-    exp: Experiment,
+    exp: ExperimentSpec,
     source: str,
-    cells: list[Cell] | None = None,
+    cells: list[CellSpec] | None = None,
     *,
     work_dir: Path | None = None,
 ) -> PreflightReport:
@@ -357,7 +358,7 @@ def preflight(
     )
 
 
-def _dry_runs(server: ResolvedServer, cells: list[Cell], translations: dict[str, Translation],
+def _dry_runs(server: ResolvedServer, cells: list[CellSpec], translations: dict[str, Translation],
               base: dict[str, str], base_path: Path, options: dict[str, str], loc: _Locator,
               source: str, problems: _Problems) -> None:
     """Let the binary parse each distinct option set; report complaints and silent changes."""
@@ -399,9 +400,9 @@ def _dry_runs(server: ResolvedServer, cells: list[Cell], translations: dict[str,
                                "use a value the server keeps as given")
 
 
-def _io_capacity(server: ResolvedServer, cells: list[Cell], translations: dict[str, Translation],
-                 base: dict[str, str], base_path: Path, loc: _Locator, problems: _Problems,
-                 notes: list[str]) -> None:
+def _io_capacity(server: ResolvedServer, cells: list[CellSpec],
+                 translations: dict[str, Translation], base: dict[str, str], base_path: Path,
+                 loc: _Locator, problems: _Problems, notes: list[str]) -> None:
     """io_capacity above io_capacity_max, wherever each of them was set."""
     if knobs_mod.family(server.flavor, server.version) == "5.5":
         return
@@ -433,7 +434,7 @@ def _io_capacity(server: ResolvedServer, cells: list[Cell], translations: dict[s
                            " lower io_capacity")
 
 
-def _allocators(cells: list[Cell], translations: dict[str, Translation], loc: _Locator,
+def _allocators(cells: list[CellSpec], translations: dict[str, Translation], loc: _Locator,
                 problems: _Problems) -> None:
     for cell in cells:
         tr = translations.get(cell.key)
@@ -442,13 +443,13 @@ def _allocators(cells: list[Cell], translations: dict[str, Translation], loc: _L
         if lib is None or Path(lib).exists():
             continue
         name = cell.knobs.get("allocator", "")
-        dirs = ", ".join(str(d) for d in knobs_mod.ALLOCATOR_LIB_DIRS)
+        dirs = ", ".join(str(d) for d in knobs_rules.ALLOCATOR_LIB_DIRS)
         problems.error(loc.where(cell)("allocator"),
                        f"allocator {name}: {Path(lib).name} not found in {dirs}",
                        f"apt-get install {knobs_mod.ALLOCATOR_PACKAGES.get(name, name)}")
 
 
-def _large_pages(cells: list[Cell], translations: dict[str, Translation], base: dict[str, str],
+def _large_pages(cells: list[CellSpec], translations: dict[str, Translation], base: dict[str, str],
                  base_path: Path, options: dict[str, str], loc: _Locator,
                  problems: _Problems) -> None:
     mem = None
@@ -477,7 +478,7 @@ def _large_pages(cells: list[Cell], translations: dict[str, Translation], base: 
                        f"run `sysctl -w vm.nr_hugepages={target}` as root before the run")
 
 
-def _connections(exp: Experiment, cells: list[Cell], translations: dict[str, Translation],
+def _connections(exp: ExperimentSpec, cells: list[CellSpec], translations: dict[str, Translation],
                  base: dict[str, str], options: dict[str, str], loc: _Locator, source: str,
                  problems: _Problems) -> None:
     for cell in cells:
@@ -498,7 +499,7 @@ def _connections(exp: Experiment, cells: list[Cell], translations: dict[str, Tra
                        " raise it in the base config")
 
 
-def _redo_bytes(cells: list[Cell], translations: dict[str, Translation], base: dict[str, str],
+def _redo_bytes(cells: list[CellSpec], translations: dict[str, Translation], base: dict[str, str],
                 server: ResolvedServer | None) -> int:
     """The largest total redo of any cell (base config when no knob sets it)."""
     flavor = server.flavor if server is not None else None
@@ -514,7 +515,7 @@ def _redo_bytes(cells: list[Cell], translations: dict[str, Translation], base: d
     return best
 
 
-def _redo_cell(cells: list[Cell], redo: int) -> Cell | None:
+def _redo_cell(cells: list[CellSpec], redo: int) -> CellSpec | None:
     """The cell whose log_file_size knob sets the largest redo (None: the base config does)."""
     for cell in cells:
         value = cell.knobs.get("log_file_size")
@@ -530,7 +531,7 @@ def _binary(name: str, binaries: dict[str, str]) -> str | None:
     return shutil.which(name)
 
 
-def _drivers(exp: Experiment, source: str, problems: _Problems) -> None:
+def _drivers(exp: ExperimentSpec, source: str, problems: _Problems) -> None:
     binaries = exp.workload.binaries
     for key in binaries:
         if key not in _KNOWN_BINARIES:

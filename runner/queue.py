@@ -17,8 +17,6 @@ keeps the same experiment, so finished cells (same stable cell id) are reused.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
 import os
 import socket
 from dataclasses import dataclass
@@ -27,31 +25,11 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from runner.spec import Cell as SpecCell
-from runner.spec import Experiment as SpecExperiment
-from runner.spec import run_order
+from runner.spec import CellSpec, ExperimentSpec, measurement_hash, run_order
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunEvent, utcnow
 
-#: Keys of the experiment that do not change what a single run measures.
-_PLAN_ONLY_KEYS = (
-    "description",
-    "matrix",
-    "exclude",
-    "include",
-    "baseline",
-    "repetitions",
-    "order",
-)
 LEASE_S = 120.0
-
-
-def measurement_hash(exp: SpecExperiment) -> str:
-    """Hash of the parts of an experiment that shape each run's measurement."""
-    data = exp.model_dump(mode="json")
-    for key in _PLAN_ONLY_KEYS:
-        data.pop(key, None)
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 def worker_id() -> str:
@@ -118,8 +96,8 @@ def mark_abandoned(session: Session, experiment_id: int | None = None) -> int:
 
 def enqueue(
     db: ResultsDB,
-    exp: SpecExperiment,
-    cells: list[SpecCell],
+    exp: ExperimentSpec,
+    cells: list[CellSpec],
     variables_by_cell: dict[str, dict[str, Any]],
     source: str,
     *,

@@ -18,13 +18,13 @@ from pydantic import (
     BeforeValidator,
     Field,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
 from flushbench.errors import ConfigError
-from flushbench.units import format_size, parse_duration, parse_size
+from flushbench.units import format_size, parse_duration
 from flushbench.validation import KeyedValueError, StrictModel, load_versioned
+from runner.knobs import SIZE_KNOBS, Knobs, Matrix
 
 
 def _to_seconds(value: Any) -> float:
@@ -34,224 +34,7 @@ def _to_seconds(value: Any) -> float:
         raise ValueError(str(exc)) from None
 
 
-def _to_bytes(value: Any) -> int:
-    try:
-        return parse_size(value)
-    except ValueError as exc:
-        raise ValueError(str(exc)) from None
-
-
-def _to_bool(value: Any) -> Any:
-    # YAML 1.1 already turns on/off/yes/no into booleans; also accept the server's spellings.
-    if isinstance(value, str) and value.strip().lower() in {"on", "true", "1", "yes"}:
-        return True
-    if isinstance(value, str) and value.strip().lower() in {"off", "false", "0", "no"}:
-        return False
-    if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
-        return bool(value)
-    return value
-
-
 Seconds = Annotated[float, BeforeValidator(_to_seconds), Field(ge=0)]
-Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(ge=0)]
-Switch = Annotated[bool, BeforeValidator(_to_bool)]
-RawScalar = int | float | bool | str
-
-Allocator = Literal["glibc", "jemalloc", "tcmalloc"]
-FlushNeighbors = Literal["none", "cont", "area"]
-AdaptiveCheckpoint = Literal[
-    "none", "reflex", "estimate", "keep_average", "legacy", "high_checkpoint"
-]
-FlushMethod = Literal[
-    "fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "O_DIRECT_NO_FSYNC"
-]
-
-#: Logical knobs in display order (``variables`` last: raw server variables).
-KNOB_NAMES = (
-    "doublewrite",
-    "max_dirty_pages_pct",
-    "max_dirty_pages_pct_lwm",
-    "io_capacity",
-    "io_capacity_max",
-    "log_file_size",
-    "flush_neighbor_pages",
-    "adaptive_flushing",
-    "adaptive_checkpoint",
-    "buffer_pool_size",
-    "buffer_pool_instances",
-    "flush_log_at_trx_commit",
-    "flush_method",
-    "allocator",
-    "large_pages",
-    "connections",
-)
-
-#: Knobs measured in bytes: printed back as ``2000M`` in labels.
-SIZE_KNOBS = frozenset({"log_file_size", "buffer_pool_size"})
-#: Knobs that change the client, not the server.
-CLIENT_KNOBS = frozenset({"connections"})
-
-_VARIABLE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_")
-
-
-def _check_variable_name(name: str) -> str:
-    normalized = name.strip().lower().replace("-", "_")
-    if not normalized or not set(normalized) <= _VARIABLE_NAME_CHARS:
-        raise KeyedValueError(
-            f"'{name}' is not a server variable name (letters, digits, '_' or '-' only)", name
-        )
-    return normalized
-
-
-def _check_raw_value(value: Any, *loc: str | int) -> Any:
-    # Values reach my.cnf lines and SET statements: refuse anything that could break out.
-    if isinstance(value, str) and (
-        any(c in value for c in "#;'\"`\\")
-        or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
-        or not value.strip()
-    ):
-        raise KeyedValueError(
-            f"value {value!r} is not allowed in a server variable"
-            " (no quotes, backslashes, control characters, ';' or '#')",
-            *loc,
-        )
-    return value
-
-
-class Knobs(StrictModel):
-    """One value for each logical knob (all optional: unset means the base my.cnf decides)."""
-
-    doublewrite: Switch | None = None
-    max_dirty_pages_pct: Annotated[float, Field(ge=0, le=99.999)] | None = None
-    max_dirty_pages_pct_lwm: Annotated[float, Field(ge=0, le=99.999)] | None = None
-    io_capacity: Annotated[int, Field(ge=100)] | None = None
-    io_capacity_max: Annotated[int, Field(ge=100)] | None = None
-    log_file_size: Annotated[Bytes, Field(ge=1024 * 1024)] | None = None
-    flush_neighbor_pages: FlushNeighbors | None = None
-    adaptive_flushing: Switch | None = None
-    adaptive_checkpoint: AdaptiveCheckpoint | None = None
-    buffer_pool_size: Annotated[Bytes, Field(ge=5 * 1024 * 1024)] | None = None
-    buffer_pool_instances: Annotated[int, Field(ge=1, le=64)] | None = None
-    flush_log_at_trx_commit: Literal[0, 1, 2] | None = None
-    flush_method: FlushMethod | None = None
-    allocator: Allocator | None = None
-    large_pages: Switch | None = None
-    connections: Annotated[int, Field(ge=1, le=100000)] | None = None
-    variables: dict[str, RawScalar] = Field(default_factory=dict)
-
-    @field_validator("variables", mode="before")
-    @classmethod
-    def _variables(cls, value: Any) -> Any:
-        if not isinstance(value, dict):
-            return value
-        return {
-            _check_variable_name(str(k)): _check_raw_value(v, str(k)) for k, v in value.items()
-        }
-
-    @model_validator(mode="after")
-    def _cross_knob(self) -> Knobs:
-        if (
-            self.io_capacity is not None
-            and self.io_capacity_max is not None
-            and self.io_capacity > self.io_capacity_max
-        ):
-            raise KeyedValueError(
-                f"io_capacity {self.io_capacity} exceeds io_capacity_max {self.io_capacity_max}"
-                " — raise io_capacity_max or lower io_capacity",
-                "io_capacity",
-            )
-        if (
-            self.max_dirty_pages_pct is not None
-            and self.max_dirty_pages_pct_lwm is not None
-            and self.max_dirty_pages_pct_lwm > self.max_dirty_pages_pct
-        ):
-            raise KeyedValueError(
-                "max_dirty_pages_pct_lwm is above max_dirty_pages_pct — lower the lwm",
-                "max_dirty_pages_pct_lwm",
-            )
-        return self
-
-    def values(self) -> dict[str, Any]:
-        """The knobs that are set, in display order, ``variables`` flattened as ``var.NAME``."""
-        out: dict[str, Any] = {}
-        for name in KNOB_NAMES:
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = value
-        for name, value in sorted(self.variables.items()):
-            out[f"var.{name}"] = value
-        return out
-
-
-def _as_list(value: Any) -> Any:
-    """A matrix axis may be written as a scalar (one level) or a list of levels."""
-    if value is None or isinstance(value, list):
-        return value
-    return [value]
-
-
-def _axis(tp: Any) -> Any:
-    return Annotated[list[tp] | None, BeforeValidator(_as_list)]
-
-
-class Matrix(StrictModel):
-    """The axes of the experiment: each knob lists its levels; the cells are their product."""
-
-    doublewrite: _axis(Switch) = None
-    max_dirty_pages_pct: _axis(Annotated[float, Field(ge=0, le=99.999)]) = None
-    max_dirty_pages_pct_lwm: _axis(Annotated[float, Field(ge=0, le=99.999)]) = None
-    io_capacity: _axis(Annotated[int, Field(ge=100)]) = None
-    io_capacity_max: _axis(Annotated[int, Field(ge=100)]) = None
-    log_file_size: _axis(Annotated[Bytes, Field(ge=1024 * 1024)]) = None
-    flush_neighbor_pages: _axis(FlushNeighbors) = None
-    adaptive_flushing: _axis(Switch) = None
-    adaptive_checkpoint: _axis(AdaptiveCheckpoint) = None
-    buffer_pool_size: _axis(Annotated[Bytes, Field(ge=5 * 1024 * 1024)]) = None
-    buffer_pool_instances: _axis(Annotated[int, Field(ge=1, le=64)]) = None
-    flush_log_at_trx_commit: _axis(Literal[0, 1, 2]) = None
-    flush_method: _axis(FlushMethod) = None
-    allocator: _axis(Allocator) = None
-    large_pages: _axis(Switch) = None
-    connections: _axis(Annotated[int, Field(ge=1, le=100000)]) = None
-    variables: dict[str, Annotated[list[RawScalar], BeforeValidator(_as_list)]] = Field(
-        default_factory=dict
-    )
-
-    @field_validator("variables", mode="before")
-    @classmethod
-    def _variables(cls, value: Any) -> Any:
-        if not isinstance(value, dict):
-            return value
-        out = {}
-        for k, v in value.items():
-            levels = v if isinstance(v, list) else [v]
-            out[_check_variable_name(str(k))] = [
-                _check_raw_value(x, str(k), i) for i, x in enumerate(levels)
-            ]
-        return out
-
-    @model_validator(mode="after")
-    def _no_empty_axis(self) -> Matrix:
-        for name in KNOB_NAMES:
-            if getattr(self, name) == []:
-                raise KeyedValueError("empty list — give at least one level", name)
-        for name, levels in self.variables.items():
-            if not levels:
-                raise KeyedValueError(
-                    "empty list — give at least one level", "variables", name
-                )
-        return self
-
-    def axes(self) -> dict[str, list[Any]]:
-        """The axes in display order; raw variables become ``var.NAME`` axes."""
-        out: dict[str, list[Any]] = {}
-        for name in KNOB_NAMES:
-            levels = getattr(self, name)
-            if levels is not None:
-                out[name] = list(levels)
-        for name, levels in sorted(self.variables.items()):
-            out[f"var.{name}"] = list(levels)
-        return out
 
 
 class DatasetSpec(StrictModel):
@@ -373,7 +156,7 @@ class PreRunSpec(StrictModel):
     drain_timeout: Seconds = 300.0
 
 
-class Experiment(StrictModel):
+class ExperimentSpec(StrictModel):
     """A whole experiment file."""
 
     version: Literal[1]
@@ -401,7 +184,7 @@ class Experiment(StrictModel):
     baseline: Knobs | None = None
 
     @model_validator(mode="after")
-    def _consistency(self) -> Experiment:
+    def _consistency(self) -> ExperimentSpec:
         if self.dataset.workload == "sysbench" and self.workload.driver != "sysbench":
             raise KeyedValueError(
                 "a sysbench dataset needs `workload.driver: sysbench`", "workload", "driver"
@@ -430,7 +213,7 @@ class Experiment(StrictModel):
         return self
 
 
-class Cell(StrictModel):
+class CellSpec(StrictModel):
     """One point of the matrix: its knob values and a stable id."""
 
     key: str
@@ -441,9 +224,7 @@ class Cell(StrictModel):
 
     def knob_model(self) -> Knobs:
         """The knob values as a :class:`Knobs` model (raw variables un-flattened)."""
-        plain = {k: v for k, v in self.knobs.items() if not k.startswith("var.")}
-        raw = {k[4:]: v for k, v in self.knobs.items() if k.startswith("var.")}
-        return Knobs(**plain, variables=raw)
+        return Knobs.from_values(self.knobs)
 
 
 def _canonical(value: Any) -> Any:
@@ -482,7 +263,7 @@ def _matches(knobs: dict[str, Any], partial: dict[str, Any]) -> bool:
     return all(knobs.get(k) == v for k, v in partial.items())
 
 
-def expand(exp: Experiment, source: str = "<experiment>") -> list[Cell]:
+def expand(exp: ExperimentSpec, source: str = "<experiment>") -> list[CellSpec]:
     """Expand the matrix into cells — a pure function of the experiment.
 
     Cartesian product of the matrix axes, minus ``exclude`` matches, plus ``include`` cells,
@@ -520,7 +301,7 @@ def expand(exp: Experiment, source: str = "<experiment>") -> list[Cell]:
     for i, knobs in enumerate(merged):
         where = f"{source}: include[{i - n_matrix}]" if i >= n_matrix else f"{source}: matrix"
         try:
-            Cell(key="x", position=0, knobs=knobs, label="x").knob_model()
+            CellSpec(key="x", position=0, knobs=knobs, label="x").knob_model()
         except ValidationError as exc:
             problem = exc.errors()[0]["msg"].removeprefix("Value error, ")
             raise ConfigError(
@@ -545,12 +326,13 @@ def expand(exp: Experiment, source: str = "<experiment>") -> list[Cell]:
             )
         seen[key] = position
         cells.append(
-            Cell(key=key, position=position, knobs=knobs, label=cell_label(knobs, varying or None))
+            CellSpec(key=key, position=position, knobs=knobs,
+                     label=cell_label(knobs, varying or None))
         )
     return _mark_baseline(exp, cells, source)
 
 
-def _mark_baseline(exp: Experiment, cells: list[Cell], source: str) -> list[Cell]:
+def _mark_baseline(exp: ExperimentSpec, cells: list[CellSpec], source: str) -> list[CellSpec]:
     if exp.baseline is None:
         index = 0
     else:
@@ -566,7 +348,7 @@ def _mark_baseline(exp: Experiment, cells: list[Cell], source: str) -> list[Cell
     return [c.model_copy(update={"is_baseline": i == index}) for i, c in enumerate(cells)]
 
 
-def run_order(exp: Experiment, cells: list[Cell]) -> list[tuple[Cell, int]]:
+def run_order(exp: ExperimentSpec, cells: list[CellSpec]) -> list[tuple[CellSpec, int]]:
     """(cell, repetition) pairs in the declared order; repetitions count from 1."""
     reps = range(1, exp.repetitions + 1)
     if exp.order.mode == "interleaved":
@@ -577,12 +359,36 @@ def run_order(exp: Experiment, cells: list[Cell]) -> list[tuple[Cell, int]]:
     return pairs
 
 
-def spec_hash(exp: Experiment) -> str:
-    """Hash of the validated experiment (not of the file's formatting or comments)."""
+#: Keys of the experiment that do not change what a single run measures.
+_PLAN_ONLY_KEYS = (
+    "description",
+    "matrix",
+    "exclude",
+    "include",
+    "baseline",
+    "repetitions",
+    "order",
+)
+
+
+def measurement_hash(exp: ExperimentSpec) -> str:
+    """Hash of the parts of an experiment that shape each run's measurement.
+
+    Two files that differ only in the matrix, repetitions or order share it: their runs are
+    comparable, and re-queuing an edited matrix reuses the finished cells.
+    """
+    data = exp.model_dump(mode="json")
+    for key in _PLAN_ONLY_KEYS:
+        data.pop(key, None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def spec_hash(exp: ExperimentSpec) -> str:
+    """Hash of the whole validated experiment (not of the file's formatting or comments)."""
     payload = json.dumps(exp.model_dump(mode="json"), sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def load_experiment(path: str | Path) -> Experiment:
+def load_experiment(path: str | Path) -> ExperimentSpec:
     """Read and validate an experiment file; errors name the file and key path."""
-    return load_versioned(Path(path), Experiment, "experiment")
+    return load_versioned(Path(path), ExperimentSpec, "experiment")

@@ -215,7 +215,7 @@ def test_export_writes_csv_and_parquet(study_db: Path, tmp_path: Path) -> None:
 
 
 def test_synthetic_spec_is_a_valid_experiment() -> None:
-    from runner.spec import Experiment as ExperimentSpec
+    from runner.spec import ExperimentSpec
 
     spec = experiment_spec("x", [SynthCell(knobs={"doublewrite": True, "log_file_size": 2**27})],
                            warmup=10, duration=60, interval_s=10, sample_interval_s=10,

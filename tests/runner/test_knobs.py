@@ -9,8 +9,8 @@ import pytest
 from flushbench.errors import ConfigError
 from flushbench.flavors import server_label
 from flushbench.flavors import values_equal as values_match
-from runner import knobs as knobs_mod
 from runner.knobs import family, translate, translate_for_option_list, translate_partial
+from runner.knobs import rules as knobs_rules
 
 M = 1024**2
 G = 1024**3
@@ -245,7 +245,7 @@ def test_allocator_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     lib_dir = tmp_path / "lib"
     lib_dir.mkdir()
     (lib_dir / "libjemalloc.so.2").write_bytes(b"")
-    monkeypatch.setattr(knobs_mod, "ALLOCATOR_LIB_DIRS", [tmp_path / "other", lib_dir])
+    monkeypatch.setattr(knobs_rules, "ALLOCATOR_LIB_DIRS", [tmp_path / "other", lib_dir])
     assert _tr(MARIADB_1011, {"allocator": "jemalloc"}).allocator == str(
         lib_dir / "libjemalloc.so.2")
     assert _tr(MARIADB_1011, {"allocator": "glibc"}).allocator is None

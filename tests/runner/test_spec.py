@@ -9,7 +9,7 @@ import pytest
 from flushbench import paths
 from flushbench.errors import ConfigError
 from runner.spec import (
-    Experiment,
+    ExperimentSpec,
     Knobs,
     cell_key,
     expand,
@@ -19,7 +19,7 @@ from runner.spec import (
 )
 
 
-def _exp(**over) -> Experiment:
+def _exp(**over) -> ExperimentSpec:
     data = {
         "version": 1,
         "name": "t",
@@ -27,7 +27,7 @@ def _exp(**over) -> Experiment:
         "workload": {"duration": "60s"},
         **over,
     }
-    return Experiment.model_validate(data)
+    return ExperimentSpec.model_validate(data)
 
 
 def test_product_in_axis_order() -> None:

@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from flushbench.errors import FlushbenchError
-from runner import knobs as knobs_mod
 from runner import preflight as preflight_mod
+from runner.knobs import rules as knobs_rules
 from runner.preflight import validate_file
 from runner.spec import expand, load_experiment
 
@@ -250,7 +250,7 @@ def test_missing_mysqld_binary(tmp_path: Path) -> None:
 @pytest.mark.mysql
 @pytest.mark.skipif(not MARIADBD.is_file(), reason="Debian MariaDB is not installed")
 def test_allocator_library_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(knobs_mod, "ALLOCATOR_LIB_DIRS", [tmp_path / "lib"])
+    monkeypatch.setattr(knobs_rules, "ALLOCATOR_LIB_DIRS", [tmp_path / "lib"])
     path = tmp_path / "experiment.yaml"
     path.write_text(_text({"matrix": {"allocator": ["glibc", "jemalloc"]}}))
     with pytest.raises(FlushbenchError) as info:

@@ -1,4 +1,7 @@
-"""Logical knobs → server variables, per flavor and version (docs/domain.md §2).
+"""The per-flavor rules that turn one knob value into server variables (docs/domain.md §2).
+
+The knob table (:mod:`runner.knobs.table`) names one rule per knob; a rule writes to a
+:class:`Builder` for one cell and one server.
 
 An experiment says ``log_file_size: 4000M`` (the *total* redo size) and
 ``flush_neighbor_pages: area``; what goes into my.cnf depends on the server:
@@ -14,15 +17,10 @@ adaptive_checkpoint    absent                   Percona: cleaner_lsn_age_    Per
                                                 factor; MySQL: absent        adaptive_checkpoint
 =====================  =======================  ===========================  =====================
 
-:func:`translate` returns a :class:`Translation`: the my.cnf options, the values
-``SHOW GLOBAL VARIABLES`` must show after start (in the server's own spelling), and the
-client-side knobs (allocator library, connections). A knob the server lacks is a
-:class:`ConfigError` naming the related variables that do exist.
 """
 
 from __future__ import annotations
 
-import difflib
 import platform
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -32,8 +30,6 @@ from typing import Any
 from flushbench import flavors
 from flushbench.errors import ConfigError
 from flushbench.units import format_size, parse_size
-from runner.server.optionfiles import SANDBOX_OWNED
-from runner.spec import Knobs
 
 MiB = 1024**2
 GiB = 1024**3
@@ -136,7 +132,7 @@ def raw_value_text(value: Any) -> str:
     return str(value)
 
 
-def _raw_expected(value: Any) -> str:
+def raw_expected(value: Any) -> str:
     if isinstance(value, bool):
         return _onoff(value)
     if isinstance(value, float):
@@ -150,22 +146,8 @@ def _raw_expected(value: Any) -> str:
     return text
 
 
-_RELATED = {
-    "adaptive_checkpoint": (
-        "innodb_adaptive_flushing",
-        "innodb_adaptive_flushing_lwm",
-        "innodb_max_dirty_pages_pct_lwm",
-        "innodb_flushing_avg_loops",
-    ),
-    "flush_neighbor_pages": ("innodb_flush_neighbors",),
-    "io_capacity_max": ("innodb_io_capacity",),
-    "max_dirty_pages_pct_lwm": ("innodb_max_dirty_pages_pct", "innodb_adaptive_flushing"),
-    "buffer_pool_instances": ("innodb_buffer_pool_size", "innodb_buffer_pool_chunk_size"),
-}
-
-
-class _Builder:
-    """Collects options and problems for one cell."""
+class Builder:
+    """Collects one cell's server options and problems; the knob table's rules write to it."""
 
     def __init__(
         self,
@@ -173,6 +155,7 @@ class _Builder:
         version: tuple[int, ...],
         where: Callable[[str], str],
         option_names: Iterable[str] | None,
+        related: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.flavor = flavor
         self.version = tuple(version[:3])
@@ -180,6 +163,7 @@ class _Builder:
         self.label = flavors.server_label(flavor, version)
         self.where = where
         self.option_names = set(option_names) if option_names is not None else None
+        self.related = dict(related or {})
         self.out = Translation()
         self.problems: list[ConfigError] = []
 
@@ -194,7 +178,7 @@ class _Builder:
     def absent(self, knob: str, value: Any, related: Iterable[str] = ()) -> None:
         rel = [r for r in related if self.option_names is None or r in self.option_names]
         if not rel:
-            rel = list(_RELATED.get(knob, ()))
+            rel = list(self.related.get(knob, ()))
             if self.option_names is not None:
                 rel = [r for r in rel if r in self.option_names]
         text = f"; related: {', '.join(rel)}" if rel else "; no related variable exists"
@@ -213,7 +197,7 @@ class _Builder:
         return self.flavor == "mariadb" or self.version >= (5, 7)
 
 
-def _pct(b: _Builder, knob: str, name: str, value: float) -> None:
+def _pct(b: Builder, knob: str, name: str, value: float) -> None:
     if b.double_pct:
         b.set(knob, name, _num(value), f"{value:.6f}")
     elif float(value).is_integer():
@@ -222,7 +206,7 @@ def _pct(b: _Builder, knob: str, name: str, value: float) -> None:
         b.fail(knob, f"{knob}={value} on {b.label}: {name} takes whole percents", "use an integer")
 
 
-def _redo(b: _Builder, total: int) -> None:
+def _redo(b: Builder, total: int) -> None:
     knob = "log_file_size"
     if total % MiB:
         b.fail(knob, f"log_file_size {total} bytes is not a whole number of MiB", "use e.g. 2000M")
@@ -277,7 +261,7 @@ def _redo(b: _Builder, total: int) -> None:
 _NEIGHBORS = {"none": "0", "cont": "1", "area": "2"}
 
 
-def _neighbors(b: _Builder, value: str) -> None:
+def _neighbors(b: Builder, value: str) -> None:
     knob = "flush_neighbor_pages"
     if b.flavor == "percona" and b.family == "5.5":
         b.set(knob, "innodb_flush_neighbor_pages", value)
@@ -290,7 +274,7 @@ def _neighbors(b: _Builder, value: str) -> None:
         b.set(knob, "innodb_flush_neighbors", _NEIGHBORS[value])
 
 
-def _adaptive_checkpoint(b: _Builder, value: str) -> None:
+def _adaptive_checkpoint(b: Builder, value: str) -> None:
     knob = "adaptive_checkpoint"
     if b.flavor != "percona":
         b.absent(knob, value)
@@ -320,154 +304,90 @@ def _adaptive_checkpoint(b: _Builder, value: str) -> None:
     b.set(knob, "innodb_cleaner_lsn_age_factor", value)
 
 
-def translate_partial(
-    knobs: Knobs | Mapping[str, Any],
-    flavor: str,
-    version: tuple[int, ...],
-    *,
-    where: Callable[[str], str] | None = None,
-    option_names: Iterable[str] | None = None,
-) -> tuple[Translation, list[str]]:
-    """Like :func:`translate`, but return the knobs that did translate plus the problem lines.
+# --- one rule per knob: (builder, validated value) → server options or a problem ------------
 
-    Preflight uses it so one absent knob does not hide problems of the cell's other knobs.
-    """
-    if not isinstance(knobs, Knobs):
-        plain = {k: v for k, v in knobs.items() if not k.startswith("var.")}
-        raw = {k[4:]: v for k, v in knobs.items() if k.startswith("var.")}
-        knobs = Knobs(**plain, variables=raw)
-    b = _Builder(flavor, version, where or (lambda k: k), option_names)
-    fam = b.family
 
-    if knobs.doublewrite is not None:
-        b.set("doublewrite", "innodb_doublewrite", _onoff(knobs.doublewrite))
-    if knobs.max_dirty_pages_pct is not None:
-        _pct(b, "max_dirty_pages_pct", "innodb_max_dirty_pages_pct", knobs.max_dirty_pages_pct)
-    if knobs.max_dirty_pages_pct_lwm is not None:
-        if fam == "5.5":
-            b.absent("max_dirty_pages_pct_lwm", knobs.max_dirty_pages_pct_lwm)
+def switch(variable: str) -> Callable[[Builder, str, Any], None]:
+    """A knob that is one ON/OFF variable on every flavor."""
+
+    def rule(b: Builder, knob: str, value: Any) -> None:
+        b.set(knob, variable, _onoff(value))
+
+    return rule
+
+
+def plain(variable: str) -> Callable[[Builder, str, Any], None]:
+    """A knob that is one variable with the same value text on every flavor."""
+
+    def rule(b: Builder, knob: str, value: Any) -> None:
+        b.set(knob, variable, str(value))
+
+    return rule
+
+
+def percent(variable: str, *, absent_on_55: bool = False) -> Callable[[Builder, str, Any], None]:
+    """A percentage variable (a double from MySQL 5.7, always one on MariaDB)."""
+
+    def rule(b: Builder, knob: str, value: Any) -> None:
+        if absent_on_55 and b.family == "5.5":
+            b.absent(knob, value)
         else:
-            _pct(b, "max_dirty_pages_pct_lwm", "innodb_max_dirty_pages_pct_lwm",
-                 knobs.max_dirty_pages_pct_lwm)
-    if knobs.io_capacity is not None:
-        b.set("io_capacity", "innodb_io_capacity", str(knobs.io_capacity))
-    if knobs.io_capacity_max is not None:
-        if fam == "5.5":
-            b.absent("io_capacity_max", knobs.io_capacity_max)
-        else:
-            b.set("io_capacity_max", "innodb_io_capacity_max", str(knobs.io_capacity_max))
-    if knobs.log_file_size is not None:
-        _redo(b, knobs.log_file_size)
-    if knobs.flush_neighbor_pages is not None:
-        _neighbors(b, knobs.flush_neighbor_pages)
-    if knobs.adaptive_flushing is not None:
-        b.set("adaptive_flushing", "innodb_adaptive_flushing", _onoff(knobs.adaptive_flushing))
-    if knobs.adaptive_checkpoint is not None:
-        _adaptive_checkpoint(b, knobs.adaptive_checkpoint)
-    if knobs.buffer_pool_size is not None:
-        b.set("buffer_pool_size", "innodb_buffer_pool_size", str(knobs.buffer_pool_size))
-    if knobs.buffer_pool_instances is not None:
-        if fam == "mariadb":
-            # Removed in MariaDB 10.5 (one instance); 10.11 only warns "does nothing now".
-            b.absent("buffer_pool_instances", knobs.buffer_pool_instances)
-        else:
-            b.set("buffer_pool_instances", "innodb_buffer_pool_instances",
-                  str(knobs.buffer_pool_instances))
-    if knobs.flush_log_at_trx_commit is not None:
-        b.set("flush_log_at_trx_commit", "innodb_flush_log_at_trx_commit",
-              str(knobs.flush_log_at_trx_commit))
-    if knobs.flush_method is not None:
-        if fam == "5.5" and knobs.flush_method == "O_DIRECT_NO_FSYNC":
-            b.fail("flush_method", f"flush_method=O_DIRECT_NO_FSYNC is absent on {b.label}"
-                   " (added in 5.6.7)", "use O_DIRECT")
-        else:
-            b.set("flush_method", "innodb_flush_method", knobs.flush_method)
-    if knobs.large_pages is not None:
-        b.set("large_pages", "large_pages", _onoff(knobs.large_pages))
-        b.out.large_pages = knobs.large_pages
-    b.out.allocator = allocator_library(knobs.allocator)
-    b.out.connections = knobs.connections
+            _pct(b, knob, variable, value)
 
-    for name, value in knobs.variables.items():
-        knob = f"var.{name}"
-        if name in SANDBOX_OWNED:
-            b.fail(knob, f"variables.{name} is managed by the sandbox",
-                   "remove it; flushbench sets paths, sockets and ports itself")
-            continue
-        if name in b.out.origin:
-            b.fail(knob, f"variables.{name} is also set by knob {b.out.origin[name]}",
-                   f"set it once: drop variables.{name} or the {b.out.origin[name]} knob")
-            continue
-        b.set(knob, name, raw_value_text(value), _raw_expected(value))
-
-    return b.out, [p.render() for p in b.problems]
+    return rule
 
 
-def translate(
-    knobs: Knobs | Mapping[str, Any],
-    flavor: str,
-    version: tuple[int, ...],
-    *,
-    where: Callable[[str], str] | None = None,
-    option_names: Iterable[str] | None = None,
-) -> Translation:
-    """Translate one cell's logical knobs to server variables for ``flavor`` ``version``.
-
-    Parameters
-    ----------
-    knobs:
-        A :class:`~runner.spec.Knobs` model or a cell's knob dict (``var.NAME`` for raw ones).
-    flavor, version:
-        From :class:`~runner.profiles.ResolvedServer`.
-    where:
-        Maps a knob name to ``file: key path`` for messages.
-    option_names:
-        The binary's option list, when known: picks between renamed variables and filters
-        the "related" suggestions to variables that exist.
-
-    Raises
-    ------
-    ConfigError
-        Every problem of the cell, one per line (``.problems`` holds them as a list).
-    """
-    out, lines = translate_partial(knobs, flavor, version, where=where,
-                                   option_names=option_names)
-    if lines:
-        raise ConfigError.from_problems("invalid knobs:", lines)
-    return out
+def io_capacity_max(b: Builder, knob: str, value: int) -> None:
+    """innodb_io_capacity_max (5.6+, MariaDB)."""
+    if b.family == "5.5":
+        b.absent(knob, value)
+    else:
+        b.set(knob, "innodb_io_capacity_max", str(value))
 
 
-def translate_for_option_list(
-    translation: Translation,
-    options: Mapping[str, str],
-    *,
-    label: str,
-    where: Callable[[str], str] | None = None,
-) -> list[str]:
-    """Problems for translated variables that the binary does not know (with did-you-mean).
+def log_file_size(b: Builder, knob: str, value: int) -> None:
+    """The total redo size, split per flavor (see the module's table)."""
+    _redo(b, value)
 
-    Parameters
-    ----------
-    translation:
-        The cell's translation.
-    options:
-        The binary's option list (:func:`runner.options.option_list`).
-    label:
-        ``mariadb-10.11`` for messages.
-    where:
-        Maps a knob name (from ``translation.origin``) to ``file: key path``.
-    """
-    where = where or (lambda k: k)
-    problems = []
-    names = sorted(options)
-    for name in translation.server_options:
-        if name in options:
-            continue
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.75)
-        hint = f"did you mean {', '.join(close)}?" if close else "check the name against"
-        fix = hint if close else f"{hint} `mysqld --verbose --help`"
-        knob = translation.origin.get(name, name)
-        problems.append(
-            ConfigError(f"{name} is not a variable of {label}", where=where(knob), fix=fix).render()
-        )
-    return problems
+
+def flush_neighbor_pages(b: Builder, knob: str, value: str) -> None:
+    """none/cont/area → innodb_flush_neighbors 0/1/2 (Percona 5.5: its own enum)."""
+    _neighbors(b, value)
+
+
+def adaptive_checkpoint(b: Builder, knob: str, value: str) -> None:
+    """Percona's checkpoint age control; absent on MySQL and MariaDB."""
+    _adaptive_checkpoint(b, value)
+
+
+def buffer_pool_instances(b: Builder, knob: str, value: int) -> None:
+    """Removed in MariaDB 10.5 (one instance); 10.11 only warns "does nothing now"."""
+    if b.family == "mariadb":
+        b.absent(knob, value)
+    else:
+        b.set(knob, "innodb_buffer_pool_instances", str(value))
+
+
+def flush_method(b: Builder, knob: str, value: str) -> None:
+    """innodb_flush_method; O_DIRECT_NO_FSYNC appeared in 5.6.7."""
+    if b.family == "5.5" and value == "O_DIRECT_NO_FSYNC":
+        b.fail(knob, f"flush_method=O_DIRECT_NO_FSYNC is absent on {b.label} (added in 5.6.7)",
+               "use O_DIRECT")
+    else:
+        b.set(knob, "innodb_flush_method", value)
+
+
+def large_pages(b: Builder, knob: str, value: bool) -> None:
+    """large_pages, and the sandbox is told to check that huge pages are really held."""
+    b.set(knob, "large_pages", _onoff(value))
+    b.out.large_pages = value
+
+
+def allocator(b: Builder, knob: str, value: str) -> None:
+    """Client side: the library mysqld is started with in ``LD_PRELOAD``."""
+    b.out.allocator = allocator_library(value)
+
+
+def connections(b: Builder, knob: str, value: int) -> None:
+    """Client side: the driver's connection count."""
+    b.out.connections = value

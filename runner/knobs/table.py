@@ -1,0 +1,133 @@
+"""The knob table: every logical knob declared once.
+
+A knob's entry says what a researcher may write (its level type: a pydantic annotation with the
+range), how it is shown (a size like ``2000M`` or a plain value), which server variables are
+related (named when a flavor lacks the knob)
+and the rule that turns a value into server variables for a flavor (:mod:`runner.knobs.rules`).
+The experiment models (:mod:`runner.knobs.models`), the labels and the translation are all
+generated from this table: adding a knob is one entry here (plus a rule when its flavors
+differ).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field
+
+from flushbench.units import parse_size
+from runner.knobs import rules
+from runner.knobs.rules import Builder
+
+
+def _to_bytes(value: Any) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _to_bool(value: Any) -> Any:
+    # YAML 1.1 already turns on/off/yes/no into booleans; also accept the server's spellings.
+    if isinstance(value, str) and value.strip().lower() in {"on", "true", "1", "yes"}:
+        return True
+    if isinstance(value, str) and value.strip().lower() in {"off", "false", "0", "no"}:
+        return False
+    if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
+        return bool(value)
+    return value
+
+
+Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(ge=0)]
+Switch = Annotated[bool, BeforeValidator(_to_bool)]
+Percent = Annotated[float, Field(ge=0, le=99.999)]
+
+Allocator = Literal["glibc", "jemalloc", "tcmalloc"]
+FlushNeighbors = Literal["none", "cont", "area"]
+AdaptiveCheckpoint = Literal[
+    "none", "reflex", "estimate", "keep_average", "legacy", "high_checkpoint"
+]
+FlushMethod = Literal[
+    "fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "O_DIRECT_NO_FSYNC"
+]
+
+Rule = Callable[[Builder, str, Any], None]
+
+
+@dataclass(frozen=True)
+class KnobDef:
+    """One logical knob.
+
+    Attributes
+    ----------
+    name:
+        The key in experiment files (``fixed``, ``matrix``, ``include``...).
+    level:
+        The type of one value (pydantic annotation, range included).
+    rule:
+        Writes the value's server variables for the builder's flavor, or a problem.
+    doc:
+        One line for documentation and ``plan``.
+    size:
+        Shown as a size (``2000M``) in labels.
+    related:
+        Server variables to suggest when a flavor lacks the knob.
+    """
+
+    name: str
+    level: Any
+    rule: Rule
+    doc: str
+    size: bool = False
+    related: tuple[str, ...] = ()
+
+
+KNOBS: tuple[KnobDef, ...] = (
+    KnobDef("doublewrite", Switch, rules.switch("innodb_doublewrite"),
+            "InnoDB doublewrite buffer on/off"),
+    KnobDef("max_dirty_pages_pct", Percent, rules.percent("innodb_max_dirty_pages_pct"),
+            "dirty-page limit, % of the buffer pool"),
+    KnobDef("max_dirty_pages_pct_lwm", Percent,
+            rules.percent("innodb_max_dirty_pages_pct_lwm", absent_on_55=True),
+            "dirty-page low-water mark where pre-flushing starts",
+            related=("innodb_max_dirty_pages_pct", "innodb_adaptive_flushing")),
+    KnobDef("io_capacity", Annotated[int, Field(ge=100)], rules.plain("innodb_io_capacity"),
+            "background flushing IOPS budget"),
+    KnobDef("io_capacity_max", Annotated[int, Field(ge=100)], rules.io_capacity_max,
+            "IOPS budget when flushing falls behind", related=("innodb_io_capacity",)),
+    KnobDef("log_file_size", Annotated[Bytes, Field(ge=1024 * 1024)], rules.log_file_size,
+            "total redo log size (all files)", size=True),
+    KnobDef("flush_neighbor_pages", FlushNeighbors, rules.flush_neighbor_pages,
+            "flush neighbours of a page: none, cont(iguous) or area",
+            related=("innodb_flush_neighbors",)),
+    KnobDef("adaptive_flushing", Switch, rules.switch("innodb_adaptive_flushing"),
+            "adaptive flushing on/off"),
+    KnobDef("adaptive_checkpoint", AdaptiveCheckpoint, rules.adaptive_checkpoint,
+            "Percona's checkpoint-age control",
+            related=("innodb_adaptive_flushing", "innodb_adaptive_flushing_lwm",
+                     "innodb_max_dirty_pages_pct_lwm", "innodb_flushing_avg_loops")),
+    KnobDef("buffer_pool_size", Annotated[Bytes, Field(ge=5 * 1024 * 1024)],
+            rules.plain("innodb_buffer_pool_size"), "buffer pool size", size=True),
+    KnobDef("buffer_pool_instances", Annotated[int, Field(ge=1, le=64)],
+            rules.buffer_pool_instances, "buffer pool instances",
+            related=("innodb_buffer_pool_size", "innodb_buffer_pool_chunk_size")),
+    KnobDef("flush_log_at_trx_commit", Literal[0, 1, 2],
+            rules.plain("innodb_flush_log_at_trx_commit"), "redo flush at commit: 0, 1 or 2"),
+    KnobDef("flush_method", FlushMethod, rules.flush_method, "how InnoDB opens and syncs files"),
+    KnobDef("allocator", Allocator, rules.allocator,
+            "malloc of mysqld: glibc, jemalloc or tcmalloc (LD_PRELOAD)"),
+    KnobDef("large_pages", Switch, rules.large_pages, "buffer pool in huge pages"),
+    KnobDef("connections", Annotated[int, Field(ge=1, le=100000)], rules.connections,
+            "client connections of the workload driver"),
+)
+
+#: Knob names in display order (raw ``variables`` come after them).
+KNOB_NAMES: tuple[str, ...] = tuple(k.name for k in KNOBS)
+#: Knob name → its definition.
+KNOB_BY_NAME: dict[str, KnobDef] = {k.name: k for k in KNOBS}
+#: Knobs measured in bytes: printed back as ``2000M`` in labels.
+SIZE_KNOBS = frozenset(k.name for k in KNOBS if k.size)
+#: Knob → server variables worth naming when a flavor lacks it.
+RELATED = {k.name: k.related for k in KNOBS if k.related}

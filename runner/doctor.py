@@ -25,8 +25,11 @@ from runner.server.profiles import (
     profile_path,
     resolve_server,
 )
+from runner.workloads.registry import adapters
 
 #: Below this much free space in the work dir even the quickstart cannot run.
+#: The driver experiments use when they name none: doctor requires it.
+DEFAULT_DRIVER = "tpcc"
 MIN_FREE_BYTES = 2 * 1024**3
 
 
@@ -82,11 +85,6 @@ def _profile_checks() -> list[Check]:
 
 def _tool_checks() -> list[Check]:
     checks = []
-    sysbench = shutil.which("sysbench")
-    checks.append(Check("sysbench", sysbench is not None,
-                        _first_line([sysbench, "--version"]) if sysbench else "not on PATH",
-                        None if sysbench else "apt-get install sysbench (sysbench experiments)",
-                        required=False))
     tpcc = paths.tpcc_binary()
     built = tpcc.is_file() and os.access(tpcc, os.X_OK)
     go = shutil.which("go")
@@ -94,8 +92,15 @@ def _tool_checks() -> list[Check]:
                         _first_line([go, "version"]) if go else "not on PATH",
                         None if go else "install Go 1.22+ (needed to build tpcc/bin/tpcc)",
                         required=not built))
-    checks.append(Check("tpcc driver", built, str(tpcc) if built else f"{tpcc} not built",
-                        None if built else "run `make setup`"))
+    # Every registered driver says what it lacks; only the default one is required.
+    for name, adapter in adapters().items():
+        workload = adapter()
+        missing = list(dict.fromkeys(workload.problems() + workload.load_problems()))
+        what, _, fix = (missing[0].partition(" — ") if missing else ("", "", ""))
+        checks.append(Check(f"driver {name}", not missing,
+                            "run and load: " + ", ".join(str(b) for b in workload.found_binaries())
+                            if not missing else what,
+                            fix or None, required=name == DEFAULT_DRIVER))
     for name, lib in knobs_mod.ALLOCATOR_LIBS.items():
         path = knobs_mod.allocator_library(name)
         present = path is not None and Path(path).exists()

@@ -236,7 +236,7 @@ def _measure(
 ) -> None:
     exp = ctx.exp
     workload = get_workload(exp.workload.driver, exp.workload.binaries)
-    conn = sandbox.connection_info(database=_database_name(exp))
+    conn = sandbox.connection_info(database=workload.database)
     connections = translation.connections or exp.workload.connections
     driver_pid: list[int | None] = [None]
 
@@ -302,10 +302,6 @@ def _measure(
         )
     if rec.intervals_written == 0:
         raise WorkloadError("the driver reported no interval", where=str(run_dir / "driver"))
-
-
-def _database_name(exp: ExperimentSpec) -> str:
-    return "tpcc" if exp.dataset.workload == "tpcc" else "sbtest"
 
 
 @dataclass

@@ -4,9 +4,8 @@
 experiment that can run) and estimates the wall time of every run from the experiment's own
 durations plus fixed costs measured on the reference machine (2 cores, virtio disk):
 
-* dataset load, once: ~15 s per warehouse with the built-in Go loader, ~90 s per warehouse with
-  tpcc-mysql's single-threaded tpcc_load (10 warehouses took ~15 min), ~50k rows/s for
-  ``sysbench prepare``; plus creating the datadir and copying the snapshot;
+* dataset load, once: the loader's own estimate (``Workload.load_seconds``), plus creating the
+  datadir and copying the snapshot;
 * per run: restore (a disk copy at ~300 MB/s), server start ~5 s, warmup, duration, draining
   dirty pages, stop ~10 s.
 """
@@ -21,13 +20,12 @@ from rich.table import Table
 from flushbench.units import format_duration
 from runner.preflight import PreflightReport, human_size, preflight
 from runner.spec import CellSpec, ExperimentSpec, expand, run_order
+from runner.workloads.registry import adapter_class
 
 COPY_BYTES_PER_S = 300 * 1024**2
 SERVER_START_S = 5.0
 SERVER_STOP_S = 10.0
 INSTALL_DB_S = 5.0
-LOAD_S_PER_WAREHOUSE = {"tpcc": 15.0, "tpcc-mysql": 90.0}
-SYSBENCH_ROWS_PER_S = 50_000
 #: Rate at which a drained buffer pool writes out its dirty pages (bytes/s), for the estimate.
 DRAIN_BYTES_PER_S = 50 * 1024**2
 DIRTY_FRACTION = 0.5
@@ -65,11 +63,7 @@ class Plan:
 
 def load_seconds(exp: ExperimentSpec, dataset_bytes: int) -> float:
     """Estimated time to build the dataset once (datadir, load, clean stop, snapshot)."""
-    ds = exp.dataset
-    if ds.workload == "tpcc":
-        load = LOAD_S_PER_WAREHOUSE.get(ds.effective_loader, 15.0) * (ds.warehouses or 0)
-    else:
-        load = (ds.tables or 0) * (ds.table_size or 0) / SYSBENCH_ROWS_PER_S
+    load = adapter_class(exp.dataset.effective_loader).load_seconds(exp.dataset)
     return INSTALL_DB_S + SERVER_START_S + load + SERVER_STOP_S + dataset_bytes / COPY_BYTES_PER_S
 
 

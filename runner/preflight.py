@@ -15,7 +15,6 @@ prints and the runner writes into my.cnf.
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import shutil
@@ -27,6 +26,7 @@ from flushbench import paths
 from flushbench.errors import ConfigError, FlushbenchError, PreflightError
 from flushbench.flavors import DEFAULT_LOG_FILE_SIZE, redo_capacity, values_equal
 from flushbench.units import format_size, parse_size
+from flushbench.validation import close_matches
 from runner import knobs as knobs_mod
 from runner.knobs import Translation, translate_for_option_list, translate_partial
 from runner.knobs import rules as knobs_rules
@@ -34,25 +34,18 @@ from runner.server.optionfiles import SANDBOX_OWNED, base_config_path, read_mycn
 from runner.server.options import dry_run, option_list, variables_in_message
 from runner.server.profiles import ResolvedServer, load_profile, profile_path, resolve_server
 from runner.spec import CellSpec, DatasetSpec, ExperimentSpec, expand, load_experiment
+from runner.workloads.registry import adapter_class, get_workload
 
 #: Huge-page figures come from here (tests point it at a recorded copy).
 MEMINFO = Path("/proc/meminfo")
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 
-#: InnoDB data per TPC-C warehouse (~100 MB) with 30 % for indexes/fragmentation after load.
-TPCC_BYTES_PER_WAREHOUSE = int(100 * 1024**2 * 1.3)
-#: sysbench sbtest row incl. secondary index, as loaded by `sysbench prepare`.
-SYSBENCH_BYTES_PER_ROW = 250
 #: ibdata, undo, temp tablespace and mysql.* tables of a fresh datadir.
 DATADIR_OVERHEAD = 256 * 1024**2
 #: Connections flushbench itself holds open during a run (sampler + control).
 OWN_CONNECTIONS = 2
 #: Extra huge pages beyond the buffer pool (InnoDB's other large-page allocations).
 LARGE_PAGES_MARGIN = 1.05
-
-_DRIVER_BINARIES = {"tpcc-mysql": ("tpcc_start",), "sysbench": ("sysbench",)}
-_LOADER_BINARIES = {"tpcc-mysql": ("tpcc_load",), "sysbench": ("sysbench",)}
-_KNOWN_BINARIES = ("tpcc_start", "tpcc_load", "sysbench", "tpcc")
 
 
 @dataclass
@@ -96,10 +89,8 @@ def human_size(n_bytes: float) -> str:
 
 
 def dataset_bytes(spec: DatasetSpec) -> int:
-    """Estimated on-disk size of a loaded dataset (tpcc ~130 MB/warehouse, sysbench 250 B/row)."""
-    if spec.workload == "tpcc":
-        return (spec.warehouses or 0) * TPCC_BYTES_PER_WAREHOUSE
-    return (spec.tables or 0) * (spec.table_size or 0) * SYSBENCH_BYTES_PER_ROW
+    """Estimated on-disk size of a loaded dataset (its loader's own estimate)."""
+    return adapter_class(spec.effective_loader).dataset_bytes(spec)
 
 
 def read_meminfo(path: Path | None = None) -> dict[str, int]:
@@ -278,7 +269,7 @@ def preflight(
     if options:
         for name in base:
             if name not in options and name not in SANDBOX_OWNED:
-                close = difflib.get_close_matches(name, sorted(options), n=3, cutoff=0.75)
+                close = close_matches(name, options, n=3, cutoff=0.75)
                 problems.error(f"{base_path}: {name}", f"not a variable of {server.label}",
                                f"did you mean {', '.join(close)}?" if close else
                                "remove it or check `mysqld --verbose --help`")
@@ -524,43 +515,25 @@ def _redo_cell(cells: list[CellSpec], redo: int) -> CellSpec | None:
     return None
 
 
-def _binary(name: str, binaries: dict[str, str]) -> str | None:
-    if name in binaries:
-        path = Path(binaries[name]).expanduser()
-        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
-    return shutil.which(name)
-
-
 def _drivers(exp: ExperimentSpec, source: str, problems: _Problems) -> None:
+    """The driver's and the loader's own preflight (binaries), and unknown binary names."""
     binaries = exp.workload.binaries
+    users = {exp.workload.driver: "workload.driver", exp.dataset.effective_loader: "dataset.loader"}
+    known = sorted({n for d in users for n in adapter_class(d).binary_names})
     for key in binaries:
-        if key not in _KNOWN_BINARIES:
-            close = difflib.get_close_matches(key, _KNOWN_BINARIES, n=1, cutoff=0.6)
+        if key not in known:
+            close = close_matches(key, known)
             problems.error(f"{source}: workload.binaries.{key}", "unknown driver binary name",
                            f"did you mean '{close[0]}'?" if close else
-                           "use one of " + ", ".join(_KNOWN_BINARIES))
-    uses_builtin = exp.workload.driver == "tpcc" or exp.dataset.effective_loader == "tpcc"
-    if uses_builtin:
-        tpcc = Path(binaries["tpcc"]).expanduser() if "tpcc" in binaries else paths.tpcc_binary()
-        if not (tpcc.is_file() and os.access(tpcc, os.X_OK)):
-            field_name = "workload.driver" if exp.workload.driver == "tpcc" else "dataset.loader"
-            problems.error(f"{source}: {field_name}",
-                           f"the built-in TPC-C driver {tpcc} is not built",
-                           "run `make setup` (or `cd tpcc && go build -o bin/tpcc ./cmd/tpcc`)")
-    wanted: list[tuple[str, str]] = []
-    wanted += [(b, "workload.driver") for b in _DRIVER_BINARIES.get(exp.workload.driver, ())]
-    loader = exp.dataset.effective_loader
-    wanted += [(b, "dataset.loader") for b in _LOADER_BINARIES.get(loader, ())]
-    seen = set()
-    for name, field_name in wanted:
-        if name in seen:
-            continue
-        seen.add(name)
-        if _binary(name, binaries) is None:
-            fix = ("apt-get install sysbench" if name == "sysbench" else
-                   f"build tpcc-mysql and put {name} on PATH or set workload.binaries.{name}")
-            problems.error(f"{source}: {field_name}", f"{name} not found"
-                           + (f" at {binaries[name]}" if name in binaries else " on PATH"), fix)
+                           "use one of " + ", ".join(known))
+    driver = get_workload(exp.workload.driver, binaries)
+    for line in driver.problems():
+        problems.error(f"{source}: workload.driver", line)
+    if exp.dataset.effective_loader != exp.workload.driver or driver.load_problems() != \
+            driver.problems():
+        loader = get_workload(exp.dataset.effective_loader, binaries)
+        for line in loader.load_problems():
+            problems.error(f"{source}: dataset.loader", line)
 
 
 def validate_file(path: str | Path, *, work_dir: Path | None = None) -> PreflightReport:

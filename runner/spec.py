@@ -12,12 +12,13 @@ import itertools
 import json
 import random
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BeforeValidator,
     Field,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -25,6 +26,9 @@ from flushbench.errors import ConfigError
 from flushbench.units import format_size, parse_duration
 from flushbench.validation import KeyedValueError, StrictModel, load_versioned
 from runner.knobs import SIZE_KNOBS, Knobs, Matrix
+
+if TYPE_CHECKING:
+    from runner.workloads.base import Workload
 
 
 def _to_seconds(value: Any) -> float:
@@ -37,6 +41,20 @@ def _to_seconds(value: Any) -> float:
 Seconds = Annotated[float, BeforeValidator(_to_seconds), Field(ge=0)]
 
 
+#: The keys that give a dataset kind its scale (for messages).
+_SCALE_KEYS = {"tpcc": "warehouses", "sysbench": "tables/table_size"}
+
+
+def _adapter(driver: str) -> type[Workload]:
+    """The registered adapter class of ``driver`` (a ValueError with a did-you-mean if none)."""
+    from runner.workloads.registry import adapter_class  # adapters import this module's types
+
+    try:
+        return adapter_class(driver)
+    except ConfigError as exc:
+        raise ValueError(f"{exc.what} — {exc.fix}") from None
+
+
 class DatasetSpec(StrictModel):
     """What data every run starts from (loaded once, snapshotted, restored per run)."""
 
@@ -46,13 +64,27 @@ class DatasetSpec(StrictModel):
     #: sysbench scale: number of sbtest tables and rows per table.
     tables: Annotated[int, Field(ge=1, le=10000)] | None = None
     table_size: Annotated[int, Field(ge=1)] | None = None
-    #: Which loader builds the dataset: the built-in Go driver or tpcc-mysql's tpcc_load.
-    loader: Literal["tpcc", "tpcc-mysql", "sysbench"] | None = None
+    #: Which driver's loader builds the dataset (default: the dataset kind's own driver),
+    #: e.g. ``tpcc-mysql`` for tpcc_load.
+    loader: str | None = None
     #: Parallel loader workers (built-in tpcc loader).
     load_workers: Annotated[int, Field(ge=1, le=256)] | None = None
 
+    @field_validator("loader")
+    @classmethod
+    def _known_loader(cls, value: str | None) -> str | None:
+        if value is not None:
+            _adapter(value)
+        return value
+
     @model_validator(mode="after")
     def _scale(self) -> DatasetSpec:
+        loader = _adapter(self.effective_loader)
+        if loader.dataset_kind != self.workload:
+            raise KeyedValueError(
+                f"loader {self.effective_loader} loads {loader.dataset_kind} datasets,"
+                f" not {self.workload}", "loader"
+            )
         if self.workload == "tpcc":
             if self.warehouses is None:
                 raise KeyedValueError(
@@ -90,7 +122,8 @@ class DatasetSpec(StrictModel):
 class WorkloadSpec(StrictModel):
     """The driver and how it runs (connections can also be a matrix axis)."""
 
-    driver: Literal["tpcc", "tpcc-mysql", "sysbench"] = "tpcc"
+    #: A driver the workload registry knows (``runner/workloads/``): tpcc, tpcc-mysql, sysbench.
+    driver: str = "tpcc"
     #: sysbench test name (sysbench driver only).
     test: Literal["oltp_read_only", "oltp_point_select", "oltp_read_write"] | None = None
     connections: Annotated[int, Field(ge=1, le=100000)] = 16
@@ -101,14 +134,16 @@ class WorkloadSpec(StrictModel):
     #: Paths of external binaries (tpcc_start, tpcc_load, sysbench), when not on PATH.
     binaries: dict[str, str] = Field(default_factory=dict)
 
+    @field_validator("driver")
+    @classmethod
+    def _known_driver(cls, value: str) -> str:
+        _adapter(value)
+        return value
+
     @model_validator(mode="after")
     def _driver_fits(self) -> WorkloadSpec:
-        if self.driver == "sysbench" and self.test is None:
-            raise KeyedValueError(
-                "the sysbench driver needs `test` (e.g. oltp_read_only)", "test"
-            )
-        if self.driver != "sysbench" and self.test is not None:
-            raise KeyedValueError("`test` is only for the sysbench driver", "test")
+        for message, loc in _adapter(self.driver).spec_problems(self):
+            raise KeyedValueError(message, *loc)
         if self.report_interval > self.duration:
             raise KeyedValueError(
                 "report_interval is longer than duration — shorten it", "report_interval"
@@ -185,15 +220,21 @@ class ExperimentSpec(StrictModel):
 
     @model_validator(mode="after")
     def _consistency(self) -> ExperimentSpec:
-        if self.dataset.workload == "sysbench" and self.workload.driver != "sysbench":
+        kind = _adapter(self.workload.driver).dataset_kind
+        if kind != self.dataset.workload:
+            # Blame the side that was moved off the default: a sysbench dataset with the default
+            # driver needs another driver; a sysbench driver on the default dataset needs data.
+            if self.dataset.workload != DatasetSpec.model_fields["workload"].default:
+                from runner.workloads.registry import adapters
+
+                fits = [n for n, a in adapters().items() if a.dataset_kind == self.dataset.workload]
+                raise KeyedValueError(
+                    f"a {self.dataset.workload} dataset needs `workload.driver:"
+                    f" {' or '.join(fits)}`", "workload", "driver"
+                )
             raise KeyedValueError(
-                "a sysbench dataset needs `workload.driver: sysbench`", "workload", "driver"
-            )
-        if self.dataset.workload == "tpcc" and self.workload.driver == "sysbench":
-            raise KeyedValueError(
-                "the sysbench driver needs a sysbench dataset (tables/table_size)",
-                "dataset",
-                "workload",
+                f"the {self.workload.driver} driver needs a {kind} dataset"
+                f" ({_SCALE_KEYS[kind]})", "dataset", "workload",
             )
         window_start, window_end = self.window.resolve(self.workload.duration)
         if not 0 <= window_start < window_end <= self.workload.duration:

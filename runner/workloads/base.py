@@ -21,12 +21,14 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from flushbench.errors import WorkloadError
 from runner import proc
 from runner.connection import ConnectionInfo
-from runner.spec import DatasetSpec, WorkloadSpec
+
+if TYPE_CHECKING:  # the spec validates driver names through the registry: no import cycle
+    from runner.spec import DatasetSpec, WorkloadSpec
 
 Phase = Literal["warmup", "measure"]
 
@@ -425,14 +427,63 @@ class RunningWorkload(contextlib.AbstractContextManager):
         )
 
 
+@dataclass(frozen=True)
+class Metric:
+    """A workload's primary throughput figure, as tables and figures name it.
+
+    ``per_minute`` says whether the rate is per minute (NOTPM) or per second (TPS); the store
+    keeps raw counts per interval (``primary_count``) and the analysis scales them.
+    """
+
+    name: str
+    unit: str
+    #: What one ``primary_count`` counts ("New-Order transactions", "transactions").
+    counts: str
+    per_minute: bool
+
+
 class Workload(abc.ABC):
-    """A workload driver behind the common interface (tpcc, tpcc-mysql, sysbench)."""
+    """A workload driver behind the common interface, declaring everything it needs.
+
+    Preflight, planning, doctor, the run loop and the report ask the adapter, never a table
+    of their own: a new driver is one module in this package.
+    """
 
     #: The driver name as written in experiment files (``workload.driver``).
-    name: str = ""
+    name: ClassVar[str] = ""
+    #: The dataset it runs on and can load (``dataset.workload``).
+    dataset_kind: ClassVar[Literal["tpcc", "sysbench"]] = "tpcc"
+    #: The database its dataset lives in.
+    database: ClassVar[str] = "tpcc"
+    #: Executable names a user may point at in ``workload.binaries``.
+    binary_names: ClassVar[tuple[str, ...]] = ()
+    #: The primary throughput figure.
+    metric: ClassVar[Metric] = Metric("NOTPM", "New-Order transactions per minute",
+                                      "New-Order transactions", per_minute=True)
 
     def __init__(self, binaries: Mapping[str, str] | None = None) -> None:
         self.binaries = dict(binaries or {})
+
+    @abc.abstractmethod
+    def found_binaries(self) -> list[Path]:
+        """The executables this adapter will run, where they were found (for ``doctor``)."""
+
+    @classmethod
+    def spec_problems(cls, spec: WorkloadSpec) -> list[tuple[str, tuple[str, ...]]]:
+        """Problems of the ``workload:`` section for this driver: (message, key path) pairs."""
+        if spec.test is not None:
+            return [("`test` is only for the sysbench driver", ("test",))]
+        return []
+
+    @classmethod
+    @abc.abstractmethod
+    def dataset_bytes(cls, dataset: DatasetSpec) -> int:
+        """Estimated on-disk size of ``dataset`` once loaded (planning, disk checks)."""
+
+    @classmethod
+    @abc.abstractmethod
+    def load_seconds(cls, dataset: DatasetSpec) -> float:
+        """Estimated time to load ``dataset`` with this driver's loader (planning)."""
 
     @abc.abstractmethod
     def problems(self) -> list[str]:
@@ -477,9 +528,9 @@ def find_binary(explicit: str | os.PathLike[str] | None, name: str) -> Path | No
 def binary_problem(path: Path | None, name: str, fix: str) -> list[str]:
     """A preflight message when ``path`` is absent or not executable, else nothing."""
     if path is None:
-        return [f"{name}: not found on PATH — {fix}"]
+        return [f"{name} not found on PATH — {fix}"]
     if not path.is_file():
-        return [f"{name}: {path} does not exist — {fix}"]
+        return [f"{name} not found at {path} — {fix}"]
     if not os.access(path, os.X_OK):
         return [f"{name}: {path} is not executable — chmod +x {path}"]
     return []

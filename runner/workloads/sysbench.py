@@ -11,11 +11,12 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flushbench.errors import WorkloadError
 from runner.connection import ConnectionInfo
-from runner.spec import DatasetSpec, WorkloadSpec
 from runner.workloads.base import (
+    Metric,
     RunningWorkload,
     Workload,
     binary_problem,
@@ -26,10 +27,17 @@ from runner.workloads.base import (
 )
 from runner.workloads.sysbench_output import SysbenchParser
 
+if TYPE_CHECKING:
+    from runner.spec import DatasetSpec, WorkloadSpec
+
 TOOL = "sysbench 1.0"
 DEFAULT_DATABASE = "sbtest"
 #: The test used to create tables: every oltp_* test shares oltp_common's schema.
 LOAD_TEST = "oltp_read_write"
+#: An sbtest row with its secondary index, as `sysbench prepare` loads it.
+BYTES_PER_ROW = 250
+#: `sysbench prepare` on the reference machine.
+ROWS_PER_S = 50_000
 INSTALL_FIX = "install it: apt-get install sysbench (or set workload.binaries.sysbench)"
 
 
@@ -56,12 +64,37 @@ class SysbenchWorkload(Workload):
     """sysbench OLTP tests from the Debian package."""
 
     name = "sysbench"
+    dataset_kind = "sysbench"
+    database = DEFAULT_DATABASE
+    binary_names = ("sysbench",)
+    metric = Metric("TPS", "transactions per second", "transactions", per_minute=False)
+
+    @classmethod
+    def spec_problems(cls, spec: WorkloadSpec) -> list[tuple[str, tuple[str, ...]]]:
+        """sysbench needs the OLTP test to run."""
+        if spec.test is None:
+            return [("the sysbench driver needs `test` (e.g. oltp_read_only)", ("test",))]
+        return []
+
+    @classmethod
+    def dataset_bytes(cls, dataset: DatasetSpec) -> int:
+        """~250 bytes per sbtest row."""
+        return (dataset.tables or 0) * (dataset.table_size or 0) * BYTES_PER_ROW
+
+    @classmethod
+    def load_seconds(cls, dataset: DatasetSpec) -> float:
+        """~50k rows/s for `sysbench prepare`."""
+        return (dataset.tables or 0) * (dataset.table_size or 0) / ROWS_PER_S
 
     def __init__(self, binaries: Mapping[str, str] | None = None) -> None:
         super().__init__(binaries)
         explicit = self.binaries.get("sysbench")
         found = explicit or shutil.which("sysbench")
         self.binary = Path(found) if found else None
+
+    def found_binaries(self) -> list[Path]:
+        """sysbench, when found."""
+        return [self.binary] if self.binary is not None else []
 
     def problems(self) -> list[str]:
         """sysbench must be installed (or named in ``workload.binaries.sysbench``)."""

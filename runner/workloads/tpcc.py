@@ -8,30 +8,39 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flushbench import paths
 from flushbench.errors import WorkloadError
 from runner.connection import ConnectionInfo
-from runner.spec import DatasetSpec, WorkloadSpec
 from runner.workloads.base import (
     IntervalRecord,
     OutputParser,
     RunningWorkload,
     Workload,
-    binary_problem,
     client_env,
     create_database,
     run_to_completion,
     whole_seconds,
 )
 
+if TYPE_CHECKING:
+    from runner.spec import DatasetSpec, WorkloadSpec
+
 #: Transaction types in the driver's JSON; New-Order is the primary count (NOTPM).
 TXN_TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 DEFAULT_DATABASE = "tpcc"
-BUILD_FIX = "build it: cd tpcc && go build -o bin/tpcc ./cmd/tpcc (or set FLUSHBENCH_TPCC_BIN)"
+#: InnoDB data per TPC-C warehouse (~100 MB) with 30 % for indexes/fragmentation after load.
+TPCC_BYTES_PER_WAREHOUSE = int(100 * 1024**2 * 1.3)
+#: The built-in parallel loader on the reference machine (2 cores): ~15 s per warehouse.
+LOAD_S_PER_WAREHOUSE = 15.0
+BUILD_FIX = (
+    "run `make setup` (or cd tpcc && go build -o bin/tpcc ./cmd/tpcc; FLUSHBENCH_TPCC_BIN"
+    " or workload.binaries.tpcc point elsewhere)"
+)
 
 
 def parse_ts(text: str) -> dt.datetime:
@@ -121,15 +130,34 @@ class TpccWorkload(Workload):
     """The built-in Go TPC-C driver (tpcc-mysql-compatible schema, JSON lines output)."""
 
     name = "tpcc"
+    dataset_kind = "tpcc"
+    database = DEFAULT_DATABASE
+    binary_names = ("tpcc",)
 
     def __init__(self, binaries: Mapping[str, str] | None = None) -> None:
         super().__init__(binaries)
         explicit = self.binaries.get("tpcc")
         self.binary = Path(explicit) if explicit else paths.tpcc_binary()
 
+    @classmethod
+    def dataset_bytes(cls, dataset: DatasetSpec) -> int:
+        """~130 MB per warehouse once loaded."""
+        return (dataset.warehouses or 0) * TPCC_BYTES_PER_WAREHOUSE
+
+    @classmethod
+    def load_seconds(cls, dataset: DatasetSpec) -> float:
+        """~15 s per warehouse with the parallel Go loader (2 cores)."""
+        return LOAD_S_PER_WAREHOUSE * (dataset.warehouses or 0)
+
+    def found_binaries(self) -> list[Path]:
+        """The Go binary."""
+        return [self.binary]
+
     def problems(self) -> list[str]:
         """The Go binary must exist (it is built from ``tpcc/``, not installed)."""
-        return binary_problem(self.binary, "tpcc", BUILD_FIX)
+        if self.binary.is_file() and os.access(self.binary, os.X_OK):
+            return []
+        return [f"the built-in TPC-C driver {self.binary} is not built — {BUILD_FIX}"]
 
     def load(self, conn: ConnectionInfo, dataset: DatasetSpec, log_path: Path) -> None:
         """``tpcc load -w W --workers N`` into ``conn.database`` (created if missing)."""

@@ -18,10 +18,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flushbench.errors import WorkloadError
 from runner.connection import ConnectionInfo
-from runner.spec import DatasetSpec, WorkloadSpec
 from runner.workloads.base import (
     RunningWorkload,
     Workload,
@@ -32,12 +32,18 @@ from runner.workloads.base import (
     run_to_completion,
     whole_seconds,
 )
+from runner.workloads.tpcc import TPCC_BYTES_PER_WAREHOUSE
 from runner.workloads.tpcc_mysql_output import TpccMysqlParser
+
+if TYPE_CHECKING:
+    from runner.spec import DatasetSpec, WorkloadSpec
 
 log = logging.getLogger(__name__)
 
 TOOL = "tpcc-mysql"
 DEFAULT_DATABASE = "tpcc"
+#: tpcc_load is single-threaded: 10 warehouses took ~15 min on the reference machine.
+LOAD_S_PER_WAREHOUSE = 90.0
 SCHEMA_FILES = ("create_table.sql", "add_fkey_idx.sql")
 BUILD_FIX = (
     "build Percona-Lab's tpcc-mysql from source (cd src; make) and put {name} on PATH"
@@ -64,11 +70,28 @@ class TpccMysqlWorkload(Workload):
     """tpcc-mysql's C driver: the reference workload of the 2011 stability study."""
 
     name = "tpcc-mysql"
+    dataset_kind = "tpcc"
+    database = DEFAULT_DATABASE
+    binary_names = ("tpcc_start", "tpcc_load", "tpcc_mysql_sql_dir")
 
     def __init__(self, binaries: Mapping[str, str] | None = None) -> None:
         super().__init__(binaries)
         self.start_binary = find_binary(self.binaries.get("tpcc_start"), "tpcc_start")
         self.load_binary = find_binary(self.binaries.get("tpcc_load"), "tpcc_load")
+
+    @classmethod
+    def dataset_bytes(cls, dataset: DatasetSpec) -> int:
+        """The same TPC-C data as the built-in loader's."""
+        return (dataset.warehouses or 0) * TPCC_BYTES_PER_WAREHOUSE
+
+    @classmethod
+    def load_seconds(cls, dataset: DatasetSpec) -> float:
+        """~90 s per warehouse: tpcc_load is single-threaded."""
+        return LOAD_S_PER_WAREHOUSE * (dataset.warehouses or 0)
+
+    def found_binaries(self) -> list[Path]:
+        """tpcc_start and tpcc_load, where found."""
+        return [p for p in (self.start_binary, self.load_binary) if p is not None]
 
     def problems(self) -> list[str]:
         """``tpcc_start`` must be found (what a run needs)."""

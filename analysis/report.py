@@ -296,8 +296,8 @@ def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str
 
 def _primary(cmp: Comparison) -> str:
     """What the driver's primary count is: New-Orders (TPC-C) or transactions (sysbench)."""
-    driver = (cmp.experiment["spec"].get("workload") or {}).get("driver", "tpcc")
-    return "Transactions" if driver == "sysbench" else "New-Order transactions"
+    counts = cmp.experiment["metric"]["counts"]  # stored at enqueue from the workload adapter
+    return counts[:1].upper() + counts[1:]
 
 
 def _dataset_text(ds: dict[str, Any]) -> str:

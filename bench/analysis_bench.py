@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.synthetic import SynthCell, build_store  # noqa: E402
+from tests.support.synthetic_store import SynthCell, build_store  # noqa: E402
 
 
 def bench_cells(n_cells: int) -> list[SynthCell]:

@@ -18,20 +18,20 @@ from typing import Any, Protocol
 
 from sqlalchemy import func, select
 
-from flushbench.errors import FlushbenchError, ServerError, WorkloadError
+from flushbench.errors import FlushbenchError, ServerError, StoreError, WorkloadError
 from flushbench.paths import work_dir
 from runner import queue
 from runner.connection import ConnectionInfo
 from runner.datasets import DatasetKey, ensure_dataset, restore
 from runner.metadata import host_facts
-from runner.preflight import PreflightReport, preflight
+from runner.preflight import PreflightReport, preflight, stored_translation
 from runner.recorder import RunRecorder, as_utc
 from runner.sampler import Sampler
 from runner.server import MysqldSandbox, SandboxLayout, drain_dirty_pages, write_mycnf
 from runner.spec import CellSpec, ExperimentSpec, expand, load_experiment, measurement_hash
 from runner.workloads import get_workload
 from store.db import ResultsDB
-from store.models import Cell, Run
+from store.models import Cell, Experiment, Run
 
 #: A driver silent for 3 report intervals (plus slack for connecting) is called hung.
 WATCHDOG_INTERVALS = 3
@@ -84,11 +84,14 @@ def prepare(path: str | Path, work: Path | None = None) -> ExperimentContext:
 
 
 def prepare_experiment(
-    exp: ExperimentSpec, source: str, work: Path | None = None
+    exp: ExperimentSpec,
+    source: str,
+    work: Path | None = None,
+    stored: dict[str, dict] | None = None,
 ) -> ExperimentContext:
-    """Expand and preflight an already validated experiment (e.g. one stored in the queue)."""
+    """Expand and preflight an already validated experiment (``stored``: see preflight)."""
     cells = expand(exp, source)
-    report = preflight(exp, source, cells, work_dir=work or work_dir())
+    report = preflight(exp, source, cells, work_dir=work or work_dir(), stored=stored)
     return ExperimentContext(
         exp=exp,
         source=source,
@@ -97,6 +100,30 @@ def prepare_experiment(
         work=(work or work_dir()),
         cells_by_key={c.key: c for c in cells},
     )
+
+
+def prepare_stored(
+    db: ResultsDB, experiment_id: int, work: Path | None = None
+) -> ExperimentContext:
+    """The context of a queued experiment, from what the queue stored — not from files.
+
+    The spec is validated again (cheap, and a newer flushbench may read an older row), the
+    cells are expanded, and each cell runs the translation stored at ``queue add`` when this
+    host's binary is the one it was checked against; host checks run here either way.
+    """
+    with db.session() as s:
+        row = s.get(Experiment, experiment_id)
+        if row is None:
+            raise StoreError(f"no experiment {experiment_id}", where="experiments")
+        spec, source = row.spec, row.source_path or row.name
+        stored = {c.cell_key: c.variables for c in
+                  s.scalars(select(Cell).where(Cell.experiment_id == experiment_id))}
+    return prepare_experiment(ExperimentSpec.model_validate(spec), source, work, stored)
+
+
+def stored_cells(ctx: ExperimentContext) -> dict[str, dict]:
+    """Per cell key, what the queue keeps so a worker can run exactly this translation."""
+    return {key: stored_translation(ctx.server, tr) for key, tr in ctx.report.translations.items()}
 
 
 def dataset_key(ctx: ExperimentContext) -> DatasetKey:
@@ -315,7 +342,7 @@ class ExperimentOutcome:
 
 
 def run_experiment(
-    path: str | Path,
+    experiment: str | Path | ExperimentContext,
     db: ResultsDB,
     *,
     fresh: bool = False,
@@ -324,16 +351,16 @@ def run_experiment(
     work: Path | None = None,
     on_prepared: Callable[[ExperimentContext, queue.EnqueueResult], None] | None = None,
 ) -> ExperimentOutcome:
-    """Preflight, enqueue, then execute the experiment's queued runs in order.
+    """Preflight (unless given a prepared context), enqueue, then execute the queued runs.
 
     Rerunning resumes: finished runs are kept, interrupted ones are redone (see
     :mod:`runner.queue`). Failed runs do not stop the queue.
     """
     reporter = reporter or NullReporter()
-    ctx = prepare(path, work)
-    variables = {key: t.server_options for key, t in ctx.report.translations.items()}
+    ctx = experiment if isinstance(experiment, ExperimentContext) else prepare(experiment, work)
     enq = queue.enqueue(
-        db, ctx.exp, ctx.cells, variables, ctx.source, fresh=fresh, retry_failed=retry_failed
+        db, ctx.exp, ctx.cells, stored_cells(ctx), ctx.source, fresh=fresh,
+        retry_failed=retry_failed,
     )
     reap_leftover_servers(db, enq.experiment_id)
     if on_prepared is not None:

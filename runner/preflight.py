@@ -15,6 +15,7 @@ prints and the runner writes into my.cnf.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import shutil
@@ -197,6 +198,7 @@ def preflight(
     cells: list[CellSpec] | None = None,
     *,
     work_dir: Path | None = None,
+    stored: dict[str, dict] | None = None,
 ) -> PreflightReport:
     """Check everything about an experiment that can be checked without starting a server.
 
@@ -210,6 +212,10 @@ def preflight(
         The expanded cells (expanded here when not given).
     work_dir:
         Where datasets and run directories go (default :func:`flushbench.paths.work_dir`).
+    stored:
+        Cell key → the translation stored when the experiment was queued
+        (:func:`stored_translation`). When the binary here is the one it was made for, a worker
+        runs exactly that and skips the per-cell checks already done; host checks always run.
 
     Returns
     -------
@@ -277,7 +283,10 @@ def preflight(
     # -- per cell: translation, option list, the server's own parse ------------------------------
     translations: dict[str, Translation] = {}
     partial: dict[str, Translation] = {}
-    if server is not None:
+    reused = _reuse_stored(stored, server, cells) if server is not None else None
+    if reused is not None:
+        translations, partial = reused, reused
+    elif server is not None:
         for cell in cells:
             where = loc.where(cell)
             tr, lines = translate_partial(cell.knobs, server.flavor, server.version, where=where,
@@ -347,6 +356,28 @@ def preflight(
         notes=notes,
         base_cnf_text=base_path.read_text(encoding="utf-8"),
     )
+
+
+def stored_translation(server: ResolvedServer, translation: Translation) -> dict:
+    """What the queue keeps per cell: the translation and the binary it was checked against."""
+    return {"server_version": server.version_string, **dataclasses.asdict(translation)}
+
+
+def _reuse_stored(stored: dict[str, dict] | None, server: ResolvedServer,
+                  cells: list[CellSpec]) -> dict[str, Translation] | None:
+    """The stored translations, when every cell has one made for this very binary."""
+    if not stored:
+        return None
+    out = {}
+    for cell in cells:
+        entry = dict(stored.get(cell.key) or {})
+        if entry.pop("server_version", None) != server.version_string:
+            return None
+        try:
+            out[cell.key] = Translation(**entry)
+        except TypeError:  # stored by an older flushbench: check it all again
+            return None
+    return out
 
 
 def _dry_runs(server: ResolvedServer, cells: list[CellSpec], translations: dict[str, Translation],

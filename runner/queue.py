@@ -109,7 +109,8 @@ def enqueue(
     Parameters
     ----------
     variables_by_cell:
-        Translated server variables per cell key (stored with the cell for analysis).
+        Per cell key, the translation checked by preflight and the binary it was checked
+        against (:func:`runner.execute.stored_cells`): what a worker runs.
     source:
         The experiment file path (stored for the record).
     """
@@ -118,12 +119,17 @@ def enqueue(
     counts = {"queued": 0, "kept_done": 0, "kept_failed": 0, "requeued": 0}
     with db.session() as session, session.begin():
         row = session.scalar(
-            select(Experiment).where(Experiment.name == exp.name, Experiment.spec_hash == mhash)
+            select(Experiment).where(
+                Experiment.name == exp.name, Experiment.measurement_hash == mhash
+            )
         )
         if row is None:
-            row = Experiment(name=exp.name, spec_hash=mhash, spec=spec_json)
+            row = Experiment(name=exp.name, measurement_hash=mhash, spec=spec_json,
+                             window=exp.resolved_window(), metric=exp.metric())
             session.add(row)
         row.spec = spec_json
+        row.window = exp.resolved_window()
+        row.metric = exp.metric()
         row.description = exp.description
         row.source_path = source
         session.flush()

@@ -7,6 +7,7 @@ range) is checked later by :mod:`runner.preflight` against the binary's option l
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -217,6 +218,20 @@ class ExperimentSpec(StrictModel):
     include: list[Knobs] = Field(default_factory=list)
     #: Partial knob values naming the baseline cell (default: the first cell).
     baseline: Knobs | None = None
+
+    def resolved_window(self) -> dict[str, float]:
+        """Run timing and the measurement window in seconds, defaults filled in.
+
+        ``warmup``, ``duration``, ``report_interval``, and ``start``/``end`` of the window
+        after warmup: what the queue stores so the analysis never re-derives it.
+        """
+        start, end = self.window.resolve(self.workload.duration)
+        return {"warmup": self.workload.warmup, "duration": self.workload.duration,
+                "start": start, "end": end, "report_interval": self.workload.report_interval}
+
+    def metric(self) -> dict[str, Any]:
+        """The workload's primary metric (name, unit, what a count counts, per minute?)."""
+        return dataclasses.asdict(_adapter(self.workload.driver).metric)
 
     @model_validator(mode="after")
     def _consistency(self) -> ExperimentSpec:

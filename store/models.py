@@ -59,18 +59,28 @@ UTCDateTime = DateTime(timezone=True)
 
 
 class Experiment(Base):
-    """One experiment file as it was queued (name + content hash identify it)."""
+    """One experiment as it was queued (name + measurement hash identify it).
+
+    ``window`` and ``metric`` are resolved when the experiment is queued, so the analysis reads
+    them instead of re-deriving them: ``window`` holds ``warmup``, ``duration``, ``start``,
+    ``end`` and ``report_interval`` in seconds (start/end after warmup); ``metric`` holds the
+    workload's primary figure: ``name`` (NOTPM, TPS), ``unit``, ``counts`` (what one interval
+    count counts) and ``per_minute``.
+    """
 
     __tablename__ = "experiments"
-    __table_args__ = (UniqueConstraint("name", "spec_hash"),)
+    __table_args__ = (UniqueConstraint("name", "measurement_hash"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(200), index=True)
     description: Mapped[str] = mapped_column(Text, default="")
     source_path: Mapped[str] = mapped_column(Text, default="")
-    spec_hash: Mapped[str] = mapped_column(String(64))
+    #: ``runner.spec.measurement_hash``: experiments that measure alike share it.
+    measurement_hash: Mapped[str] = mapped_column(String(64))
     #: The validated experiment as JSON (the typed model's dump), so analysis never re-reads YAML.
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    window: Mapped[dict[str, Any]] = mapped_column(JSON)
+    metric: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     cells: Mapped[list[Cell]] = relationship(back_populates="experiment", order_by="Cell.position")
@@ -90,7 +100,8 @@ class Cell(Base):
     is_baseline: Mapped[bool] = mapped_column(Boolean, default=False)
     #: Logical knob values as written (after unit parsing), e.g. {"doublewrite": false}.
     knobs: Mapped[dict[str, Any]] = mapped_column(JSON)
-    #: Server variables the knobs translate to for the profile's flavor/version.
+    #: The knobs' translation for the server binary preflight checked (server_options,
+    #: expected values, allocator...) and that binary's ``server_version``: a worker runs it.
     variables: Mapped[dict[str, Any]] = mapped_column(JSON)
 
     experiment: Mapped[Experiment] = relationship(back_populates="cells")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.synthetic import SynthCell, SynthMeta, build_store, study_cells
 from store.db import ResultsDB
+from tests.support.synthetic_store import SynthCell, SynthMeta, build_store, study_cells
 
 
 @pytest.fixture(scope="session")

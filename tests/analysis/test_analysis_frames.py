@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 from analysis import frames as F
-from analysis.synthetic import SynthCell, build_store, experiment_spec
+from runner.spec import ExperimentSpec
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Interval, Run, RunMetadata, RunVariable, Sample
+from tests.support.synthetic_store import SynthCell, build_store, experiment_spec
 
 T0 = dt.datetime(2024, 6, 1, 12, 0, 0, tzinfo=dt.UTC)
 
@@ -30,7 +31,9 @@ def _hand_store(path: Path, *, variables: dict[str, str], samples: list[dict]) -
                            duration=100, interval_s=10, sample_interval_s=10, repetitions=1)
     rdb = ResultsDB(path)
     with rdb.session() as s:
-        exp = Experiment(name="hand", spec_hash="h", spec=spec, created_at=T0)
+        model = ExperimentSpec.model_validate(spec)
+        exp = Experiment(name="hand", measurement_hash="h", spec=spec, created_at=T0,
+                         window=model.resolved_window(), metric=model.metric())
         s.add(exp)
         s.flush()
         cell = Cell(experiment_id=exp.id, cell_key="k", position=0, label="doublewrite=on",
@@ -87,11 +90,10 @@ def test_intervals_notpm_time_and_window(tmp_path: Path) -> None:
     assert rs.loc[0, "started_at"] == pd.Timestamp(T0)
 
 
-def test_window_rule() -> None:
-    w = F.window_of({"workload": {"duration": 1800, "warmup": 60}, "window": {}})
-    assert (w.start, w.end, w.warmup) == (900, 1800, 60)
-    w = F.window_of({"workload": {"duration": 1800}, "window": {"start": 300, "end": None}})
-    assert (w.start, w.end) == (300, 1800)
+def test_window_is_read_as_stored() -> None:
+    stored = {"warmup": 60, "duration": 1800, "start": 300, "end": 1500, "report_interval": 10}
+    w = F.window_of(stored)
+    assert (w.start, w.end, w.warmup, w.length) == (300, 1500, 60, 1200)
 
 
 def test_sample_derived_values(tmp_path: Path) -> None:
@@ -205,7 +207,7 @@ def test_extract_counters_reads_only_the_named_ones() -> None:
 
 
 def test_export_writes_csv_and_parquet(study_db: Path, tmp_path: Path) -> None:
-    from analysis.cli import export
+    from analysis.export import export
 
     csv = export(study_db, "study", tmp_path / "i.csv", fmt="csv", what="intervals")
     assert pd.read_csv(csv)["notpm"].notna().all()
@@ -215,13 +217,14 @@ def test_export_writes_csv_and_parquet(study_db: Path, tmp_path: Path) -> None:
 
 
 def test_synthetic_spec_is_a_valid_experiment() -> None:
-    from runner.spec import ExperimentSpec
 
     spec = experiment_spec("x", [SynthCell(knobs={"doublewrite": True, "log_file_size": 2**27})],
                            warmup=10, duration=60, interval_s=10, sample_interval_s=10,
                            repetitions=2)
     model = ExperimentSpec.model_validate(spec)
-    assert F.window_of(model.model_dump(mode="json")) == F.window_of(spec)
+    assert model.resolved_window() == {"warmup": 10, "duration": 60, "start": 30, "end": 60,
+                                       "report_interval": 10}
+    assert model.metric()["name"] == "NOTPM"
 
 
 def test_build_store_into_an_open_db(db_path: Path) -> None:

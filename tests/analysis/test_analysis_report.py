@@ -12,8 +12,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from analysis.cli import register
 from analysis.report import write_report
+from flushbench.cli import build_app
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -113,9 +113,7 @@ def test_report_renders_in_headless_chromium(report: Path, tmp_path: Path) -> No
 
 
 def _app() -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-    return app
+    return build_app()
 
 
 def test_cli_compare_show_export(study_db: Path, tmp_path: Path) -> None:
@@ -153,7 +151,7 @@ def test_cli_report_and_errors(study_db: Path, mixed_meta_db: Path, tmp_path: Pa
 
 
 def test_sysbench_sweep_report_has_the_threads_figure(tmp_path: Path) -> None:
-    from analysis.synthetic import SynthCell, build_store
+    from tests.support.synthetic_store import SynthCell, build_store
 
     cells = [
         SynthCell(knobs={"allocator": alloc, "connections": threads},

@@ -315,3 +315,31 @@ def test_resume_after_sigkill_of_flushbench(tmp_path: Path, work: Path) -> None:
             not Path(f"/proc/{pid}").exists()
             or b"my.cnf" not in Path(f"/proc/{pid}/cmdline").read_bytes()
         )
+
+
+def test_worker_runs_what_was_queued(tmp_path: Path, work: Path) -> None:
+    """`queue add` stores the checked translation; `worker` runs it even if the file changed."""
+    path = experiment(tmp_path, "queued", "fixed: {max_dirty_pages_pct: 55}\n")
+    db_path = tmp_path / "r.sqlite"
+    env = {**os.environ, "FLUSHBENCH_WORK": str(work)}
+    add = subprocess.run([FLUSHBENCH, "queue", "add", str(path), "--db", str(db_path)],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert add.returncode == 0, add.stdout + add.stderr
+    assert "queued 1 run(s) of queued" in add.stdout
+    db = ResultsDB(db_path)
+    with db.session() as s:
+        (cell,) = s.scalars(select(Cell)).all()
+        assert cell.variables["server_options"] == {"innodb_max_dirty_pages_pct": "55"}
+        assert cell.variables["server_version"].startswith("/usr/sbin/mariadbd")
+    # The file is edited after queueing: the worker must run what was queued, not the file.
+    path.write_text(path.read_text().replace("max_dirty_pages_pct: 55", "max_dirty_pages_pct: 80"))
+    worker = subprocess.run([FLUSHBENCH, "worker", "--db", str(db_path)], env=env,
+                            capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert worker.returncode == 0, worker.stdout + worker.stderr
+    assert "queue empty" in worker.stdout
+    (run,) = runs_of(db, "queued")
+    assert run.status == "done"
+    with db.session() as s:
+        applied = s.scalar(select(RunVariable.value).where(
+            RunVariable.run_id == run.id, RunVariable.name == "innodb_max_dirty_pages_pct"))
+    assert float(applied) == 55

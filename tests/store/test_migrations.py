@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,29 @@ def test_password_never_rendered() -> None:
     url = "postgresql+psycopg://bench:s3cret@db.example/flushbench"
     assert "s3cret" not in redacted(url)
     assert resolve_url(url) == url
+
+
+def test_upgrade_0001_to_head_backfills_window_and_metric(tmp_path: Path) -> None:
+    """A database queued before 0002 keeps its experiments: window and metric filled in."""
+    from alembic import command
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    command.upgrade(alembic_config(url), "0001")
+    engine = sa.create_engine(url)
+    spec = {"workload": {"driver": "sysbench", "duration": 60.0, "warmup": 5.0,
+                         "report_interval": 10.0}, "window": {"start": None, "end": None}}
+    with engine.begin() as conn:
+        conn.execute(sa.text(
+            "INSERT INTO experiments (name, description, source_path, spec_hash, spec,"
+            " created_at) VALUES ('old', '', '', 'h', :spec, '2026-01-01 00:00:00')"),
+            {"spec": json.dumps(spec)})
+    engine.dispose()
+    assert upgrade(url) == head_revision()
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        window, metric, mhash = conn.execute(sa.text(
+            "SELECT window, metric, measurement_hash FROM experiments")).one()
+    engine.dispose()
+    assert json.loads(window) == {"warmup": 5.0, "duration": 60.0, "start": 30.0, "end": 60.0,
+                                  "report_interval": 10.0}
+    assert json.loads(metric)["name"] == "TPS" and mhash == "h"

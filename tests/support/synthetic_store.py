@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import insert
 
+from runner.spec import ExperimentSpec
 from store.db import ResultsDB
 from store.models import (
     Cell,
@@ -276,9 +277,11 @@ def build_store(
     names = _status_names(n_counters)
     max_age = int(log_file_size * 0.8)
     with rdb.session() as s:
+        model = ExperimentSpec.model_validate(spec)  # the queue's own window and metric rule
         exp = Experiment(
             name=name, description=spec["description"], source_path=f"experiments/{name}.yaml",
-            spec_hash=f"{seed:064x}", spec=spec, created_at=start,
+            measurement_hash=f"{seed:064x}", spec=spec, created_at=start,
+            window=model.resolved_window(), metric=model.metric(),
         )
         s.add(exp)
         s.flush()
@@ -326,7 +329,7 @@ def build_store(
                 mem_total_bytes=cmeta.mem_total_bytes, datadir_device=cmeta.datadir_device,
                 datadir_fstype=cmeta.datadir_fstype, server_flavor=cmeta.server_flavor,
                 server_version=cmeta.server_version, dataset_key=cmeta.dataset_key,
-                experiment_hash=exp.spec_hash, driver=cmeta.driver, extra=dict(cmeta.extra),
+                experiment_hash=exp.measurement_hash, driver=cmeta.driver, extra=dict(cmeta.extra),
             ))
             log_size = int(c.knobs.get("log_file_size", log_file_size))
             variables = {

@@ -13,8 +13,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from flushbench.cli import app
+from flushbench.cli.options import DbOption
 from flushbench.errors import ConfigError, FlushbenchError
-from runner.cli import app
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -22,12 +23,6 @@ err_console = Console(stderr=True, highlight=False)
 db_app = typer.Typer(help="Results database maintenance.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
-DbOption = Annotated[
-    str | None,
-    typer.Option("--db", envvar="FLUSHBENCH_DB",
-                 help="Results database: a path or SQLAlchemy URL"
-                 " (default results/flushbench.sqlite)."),
-]
 
 
 @app.command()

@@ -1,8 +1,7 @@
 """The analysis verbs of ``flushbench``: report, compare, show, export.
 
-Plain functions with typer annotations; :func:`register` adds them to the runner's app (the
-runner imports this module, never the other way round). Heavy imports (pandas, scipy, plotly)
-happen inside the verbs so ``flushbench --help`` stays fast.
+Each verb calls a library function of :mod:`analysis` (what a notebook calls too). Heavy
+imports (pandas, scipy, plotly) happen inside the verbs so ``flushbench --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -13,13 +12,10 @@ from typing import Annotated, Any
 
 import typer
 
+from flushbench.cli import app
+from flushbench.cli.options import DbOption
 from flushbench.errors import AnalysisError
 
-DbOption = Annotated[
-    str | None,
-    typer.Option("--db", help="Results database path or URL (default: $FLUSHBENCH_DB or "
-                 "results/flushbench.sqlite)."),
-]
 ForceOption = Annotated[
     bool, typer.Option("--force", help="Compare runs even if host/server/dataset differ.")
 ]
@@ -40,6 +36,7 @@ def _f(value: Any, fmt: str = ",.0f") -> str:
     return "–" if not math.isfinite(v) else format(v, fmt)
 
 
+@app.command("report")
 def report_cmd(
     experiment: ExperimentArg,
     out: Annotated[Path, typer.Option("-o", "--out", help="Folder to write report.html and "
@@ -55,6 +52,7 @@ def report_cmd(
     _console().print(f"report: {path}")
 
 
+@app.command("compare")
 def compare_cmd(
     experiment: ExperimentArg,
     db: DbOption = None,
@@ -124,6 +122,7 @@ def compare_cmd(
         con.print(f"[yellow]warning:[/] {w}", soft_wrap=True)
 
 
+@app.command("show")
 def show_cmd(
     run_id: Annotated[int, typer.Argument(help="Run id (see `flushbench status`).")],
     db: DbOption = None,
@@ -169,6 +168,7 @@ def show_cmd(
     con.print(t)
 
 
+@app.command("export")
 def export_cmd(
     experiment: ExperimentArg,
     out: Annotated[Path, typer.Option("-o", "--out", help="File to write.")],
@@ -177,44 +177,7 @@ def export_cmd(
     what: Annotated[str, typer.Option("--what", help="intervals, samples or runs.")] = "intervals",
 ) -> None:
     """Export an experiment's intervals, samples or run summaries as CSV or Parquet."""
+    from analysis.export import export
+
     path = export(db, experiment, out, fmt=fmt, what=what)
     _console().print(f"wrote {path}")
-
-
-def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str = "csv",
-           what: str = "intervals") -> Path:
-    """Library form of ``flushbench export`` (returns the written path)."""
-    from analysis import frames
-
-    if fmt not in ("csv", "parquet"):
-        raise AnalysisError(f"unknown format {fmt!r}", where="--format", fix="use csv or parquet")
-    if what == "intervals":
-        df = frames.intervals(db, experiment)
-    elif what == "samples":
-        df = frames.samples(db, experiment)
-    elif what == "runs":
-        df = frames.run_summary(db, experiment)
-    else:
-        raise AnalysisError(f"unknown table {what!r}", where="--what",
-                            fix="use intervals, samples or runs")
-    # Dict columns (knobs, extra, driver_summary) become JSON text in both formats.
-    import json
-
-    for col in df.columns:
-        if df[col].map(lambda v: isinstance(v, (dict, list))).any():
-            df[col] = df[col].map(lambda v: json.dumps(v, sort_keys=True, default=str))
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "csv":
-        df.to_csv(path, index=False)
-    else:
-        df.to_parquet(path, index=False)
-    return path
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``report``, ``compare``, ``show`` and ``export`` to the ``flushbench`` app."""
-    app.command("report")(report_cmd)
-    app.command("compare")(compare_cmd)
-    app.command("show")(show_cmd)
-    app.command("export")(export_cmd)

@@ -3,35 +3,19 @@
 from __future__ import annotations
 
 import signal
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from runner.cli import app
+from flushbench.cli import app
+from flushbench.cli.options import DbOption, WorkOption, stdout_console
 
-# Piped to a log file, rich would wrap tables at 80 columns; a log line can be wider.
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+console = stdout_console()
 queue_app = typer.Typer(help="The run queue in the results database.", no_args_is_help=True)
 app.add_typer(queue_app, name="queue")
 
-DbOption = Annotated[
-    str | None,  # noqa: UP007 - typer needs Optional here
-    typer.Option(
-        "--db",
-        help="Results database: a path or SQLAlchemy URL"
-        " (default $FLUSHBENCH_DB or results/flushbench.sqlite).",
-    ),
-]
-WorkOption = Annotated[
-    Path | None,  # noqa: UP007
-    typer.Option(
-        "--work", help="Where datasets and run directories go (default $FLUSHBENCH_WORK or ./work)."
-    ),
-]
 
 
 def _sigterm_as_interrupt() -> None:
@@ -61,8 +45,8 @@ def run(
     ] = False,
 ) -> None:
     """Preflight, queue and run an experiment; rerunning resumes where it stopped."""
+    from flushbench.cli.summary import print_cell_summary
     from runner.execute import run_experiment
-    from runner.summary import print_cell_summary
     from store.db import ResultsDB
 
     _sigterm_as_interrupt()
@@ -82,13 +66,13 @@ def run(
             )
         )
 
-    from runner.progress import LiveReporter
-    from runner.spec import load_experiment
+    from flushbench.cli.progress import LiveReporter
+    from runner.execute import prepare
 
-    exp = load_experiment(file)
-    with LiveReporter(console, _run_seconds(exp)) as reporter:
+    ctx = prepare(file, work)  # parsed and preflighted once, then run as checked
+    with LiveReporter(console, _run_seconds(ctx.exp)) as reporter:
         outcome = run_experiment(
-            file,
+            ctx,
             results,
             fresh=fresh,
             retry_failed=retry_failed,
@@ -113,12 +97,13 @@ def queue_add(
 ) -> None:
     """Preflight an experiment and queue its runs for `flushbench worker` (nothing starts)."""
     from runner import queue
-    from runner.execute import prepare
+    from runner.execute import prepare, stored_cells
     from store.db import ResultsDB
 
     ctx = prepare(file, work)
-    variables = {key: t.server_options for key, t in ctx.report.translations.items()}
-    enq = queue.enqueue(ResultsDB(db), ctx.exp, ctx.cells, variables, ctx.source, fresh=fresh)
+    enq = queue.enqueue(
+        ResultsDB(db), ctx.exp, ctx.cells, stored_cells(ctx), ctx.source, fresh=fresh
+    )
     console.print(
         f"queued {enq.queued + enq.requeued} run(s) of {ctx.exp.name}"
         f" ({enq.kept_done} done already)"
@@ -172,9 +157,8 @@ def worker(
     """Run queued runs of every experiment in the database until the queue is empty."""
     from sqlalchemy import select
 
-    from runner.execute import prepare_experiment, work_queue
-    from runner.progress import LiveReporter
-    from runner.spec import ExperimentSpec
+    from flushbench.cli.progress import LiveReporter
+    from runner.execute import prepare_stored, work_queue
     from store.db import ResultsDB
     from store.models import Cell, Experiment, Run
 
@@ -183,7 +167,7 @@ def worker(
     while True:
         with results.session() as s:
             row = s.execute(
-                select(Experiment.id, Experiment.spec, Experiment.source_path)
+                select(Experiment.id)
                 .join(Cell)
                 .join(Run)
                 .where(Run.status == "queued")
@@ -193,8 +177,7 @@ def worker(
         if row is None:
             console.print("queue empty")
             return
-        exp_id, spec, source = row
-        exp = ExperimentSpec.model_validate(spec)
-        ctx = prepare_experiment(exp, source or exp.name, work)
-        with LiveReporter(console, _run_seconds(exp)) as reporter:
+        (exp_id,) = row
+        ctx = prepare_stored(results, exp_id, work)  # runs what was queued, not today's files
+        with LiveReporter(console, _run_seconds(ctx.exp)) as reporter:
             work_queue(results, ctx, exp_id, reporter)

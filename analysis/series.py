@@ -1,0 +1,321 @@
+"""Per-interval and per-sample time series, with the values derived from the raw records.
+
+Raw in, derived out: the store keeps cumulative counters and driver counts with real time
+stamps; here they become NOTPM per interval, rates per second between consecutive samples,
+InnoDB's dirty-page percentage and checkpoint age, and the measurement-window flags.
+
+Time axes: ``t`` is seconds since the measurement started (warmup excluded: warmup intervals
+have ``t <= 0``); ``in_window`` marks the declared measurement window (default: second half).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import String, select, type_coerce
+
+from analysis.query import (
+    DB,
+    DEFAULT_COUNTERS,
+    SAMPLE_COLUMNS,
+    ExperimentRef,
+    counter_regex,
+    fetch,
+    frame,
+    run_context,
+    run_variables,
+    session_scope,
+    utc,
+    window_columns,
+)
+from flushbench.flavors import redo_capacity
+from store.models import Interval, Sample
+
+MB = 1024.0 * 1024.0
+SECTOR = 512
+
+#: Cumulative counters turned into per-second rates: counter → (column, divisor).
+RATE_COUNTERS: dict[str, tuple[str, float]] = {
+    "Innodb_buffer_pool_pages_flushed": ("pages_flushed_per_s", 1.0),
+    "Innodb_os_log_written": ("log_mb_per_s", MB),
+    "Innodb_dblwr_pages_written": ("dblwr_pages_per_s", 1.0),
+    "Innodb_data_fsyncs": ("fsyncs_per_s", 1.0),
+    "Innodb_data_written": ("data_written_mb_per_s", MB),
+    "Innodb_pages_written": ("pages_written_per_s", 1.0),
+    "Innodb_buffer_pool_wait_free": ("wait_free_per_s", 1.0),
+    "Innodb_log_waits": ("log_waits_per_s", 1.0),
+}
+
+# ---------------------------------------------------------------------------- intervals
+
+
+def intervals(
+    db: DB,
+    experiment: ExperimentRef = None,
+    *,
+    run_ids: Sequence[int] | None = None,
+    only_done: bool = True,
+    window_only: bool = False,
+    detail: bool = True,
+) -> pd.DataFrame:
+    """Per-interval driver series with NOTPM, time since measurement start and window flag.
+
+    Parameters
+    ----------
+    run_ids:
+        Only these runs (default: every analyzable run of the experiment).
+    only_done:
+        Keep only runs whose status is ``done`` (the latest attempt of each repetition).
+    window_only:
+        Keep only intervals inside the measurement window.
+    detail:
+        Expand the ``detail`` JSON into ``<type>_count``, ``<type>_p95_ms``… and scalar columns
+        (``qps`` for sysbench).
+
+    Returns
+    -------
+    DataFrame
+        ``run_id, seq, ts, elapsed_s, interval_s, phase, t, primary_count, notpm, per_s,
+        p95_ms, p99_ms, max_ms, errors, retries, in_window`` (+ detail columns).
+        ``notpm = primary_count × 60 / interval_s``; ``t = elapsed_s − warmup``; an interval is
+        in the window when its midpoint lies in ``(start, end]``.
+    """
+    rdf, windows = run_context(db, experiment, run_ids, only_done)
+    cols = [
+        Interval.run_id, Interval.seq, type_coerce(Interval.ts, String), Interval.elapsed_s,
+        Interval.interval_s, Interval.phase, Interval.primary_count, Interval.p95_ms,
+        Interval.p99_ms, Interval.max_ms, Interval.errors, Interval.retries,
+    ]
+    if detail:
+        cols.append(type_coerce(Interval.detail, String))
+    ids = [int(x) for x in rdf["run_id"]]
+    with session_scope(db) as s:
+        rows = fetch(s, select(*cols), Interval.run_id, ids)
+    names = ["run_id", "seq", "ts", "elapsed_s", "interval_s", "phase", "primary_count",
+             "p95_ms", "p99_ms", "max_ms", "errors", "retries"] + (["detail"] if detail else [])
+    df = frame(rows, names)
+    df = df.sort_values(["run_id", "seq"], kind="stable").reset_index(drop=True)
+    df["ts"] = utc(df["ts"])
+    for c in ("elapsed_s", "interval_s", "primary_count", "p95_ms", "p99_ms", "max_ms",
+              "errors", "retries"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+    ctx = window_columns(rdf, windows)
+    warm = df["run_id"].map(ctx["warmup"]).to_numpy(dtype=float)
+    w_start = df["run_id"].map(ctx["w_start"]).to_numpy(dtype=float)
+    w_end = df["run_id"].map(ctx["w_end"]).to_numpy(dtype=float)
+    df["t"] = df["elapsed_s"] - warm
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df["notpm"] = df["primary_count"] * 60.0 / df["interval_s"]
+        df["per_s"] = df["primary_count"] / df["interval_s"]
+    mid = df["t"].to_numpy() - df["interval_s"].to_numpy() / 2
+    df["in_window"] = (df["phase"].to_numpy() == "measure") & (mid > w_start) & (mid <= w_end)
+    if detail:
+        df = _expand_detail(df)
+    if window_only:
+        df = df[df["in_window"]].reset_index(drop=True)
+    return df
+
+
+def _expand_detail(df: pd.DataFrame) -> pd.DataFrame:
+    parsed = [json.loads(d) if isinstance(d, str) else (d or {}) for d in df.pop("detail")]
+    columns: dict[str, np.ndarray] = {}
+    n = len(parsed)
+
+    def put(name: str, i: int, v: Any) -> None:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            col = columns.get(name)
+            if col is None:
+                col = columns[name] = np.full(n, np.nan)
+            col[i] = v
+
+    for i, d in enumerate(parsed):
+        if not isinstance(d, dict):
+            continue
+        for key, value in d.items():
+            if isinstance(value, dict):
+                for sub, v in value.items():
+                    put(f"{key}_{sub}", i, v)
+            else:
+                put(key, i, value)
+    extra = {k: v for k, v in columns.items() if k not in df.columns}
+    if extra:
+        df = pd.concat([df, pd.DataFrame(extra, index=df.index, dtype=float)], axis=1)
+    return df
+
+
+# ---------------------------------------------------------------------------- samples
+
+
+def _num(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def limits_from_variables(variables: pd.DataFrame) -> pd.DataFrame:
+    """Per-run limits from the variables: ``max_dirty_pages_pct`` and ``log_capacity_bytes``.
+
+    Log capacity is :func:`flushbench.flavors.redo_capacity` of each run's variables (they are
+    ``SHOW GLOBAL VARIABLES``, so ``innodb_log_files_in_group`` is there wherever it exists).
+    """
+    out = pd.DataFrame(index=variables.index)
+    if "innodb_max_dirty_pages_pct" in variables.columns:
+        out["max_dirty_pages_pct"] = variables["innodb_max_dirty_pages_pct"].map(_num)
+    else:
+        out["max_dirty_pages_pct"] = math.nan
+    names = [c for c in ("innodb_redo_log_capacity", "innodb_log_file_size",
+                         "innodb_log_files_in_group") if c in variables.columns]
+
+    def capacity(row: pd.Series) -> float:
+        known = {k: str(v) for k, v in row.items() if isinstance(v, str) or pd.notna(v)}
+        value = redo_capacity(known)
+        return math.nan if value is None else float(value)
+
+    out["log_capacity_bytes"] = (
+        variables[names].apply(capacity, axis=1) if names and len(variables) else math.nan
+    )
+    return out
+
+
+def samples(
+    db: DB,
+    experiment: ExperimentRef = None,
+    *,
+    run_ids: Sequence[int] | None = None,
+    counters: Sequence[str] | None = DEFAULT_COUNTERS,
+    only_done: bool = True,
+) -> pd.DataFrame:
+    """Sampler series with derived values, one row per tick (missed ticks kept, values NaN).
+
+    Parameters
+    ----------
+    run_ids:
+        Only these runs (default: every analyzable run of the experiment).
+    counters:
+        SHOW GLOBAL STATUS counters to extract from ``status_z`` (None or empty: skip the
+        decompression entirely — the derived values that need counters are then NaN, except
+        the checkpoint figures, which also come from the ``lsn`` columns and the variables).
+
+    Returns
+    -------
+    DataFrame
+        Raw columns plus ``t`` (s since measurement start), ``in_window``, ``dt_s`` (real
+        seconds since the previous good sample), ``dirty_pct`` (InnoDB's formula
+        ``100 × dirty / (1 + data + free)``), ``checkpoint_age_bytes``, ``checkpoint_age_mb``,
+        ``max_checkpoint_age_bytes`` (status ``Innodb_checkpoint_max_age`` else log capacity),
+        ``max_checkpoint_age_mb``, ``checkpoint_age_pct``, ``max_dirty_pages_pct``,
+        ``rss_mb``, ``vsz_mb``, ``disk_write_mb_per_s``, ``disk_write_iops``,
+        ``disk_read_mb_per_s``, ``disk_read_iops``, ``mysqld_cpu_pct``, ``driver_cpu_pct``
+        (% of one core) and one ``*_per_s`` column per counter in :data:`RATE_COUNTERS`.
+    """
+    rdf, windows = run_context(db, experiment, run_ids, only_done)
+    names = list(counters or ())
+    cols = [Sample.run_id, Sample.seq, type_coerce(Sample.scheduled_ts, String),
+            type_coerce(Sample.ts, String), Sample.missed,
+            *[getattr(Sample, c) for c in SAMPLE_COLUMNS]]
+    if names:
+        cols.append(Sample.status_z)
+    ids = [int(x) for x in rdf["run_id"]]
+    with session_scope(db) as s:
+        rows = fetch(s, select(*cols), Sample.run_id, ids)
+    col_names = ["run_id", "seq", "scheduled_ts", "ts", "missed", *SAMPLE_COLUMNS]
+    if names:
+        col_names.append("status_z")
+    df = frame(rows, col_names)
+    df = df.sort_values(["run_id", "seq"], kind="stable").reset_index(drop=True)
+    df["missed"] = df["missed"].astype(bool) | df["ts"].isna()
+    df["scheduled_ts"] = utc(df["scheduled_ts"])
+    df["ts"] = utc(df["ts"])
+    for c in SAMPLE_COLUMNS:
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+    if names:
+        rx = counter_regex(names)
+        values = {n: np.full(len(df), np.nan) for n in names}
+        for i, blob in enumerate(df.pop("status_z")):
+            if blob:
+                for m in rx.finditer(zlib.decompress(blob)):
+                    values[m.group(1).decode()][i] = float(m.group(2))
+        df = pd.concat([df, pd.DataFrame(values, index=df.index)], axis=1)
+
+    ctx = window_columns(rdf, windows)
+    when = df["ts"].where(df["ts"].notna(), df["scheduled_ts"])
+    measure_start = df["run_id"].map(ctx["measure_started_at"])
+    fallback = df["run_id"].map(ctx["started_at"]) + pd.to_timedelta(
+        df["run_id"].map(ctx["warmup"]), unit="s"
+    )
+    measure_start = measure_start.where(measure_start.notna(), fallback)
+    df["t"] = (when - measure_start).dt.total_seconds()
+    w_start = df["run_id"].map(ctx["w_start"])
+    w_end = df["run_id"].map(ctx["w_end"])
+    df["in_window"] = (~df["missed"]) & (df["t"] >= w_start) & (df["t"] <= w_end)
+
+    # Levels.
+    df["dirty_pct"] = 100.0 * df["pages_dirty"] / (1.0 + df["pages_data"] + df["pages_free"])
+    age = df["lsn"] - df["checkpoint_lsn"]
+    if "Innodb_checkpoint_age" in df.columns:
+        age = age.where(age.notna(), df["Innodb_checkpoint_age"])
+    df["checkpoint_age_bytes"] = age
+    df["checkpoint_age_mb"] = age / MB
+    limits = limits_from_variables(run_variables(db, ids)) if ids else pd.DataFrame(
+        columns=["max_dirty_pages_pct", "log_capacity_bytes"]
+    )
+    max_age = df["run_id"].map(limits["log_capacity_bytes"]) if ids else pd.Series(
+        dtype=float
+    )
+    if "Innodb_checkpoint_max_age" in df.columns:
+        status_max = df.groupby("run_id")["Innodb_checkpoint_max_age"].transform("max")
+        max_age = status_max.where(status_max.notna() & (status_max > 0), max_age)
+    df["max_checkpoint_age_bytes"] = max_age.astype(float)
+    df["max_checkpoint_age_mb"] = df["max_checkpoint_age_bytes"] / MB
+    df["checkpoint_age_pct"] = 100.0 * age / df["max_checkpoint_age_bytes"]
+    df["max_dirty_pages_pct"] = (
+        df["run_id"].map(limits["max_dirty_pages_pct"]).astype(float) if ids else math.nan
+    )
+    df["rss_mb"] = df["mysqld_rss_bytes"] / MB
+    df["vsz_mb"] = df["mysqld_vsz_bytes"] / MB
+
+    # Rates between consecutive good samples of the same run (real time, not scheduled).
+    df = _rates(df, names)
+    return df
+
+
+def _rates(df: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+    good = df[~df["missed"]]
+    run = good["run_id"].to_numpy()
+    same = np.zeros(len(good), dtype=bool)
+    same[1:] = run[1:] == run[:-1]
+    secs = (good["ts"] - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy()
+    dt_s = np.full(len(good), np.nan)
+    dt_s[1:] = secs[1:] - secs[:-1]
+    dt_s[~same] = np.nan
+    dt_s[dt_s <= 0] = np.nan
+
+    def rate(values: np.ndarray, divisor: float = 1.0) -> np.ndarray:
+        d = np.full(len(values), np.nan)
+        d[1:] = values[1:] - values[:-1]
+        d[d < 0] = np.nan  # a counter that went down means a restart: no rate across it
+        return d / divisor / dt_s
+
+    derived: dict[str, np.ndarray] = {"dt_s": dt_s}
+    arr = {c: good[c].to_numpy(dtype=float) for c in good.columns if c in (
+        *SAMPLE_COLUMNS, *names)}
+    derived["disk_write_mb_per_s"] = rate(arr["disk_write_sectors"], MB / SECTOR)
+    derived["disk_read_mb_per_s"] = rate(arr["disk_read_sectors"], MB / SECTOR)
+    derived["disk_write_iops"] = rate(arr["disk_writes"])
+    derived["disk_read_iops"] = rate(arr["disk_reads"])
+    derived["mysqld_cpu_pct"] = 100.0 * rate(arr["mysqld_cpu_user_s"] + arr["mysqld_cpu_sys_s"])
+    derived["driver_cpu_pct"] = 100.0 * rate(arr["driver_cpu_user_s"] + arr["driver_cpu_sys_s"])
+    for counter, (column, divisor) in RATE_COUNTERS.items():
+        if counter in arr:
+            derived[column] = rate(arr[counter], divisor)
+        else:
+            derived[column] = np.full(len(good), np.nan)
+    out = pd.DataFrame(derived, index=good.index).reindex(df.index)
+    return pd.concat([df, out], axis=1)

@@ -1,0 +1,151 @@
+"""Summaries: one row per run (window NOTPM, stability) and per cell (across repetitions)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.query import DB, ExperimentRef, knob_names, runs
+from analysis.series import intervals
+from analysis.stability import stability
+from analysis.stats import bootstrap_ci
+
+
+def _nanmedian(values: np.ndarray) -> float:
+    finite = values[np.isfinite(values)]
+    return float(np.median(finite)) if finite.size else math.nan
+
+
+def run_summary(
+    db: DB,
+    experiment: ExperimentRef = None,
+    *,
+    runs_df: pd.DataFrame | None = None,
+    intervals_df: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One row per run (latest attempts, every status) with window NOTPM and stability.
+
+    ``notpm`` is the window average (Σ New-Orders × 60 / Σ interval seconds — the "15-minute
+    average" of the 2011 study); the stability columns come from
+    :func:`analysis.stability.stability` on the window's per-interval NOTPM series.
+    Pass ``runs_df``/``intervals_df`` to reuse frames already loaded.
+    """
+    rdf = runs_df if runs_df is not None else runs(db, experiment)
+    idf = intervals_df if intervals_df is not None else intervals(
+        db, run_ids=list(rdf["run_id"]), detail=False
+    )
+    win = idf[idf["in_window"]].sort_values(["run_id", "seq"], kind="stable")
+    # Plain numpy slices per run: a pandas groupby with a dozen reductions per group costs
+    # more than the stability figures themselves on a 500-run experiment.
+    col = {c: win[c].to_numpy(dtype=float) for c in (
+        "notpm", "t", "interval_s", "primary_count", "p95_ms", "p99_ms", "errors", "retries")}
+    ids = win["run_id"].to_numpy()
+    cuts = np.flatnonzero(np.diff(ids)) + 1
+    per_run: dict[int, dict[str, Any]] = {}
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(ids)], strict=True):
+        if hi <= lo:
+            continue
+        total_s = float(col["interval_s"][lo:hi].sum())
+        st = stability(col["notpm"][lo:hi], interval_s=float(np.median(col["interval_s"][lo:hi])),
+                       times_s=col["t"][lo:hi])
+        row = st.as_dict()
+        row.update(
+            notpm=float(col["primary_count"][lo:hi].sum() * 60.0 / total_s)
+            if total_s else math.nan,
+            window_s=total_s,
+            n_intervals=int(hi - lo),
+            p95_ms_median=_nanmedian(col["p95_ms"][lo:hi]),
+            p99_ms_median=_nanmedian(col["p99_ms"][lo:hi]),
+            errors=float(np.nansum(col["errors"][lo:hi])),
+            retries=float(np.nansum(col["retries"][lo:hi])),
+        )
+        per_run[int(ids[lo])] = row
+    stats = pd.DataFrame.from_dict(per_run, orient="index")
+    stats = stats.rename(columns={"median": "notpm_median", "mean": "notpm_interval_mean",
+                                  "n": "n_window_intervals"})
+    out = rdf.merge(stats, left_on="run_id", right_index=True, how="left")
+    if "warnings" not in out.columns:
+        out["warnings"] = ""
+    out["warnings"] = out["warnings"].fillna("")
+    done_no_data = (out["status"] == "done") & out["notpm"].isna() if "notpm" in out else None
+    if done_no_data is not None and done_no_data.any():
+        out.loc[done_no_data, "warnings"] = "no intervals in the measurement window"
+    out.attrs["knobs"] = rdf.attrs.get("knobs", knob_names(rdf["knobs"]))
+    return out
+
+
+def cell_summary(
+    db: DB,
+    experiment: ExperimentRef = None,
+    *,
+    run_summary_df: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One row per cell: repetitions, NOTPM mean/median with a bootstrap 95 % CI, stability.
+
+    Returns
+    -------
+    DataFrame
+        ``cell_id, position, cell_label, is_baseline, knobs`` + knob columns, ``n_done,
+        n_failed, n_other, notpm_mean, notpm_median, notpm_ci_low, notpm_ci_high, notpm_min,
+        notpm_max, notpm_cv_pct`` (between repetitions), ``score_median, score_min,
+        cv_pct_median, holes_share_max, period_s_median, oscillating_runs, noisy_runs,
+        warnings``.
+    """
+    rs = run_summary_df if run_summary_df is not None else run_summary(db, experiment)
+    names = rs.attrs.get("knobs") or knob_names(rs["knobs"])
+    rows = []
+    for cell_id, g in rs.groupby("cell_id", sort=False):
+        done = g[(g["status"] == "done") & g["notpm"].notna()]
+        values = done["notpm"].to_numpy(dtype=float)
+        lo, hi = bootstrap_ci(values)
+        first = g.iloc[0]
+        cv = (
+            float(100 * values.std(ddof=1) / values.mean())
+            if values.size > 1 and values.mean() > 0 else math.nan
+        )
+        warnings = sorted({w for ws in done["warnings"] for w in str(ws).split("; ") if w})
+        rows.append({
+            "cell_id": int(cell_id),
+            "position": int(first["position"]),
+            "cell_label": first["cell_label"],
+            "is_baseline": bool(first["is_baseline"]),
+            "knobs": first["knobs"],
+            **{k: first[k] for k in names},
+            "n_done": int(values.size),
+            "n_failed": int((g["status"] == "failed").sum()),
+            "n_other": int((~g["status"].isin(["done", "failed"])).sum()),
+            "notpm_mean": float(values.mean()) if values.size else math.nan,
+            "notpm_median": float(np.median(values)) if values.size else math.nan,
+            "notpm_ci_low": lo,
+            "notpm_ci_high": hi,
+            "notpm_min": float(values.min()) if values.size else math.nan,
+            "notpm_max": float(values.max()) if values.size else math.nan,
+            "notpm_cv_pct": cv,
+            "score_median": float(done["score"].median()) if values.size else math.nan,
+            "score_min": float(done["score"].min()) if values.size else math.nan,
+            "cv_pct_median": float(done["cv_pct"].median()) if values.size else math.nan,
+            "holes_share_max": float(done["holes_share"].max()) if values.size else math.nan,
+            "period_s_median": float(done["period_s"].median()) if values.size else math.nan,
+            "oscillating_runs": int(done["oscillates"].fillna(False).astype(bool).sum())
+            if values.size else 0,
+            "noisy_runs": int((done["cv_pct"] >= 10).sum()) if values.size else 0,
+            "warnings": "; ".join(
+                sorted({w.split(":")[0] for w in warnings})
+            ),
+        })
+    out = pd.DataFrame(rows).sort_values("position").reset_index(drop=True)
+    out.attrs["knobs"] = names
+    return out
+
+
+def representative_runs(run_summary_df: pd.DataFrame) -> dict[int, int]:
+    """For each cell, the done run whose NOTPM is closest to the cell's median (cell → run)."""
+    out = {}
+    done = run_summary_df[(run_summary_df["status"] == "done") & run_summary_df["notpm"].notna()]
+    for cell_id, g in done.groupby("cell_id", sort=False):
+        med = g["notpm"].median()
+        out[int(cell_id)] = int(g.loc[(g["notpm"] - med).abs().idxmin(), "run_id"])
+    return out

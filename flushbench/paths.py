@@ -21,3 +21,27 @@ def tpcc_binary() -> Path:
 def work_dir() -> Path:
     """Root for datasets snapshots and run directories (``$FLUSHBENCH_WORK`` or ./work)."""
     return Path(os.environ.get("FLUSHBENCH_WORK", "work")).resolve()
+
+
+def names_in(folder: Path, suffix: str) -> list[str]:
+    """The bare names (file stems) of the ``*suffix`` files in ``folder``, sorted."""
+    return sorted(p.stem for p in folder.glob(f"*{suffix}")) if folder.is_dir() else []
+
+
+def named_file(
+    name_or_path: str, folder: Path, suffixes: tuple[str, ...], relative_to: Path | None = None
+) -> Path:
+    """Where a file named in an experiment lives: ``folder/NAME<suffix>`` for a bare name.
+
+    A value with a ``/`` or one of ``suffixes`` is a path: tried as given (against the current
+    directory), then against ``relative_to`` (the folder of the file that names it). The
+    result may not exist; callers say what is missing.
+    """
+    if "/" in name_or_path or name_or_path.endswith(suffixes):
+        path = Path(name_or_path).expanduser()
+        if not path.is_absolute() and not path.exists() and relative_to is not None:
+            alt = relative_to / path
+            if alt.exists():
+                return alt
+        return path
+    return folder / f"{name_or_path}{suffixes[0]}"

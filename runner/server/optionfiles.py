@@ -137,30 +137,22 @@ def write_mycnf(
 
 def available_base_configs() -> list[str]:
     """Names of the base my.cnf templates in ``configs/mycnf``."""
-    if not paths.MYCNF_DIR.is_dir():
-        return []
-    return sorted(p.stem for p in paths.MYCNF_DIR.glob("*.cnf"))
+    return paths.names_in(paths.MYCNF_DIR, ".cnf")
 
 
 def base_config_path(name_or_path: str, relative_to: Path | None = None) -> Path:
     """``configs/mycnf/NAME.cnf`` for a bare name, else the path (raises if missing)."""
-    if "/" in name_or_path or name_or_path.endswith(".cnf"):
-        path = Path(name_or_path).expanduser()
-        if not path.is_absolute() and not path.exists() and relative_to is not None:
-            path = relative_to / path
-        if not path.is_file():
-            raise ConfigError(
-                f"base config file {path} not found", where="base_config", fix="check the path"
-            )
+    path = paths.named_file(name_or_path, paths.MYCNF_DIR, (".cnf",), relative_to)
+    if path.is_file():
         return path
-    path = paths.MYCNF_DIR / f"{name_or_path}.cnf"
-    if not path.is_file():
+    if path.parent == paths.MYCNF_DIR and "/" not in name_or_path:
         raise ConfigError(
             f"unknown base config '{name_or_path}'",
             where="base_config",
             fix=did_you_mean(name_or_path, available_base_configs()),
         )
-    return path
+    raise ConfigError(f"base config file {path} not found", where="base_config",
+                      fix="check the path")
 
 
 def read_mycnf(path: Path) -> dict[str, str]:

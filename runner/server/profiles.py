@@ -55,9 +55,7 @@ class ServerProfile(StrictModel):
 
 def available_profiles() -> list[str]:
     """Names of the profiles in ``configs/servers`` (file stems), sorted."""
-    if not paths.SERVER_PROFILES_DIR.is_dir():
-        return []
-    return sorted(p.stem for p in paths.SERVER_PROFILES_DIR.glob("*.yaml"))
+    return paths.names_in(paths.SERVER_PROFILES_DIR, ".yaml")
 
 
 def profile_path(name_or_path: str, relative_to: Path | None = None) -> Path:
@@ -66,14 +64,8 @@ def profile_path(name_or_path: str, relative_to: Path | None = None) -> Path:
     Relative paths are tried against the current directory, then ``relative_to`` (the folder
     of the experiment file naming the profile).
     """
-    if "/" in name_or_path or name_or_path.endswith((".yaml", ".yml")):
-        path = Path(name_or_path).expanduser()
-        if not path.is_absolute() and not path.exists() and relative_to is not None:
-            alt = relative_to / path
-            if alt.exists():
-                return alt
-        return path
-    return paths.SERVER_PROFILES_DIR / f"{name_or_path}.yaml"
+    return paths.named_file(name_or_path, paths.SERVER_PROFILES_DIR, (".yaml", ".yml"),
+                            relative_to)
 
 
 def load_profile(name_or_path: str, relative_to: Path | None = None) -> ServerProfile:

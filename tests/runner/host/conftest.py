@@ -1,7 +1,7 @@
 """Fixtures for the host-control tests: real kernel, real cgroups, a scratch dir on the real disk.
 
 A test that changes the host is marked ``@pytest.mark.host_control("io" | "cpuset" | "thp" |
-"mount")``; when the host cannot do that (not root, controller missing, no THP), the test is
+"mount" | "dm")``; when the host cannot do that (not root, controller missing, no THP), the test is
 skipped with the capability's own reason and fix — and only then.
 """
 
@@ -31,8 +31,15 @@ def _capability(what: str) -> tuple[bool, str]:
     elif what == "thp":
         cap = capabilities.can_set_thp()
     elif what == "mount":
-        ok = os.geteuid() == 0 and shutil.which("losetup") and shutil.which("mkfs.ext4")
-        return bool(ok), "needs root, losetup and mkfs.ext4 to build test filesystems"
+        tools = ("losetup", "addpart", "mkfs.ext4", "mount")
+        ok = os.geteuid() == 0 and all(shutil.which(t) for t in tools)
+        return ok, "needs root and " + ", ".join(tools) + " to build test filesystems"
+    elif what == "dm":
+        ok = Path("/sys/class/misc/device-mapper").exists() and shutil.which("dmsetup")
+        return bool(ok), (
+            "the kernel has no device-mapper driver (/sys/class/misc/device-mapper) or "
+            "dmsetup is missing — a kernel with CONFIG_BLK_DEV_DM and `apt-get install dmsetup`"
+        )
     else:
         raise ValueError(f"unknown host_control capability {what!r}")
     return cap.ok, f"{cap.name}: {cap.detail}" + (f" — {cap.fix}" if cap.fix else "")

@@ -1,0 +1,227 @@
+"""Storage profiles: the read/write IOPS and bandwidth limits that emulate a class of disk.
+
+A profile is applied to mysqld's I/O on the datadir's block device by the kernel's cgroup I/O
+throttle (:mod:`runner.host.cgroups`). Every limit is optional; a profile without any limit
+(``unlimited``) means "the machine's own disk". The presets and where their figures come from
+are documented in ``docs/storage.md``.
+
+Units: IOPS are plain numbers (``3000``, ``3k``); bandwidths are bytes per second written as
+sizes (``125M`` = 125 MiB/s, ``1G``), with the 1024-based units of :mod:`flushbench.units`
+(the same as my.cnf sizes, and the unit cloud providers quote: gp3's baseline is 125 MiB/s).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field, ValidationError
+
+from flushbench.errors import ConfigError
+from flushbench.units import format_size, parse_size
+from flushbench.validation import StrictModel, config_error_from
+
+_IOPS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kK]?)\s*$")
+
+
+def parse_iops(value: Any) -> int:
+    """Parse an IOPS figure: ``3000``, ``"3000"``, ``"3k"`` or ``"1.5k"`` (k = 1000).
+
+    Raises
+    ------
+    ValueError
+        If the value is not a positive whole number of operations per second.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected IOPS like 3000 or 3k, got {value!r}")
+    if isinstance(value, int):
+        number = float(value)
+    elif isinstance(value, float):
+        number = value
+    else:
+        m = _IOPS_RE.match(str(value))
+        if not m:
+            raise ValueError(f"expected IOPS like 3000 or 3k, got {value!r}")
+        number = float(m.group(1)) * (1000 if m.group(2) else 1)
+    if not number.is_integer() or number < 1:
+        raise ValueError(f"IOPS must be a whole number >= 1, got {value!r}")
+    return int(number)
+
+
+def parse_bandwidth(value: Any) -> int:
+    """Parse a bandwidth in bytes per second: ``"125M"`` (MiB/s), ``"1G"``, ``131072000``.
+
+    A trailing ``/s`` is accepted (``"125M/s"``).
+
+    Raises
+    ------
+    ValueError
+        If the value is not a size of at least 4 KiB per second.
+    """
+    if isinstance(value, str) and value.strip().lower().endswith("/s"):
+        value = value.strip()[:-2]
+    result = parse_size(value)
+    # Below one page per second the kernel throttle would stall mysqld outright.
+    if result < 4096:
+        raise ValueError(f"bandwidth must be at least 4K per second, got {value!r}")
+    return result
+
+
+def _iops(value: Any) -> Any:
+    return None if value is None else parse_iops(value)
+
+
+def _bandwidth(value: Any) -> Any:
+    return None if value is None else parse_bandwidth(value)
+
+
+Iops = Annotated[int | None, BeforeValidator(_iops), Field(ge=1)]
+Bandwidth = Annotated[int | None, BeforeValidator(_bandwidth), Field(ge=4096)]
+
+
+class StorageSpec(StrictModel):
+    """Limits on mysqld's I/O to the datadir's device; ``None`` means "not limited".
+
+    Attributes
+    ----------
+    name:
+        The preset name, or ``custom`` for a hand-written profile.
+    read_iops, write_iops:
+        Read/write operations per second (as the kernel counts them: one per bio after
+        splitting, so a 1 MiB write is one operation unless the device splits it).
+    read_bandwidth, write_bandwidth:
+        Bytes per second.
+    """
+
+    name: str = "custom"
+    read_iops: Iops = None
+    write_iops: Iops = None
+    read_bandwidth: Bandwidth = None
+    write_bandwidth: Bandwidth = None
+
+    @property
+    def limited(self) -> bool:
+        """True when at least one limit is set (a throttle group is needed)."""
+        return any(
+            v is not None
+            for v in (self.read_iops, self.write_iops, self.read_bandwidth, self.write_bandwidth)
+        )
+
+    def label(self) -> str:
+        """A short human description: ``cloud-gp3 (r 3000 IOPS 125M/s, w 3000 IOPS 125M/s)``."""
+        if not self.limited:
+            return f"{self.name} (no limits)"
+
+        def side(tag: str, iops: int | None, bw: int | None) -> str:
+            parts = [f"{iops} IOPS" if iops is not None else "", (
+                f"{format_size(bw)}/s" if bw is not None else "")]
+            text = " ".join(p for p in parts if p)
+            return f"{tag} {text}" if text else ""
+
+        sides = [
+            side("r", self.read_iops, self.read_bandwidth),
+            side("w", self.write_iops, self.write_bandwidth),
+        ]
+        return f"{self.name} ({', '.join(s for s in sides if s)})"
+
+    def as_record(self) -> dict[str, Any]:
+        """The limits as a flat dict for run metadata (``storage_write_iops``...)."""
+        return {
+            "storage_profile": self.name,
+            "storage_read_iops": self.read_iops,
+            "storage_write_iops": self.write_iops,
+            "storage_read_bandwidth": self.read_bandwidth,
+            "storage_write_bandwidth": self.write_bandwidth,
+        }
+
+
+_MiB = 1024 * 1024
+
+#: Named profiles; the derivation of every figure is in docs/storage.md.
+PRESETS: dict[str, StorageSpec] = {
+    "unlimited": StorageSpec(name="unlimited"),
+    # 8 x 15k rpm SAS disks in RAID-10, no controller write cache: ~180 random IOPS per
+    # disk; reads can be served by either mirror (8 x 180), each write costs two disk
+    # writes (8 x 180 / 2); ~150 MiB/s sequential per disk, 4 stripes.
+    "hdd-raid10-2011": StorageSpec(
+        name="hdd-raid10-2011",
+        read_iops=1440,
+        write_iops=720,
+        read_bandwidth=600 * _MiB,
+        write_bandwidth=600 * _MiB,
+    ),
+    # Intel SSD 320 (2011, SATA 3 Gb/s, 300/600 GB) product specification: 4 KiB random reads
+    # up to 39,500 IOPS, writes up to 23,000 IOPS (QD 32); sequential 270/220 MB/s.
+    "sata-ssd": StorageSpec(
+        name="sata-ssd",
+        read_iops=39500,
+        write_iops=23000,
+        read_bandwidth=257 * _MiB,  # 270 MB/s
+        write_bandwidth=209 * _MiB,  # 220 MB/s
+    ),
+    # AWS EBS gp3 baseline (what every gp3 volume gets without paying for more).
+    "cloud-gp3": StorageSpec(
+        name="cloud-gp3",
+        read_iops=3000,
+        write_iops=3000,
+        read_bandwidth=125 * _MiB,
+        write_bandwidth=125 * _MiB,
+    ),
+}
+
+
+def preset_names() -> list[str]:
+    """The preset names, in definition order."""
+    return list(PRESETS)
+
+
+def resolve_storage(value: str | Mapping[str, Any] | StorageSpec | None,
+                    where: str = "storage") -> StorageSpec:
+    """Turn an experiment's ``storage:`` value into a :class:`StorageSpec`.
+
+    Parameters
+    ----------
+    value:
+        A preset name (``cloud-gp3``), a mapping of limits (``{write_iops: 1000}``,
+        optionally with ``preset: NAME`` whose limits the other keys override), a
+        StorageSpec, or None (``unlimited``).
+    where:
+        File and key path for error messages (``experiments/x.yaml: storage``).
+
+    Raises
+    ------
+    ConfigError
+        On an unknown preset, an unknown key or a malformed number, with the fix.
+    """
+    if value is None:
+        return PRESETS["unlimited"]
+    if isinstance(value, StorageSpec):
+        return value
+    if isinstance(value, str):
+        name = value.strip()
+        if name not in PRESETS:
+            raise ConfigError(
+                f"unknown storage preset {name!r}",
+                where,
+                "use one of " + ", ".join(PRESETS) + " or a mapping such as "
+                "{write_iops: 1000, write_bandwidth: 125M}",
+            )
+        return PRESETS[name]
+    if isinstance(value, Mapping):
+        data = dict(value)
+        preset = data.pop("preset", None)
+        base: dict[str, Any] = {}
+        if preset is not None:
+            base = resolve_storage(str(preset), f"{where}.preset").model_dump()
+            base["name"] = f"{preset}+custom" if data else str(preset)
+        base.update(data)
+        try:
+            return StorageSpec.model_validate(base)
+        except ValidationError as exc:
+            raise config_error_from(exc, where) from None
+    raise ConfigError(
+        f"storage must be a preset name or a mapping of limits, got {value!r}",
+        where,
+        "write e.g. `storage: cloud-gp3` or `storage: {write_iops: 1000}`",
+    )

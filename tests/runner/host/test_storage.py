@@ -1,0 +1,76 @@
+"""Storage profiles: units, presets, the experiment-file forms and their errors."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from flushbench.errors import ConfigError
+from runner.host.storage import (
+    PRESETS,
+    StorageSpec,
+    parse_bandwidth,
+    parse_iops,
+    resolve_storage,
+)
+
+
+def test_iops_units() -> None:
+    assert parse_iops(3000) == 3000
+    assert parse_iops("3000") == 3000
+    assert parse_iops("3k") == 3000
+    assert parse_iops("1.5K") == 1500
+    for bad in ("fast", 0, "0.5", True, "-3"):
+        with pytest.raises(ValueError):
+            parse_iops(bad)
+
+
+def test_bandwidth_units() -> None:
+    assert parse_bandwidth("125M") == 125 * 1024**2
+    assert parse_bandwidth("125M/s") == 125 * 1024**2
+    assert parse_bandwidth("1G") == 1024**3
+    assert parse_bandwidth(131072000) == 131072000
+    with pytest.raises(ValueError, match="at least 4K"):
+        parse_bandwidth("1K")
+    with pytest.raises(ValueError):
+        parse_bandwidth("lots")
+
+
+def test_presets_and_labels() -> None:
+    assert set(PRESETS) == {"unlimited", "hdd-raid10-2011", "sata-ssd", "cloud-gp3"}
+    assert not PRESETS["unlimited"].limited
+    gp3 = resolve_storage("cloud-gp3")
+    assert (gp3.write_iops, gp3.write_bandwidth) == (3000, 125 * 1024**2)
+    assert gp3.label() == "cloud-gp3 (r 3000 IOPS 125M/s, w 3000 IOPS 125M/s)"
+    assert resolve_storage(None) is PRESETS["unlimited"]
+    assert PRESETS["unlimited"].label() == "unlimited (no limits)"
+    raid = PRESETS["hdd-raid10-2011"]
+    assert raid.write_iops * 2 == raid.read_iops  # RAID-10: each write costs two disk writes
+
+
+def test_mapping_and_preset_override() -> None:
+    spec = resolve_storage({"write_iops": "1k", "write_bandwidth": "64M"})
+    assert (spec.name, spec.write_iops, spec.write_bandwidth, spec.read_iops) == (
+        "custom", 1000, 64 * 1024**2, None)
+    assert spec.label() == "custom (w 1000 IOPS 64M/s)"
+    tuned = resolve_storage({"preset": "cloud-gp3", "write_iops": 1000})
+    assert (tuned.name, tuned.write_iops, tuned.read_iops) == ("cloud-gp3+custom", 1000, 3000)
+    assert tuned.as_record()["storage_write_iops"] == 1000
+
+
+def test_errors_name_the_key_and_the_fix() -> None:
+    with pytest.raises(ConfigError) as err:
+        resolve_storage("gp3", "x.yaml: storage")
+    assert "unknown storage preset 'gp3'" in str(err.value)
+    assert "cloud-gp3" in err.value.fix
+    with pytest.raises(ConfigError, match="storage: write_iop: unknown key .*'write_iops'"):
+        resolve_storage({"write_iop": 100}, "x.yaml: storage")
+    with pytest.raises(ConfigError, match="write_bandwidth"):
+        resolve_storage({"write_bandwidth": "fast"}, "x.yaml: storage")
+    with pytest.raises(ConfigError, match="preset name or a mapping"):
+        resolve_storage(42, "x.yaml: storage")  # type: ignore[arg-type]
+
+
+def test_spec_is_frozen() -> None:
+    with pytest.raises(ValidationError, match="frozen"):
+        StorageSpec(write_iops=1).write_iops = 2  # type: ignore[misc]

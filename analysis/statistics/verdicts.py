@@ -18,6 +18,7 @@ says a 10 % effect could be hiding.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -122,19 +123,24 @@ def minimum_detectable_effect(
         return math.nan
     if log_sd == 0:
         return 0.0
-    df = n_a + n_b - 2
     scale = log_sd * math.sqrt(1 / n_a + 1 / n_b)
+    delta = _noncentrality(n_a + n_b - 2, alpha, power) * scale
+    return 100.0 * math.expm1(delta)
+
+
+@functools.lru_cache(maxsize=256)
+def _noncentrality(df: int, alpha: float, power: float) -> float:
+    """Noncentrality at which a two-sided t test with ``df`` reaches ``power`` (cached:
+    it depends on the sizes only, and a report asks for it once per cell)."""
     t_crit = float(stats.t.ppf(1 - alpha / 2, df))
 
-    def gap(delta: float) -> float:
-        nc = delta / scale
+    def gap(nc: float) -> float:
         return float(stats.nct.sf(t_crit, df, nc) + stats.nct.cdf(-t_crit, df, nc)) - power
 
-    hi = scale
+    hi = 1.0
     while gap(hi) < 0:
         hi *= 2
-    delta = float(optimize.brentq(gap, 0.0, hi, xtol=1e-10))
-    return 100.0 * math.expm1(delta)
+    return float(optimize.brentq(gap, 0.0, hi, xtol=1e-10))
 
 
 def _fmt_p(p: float) -> str:

@@ -1,0 +1,218 @@
+"""Is the difference real? One cell against the baseline, with the reason and the size that
+could hide.
+
+Rule (both tests must agree, so the error rate is at most the smaller of theirs):
+
+- ``not enough repetitions`` — fewer than 2 runs on a side, or the group sizes make
+  p < 0.05 impossible for an exact rank test (3 vs 3: the smallest p is 0.10; 3 vs 4: 0.057);
+- ``faster`` / ``slower`` — the exact two-sided Mann-Whitney p < 0.05 **and** the 95 %
+  Welch-on-log interval of the ratio excludes 1;
+- ``no clear difference`` — otherwise, with the reason (which test did not agree).
+
+Every verdict carries the **minimum detectable effect**: the smallest true ratio change (%)
+that a two-sample t test on log NOTPM at these sizes and this noise would find with 80 %
+power at α = 0.05 (noncentral t). The noise is the cells' pooled log-scale SD, or the A/A
+noise floor when that is larger and known. A "no clear difference" with an MDE of ±12 %
+says a 10 % effect could be hiding.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy import optimize, stats
+
+from analysis.statistics.hypothesis_tests import mann_whitney, min_attainable_p
+from analysis.statistics.intervals import LEVEL, ratio_ci
+
+#: Two-sided significance level of the rank test.
+ALPHA = 0.05
+#: Power at which the minimum detectable effect is stated.
+POWER = 0.80
+
+FASTER = "faster"
+SLOWER = "slower"
+NO_DIFFERENCE = "no clear difference"
+NOT_ENOUGH = "not enough repetitions"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One cell against the baseline (``ratio = other / baseline``)."""
+
+    verdict: str
+    reason: str
+    ratio: float
+    ci_low: float
+    ci_high: float
+    ci_method: str
+    p_value: float
+    test_method: str
+    n_baseline: int
+    n_other: int
+    min_attainable_p: float
+    noise_cv_pct: float
+    mde_pct: float
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields as a flat dict (one row of a comparison table)."""
+        return asdict(self)
+
+
+def _positive(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    return arr[np.isfinite(arr) & (arr > 0)]
+
+
+def cv_to_log_sd(cv: float) -> float:
+    """Log-scale SD of lognormal noise with this CV (a fraction: 0.03 for 3 %)."""
+    return math.sqrt(math.log1p(cv * cv))
+
+
+def log_sd_to_cv(sd: float) -> float:
+    """CV (fraction) of lognormal noise with this log-scale SD."""
+    return math.sqrt(math.expm1(sd * sd))
+
+
+def pooled_log_sd(
+    baseline: Sequence[float] | np.ndarray, other: Sequence[float] | np.ndarray
+) -> float:
+    """Pooled SD of log values of two cells (NaN without a degree of freedom)."""
+    a, b = np.log(_positive(baseline)), np.log(_positive(other))
+    df = max(a.size - 1, 0) + max(b.size - 1, 0)
+    if df < 1:
+        return math.nan
+    ss = (float(((a - a.mean()) ** 2).sum()) if a.size else 0.0) + (
+        float(((b - b.mean()) ** 2).sum()) if b.size else 0.0)
+    return math.sqrt(ss / df)
+
+
+def minimum_detectable_effect(
+    n_a: int,
+    n_b: int,
+    log_sd: float,
+    *,
+    alpha: float = ALPHA,
+    power: float = POWER,
+) -> float:
+    """Smallest ratio change (% , upward) found with ``power`` by a two-sided t test on logs.
+
+    Parameters
+    ----------
+    n_a, n_b:
+        Runs per cell.
+    log_sd:
+        Noise as the SD of log NOTPM between runs (≈ CV for small CVs).
+    alpha, power:
+        Test level and wanted power.
+
+    Returns
+    -------
+    float
+        ``100 × (exp(δ) − 1)`` where δ solves power(δ) = ``power`` for the noncentral t
+        with ``n_a + n_b − 2`` df; ``inf`` when the sizes cannot reach ``alpha`` with an exact
+        rank test (see :func:`min_attainable_p`) or have no df; NaN when the noise is unknown.
+    """
+    if n_a < 2 or n_b < 2 or min_attainable_p(n_a, n_b) >= alpha:
+        return math.inf
+    if not np.isfinite(log_sd):
+        return math.nan
+    if log_sd == 0:
+        return 0.0
+    scale = log_sd * math.sqrt(1 / n_a + 1 / n_b)
+    delta = _noncentrality(n_a + n_b - 2, alpha, power) * scale
+    return 100.0 * math.expm1(delta)
+
+
+@functools.lru_cache(maxsize=256)
+def _noncentrality(df: int, alpha: float, power: float) -> float:
+    """Noncentrality at which a two-sided t test with ``df`` reaches ``power`` (cached:
+    it depends on the sizes only, and a report asks for it once per cell)."""
+    t_crit = float(stats.t.ppf(1 - alpha / 2, df))
+
+    def gap(nc: float) -> float:
+        return float(stats.nct.sf(t_crit, df, nc) + stats.nct.cdf(-t_crit, df, nc)) - power
+
+    hi = 1.0
+    while gap(hi) < 0:
+        hi *= 2
+    return float(optimize.brentq(gap, 0.0, hi, xtol=1e-10))
+
+
+def _fmt_p(p: float) -> str:
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+def verdict(
+    baseline: Sequence[float] | np.ndarray,
+    other: Sequence[float] | np.ndarray,
+    *,
+    alpha: float = ALPHA,
+    level: float = LEVEL,
+    noise_floor_cv: float | None = None,
+) -> Verdict:
+    """Compare one cell's per-run figures (e.g. NOTPM) with the baseline's.
+
+    Parameters
+    ----------
+    baseline, other:
+        One figure per done run (NaN and values ≤ 0 are dropped).
+    alpha:
+        Level of the Mann-Whitney test.
+    level:
+        Coverage of the ratio's interval (0.95 pairs with α = 0.05).
+    noise_floor_cv:
+        Run-to-run CV (fraction) measured by an A/A experiment; the MDE uses the larger of
+        it and the cells' own noise.
+
+    Returns
+    -------
+    Verdict
+        See the module docstring for the rule; ``reason`` is a sentence for the report.
+    """
+    a, b = _positive(baseline), _positive(other)
+    na, nb = int(a.size), int(b.size)
+    ci = ratio_ci(a, b, level=level)
+    test = mann_whitney(a, b)
+    pmin = min_attainable_p(na, nb)
+    sd = pooled_log_sd(a, b)
+    if noise_floor_cv is not None and np.isfinite(noise_floor_cv):
+        floor = cv_to_log_sd(noise_floor_cv)
+        sd = floor if not np.isfinite(sd) else max(sd, floor)
+    noise_cv = 100.0 * log_sd_to_cv(sd) if np.isfinite(sd) else math.nan
+    mde = minimum_detectable_effect(na, nb, sd, alpha=alpha)
+
+    def make(label: str, reason: str) -> Verdict:
+        return Verdict(label, reason, ci.estimate, ci.low, ci.high, ci.method, test.p_value,
+                       test.method, na, nb, pmin, noise_cv, mde)
+
+    if na < 2 or nb < 2:
+        return make(NOT_ENOUGH, f"{na} vs {nb} runs: an interval needs at least 2 per side")
+    if pmin >= alpha:
+        need = next(k for k in range(2, 50) if min_attainable_p(k, k) < alpha)
+        return make(NOT_ENOUGH, (
+            f"{na} vs {nb} runs: the smallest possible two-sided p is {_fmt_p(pmin)} ≥ "
+            f"{alpha:g}, so no difference can be shown; run at least {need} per cell"))
+    pct = f"{100 * level:g}%"
+    ci_text = f"{pct} CI of the ratio {ci.low:.3f}–{ci.high:.3f}"
+    hide = f"; a change below ±{mde:.1f}% could hide at this n and noise"
+    significant = test.p_value < alpha
+    if significant and ci.excludes_one:
+        # U of the baseline below half the pairs means the other cell ranks higher.
+        mw_up = test.statistic < na * nb / 2
+        if mw_up == (ci.estimate > 1):
+            label = FASTER if ci.estimate > 1 else SLOWER
+            return make(label, f"Mann-Whitney p = {_fmt_p(test.p_value)} < {alpha:g} and "
+                               f"the {ci_text} excludes 1")
+        return make(NO_DIFFERENCE, "the rank test and the ratio disagree on the direction"
+                    + hide)
+    reasons = []
+    if not significant:
+        reasons.append(f"Mann-Whitney p = {_fmt_p(test.p_value)} ≥ {alpha:g}")
+    if not ci.excludes_one:
+        reasons.append(f"the {ci_text} includes 1")
+    return make(NO_DIFFERENCE, " and ".join(reasons) + hide)

@@ -1,25 +1,21 @@
 """Is the difference real? Cells against the baseline, knob effects, rankings.
 
-Per cell, across repetitions: NOTPM mean with a bootstrap 95 % CI. Against the baseline cell:
-the ratio of means ("1.55×") with a bootstrap 95 % CI, a two-sided Mann-Whitney U p-value and a
-verdict:
+Per cell, across repetitions: NOTPM mean with a 95 % interval that holds its coverage at
+3 repetitions (:func:`analysis.statistics.intervals.mean_ci`). Against the baseline cell: the
+ratio with a Welch-on-log 95 % interval, an exact Mann-Whitney p-value and a verdict
+(:func:`analysis.statistics.verdicts.verdict`): ``faster``/``slower`` only when p < 0.05 *and*
+the interval excludes 1; ``not enough repetitions`` when the group sizes cannot reach p < 0.05;
+``no clear difference`` otherwise — each with its reason and the minimum detectable effect
+(the change that could hide at this n and noise; the A/A noise floor counts when known).
 
-- ``not enough repetitions`` — fewer than 3 done runs on either side;
-- ``faster`` / ``slower`` — the ratio's CI excludes 1 **and** Mann-Whitney agrees: p ≤ 0.05,
-  or, when the group sizes make 0.05 unreachable (3 vs 3 runs: the smallest possible p is
-  0.10), the groups do not overlap at all (p equals the smallest attainable value);
-- ``no clear difference`` — otherwise.
-
-Across the matrix: the main effect of each knob (marginal mean NOTPM per level over runs, as a
-ratio to the baseline's level) and two-way interactions (the part of the cell means that the
-two main effects do not explain). Runs whose checked metadata differ (host, server flavor and
-version, dataset) are not compared unless ``force=True``.
+Across the matrix: main effects and two-way interactions only where the design identifies
+them (:mod:`analysis.statistics.design`); otherwise "not estimable: confounded with …". Runs
+whose checked metadata differ (host, server flavor and version, dataset) are not compared
+unless ``force=True``. Methods and simulated error rates: ``docs/statistics.md``.
 """
 
 from __future__ import annotations
 
-import itertools
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,64 +31,25 @@ from analysis.frames import (
     load,
     varying_knobs,
 )
-from analysis.stats import bootstrap_ratio_ci, mann_whitney_p, min_attainable_p
+from analysis.statistics import design
+from analysis.statistics.verdicts import (
+    FASTER,
+    NO_DIFFERENCE,
+    NOT_ENOUGH,
+    SLOWER,
+    verdict,
+)
 from flushbench.errors import AnalysisError
 
-#: Fewer done runs than this on either side: no verdict.
-MIN_REPETITIONS = 3
-#: Mann-Whitney threshold (two-sided).
-ALPHA = 0.05
-
-FASTER = "faster"
-SLOWER = "slower"
-NO_DIFFERENCE = "no clear difference"
-NOT_ENOUGH = "not enough repetitions"
 BASELINE = "baseline"
+#: A cell repeated at least this often measures the run-to-run noise floor (A/A).
+AA_MIN_REPETITIONS = 5
 
-
-@dataclass
-class Verdict:
-    """One cell against the baseline."""
-
-    ratio: float
-    ci_low: float
-    ci_high: float
-    p_value: float
-    verdict: str
-
-
-def verdict(
-    baseline: np.ndarray | list[float],
-    other: np.ndarray | list[float],
-    *,
-    alpha: float = ALPHA,
-    min_repetitions: int = MIN_REPETITIONS,
-) -> Verdict:
-    """Compare one cell's per-run NOTPM with the baseline's (see the module docstring).
-
-    Parameters
-    ----------
-    baseline, other:
-        One NOTPM figure per done run.
-
-    Returns
-    -------
-    Verdict
-        ``ratio = mean(other) / mean(baseline)`` with its bootstrap 95 % CI, the Mann-Whitney
-        p-value and the verdict string.
-    """
-    a = np.asarray(baseline, dtype=float)
-    b = np.asarray(other, dtype=float)
-    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
-    ratio, lo, hi = bootstrap_ratio_ci(a, b)
-    p = mann_whitney_p(a, b) if a.size and b.size else math.nan
-    if a.size < min_repetitions or b.size < min_repetitions:
-        return Verdict(ratio, lo, hi, p, NOT_ENOUGH)
-    needed = max(alpha, min_attainable_p(a.size, b.size))
-    ci_excludes_one = np.isfinite(lo) and (lo > 1.0 or hi < 1.0)
-    if ci_excludes_one and np.isfinite(p) and p <= needed * (1 + 1e-9):
-        return Verdict(ratio, lo, hi, p, FASTER if ratio > 1 else SLOWER)
-    return Verdict(ratio, lo, hi, p, NO_DIFFERENCE)
+__all__ = [
+    "BASELINE", "FASTER", "NOT_ENOUGH", "NO_DIFFERENCE", "SLOWER", "Comparison",
+    "check_metadata", "compare", "compare_cells", "interactions", "main_effects",
+    "noise_floor", "ranking", "verdict",
+]
 
 
 def check_metadata(runs_df: pd.DataFrame, *, force: bool = False) -> list[str]:
@@ -121,10 +78,33 @@ def check_metadata(runs_df: pd.DataFrame, *, force: bool = False) -> list[str]:
     return [f"forced comparison: {p}" for p in problems]
 
 
-def compare_cells(run_summary_df: pd.DataFrame, cell_summary_df: pd.DataFrame) -> pd.DataFrame:
-    """The cell summary plus ``ratio, ratio_ci_low, ratio_ci_high, p_value, verdict``."""
-    done = run_summary_df[(run_summary_df["status"] == "done") & run_summary_df["notpm"].notna()]
-    values = {int(c): g["notpm"].to_numpy(dtype=float) for c, g in done.groupby("cell_id")}
+def _done(run_summary_df: pd.DataFrame) -> pd.DataFrame:
+    return run_summary_df[(run_summary_df["status"] == "done")
+                          & run_summary_df["notpm"].notna()]
+
+
+def noise_floor(run_summary_df: pd.DataFrame, cell_id: int) -> tuple[float, int]:
+    """Run-to-run CV (fraction) of one cell and its number of done runs (an A/A measurement)."""
+    values = _done(run_summary_df)
+    values = values.loc[values["cell_id"] == cell_id, "notpm"].to_numpy(dtype=float)
+    if values.size < 2 or values.mean() <= 0:
+        return math.nan, int(values.size)
+    return float(values.std(ddof=1) / values.mean()), int(values.size)
+
+
+def compare_cells(
+    run_summary_df: pd.DataFrame,
+    cell_summary_df: pd.DataFrame,
+    *,
+    noise_floor_cv: float | None = None,
+) -> pd.DataFrame:
+    """The cell summary plus the verdict columns against the baseline cell.
+
+    Added columns: ``ratio, ratio_ci_low, ratio_ci_high, p_value, verdict, verdict_reason,
+    mde_pct`` (minimum detectable effect, %), ``noise_cv_pct``, ``ci_method``, ``test_method``.
+    """
+    values = {int(c): g["notpm"].to_numpy(dtype=float)
+              for c, g in _done(run_summary_df).groupby("cell_id")}
     base_rows = cell_summary_df[cell_summary_df["is_baseline"]]
     base_id = int(base_rows["cell_id"].iloc[0]) if len(base_rows) else int(
         cell_summary_df["cell_id"].iloc[0]
@@ -134,124 +114,50 @@ def compare_cells(run_summary_df: pd.DataFrame, cell_summary_df: pd.DataFrame) -
     for cell_id in cell_summary_df["cell_id"]:
         if int(cell_id) == base_id:
             rows.append(dict(ratio=1.0, ratio_ci_low=math.nan, ratio_ci_high=math.nan,
-                             p_value=math.nan, verdict=BASELINE))
+                             p_value=math.nan, verdict=BASELINE,
+                             verdict_reason="the reference cell", mde_pct=math.nan,
+                             noise_cv_pct=math.nan, ci_method="", test_method=""))
             continue
-        v = verdict(base, values.get(int(cell_id), np.array([])))
+        v = verdict(base, values.get(int(cell_id), np.array([])), noise_floor_cv=noise_floor_cv)
         rows.append(dict(ratio=v.ratio, ratio_ci_low=v.ci_low, ratio_ci_high=v.ci_high,
-                         p_value=v.p_value, verdict=v.verdict))
+                         p_value=v.p_value, verdict=v.verdict, verdict_reason=v.reason,
+                         mde_pct=v.mde_pct, noise_cv_pct=v.noise_cv_pct,
+                         ci_method=v.ci_method, test_method=v.test_method))
     out = pd.concat([cell_summary_df.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
     out.attrs.update(cell_summary_df.attrs)
     return out
 
 
-def _key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
-def _sorted_levels(values: list[Any]) -> list[Any]:
-    try:
-        return sorted(values)
-    except TypeError:
-        return sorted(values, key=_key)
-
-
 def main_effects(
     run_summary_df: pd.DataFrame, knobs: list[str] | None = None
 ) -> pd.DataFrame:
-    """Main effect of each varying knob: marginal mean NOTPM per level, over done runs.
-
-    The reference level is the baseline cell's level; each other level gets the ratio of
-    marginal means with a bootstrap CI and a Mann-Whitney p-value over the runs.
+    """Main effect of each varying knob (ratio to its first level), where the design allows.
 
     Returns
     -------
     DataFrame
-        ``knob, level, n_cells, n_runs, notpm_mean, ratio, ratio_ci_low, ratio_ci_high,
-        p_value, is_reference``.
+        ``knob, level, reference, estimable, reason, ratio, ci_low, ci_high, p_value, df``
+        (:func:`analysis.statistics.design.main_effects`): a non-estimable knob has NaN
+        figures and ``reason`` names what it is confounded with.
     """
-    done = run_summary_df[(run_summary_df["status"] == "done") & run_summary_df["notpm"].notna()]
+    done = _done(run_summary_df)
     knobs = knobs if knobs is not None else varying_knobs(run_summary_df)
-    base = run_summary_df[run_summary_df["is_baseline"]]
-    rows = []
-    for knob in knobs:
-        col = done["knobs"].map(lambda kn, k=knob: _key(kn.get(k)))
-        levels = _sorted_levels([json.loads(x) for x in col.unique()])
-        ref = _key(base["knobs"].iloc[0].get(knob)) if len(base) else _key(levels[0])
-        ref_values = done.loc[col == ref, "notpm"].to_numpy(dtype=float)
-        for level in levels:
-            sel = col == _key(level)
-            vals = done.loc[sel, "notpm"].to_numpy(dtype=float)
-            is_ref = _key(level) == ref
-            ratio, lo, hi = (1.0, math.nan, math.nan) if is_ref else bootstrap_ratio_ci(
-                ref_values, vals
-            )
-            rows.append(dict(
-                knob=knob, level=level, n_cells=int(done.loc[sel, "cell_id"].nunique()),
-                n_runs=int(vals.size), notpm_mean=float(vals.mean()) if vals.size else math.nan,
-                ratio=ratio, ratio_ci_low=lo, ratio_ci_high=hi,
-                p_value=math.nan if is_ref else mann_whitney_p(ref_values, vals),
-                is_reference=is_ref,
-            ))
-    return pd.DataFrame(rows, columns=[
-        "knob", "level", "n_cells", "n_runs", "notpm_mean", "ratio", "ratio_ci_low",
-        "ratio_ci_high", "p_value", "is_reference",
-    ])
+    return design.main_effects(done, [k for k in knobs if k in done.columns], "notpm")
 
 
 def interactions(
     run_summary_df: pd.DataFrame, knobs: list[str] | None = None
 ) -> pd.DataFrame:
-    """Two-way interactions: how far the cell means are from "effect of A + effect of B".
-
-    For each pair of varying knobs, the table of cell means ``m[a, b]`` (mean NOTPM of the
-    runs) is compared with the additive model ``m[a,·] + m[·,b] − m[·,·]``; ``interaction_pct``
-    is the RMS of the residuals as % of the grand mean (0 = the knobs act independently).
-    ``noise_pct`` is the typical standard error of a cell mean in the same unit, for scale:
-    an interaction several times the noise is real. Pairs whose table has holes (cells
-    excluded from the matrix) report ``complete = False`` and NaN.
+    """Two-way interactions where the design identifies them (F test on log NOTPM).
 
     Returns
     -------
     DataFrame
-        ``knob_a, knob_b, levels_a, levels_b, complete, interaction_pct, noise_pct,
-        max_residual_pct, table`` (the cell means as a nested dict ``{a: {b: mean}}``).
+        ``knob_a, knob_b, estimable, reason, f_stat, p_value, df_num, df_den, rms_pct``.
     """
-    done = run_summary_df[(run_summary_df["status"] == "done") & run_summary_df["notpm"].notna()]
+    done = _done(run_summary_df)
     knobs = knobs if knobs is not None else varying_knobs(run_summary_df)
-    rows = []
-    cell_stats = done.groupby("cell_id")["notpm"].agg(["mean", "std", "count"])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sem_pct = 100 * cell_stats["std"] / np.sqrt(cell_stats["count"]) / cell_stats["mean"]
-    noise = float(np.nanmedian(sem_pct)) if sem_pct.notna().any() else math.nan
-    for a, b in itertools.combinations(knobs, 2):
-        ka = done["knobs"].map(lambda kn, k=a: _key(kn.get(k)))
-        kb = done["knobs"].map(lambda kn, k=b: _key(kn.get(k)))
-        pivot = done.assign(_a=ka, _b=kb).pivot_table(
-            index="_a", columns="_b", values="notpm", aggfunc="mean"
-        )
-        la = _sorted_levels([json.loads(x) for x in pivot.index])
-        lb = _sorted_levels([json.loads(x) for x in pivot.columns])
-        pivot = pivot.reindex(index=[_key(x) for x in la], columns=[_key(x) for x in lb])
-        m = pivot.to_numpy(dtype=float)
-        complete = bool(np.isfinite(m).all() and m.shape[0] >= 2 and m.shape[1] >= 2)
-        inter = max_res = math.nan
-        if complete:
-            grand = m.mean()
-            resid = m - m.mean(axis=1, keepdims=True) - m.mean(axis=0, keepdims=True) + grand
-            inter = float(100 * np.sqrt((resid**2).mean()) / grand)
-            max_res = float(100 * np.abs(resid).max() / grand)
-        table = {
-            str(x): {str(y): (float(m[i, j]) if np.isfinite(m[i, j]) else None)
-                     for j, y in enumerate(lb)}
-            for i, x in enumerate(la)
-        }
-        rows.append(dict(knob_a=a, knob_b=b, levels_a=len(la), levels_b=len(lb),
-                         complete=complete, interaction_pct=inter, noise_pct=noise,
-                         max_residual_pct=max_res, table=table))
-    return pd.DataFrame(rows, columns=[
-        "knob_a", "knob_b", "levels_a", "levels_b", "complete", "interaction_pct", "noise_pct",
-        "max_residual_pct", "table",
-    ])
+    return design.interactions(done, [k for k in knobs if k in done.columns], "notpm")
 
 
 def ranking(cells_df: pd.DataFrame) -> pd.DataFrame:
@@ -323,7 +229,14 @@ def compare(
             fix="run it (`flushbench run`) or check `flushbench status` for failures",
         )
     warnings = check_metadata(rs, force=force)
-    cells = compare_cells(rs, fr.cell_summary)
+    base_ids = fr.cell_summary.loc[fr.cell_summary["is_baseline"], "cell_id"]
+    floor_cv, floor_n = (noise_floor(rs, int(base_ids.iloc[0])) if len(base_ids)
+                         else (math.nan, 0))
+    # The baseline repeated often enough is the experiment's own A/A measurement.
+    aa = floor_cv if floor_n >= AA_MIN_REPETITIONS and math.isfinite(floor_cv) else None
+    cells = compare_cells(rs, fr.cell_summary, noise_floor_cv=aa)
+    cells.attrs["noise_floor"] = {"cv_pct": 100 * aa if aa is not None else math.nan,
+                                  "n": floor_n if aa is not None else 0}
     knobs = varying_knobs(rs)
     effects = main_effects(rs, knobs)
     inter = interactions(rs, knobs)
@@ -340,11 +253,8 @@ def compare(
             f"{row['error'] or 'no error recorded'}"
         )
     for _, row in cells.iterrows():
-        if row["n_done"] < MIN_REPETITIONS:
-            warnings.append(
-                f"{row['cell_label']}: {row['n_done']} done run(s) — fewer than "
-                f"{MIN_REPETITIONS}, no verdict"
-            )
+        if row["verdict"] == NOT_ENOUGH:
+            warnings.append(f"{row['cell_label']}: no verdict — {row['verdict_reason']}")
     for _, row in done[done["warnings"] != ""].iterrows():
         warnings.append(f"run {row['run_id']} ({row['cell_label']} #{row['repetition']}): "
                         f"{row['warnings']}")

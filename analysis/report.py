@@ -193,6 +193,11 @@ def _ranked_table(cmp: Comparison) -> str:
             rows[i][4] += (f"<br><span class='muted'>{_num(c['ratio_ci_low'], '.2f')}–"
                            f"{_num(c['ratio_ci_high'], '.2f')}, "
                            f"p={_num(c['p_value'], '.3f')}</span>")
+        if not r["is_baseline"]:
+            # Every verdict says why, and how large a change could hide (minimum detectable).
+            rows[i][5] += (f"<br><span class='muted'>{_e(c['verdict_reason'])}"
+                           + (f" (MDE ±{_num(c['mde_pct'], '.1f')}%)"
+                              if math.isfinite(c["mde_pct"]) else "") + "</span>")
     return _table(
         ["configuration", "rank", "NOTPM", "95% CI", "vs baseline", "verdict",
          "stability rank", "score", "CV %", "runs", "warnings"],
@@ -205,28 +210,31 @@ def _effects_tables(cmp: Comparison) -> str:
     me = cmp.main_effects
     if len(me):
         rows = [[
-            _e(r["knob"]), _e(plots._fmt(r["level"])), str(r["n_cells"]), str(r["n_runs"]),
-            _num(r["notpm_mean"]),
-            "reference" if r["is_reference"] else f"{_num(r['ratio'], '.3f')}×",
-            _ci(r["ratio_ci_low"], r["ratio_ci_high"], ".3f"), _num(r["p_value"], ".4f"),
+            _e(r["knob"]), f"{_e(plots._fmt(r['level']))} vs {_e(plots._fmt(r['reference']))}",
+            f"{_num(r['ratio'], '.3f')}×" if r["estimable"] else "–",
+            _ci(r["ci_low"], r["ci_high"], ".3f"), _num(r["p_value"], ".4f"),
+            _e(r["reason"]),
         ] for _, r in me.iterrows()]
-        out.append("<h3>Main effect of each knob</h3><p class='sub'>Marginal mean NOTPM over "
-                   "every run at that level; ratio to the baseline's level with a bootstrap "
-                   "95% CI and a Mann-Whitney p-value.</p>")
-        out.append(_table(["knob", "level", "cells", "runs", "NOTPM", "ratio", "95% CI", "p"],
+        out.append("<h3>Main effect of each knob</h3><p class='sub'>Least squares on log "
+                   "throughput over every run (all main effects together), as a ratio to the "
+                   "knob's reference level, with a t interval and p-value — only where the "
+                   "design identifies the effect; otherwise the table says what it is "
+                   "confounded with.</p>")
+        out.append(_table(["knob", "level vs reference", "ratio", "95% CI", "p", "estimable?"],
                           rows, left=2))
     it = cmp.interactions
     if len(it):
         rows = [[
-            _e(r["knob_a"]), _e(r["knob_b"]), f"{r['levels_a']}×{r['levels_b']}",
-            "yes" if r["complete"] else "no (holes)", _num(r["interaction_pct"], ".2f"),
-            _num(r["max_residual_pct"], ".2f"), _num(r["noise_pct"], ".2f"),
+            _e(r["knob_a"]), _e(r["knob_b"]),
+            _num(r["rms_pct"], ".2f") if r["estimable"] else "–",
+            _num(r["p_value"], ".4f"), _e(r["reason"]),
         ] for _, r in it.iterrows()]
-        out.append("<h3>Two-way interactions</h3><p class='sub'>RMS distance of the cell means "
-                   "from the additive model (effect of A + effect of B), % of the grand mean. "
-                   "Compare with the noise: the typical standard error of a cell mean.</p>")
-        out.append(_table(["knob A", "knob B", "levels", "complete", "interaction %",
-                           "max residual %", "noise %"], rows, left=2))
+        out.append("<h3>Two-way interactions</h3><p class='sub'>How far the cells are from "
+                   "\"effect of A times effect of B\" (RMS change of the fitted cells, %), with "
+                   "an F test against the main-effects model — only where every combination of "
+                   "the two knobs was run and is not aliased.</p>")
+        out.append(_table(["knob A", "knob B", "interaction %", "p", "estimable?"], rows,
+                          left=2))
     return "".join(out)
 
 
@@ -279,19 +287,33 @@ def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str
         "<p>Throughput is the driver's primary count per report interval (New-Orders for "
         "TPC-C, transactions for sysbench); NOTPM of a run is the window average "
         "(Σ count × 60 / Σ seconds). Each configuration's NOTPM is "
-        "the mean over its repetitions with a percentile bootstrap 95% CI (10,000 resamples, "
-        "fixed seed). A configuration is <i>faster</i>/<i>slower</i> than the baseline when "
-        "the CI of the ratio excludes 1 and a two-sided Mann-Whitney U test agrees (p ≤ 0.05, "
-        "or complete separation when so few runs cannot reach 0.05); with fewer than 3 runs "
-        "per side there is no verdict. The <b>stability score</b> is 100 × p5 / median of a "
-        "run's per-interval series over the window (100 = flat line); a run is flagged when "
-        "its CV is ≥ 10% or one oscillation period holds ≥ 30% of the detrended variance. "
+        "the mean over its repetitions with a lognormal (Cox) 95% interval, which keeps its "
+        "coverage at 3 repetitions. A configuration is <i>faster</i>/<i>slower</i> than the "
+        "baseline only when an exact two-sided Mann-Whitney test gives p &lt; 0.05 <b>and</b> "
+        "the Welch-on-log 95% interval of the ratio excludes 1; when the group sizes cannot "
+        "reach p &lt; 0.05 (3 vs 3: the smallest p is 0.10) the verdict is <i>not enough "
+        "repetitions</i>. Beside each verdict: its reason and the minimum detectable effect "
+        "(MDE, 80% power) at that number of runs and that noise"
+        f"{_noise_floor_text(cmp)}. The <b>stability score</b> is 100 × p5 / median "
+        "(nearest-rank percentile) of a run's per-interval series over the window (100 = flat "
+        "line); a run is flagged when its CV is ≥ 10%, when a periodogram peak stands out of "
+        "its own red noise (false-alarm p ≤ 1%, two cycles in the window), and for holes, "
+        "steps and drifts. Methods and their simulated error rates: docs/statistics.md. "
         "Dirty pages % uses InnoDB's formula 100 × dirty / (1 + data + free); checkpoint age "
         "is LSN − last checkpoint LSN.</p>"
         f"<h3>Server and workload</h3>{srv}<h3>Hardware</h3>{hw}"
         f"<h3>Key server variables</h3>{variables_html}"
         f"<h3>Warnings</h3><ul>{warnings}</ul>"
     )
+
+
+def _noise_floor_text(cmp: Comparison) -> str:
+    floor = cmp.cells.attrs.get("noise_floor") or {}
+    if floor.get("n"):
+        return (f"; the baseline ran {floor['n']} times, an A/A noise floor of "
+                f"CV {floor['cv_pct']:.1f}%, which the MDE never goes below")
+    return ("; no A/A noise floor was measured (repeat the baseline at least 5 times for "
+            "one)")
 
 
 def _primary(cmp: Comparison) -> str:

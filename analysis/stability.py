@@ -1,17 +1,21 @@
 """How flat is a throughput line? Figures of one run's per-interval series over its window.
 
 The 2011 study judged configurations by *shape*: a flat line, an oscillation, or holes. These
-figures make each of those a number:
+figures make each of those a number (methods and their simulated error rates:
+``docs/statistics.md``):
 
 - **stability score** = ``100 × p5 / median`` — 100 is a flat line; 50 means one interval in
   twenty runs at half the typical rate or worse. Planning works from the low intervals, not the
-  average, so the score is built on the 5th percentile.
+  average, so the score is built on the 5th percentile (nearest rank, as tpcc-mysql's
+  percentiles: always an interval that happened).
 - **CV** (% of the mean), **holes** (share of intervals below 0.5 × median), **longest low
-  stretch** (seconds in a row below 0.8 × median), **dominant period** and its share of the
-  variance (periodogram of the linearly detrended series), **trend** (Theil–Sen slope, % of
-  the median per minute).
+  stretch** (seconds in a row below 0.8 × median), **step** and **trend** (significant
+  changes, not periods) — :mod:`analysis.statistics.shape`;
+- **oscillation**: a periodogram peak that stands out of the series' own red noise (false-alarm
+  probability ≤ 1 %, at least two cycles in the window) — :mod:`analysis.statistics.oscillation`.
 
-A run gets a warning when its CV is ≥ 10 % (pyperf's noise threshold) or when it oscillates.
+A run gets a warning when its CV is ≥ 10 % (pyperf's noise threshold), when it oscillates,
+and for each shape finding (holes, a step, a drift).
 """
 
 from __future__ import annotations
@@ -22,18 +26,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from analysis.statistics.oscillation import detect_oscillation
+from analysis.statistics.percentiles import nearest_rank
+from analysis.statistics.shape import describe_shape
+
 #: pyperf warns when the standard deviation is ≥ 10 % of the mean; so do we.
 CV_WARN_PCT = 10.0
-#: An interval below this fraction of the median is a "hole".
-HOLE_FRACTION = 0.5
-#: Intervals below this fraction of the median count towards the longest low stretch.
-LOW_FRACTION = 0.8
-#: A run oscillates when one period holds at least this share of the detrended variance...
-OSCILLATION_SHARE = 0.3
-#: ...and the series moves at all (CV at least this, in %): a dead-flat line never oscillates.
-OSCILLATION_MIN_CV_PCT = 3.0
-#: Fewer points than this give no periodogram worth reading.
-MIN_POINTS_FOR_PERIOD = 8
 
 
 @dataclass(frozen=True)
@@ -53,6 +51,13 @@ class Stability:
     period_share: float
     trend_pct_per_min: float
     oscillates: bool
+    #: False-alarm probability of the strongest period (NaN: too few intervals to tell).
+    period_fap: float = math.nan
+    #: One sentence: why the series does or does not oscillate.
+    oscillation: str = ""
+    step_pct: float = math.nan
+    step_at_s: float = math.nan
+    trend_p: float = math.nan
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
     def as_dict(self) -> dict[str, object]:
@@ -60,77 +65,6 @@ class Stability:
         out = asdict(self)
         out["warnings"] = "; ".join(self.warnings)
         return out
-
-
-def longest_run(mask: np.ndarray) -> int:
-    """Length of the longest stretch of consecutive True values."""
-    best = current = 0
-    for flag in mask:
-        current = current + 1 if flag else 0
-        best = max(best, current)
-    return best
-
-
-def dominant_period(values: np.ndarray, interval_s: float) -> tuple[float, float]:
-    """Dominant oscillation period (s) and the share of detrended variance it holds.
-
-    The series is linearly detrended (a slow drift is a trend, not an oscillation), then its
-    periodogram is searched between 2 intervals (Nyquist) and half the window (at least two
-    full cycles must be visible). The share counts the peak bin and its two neighbours, because
-    a period that is not a whole fraction of the window leaks into the adjacent bins.
-
-    Returns
-    -------
-    (period_s, share)
-        ``(nan, 0.0)`` for short or constant series.
-    """
-    x = np.asarray(values, dtype=float)
-    n = x.size
-    if n < MIN_POINTS_FOR_PERIOD:
-        return (math.nan, 0.0)
-    # Least-squares line in closed form (np.polyfit is ~10x slower for this one job).
-    idx = np.arange(n, dtype=float) - (n - 1) / 2
-    slope = float(idx @ (x - x.mean()) / (idx @ idx))
-    resid = x - x.mean() - slope * idx
-    # One-sided periodogram (numpy only: this runs once per run, hundreds of times per report).
-    power = np.abs(np.fft.rfft(resid)) ** 2
-    power[1:] *= 2.0
-    if n % 2 == 0:
-        power[-1] /= 2.0  # the Nyquist bin has no mirror image
-    total = power[1:].sum()
-    scale = max(1.0, float(np.abs(x).mean())) ** 2 * n * n
-    if not np.isfinite(total) or total <= 1e-18 * scale:
-        return (math.nan, 0.0)
-    # Bin k is k cycles per window; k >= 2 means at least two cycles seen.
-    if power.size <= 2:
-        return (math.nan, 0.0)
-    k = 2 + int(np.argmax(power[2:]))
-    share = float(power[max(1, k - 1) : k + 2].sum() / total)
-    # Refine the peak between bins with an 8x zero-padded spectrum: a 120 s period in a
-    # 300 s window lies between bins 2 (150 s) and 3 (100 s).
-    pad = 8
-    fine = np.abs(np.fft.rfft(resid, n=pad * n)) ** 2
-    lo, hi = max(pad * (k - 1), 2 * pad), min(pad * (k + 1), fine.size - 1)
-    kf = lo + int(np.argmax(fine[lo : hi + 1]))
-    return (float(pad * n * interval_s / kf), min(share, 1.0))
-
-
-def theil_sen_slope(values: np.ndarray, times_s: np.ndarray) -> float:
-    """Theil–Sen slope (median of all pairwise slopes), units per second.
-
-    Robust to holes and spikes: up to ~29 % of the points can be outliers without moving it.
-    Same estimator as ``scipy.stats.theilslopes`` without its (unused, slower) CI.
-    """
-    y = np.asarray(values, dtype=float)
-    t = np.asarray(times_s, dtype=float)
-    if y.size < 3:
-        return math.nan
-    i, j = np.triu_indices(y.size, k=1)
-    dt = t[j] - t[i]
-    ok = dt != 0
-    if not ok.any():
-        return math.nan
-    return float(np.median((y[j] - y[i])[ok] / dt[ok]))
 
 
 def stability(
@@ -165,35 +99,29 @@ def stability(
     if arr.size == 0:
         nan = math.nan
         return Stability(0, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0.0, nan, False,
-                         ("no intervals in the window",))
+                         oscillation="no intervals", warnings=("no intervals in the window",))
     median = float(np.median(arr))
     mean = float(arr.mean())
     std = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
     cv_pct = 100.0 * std / mean if mean > 0 else math.nan
-    p5 = float(np.percentile(arr, 5))
+    p5 = nearest_rank(arr, 5)
     warnings: list[str] = []
+    shape = describe_shape(arr, t, interval_s=interval_s)
     if median > 0:
         p5_ratio = p5 / median
-        holes = float(np.mean(arr < HOLE_FRACTION * median))
-        longest_low = float(longest_run(arr < LOW_FRACTION * median) * interval_s)
-        slope = theil_sen_slope(arr, t)
-        trend = 100.0 * slope * 60.0 / median if np.isfinite(slope) else math.nan
     else:
-        p5_ratio = holes = longest_low = trend = math.nan
+        p5_ratio = math.nan
         warnings.append("no throughput in the window (median is 0)")
-    period_s, share = dominant_period(arr, interval_s)
-    oscillates = bool(
-        np.isfinite(period_s)
-        and share >= OSCILLATION_SHARE
-        and np.isfinite(cv_pct)
-        and cv_pct >= OSCILLATION_MIN_CV_PCT
-    )
+    osc = detect_oscillation(arr, t, interval_s=interval_s)
     if np.isfinite(cv_pct) and cv_pct >= CV_WARN_PCT:
         warnings.append(f"noisy: CV {cv_pct:.1f}% ≥ {CV_WARN_PCT:g}%")
-    if oscillates:
+    if osc.oscillates:
         warnings.append(
-            f"oscillates: period {period_s:.0f} s holds {100 * share:.0f}% of the variance"
+            f"oscillates: period {osc.period_s:.0f} s holds {100 * osc.share:.0f}% of the"
+            f" variance (false-alarm p = {osc.fap:.3f})"
         )
+    if median > 0:
+        warnings.extend(shape.findings)
     return Stability(
         n=int(arr.size),
         median=median,
@@ -202,11 +130,16 @@ def stability(
         p5=p5,
         p5_ratio=p5_ratio,
         score=100.0 * p5_ratio if np.isfinite(p5_ratio) else math.nan,
-        holes_share=holes,
-        longest_low_s=longest_low,
-        period_s=period_s,
-        period_share=share,
-        trend_pct_per_min=trend,
-        oscillates=oscillates,
+        holes_share=shape.holes_share,
+        longest_low_s=shape.longest_low_s,
+        period_s=osc.period_s,
+        period_share=osc.share if np.isfinite(osc.share) else 0.0,
+        trend_pct_per_min=shape.trend_pct_per_min,
+        oscillates=osc.oscillates,
+        period_fap=osc.fap,
+        oscillation=osc.reason,
+        step_pct=shape.step_pct,
+        step_at_s=shape.step_at_s,
+        trend_p=shape.trend_p,
         warnings=tuple(warnings),
     )

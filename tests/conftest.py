@@ -72,18 +72,20 @@ def sandbox_layout(initialized_datadir: Path, tmp_path: Path) -> Iterator[Sandbo
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
-    """Under ``make test`` (FLUSHBENCH_REQUIRE_MYSQL=1) a skipped ``mysql`` test is a failure.
+    """Under ``make test`` (FLUSHBENCH_REQUIRE_MYSQL=1) a skipped test is a failure.
 
-    Setup installs the server, sysbench and the Go driver, so a skip there means a broken
-    install — CI must not go green by skipping the tests that matter.
+    Setup installs the server, sysbench and the Go driver, so a skip means a broken install —
+    CI must not go green by skipping the tests that matter. Only tests that need what no
+    registry installs (``optional_tool``: tpcc-mysql) or a host fact (``optional_host``,
+    ``host_control``: a kernel feature, zram) may skip, and they say why.
     """
     outcome = yield
     report = outcome.get_result()
+    allowed = ("optional_tool", "optional_host", "host_control")
     if (
         report.skipped
         and os.environ.get("FLUSHBENCH_REQUIRE_MYSQL") == "1"
-        and item.get_closest_marker("mysql") is not None
-        and not item.get_closest_marker("optional_tool")
+        and not any(item.get_closest_marker(m) for m in allowed)
     ):
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr

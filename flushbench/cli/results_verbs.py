@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from flushbench.cli import app
 from flushbench.cli.options import DbOption
@@ -52,6 +53,15 @@ def report_cmd(
     _console().print(f"report: {path}")
 
 
+def _level(value: Any) -> str:
+    """A knob level as experiment files write it: on/off, 60 rather than 60.0."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return escape(str(value))
+
+
 @app.command("compare")
 def compare_cmd(
     experiment: ExperimentArg,
@@ -67,59 +77,85 @@ def compare_cmd(
     con = _console()
     exp = cmp.experiment
     win = exp["window"]
-    con.print(f"[bold]{exp['name']}[/] — window {win.start:g}–{win.end:g} s after "
-              f"{win.warmup:g} s warmup; {', '.join(cmp.metadata.get('server_version', []))}")
-    t = Table(title="Configurations vs baseline (NOTPM: mean of repetitions, 95% bootstrap CI)")
-    t.add_column("#", justify="right")
-    t.add_column("configuration", overflow="fold", min_width=18)
+    con.print(f"[bold]{escape(exp['name'])}[/] — window {win.start:g}–{win.end:g} s after "
+              f"{win.warmup:g} s warmup; "
+              f"{escape(', '.join(cmp.metadata.get('server_version', [])))}")
+    # Short ids keep the tables inside 80 columns; the legend gives the whole labels.
+    cells = cmp.cells.set_index("cell_id")
+    ids = {cid: f"C{int(cells.loc[cid, 'position']) + 1}" for cid in cells.index}
+    con.print("configurations:")
+    for cid, c in cells.sort_values("position").iterrows():
+        con.print(f"  {ids[cid]}  {escape(c['cell_label'])}"
+                  + (" (baseline)" if c["is_baseline"] else ""))
+    t = Table(title="Against the baseline (mean of repetitions, 95% CI)")
+    t.add_column("id")
     t.add_column("runs", justify="right")
     t.add_column("NOTPM (95% CI)", justify="right")
-    t.add_column("vs baseline (CI, p)", justify="right")
+    t.add_column("ratio (95% CI)", justify="right")
     t.add_column("verdict")
-    t.add_column("score", justify="right")
-    t.add_column("warnings", overflow="fold")
-    cells = cmp.cells.set_index("cell_id")
     for _, r in cmp.ranking.iterrows():
         c = cells.loc[r["cell_id"]]
         style = {"faster": "green", "slower": "red"}.get(c["verdict"], "")
         t.add_row(
-            str(r["rank_notpm"]), c["cell_label"] + (" (baseline)" if c["is_baseline"] else ""),
-            str(c["n_done"]) + (f" +{c['n_failed']} failed" if c["n_failed"] else ""),
+            ids[r["cell_id"]],
+            str(c["n_done"]) + (f"+{c['n_failed']}✗" if c["n_failed"] else ""),
             f"{_f(c['notpm_mean'])} ({_f(c['notpm_ci_low'])}–{_f(c['notpm_ci_high'])})",
             "–" if c["is_baseline"] else
             f"{_f(c['ratio'], '.2f')}× ({_f(c['ratio_ci_low'], '.2f')}–"
-            f"{_f(c['ratio_ci_high'], '.2f')}, p={_f(c['p_value'], '.3f')})",
+            f"{_f(c['ratio_ci_high'], '.2f')})",
             f"[{style}]{c['verdict']}[/]" if style else c["verdict"],
-            _f(c["score_median"], ".0f"), c["warnings"],
         )
     con.print(t)
+    con.print("why (p: exact Mann-Whitney; MDE: the change that could hide at this n and noise):")
+    for _, r in cmp.ranking.iterrows():
+        c = cells.loc[r["cell_id"]]
+        if not c["is_baseline"]:
+            mde = (f" — MDE ±{_f(c['mde_pct'], '.1f')}%"
+                   if math.isfinite(c["mde_pct"]) and "could hide" not in c["verdict_reason"]
+                   else "")
+            con.print(f"  {ids[r['cell_id']]}: {escape(c['verdict_reason'])}{mde}",
+                      soft_wrap=True)
+    floor = cmp.cells.attrs.get("noise_floor") or {}
+    if floor.get("n"):
+        con.print(f"A/A noise floor: the baseline's {floor['n']} runs, CV "
+                  f"{_f(floor['cv_pct'], '.1f')}%")
     if len(cmp.main_effects):
-        t = Table(title="Main effect of each knob (marginal mean NOTPM over runs)")
-        for col in ("knob", "level", "runs", "NOTPM", "ratio", "95% CI", "p"):
+        me = cmp.main_effects
+        t = Table(title="Main effect of each knob (ratio to its reference level)")
+        for col in ("knob", "level", "ratio", "95% CI", "p"):
             t.add_column(col, justify="left" if col in ("knob", "level") else "right")
-        for _, r in cmp.main_effects.iterrows():
-            t.add_row(r["knob"], str(r["level"]), str(r["n_runs"]), _f(r["notpm_mean"]),
-                      "reference" if r["is_reference"] else f"{_f(r['ratio'], '.3f')}×",
-                      f"{_f(r['ratio_ci_low'], '.3f')}–{_f(r['ratio_ci_high'], '.3f')}",
+        for _, r in me[me["estimable"]].iterrows():
+            t.add_row(escape(r["knob"]), f"{_level(r['level'])} vs {_level(r['reference'])}",
+                      f"{_f(r['ratio'], '.3f')}×",
+                      f"{_f(r['ci_low'], '.3f')}–{_f(r['ci_high'], '.3f')}",
                       _f(r["p_value"], ".4f"))
-        con.print(t)
+        if me["estimable"].any():
+            con.print(t)
+        for _, r in me[~me["estimable"]].drop_duplicates("knob").iterrows():
+            con.print(f"main effect of {escape(r['knob'])}: {escape(r['reason'])}",
+                      soft_wrap=True)
     if len(cmp.interactions):
-        t = Table(title="Two-way interactions (% of grand mean; noise = typical SE of a cell)")
-        for col in ("knob A", "knob B", "interaction %", "max residual %", "noise %"):
+        it = cmp.interactions
+        t = Table(title="Two-way interactions (F test on log throughput)")
+        for col in ("knob A", "knob B", "interaction %", "p"):
             t.add_column(col, justify="left" if col.startswith("knob") else "right")
-        for _, r in cmp.interactions.iterrows():
-            t.add_row(r["knob_a"], r["knob_b"], _f(r["interaction_pct"], ".2f"),
-                      _f(r["max_residual_pct"], ".2f"), _f(r["noise_pct"], ".2f"))
-        con.print(t)
-    t = Table(title="Ranked by stability (score = 100 × p5 / median; 100 = flat line)")
-    for col in ("rank", "configuration", "score", "CV %", "NOTPM rank"):
-        t.add_column(col, justify="left" if col == "configuration" else "right")
+        for _, r in it[it["estimable"]].iterrows():
+            t.add_row(escape(r["knob_a"]), escape(r["knob_b"]), _f(r["rms_pct"], ".2f"),
+                      _f(r["p_value"], ".4f"))
+        if it["estimable"].any():
+            con.print(t)
+        for _, r in it[~it["estimable"]].iterrows():
+            con.print(f"interaction {escape(r['knob_a'])}×{escape(r['knob_b'])}: "
+                      f"{escape(r['reason'])}")
+    t = Table(title="Ranked by stability (100 × p5 / median; 100 = flat)")
+    for col in ("rank", "id", "score", "CV %", "NOTPM rank"):
+        t.add_column(col, justify="right")
     for _, r in cmp.ranking.sort_values("rank_stability").iterrows():
-        t.add_row(str(r["rank_stability"]), r["cell_label"], _f(r["score_median"], ".0f"),
+        t.add_row(str(r["rank_stability"]), ids[r["cell_id"]], _f(r["score_median"], ".0f"),
                   _f(r["cv_pct_median"], ".1f"), str(r["rank_notpm"]))
     con.print(t)
     for w in cmp.warnings:
-        con.print(f"[yellow]warning:[/] {w}", soft_wrap=True)
+        con.print(f"[yellow]warning:[/] {escape(w)}")
 
 
 @app.command("show")

@@ -12,7 +12,7 @@ from tests.support.synthetic_store import SynthCell, SynthMeta, build_store, stu
 
 @pytest.fixture(scope="session")
 def study_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 2×3 doublewrite × max_dirty_pages_pct study, 3 repetitions, with known shapes.
+    """A 2×3 doublewrite × max_dirty_pages_pct study, 4 repetitions, with known shapes.
 
     Cell 0 (baseline) is doublewrite=on/50; doublewrite=off/60 is flat and fastest. One run of
     the last cell failed, one repetition of cell 1 was retried (attempt 2 supersedes 1), and
@@ -22,7 +22,7 @@ def study_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cells = study_cells()
     cells[1].retried_repetitions = (2,)
     cells[5].failed_repetitions = (3,)
-    build_store(path, cells, name="study", repetitions=3, warmup=60, duration=600,
+    build_store(path, cells, name="study", repetitions=4, warmup=60, duration=600,
                 missed_sample_every=17, seed=1)
     return path
 

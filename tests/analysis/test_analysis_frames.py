@@ -182,7 +182,7 @@ def test_attempts_and_statuses(study_db: Path) -> None:
     done_ids = set(latest.loc[latest["status"] == "done", "run_id"])
     assert set(ivl["run_id"]) == done_ids
     cs = F.cell_summary(study_db, "study")
-    assert cs["n_done"].tolist() == [3, 3, 3, 3, 3, 2]
+    assert cs["n_done"].tolist() == [4, 4, 4, 4, 4, 3]
     assert cs["n_failed"].tolist() == [0, 0, 0, 0, 0, 1]
     exps = F.experiments(study_db)
     assert exps.loc[0, "name"] == "study" and exps.loc[0, "failed"] == 1

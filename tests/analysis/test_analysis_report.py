@@ -123,6 +123,7 @@ def test_cli_compare_show_export(study_db: Path, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "faster" in res.output and "Main effect" in res.output
     assert "not enough repetitions" in res.output
+    assert "MDE ±" in res.output  # every verdict says how large a change could hide
     res = runner.invoke(_app(), ["show", "1", "--db", str(study_db)])
     assert res.exit_code == 0, res.output
     assert "stability score" in res.output and "bench-host" in res.output
@@ -165,3 +166,14 @@ def test_sysbench_sweep_report_has_the_threads_figure(tmp_path: Path) -> None:
     assert "Throughput vs threads per allocator" in html
     assert "Transactions per 10 s" in html and "New-Order transactions per" not in html
     assert "sysbench 8 tables" in html
+
+
+def test_cli_compare_fits_80_columns(study_db: Path) -> None:
+    """Tables fit an 80-column terminal; labels are whole in the legend, never cut mid-word."""
+    res = CliRunner().invoke(_app(), ["compare", "study", "--db", str(study_db)],
+                             env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    table_lines = [ln for ln in res.output.splitlines() if ln[:1] in "┏┃┡│└━┗"]
+    assert table_lines and all(len(ln) <= 80 for ln in table_lines), res.output
+    assert "C1  doublewrite=on max_dirty_pages_pct=50 (baseline)" in res.output
+    assert "max_dirty_pages_pc\n" not in res.output

@@ -8,13 +8,8 @@ import numpy as np
 import pytest
 from scipy.stats import theilslopes
 
-from analysis.stability import (
-    CV_WARN_PCT,
-    dominant_period,
-    longest_run,
-    stability,
-    theil_sen_slope,
-)
+from analysis.stability import CV_WARN_PCT, stability
+from analysis.statistics.shape import theil_sen_slope
 
 
 def test_flat_line_scores_100_with_zero_cv() -> None:
@@ -36,17 +31,20 @@ def test_holes_are_counted_and_lower_the_score() -> None:
     assert st.holes_share == pytest.approx(0.05)
     assert st.longest_low_s == 30.0
     assert st.median == 1000.0
-    # p5 sits at the boundary of the holes: linear interpolation between 300 and 1000.
-    assert st.p5 == pytest.approx(np.percentile(values, 5))
-    assert st.score == pytest.approx(100 * np.percentile(values, 5) / 1000.0)
-    assert st.score < 100
+    # Nearest rank: the 5th of 100 sorted values is the last hole — an interval that happened
+    # (linear interpolation would invent one between 300 and 1000).
+    assert st.p5 == 300.0
+    assert st.score == pytest.approx(30.0)
+    assert any("holes" in w for w in st.warnings)
 
 
 def test_score_is_100_times_p5_over_median() -> None:
     rng = np.random.default_rng(3)
     values = rng.normal(5000, 400, 200)
     st = stability(values, interval_s=10)
-    assert st.score == pytest.approx(100 * np.percentile(values, 5) / np.median(values))
+    p5 = np.sort(values)[math.ceil(0.05 * values.size) - 1]  # nearest rank
+    assert st.p5 == p5
+    assert st.score == pytest.approx(100 * p5 / np.median(values))
     assert st.cv_pct == pytest.approx(100 * values.std(ddof=1) / values.mean())
 
 
@@ -73,9 +71,10 @@ def test_noise_alone_does_not_oscillate() -> None:
 def test_sine_on_a_trend_still_finds_the_period() -> None:
     t = np.arange(120) * 10.0
     values = 1000 + 0.5 * t + 100 * np.sin(2 * np.pi * t / 100)
-    period, share = dominant_period(values, 10.0)
-    assert period == pytest.approx(100, rel=0.05)
-    assert share > 0.8
+    st = stability(values, interval_s=10)
+    assert st.oscillates
+    assert st.period_s == pytest.approx(100, rel=0.05)
+    assert st.period_share > 0.8
 
 
 def test_linear_trend_is_theil_sen_slope_in_percent_of_median_per_minute() -> None:
@@ -118,6 +117,10 @@ def test_zero_throughput_has_no_score() -> None:
     assert any("median is 0" in w for w in st.warnings)
 
 
-def test_longest_run() -> None:
-    assert longest_run(np.array([True, True, False, True, True, True, False])) == 3
-    assert longest_run(np.array([], dtype=bool)) == 0
+def test_a_step_is_a_step_not_a_period() -> None:
+    values = np.r_[np.full(45, 1000.0), np.full(45, 900.0)]
+    values += np.random.default_rng(2).normal(0, 5, 90)
+    st = stability(values, interval_s=10)
+    assert not st.oscillates
+    assert st.step_pct == pytest.approx(-10, abs=1)
+    assert any("step" in w for w in st.warnings)

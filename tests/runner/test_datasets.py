@@ -279,6 +279,7 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.mark.mysql
+@pytest.mark.host_control("mount")
 def test_restore_refuses_when_space_is_short(snapshot, small_tmpfs) -> None:
     assert snapshot.total_bytes > 20 * 1024 * 1024, "snapshot too small to overflow the tmpfs"
     with pytest.raises(DatasetError) as info:
@@ -290,6 +291,7 @@ def test_restore_refuses_when_space_is_short(snapshot, small_tmpfs) -> None:
 
 
 @pytest.mark.mysql
+@pytest.mark.host_control("mount")
 def test_disk_full_during_copy_is_reported_and_cleaned(snapshot, small_tmpfs) -> None:
     # Skip the up-front check, as when another writer fills the disk during the copy: cp itself
     # hits ENOSPC.

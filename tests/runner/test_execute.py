@@ -236,6 +236,7 @@ def test_hung_driver_is_stopped_by_the_watchdog(
     assert "no interval" in (run.error or "")
 
 
+@pytest.mark.host_control("mount")
 def test_disk_full_during_restore(tmp_path: Path, work: Path) -> None:
     # The snapshot is on the normal disk; the runs directory is a 30 MiB tmpfs.
     path = experiment(tmp_path, "diskfull", "matrix: {doublewrite: [on]}\n")

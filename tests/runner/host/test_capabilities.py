@@ -73,6 +73,7 @@ for cap in (can_throttle(Path('/')), can_set_thp(), can_pin_cpus('cpuset')):
 """
 
 
+@pytest.mark.optional_host
 def test_a_user_that_is_not_root_is_told_to_run_as_root() -> None:
     setpriv = shutil.which("setpriv")
     if os.geteuid() != 0 or setpriv is None:

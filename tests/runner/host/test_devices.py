@@ -77,6 +77,7 @@ def test_a_directory_not_yet_created_resolves_through_its_parent(disk_dir: Path)
     assert resolve_device(disk_dir / "not" / "yet").device == resolve_device(disk_dir).device
 
 
+@pytest.mark.optional_host
 def test_tmpfs_has_no_throttleable_device() -> None:
     shm = Path("/dev/shm")
     if not shm.is_dir() or resolve_device(shm).fs_type != "tmpfs":
@@ -87,6 +88,7 @@ def test_tmpfs_has_no_throttleable_device() -> None:
     assert "RAM" in res.reason
 
 
+@pytest.mark.optional_host
 def test_zram_is_reported_as_ram_backed() -> None:
     node = Path("/sys/block/zram0/dev")
     if not node.exists():

@@ -283,6 +283,7 @@ def test_exception_in_block_kills_mysqld(mariadb_server, sandbox_layout, base_cn
 
 
 @pytest.mark.mysql
+@pytest.mark.optional_host
 def test_large_pages_without_reserved_pages_is_reported(
     mariadb_server, sandbox_layout, base_cnf_text
 ) -> None:

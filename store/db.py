@@ -7,9 +7,13 @@ password, if any, is never logged or stored.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -90,12 +94,40 @@ def upgrade(db: str | None = None) -> str:
     engine = make_engine(url)
     try:
         cfg = alembic_config(url)
-        with engine.begin() as conn:
+        # Two processes opening a new database at once (a worker and `status`, two workers)
+        # must not both create the tables: the second waits, then finds the database at head.
+        with _migration_lock(engine.url), engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})")
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")
         return current_revision(engine) or ""
     finally:
         engine.dispose()
+
+
+#: Advisory lock key that serializes migrations on PostgreSQL ("flushben" in ASCII).
+_PG_MIGRATION_LOCK = 0x666C75736862656E
+
+
+@contextlib.contextmanager
+def _migration_lock(url: sa.engine.URL) -> Iterator[None]:
+    """An exclusive ``flock`` on a SQLite file while it is migrated (no-op for servers).
+
+    ``flock`` locks are separate from the POSIX record locks SQLite itself takes, so this
+    serializes migrators without getting in SQLite's way.
+    """
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        yield
+        return
+    path = Path(url.database)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class ResultsDB:

@@ -121,3 +121,21 @@ def test_upgrade_0001_to_head_backfills_window_and_metric(tmp_path: Path) -> Non
     assert json.loads(window) == {"warmup": 5.0, "duration": 60.0, "start": 30.0, "end": 60.0,
                                   "report_interval": 10.0}
     assert json.loads(metric)["name"] == "TPS" and mhash == "h"
+
+
+def test_processes_opening_a_new_database_at_once_do_not_collide(tmp_path: Path) -> None:
+    """Six processes create the same new SQLite database together: one migrates, none fails."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "r.sqlite"
+    code = f"from store import ResultsDB; ResultsDB({str(path)!r}).dispose()"
+    procs = [subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).resolve().parents[2]) for _ in range(6)]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, errors
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == (
+            head_revision())
+    engine.dispose()

@@ -40,6 +40,7 @@ DEFAULT_COUNTERS: tuple[str, ...] = (
     "Innodb_log_waits",
     "Innodb_checkpoint_age",
     "Innodb_checkpoint_max_age",
+    "Uptime",
 )
 #: Server variables the analysis reads from each run's SHOW GLOBAL VARIABLES snapshot.
 KEY_VARIABLES: tuple[str, ...] = (
@@ -61,6 +62,7 @@ KEY_VARIABLES: tuple[str, ...] = (
     "innodb_adaptive_flushing",
     "innodb_adaptive_flushing_method",
     "innodb_page_size",
+    "innodb_thread_concurrency",
     "large_pages",
 )
 #: Metadata that must agree between runs before they are compared (pyperf-style).

@@ -34,6 +34,8 @@ from analysis.query import (
     utc,
     window_columns,
 )
+from analysis.statistics.checkpoint import max_checkpoint_age
+from analysis.statistics.rates import restarts
 from flushbench.flavors import redo_capacity
 from store.models import Interval, Sample
 
@@ -160,10 +162,14 @@ def _num(value: Any) -> float:
 
 
 def limits_from_variables(variables: pd.DataFrame) -> pd.DataFrame:
-    """Per-run limits from the variables: ``max_dirty_pages_pct`` and ``log_capacity_bytes``.
+    """Per-run limits from the variables: ``max_dirty_pages_pct``, ``log_capacity_bytes`` and
+    ``max_checkpoint_age_bytes``.
 
     Log capacity is :func:`flushbench.flavors.redo_capacity` of each run's variables (they are
     ``SHOW GLOBAL VARIABLES``, so ``innodb_log_files_in_group`` is there wherever it exists).
+    The maximum checkpoint age is InnoDB's own rule for the server's flavor and version
+    (:func:`analysis.statistics.checkpoint.max_checkpoint_age`), for servers that do not report
+    ``Innodb_checkpoint_max_age`` (MySQL); NaN where the rule's inputs are missing.
     """
     out = pd.DataFrame(index=variables.index)
     if "innodb_max_dirty_pages_pct" in variables.columns:
@@ -180,6 +186,21 @@ def limits_from_variables(variables: pd.DataFrame) -> pd.DataFrame:
 
     out["log_capacity_bytes"] = (
         variables[names].apply(capacity, axis=1) if names and len(variables) else math.nan
+    )
+
+    def checkpoint_limit(row: pd.Series) -> float:
+        version = row.get("version")
+        if not isinstance(version, str):
+            return math.nan
+        flavor = "mariadb" if "mariadb" in version.lower() else "mysql"
+        known = {k: v for k, v in row.items() if isinstance(v, str) or pd.notna(v)}
+        try:
+            return float(max_checkpoint_age(flavor, version, known).bytes)
+        except (KeyError, ValueError):
+            return math.nan
+
+    out["max_checkpoint_age_bytes"] = (
+        variables.apply(checkpoint_limit, axis=1) if len(variables) else math.nan
     )
     return out
 
@@ -209,7 +230,8 @@ def samples(
         Raw columns plus ``t`` (s since measurement start), ``in_window``, ``dt_s`` (real
         seconds since the previous good sample), ``dirty_pct`` (InnoDB's formula
         ``100 × dirty / (1 + data + free)``), ``checkpoint_age_bytes``, ``checkpoint_age_mb``,
-        ``max_checkpoint_age_bytes`` (status ``Innodb_checkpoint_max_age`` else log capacity),
+        ``max_checkpoint_age_bytes`` (status ``Innodb_checkpoint_max_age``, else InnoDB's rule
+        for the flavor and version, else the log capacity),
         ``max_checkpoint_age_mb``, ``checkpoint_age_pct``, ``max_dirty_pages_pct``,
         ``rss_mb``, ``vsz_mb``, ``disk_write_mb_per_s``, ``disk_write_iops``,
         ``disk_read_mb_per_s``, ``disk_read_iops``, ``mysqld_cpu_pct``, ``driver_cpu_pct``
@@ -264,11 +286,13 @@ def samples(
     df["checkpoint_age_bytes"] = age
     df["checkpoint_age_mb"] = age / MB
     limits = limits_from_variables(run_variables(db, ids)) if ids else pd.DataFrame(
-        columns=["max_dirty_pages_pct", "log_capacity_bytes"]
+        columns=["max_dirty_pages_pct", "log_capacity_bytes", "max_checkpoint_age_bytes"]
     )
-    max_age = df["run_id"].map(limits["log_capacity_bytes"]) if ids else pd.Series(
-        dtype=float
-    )
+    # InnoDB's own limit where the server does not report it; the raw capacity as a last resort.
+    rule = limits["max_checkpoint_age_bytes"].where(
+        limits["max_checkpoint_age_bytes"].notna(), limits["log_capacity_bytes"]
+    ) if ids else pd.Series(dtype=float)
+    max_age = df["run_id"].map(rule) if ids else pd.Series(dtype=float)
     if "Innodb_checkpoint_max_age" in df.columns:
         status_max = df.groupby("run_id")["Innodb_checkpoint_max_age"].transform("max")
         max_age = status_max.where(status_max.notna() & (status_max > 0), max_age)
@@ -297,19 +321,28 @@ def _rates(df: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
     dt_s[~same] = np.nan
     dt_s[dt_s <= 0] = np.nan
 
-    def rate(values: np.ndarray, divisor: float = 1.0) -> np.ndarray:
+    arr = {c: good[c].to_numpy(dtype=float) for c in good.columns if c in (
+        *SAMPLE_COLUMNS, *names)}
+    # A server restart between two samples (Uptime went back, or grew less than the wall
+    # clock) breaks every server counter and mysqld's CPU time, even when a counter ends up
+    # higher than before; the disk counters of the device are not affected.
+    restarted = (restarts(secs, arr["Uptime"]) if "Uptime" in arr
+                 else np.zeros(len(good), dtype=bool)) & same
+
+    def rate(values: np.ndarray, divisor: float = 1.0, server: bool = True) -> np.ndarray:
         d = np.full(len(values), np.nan)
         d[1:] = values[1:] - values[:-1]
         d[d < 0] = np.nan  # a counter that went down means a restart: no rate across it
+        if server:
+            d[restarted] = np.nan
         return d / divisor / dt_s
 
     derived: dict[str, np.ndarray] = {"dt_s": dt_s}
-    arr = {c: good[c].to_numpy(dtype=float) for c in good.columns if c in (
-        *SAMPLE_COLUMNS, *names)}
-    derived["disk_write_mb_per_s"] = rate(arr["disk_write_sectors"], MB / SECTOR)
-    derived["disk_read_mb_per_s"] = rate(arr["disk_read_sectors"], MB / SECTOR)
-    derived["disk_write_iops"] = rate(arr["disk_writes"])
-    derived["disk_read_iops"] = rate(arr["disk_reads"])
+    derived["disk_write_mb_per_s"] = rate(arr["disk_write_sectors"], MB / SECTOR, server=False)
+    derived["disk_read_mb_per_s"] = rate(arr["disk_read_sectors"], MB / SECTOR, server=False)
+    derived["disk_write_iops"] = rate(arr["disk_writes"], server=False)
+    derived["disk_read_iops"] = rate(arr["disk_reads"], server=False)
+    derived["server_restarted"] = restarted
     derived["mysqld_cpu_pct"] = 100.0 * rate(arr["mysqld_cpu_user_s"] + arr["mysqld_cpu_sys_s"])
     derived["driver_cpu_pct"] = 100.0 * rate(arr["driver_cpu_user_s"] + arr["driver_cpu_sys_s"])
     for counter, (column, divisor) in RATE_COUNTERS.items():

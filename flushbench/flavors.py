@@ -44,6 +44,24 @@ def parse_version(text: str) -> tuple[tuple[int, int, int], Flavor | None]:
     return version, flavor
 
 
+_NUMBER_RE = re.compile(r"\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?")
+
+
+def version_number(text: str) -> tuple[int, int, int]:
+    """``"10.11.19-MariaDB-0+deb12u1"`` (``@@version``) → ``(10, 11, 19)``; missing parts are 0.
+
+    Raises
+    ------
+    ValueError
+        When the text does not start with a version number.
+    """
+    m = _NUMBER_RE.match(text or "")
+    if not m:
+        raise ValueError(f"not a server version: {text!r}")
+    major, minor, patch = (int(g) if g else 0 for g in m.groups())
+    return major, minor, patch
+
+
 def server_label(flavor: str, version: tuple[int, ...]) -> str:
     """``mariadb-10.11``, ``mysql-8.0.36``: flavor and version as messages and plans show them.
 

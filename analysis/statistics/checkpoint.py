@@ -32,9 +32,10 @@ were read in the server sources (cited per function; also in ``docs/statistics.m
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from flushbench.flavors import version_number
 
 #: Redo log block size (OS_FILE_LOG_BLOCK_SIZE).
 LOG_BLOCK = 512
@@ -54,14 +55,6 @@ class CheckpointLimit:
 
     bytes: float
     rule: str
-
-
-def parse_version(version: str) -> tuple[int, int, int]:
-    """``"10.11.19-MariaDB-0+deb12u1"`` → ``(10, 11, 19)``; missing parts are 0."""
-    m = re.match(r"\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?", version or "")
-    if not m:
-        raise ValueError(f"not a server version: {version!r}")
-    return tuple(int(g) if g else 0 for g in m.groups())  # type: ignore[return-value]
 
 
 def _num(variables: Mapping[str, object], name: str, default: float | None = None) -> float:
@@ -152,7 +145,7 @@ def max_checkpoint_age(
         Unknown flavor or version string.
     """
     fl = flavor.strip().lower()
-    ver = parse_version(version)
+    ver = version_number(version)
     page = _num(variables, "innodb_page_size", 16384)
     if fl in ("mariadb", "mariadbd"):
         size = _num(variables, "innodb_log_file_size")

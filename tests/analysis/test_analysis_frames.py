@@ -160,6 +160,38 @@ def test_sample_derived_values(tmp_path: Path) -> None:
     assert lean["checkpoint_age_mb"].notna().sum() == 4
 
 
+def test_restart_breaks_rates_even_when_the_counter_ends_higher(tmp_path: Path) -> None:
+    """Uptime going back marks a restart: no rate across it, although the counter grew."""
+    def tick(at: int, flushed: int, uptime: int) -> dict:
+        return _sample(at, lsn=500, checkpoint_lsn=400, pages_dirty=1, pages_data=1,
+                       pages_free=1, disk_writes=at * 10,
+                       status_z=_status(Innodb_buffer_pool_pages_flushed=flushed, Uptime=uptime))
+
+    samples = [tick(30, 1000, 100), tick(40, 2000, 110), tick(50, 2500, 5), tick(60, 3500, 15)]
+    _hand_store(tmp_path / "r.sqlite", samples=samples, variables={})
+    df = F.samples(tmp_path / "r.sqlite", "hand").set_index("seq")
+    assert df.loc[2, "pages_flushed_per_s"] == pytest.approx(100.0)
+    assert math.isnan(df.loc[3, "pages_flushed_per_s"])  # 2000 → 2500 across a restart
+    assert bool(df.loc[3, "server_restarted"])
+    assert df.loc[3, "disk_write_iops"] == pytest.approx(10.0)  # the device did not restart
+    assert df.loc[4, "pages_flushed_per_s"] == pytest.approx(100.0)
+
+
+def test_max_checkpoint_age_follows_innodb_rule_without_the_status_counter(
+    tmp_path: Path,
+) -> None:
+    mb = 1024 * 1024
+    samples = [_sample(30, lsn=500 * mb, checkpoint_lsn=440 * mb, pages_dirty=1, pages_data=1,
+                       pages_free=1, status_z=_status(Uptime=100))]
+    _hand_store(tmp_path / "r.sqlite", samples=samples, variables={
+        "version": "8.0.36", "innodb_log_file_size": str(100 * mb),
+        "innodb_log_files_in_group": "2", "innodb_page_size": "16384"})
+    df = F.samples(tmp_path / "r.sqlite", "hand")
+    age = float(df["max_checkpoint_age_bytes"].iloc[0])
+    # InnoDB keeps a safety margin below the 200 MB of log files: never the raw capacity.
+    assert 0.8 * 200 * mb < age < 200 * mb
+
+
 def test_max_checkpoint_age_prefers_the_status_counter(study_db: Path) -> None:
     df = F.samples(study_db, "study")
     good = df[~df["missed"]]

@@ -11,12 +11,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis.statistics.checkpoint import max_checkpoint_age, parse_version
+from analysis.statistics.checkpoint import max_checkpoint_age
 from analysis.statistics.design import estimability, main_effects
 from analysis.statistics.hypothesis_tests import mann_whitney, min_attainable_p, van_elteren
 from analysis.statistics.intervals import mean_ci, ratio_ci, welch_log_p
 from analysis.statistics.percentiles import nearest_rank, nearest_ranks
 from analysis.statistics.rates import counter_rates, restarts
+from flushbench.flavors import version_number as parse_version
 
 
 # ------------------------------------------------------------------------------ percentiles

@@ -8,29 +8,54 @@ from typing import Any
 from flushbench.errors import AnalysisError
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and a.samefile(b)
+    except OSError:
+        return False
+
+
 def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str = "csv",
-           what: str = "intervals") -> Path:
-    """Library form of ``flushbench export`` (returns the written path)."""
+           what: str = "intervals", force: bool = False) -> Path:
+    """Library form of ``flushbench export`` (returns the written path).
+
+    Raises
+    ------
+    AnalysisError
+        An unknown format or table; ``out`` is the results database itself (never written);
+        ``out`` exists and ``force`` is false; ``out`` is a directory.
+    """
     from analysis import frames
+    from store.db import resolve_url
 
     if fmt not in ("csv", "parquet"):
         raise AnalysisError(f"unknown format {fmt!r}", where="--format", fix="use csv or parquet")
+    if what not in ("intervals", "samples", "runs"):
+        raise AnalysisError(f"unknown table {what!r}", where="--what",
+                            fix="use intervals, samples or runs")
+    path = Path(out)
+    url = resolve_url(db if isinstance(db, (str, Path)) or db is None else None)
+    if url.startswith("sqlite:///") and _same_file(path, Path(url.removeprefix("sqlite:///"))):
+        raise AnalysisError("that is the results database itself", where=str(path),
+                            fix="write the export to another file")
+    if path.is_dir():
+        raise AnalysisError("the export target is a directory", where=str(path),
+                            fix="name a file, e.g. -o results.csv")
+    if path.exists() and not force:
+        raise AnalysisError("the export file exists already", where=str(path),
+                            fix="choose another name, or pass --force to overwrite it")
     if what == "intervals":
         df = frames.intervals(db, experiment)
     elif what == "samples":
         df = frames.samples(db, experiment)
     elif what == "runs":
         df = frames.run_summary(db, experiment)
-    else:
-        raise AnalysisError(f"unknown table {what!r}", where="--what",
-                            fix="use intervals, samples or runs")
     # Dict columns (knobs, extra, driver_summary) become JSON text in both formats.
     import json
 
     for col in df.columns:
         if df[col].map(lambda v: isinstance(v, (dict, list))).any():
             df[col] = df[col].map(lambda v: json.dumps(v, sort_keys=True, default=str))
-    path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
         df.to_csv(path, index=False)

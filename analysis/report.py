@@ -414,13 +414,16 @@ def write_report(
     from plotly.offline import get_plotlyjs
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise AnalysisError("the report folder is a file", where=str(out),
+                            fix="name a folder (it is created when missing)")
     with session_scope(db) as s:
         cmp = compare(s, experiment, force=force)
         rs = cmp.frames.run_summary
         reps = representative_runs(rs)
         smp = samples(s, run_ids=list(reps.values())) if reps else pd.DataFrame()
         variables = run_variables(s, list(reps.values())) if reps else pd.DataFrame()
+    out.mkdir(parents=True, exist_ok=True)  # only once there is something to write
     figs = _Figures(out, png)
     exp = cmp.experiment
     win = exp["window"]

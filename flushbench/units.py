@@ -6,6 +6,7 @@ number is bytes. Durations accept ``s``, ``m``, ``h`` (and combinations such as 
 
 from __future__ import annotations
 
+import math
 import re
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$", re.IGNORECASE)
@@ -28,7 +29,9 @@ def parse_size(value: int | str) -> int:
         if value < 0:
             raise ValueError(f"size must not be negative, got {value}")
         return value
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer() or value < 0:
+            raise ValueError(f"expected a size like 128M or 8G, got {value!r}")
         return int(value)
     m = _SIZE_RE.match(str(value))
     if not m:
@@ -45,6 +48,8 @@ def parse_duration(value: int | float | str) -> float:
     if isinstance(value, bool):
         raise ValueError(f"expected a duration like 10s or 30m, got {value!r}")
     if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"duration must be a finite number of seconds, got {value}")
         if value < 0:
             raise ValueError(f"duration must not be negative, got {value}")
         return float(value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -32,21 +33,96 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+#: Experiment files and profiles are a few kilobytes; anything near this is not one.
+MAX_FILE_BYTES = 1024 * 1024
+#: Nesting deeper than this is no experiment file (and would be slow to validate).
+MAX_DEPTH = 32
+#: Nodes after alias expansion: refuses "billion laughs" files before building them.
+MAX_NODES = 100_000
+
+
+def read_text_file(path: Path, what: str = "file", max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of a small regular file; anything else is a :class:`ConfigError`.
+
+    A FIFO, a device (``/dev/zero``), a directory or a file over ``max_bytes`` is refused
+    without reading it; binary and non-UTF-8 content get a clear message.
+    """
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise ConfigError(f"{what} not found", where=str(path), fix="check the path") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what}: {exc.strerror}", where=str(path)) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ConfigError(f"{what} is a directory", where=str(path), fix="name a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"{what} is not a regular file (a pipe, socket or device)",
+                          where=str(path), fix="name a regular file")
+    if info.st_size > max_bytes:
+        raise ConfigError(f"{what} is {info.st_size:,} bytes, more than the {max_bytes:,} a"
+                          " configuration file may have", where=str(path),
+                          fix="check that this is the right file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what}: {exc.strerror}", where=str(path)) from None
+    if b"\x00" in data:
+        raise ConfigError(f"{what} is binary, not text", where=str(path),
+                          fix="name a YAML or option file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset"
+                          f" {exc.start})", where=str(path), fix="save it as UTF-8") from None
+
+
+def _check_shape(root: yaml.Node, path: Path) -> None:
+    """Refuse documents too deep or too large once aliases are expanded — before building."""
+    sizes: dict[int, int] = {}
+
+    def walk(node: yaml.Node, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"nesting deeper than {MAX_DEPTH} levels", where=f"{path}:"
+                              f"{node.start_mark.line + 1}", fix="flatten the file")
+        if id(node) in sizes:
+            return sizes[id(node)]
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                total += walk(key, depth + 1) + walk(value, depth + 1)
+        elif isinstance(node, yaml.SequenceNode):
+            for item in node.value:
+                total += walk(item, depth + 1)
+        if total > MAX_NODES:
+            raise ConfigError(f"the document expands to more than {MAX_NODES:,} values"
+                              " (anchors and aliases included)", where=str(path),
+                              fix="write the values out, or split the file")
+        sizes[id(node)] = total
+        return total
+
+    walk(root, 0)
+
+
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
     """Read a YAML file that must hold a mapping; every problem becomes a :class:`ConfigError`."""
+    text = read_text_file(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("file not found", where=str(path), fix="check the path") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read file: {exc.strerror}", where=str(path)) from None
-    try:
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        loader = _StrictLoader(text)
+        try:
+            root = loader.get_single_node()
+            if root is not None:
+                _check_shape(root, path)
+            data = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"invalid YAML: {problem}", where=where, fix="fix the syntax") from None
+    except RecursionError:
+        raise ConfigError(f"nesting deeper than {MAX_DEPTH} levels", where=str(path),
+                          fix="flatten the file") from None
     if not isinstance(data, dict):
         raise ConfigError(
             f"expected a mapping at the top level, got {type(data).__name__}",

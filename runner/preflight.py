@@ -31,7 +31,12 @@ from flushbench.validation import close_matches
 from runner import knobs as knobs_mod
 from runner.knobs import Translation, translate_for_option_list, translate_partial
 from runner.knobs import rules as knobs_rules
-from runner.server.optionfiles import SANDBOX_OWNED, base_config_path, read_mycnf
+from runner.server.optionfiles import (
+    SANDBOX_OWNED,
+    base_config_path,
+    read_mycnf,
+    sandbox_problem,
+)
 from runner.server.options import dry_run, option_list, variables_in_message
 from runner.server.profiles import ResolvedServer, load_profile, profile_path, resolve_server
 from runner.spec import CellSpec, DatasetSpec, ExperimentSpec, expand, load_experiment
@@ -260,10 +265,11 @@ def preflight(
             problems.error(f"{source}: base_config", exc.what, exc.fix)
         else:
             problems.extend_from(exc)
-    for name in base:
-        if name in SANDBOX_OWNED:
-            problems.error(f"{base_path}: {name}", "is managed by the sandbox",
-                           "remove it; flushbench sets paths, sockets and ports itself")
+    allowed = frozenset(exp.allow_variables)
+    for name, value in base.items():
+        refusal = sandbox_problem(name, value, allowed)
+        if refusal is not None:
+            problems.error(f"{base_path}: {name}", *refusal)
 
     options: dict[str, str] = {}
     if server is not None:
@@ -290,6 +296,7 @@ def preflight(
         for cell in cells:
             where = loc.where(cell)
             tr, lines = translate_partial(cell.knobs, server.flavor, server.version, where=where,
+                                          allowed=allowed,
                                           option_names=options or None)
             for line in lines:
                 problems.add(line)
@@ -305,6 +312,7 @@ def preflight(
     # -- host: allocator, huge pages, connections, disk, drivers ---------------------------------
     _allocators(cells, partial, loc, problems)
     _large_pages(cells, partial, base, base_path, options, loc, problems)
+    _memory_and_page_size(cells, partial, base, base_path, options, loc, problems)
     _connections(exp, cells, partial, base, options, loc, source, problems)
     data = dataset_bytes(exp.dataset)
     redo = _redo_bytes(cells, partial, base, server)
@@ -498,6 +506,31 @@ def _large_pages(cells: list[CellSpec], translations: dict[str, Translation], ba
                        f" {format_size(pool)} buffer pool, {free_pages} free"
                        f" (HugePages_Free × Hugepagesize = {human_size(free_pages * page)})",
                        f"run `sysctl -w vm.nr_hugepages={target}` as root before the run")
+
+
+def _memory_and_page_size(cells: list[CellSpec], translations: dict[str, Translation],
+                          base: dict[str, str], base_path: Path, options: dict[str, str],
+                          loc: _Locator, problems: _Problems) -> None:
+    """A buffer pool larger than this machine's memory; a page size set per cell."""
+    total_kb = read_meminfo().get("MemTotal")
+    for cell in cells:
+        tr = translations.get(cell.key)
+        if tr is None:
+            continue
+        if "innodb_page_size" in tr.server_options:
+            problems.error(loc.where(cell)(tr.origin.get("innodb_page_size", "")),
+                           "innodb_page_size is fixed when the dataset is created; a cell"
+                           " cannot change it",
+                           "set innodb_page_size in the base config (datasets are keyed by"
+                           " page size)")
+        pool = _as_int({**base, **tr.server_options}.get("innodb_buffer_pool_size"))
+        if pool is not None and total_kb and pool > total_kb * 1024:
+            origin = tr.origin.get("innodb_buffer_pool_size")
+            where = (loc.where(cell)(origin) if origin
+                     else f"{base_path}: innodb_buffer_pool_size")
+            problems.error(where, f"a {format_size(pool)} buffer pool is more than this"
+                           f" machine's {human_size(total_kb * 1024)} of memory",
+                           "use a smaller buffer_pool_size")
 
 
 def _connections(exp: ExperimentSpec, cells: list[CellSpec], translations: dict[str, Translation],

@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -39,7 +40,16 @@ def _to_seconds(value: Any) -> float:
         raise ValueError(str(exc)) from None
 
 
-Seconds = Annotated[float, BeforeValidator(_to_seconds), Field(ge=0)]
+#: Longer than this is a typo (30 minutes is the classic run; a day is already a lot).
+MAX_DURATION_S = 7 * 86400.0
+
+Seconds = Annotated[float, BeforeValidator(_to_seconds), Field(ge=0, le=MAX_DURATION_S)]
+
+
+def _variable_name(value: Any) -> Any:
+    from runner.knobs.models import check_variable_name
+
+    return check_variable_name(value) if isinstance(value, str) else value
 
 
 #: The keys that give a dataset kind its scale (for messages).
@@ -218,6 +228,13 @@ class ExperimentSpec(StrictModel):
     include: list[Knobs] = Field(default_factory=list)
     #: Partial knob values naming the baseline cell (default: the first cell).
     baseline: Knobs | None = None
+    #: Raw variables that open the server or name a path, allowed on purpose (README: "The
+    #: sandbox owns its server"); paths must stay relative, inside the run's datadir.
+    allow_variables: list[Annotated[str, BeforeValidator(_variable_name)]] = Field(
+        default_factory=list
+    )
+    #: Refuse a matrix with more cells than this before expanding it (raise it on purpose).
+    max_cells: Annotated[int, Field(ge=1)] = 10_000
 
     def resolved_window(self) -> dict[str, float]:
         """Run timing and the measurement window in seconds, defaults filled in.
@@ -228,6 +245,12 @@ class ExperimentSpec(StrictModel):
         start, end = self.window.resolve(self.workload.duration)
         return {"warmup": self.workload.warmup, "duration": self.workload.duration,
                 "start": start, "end": end, "report_interval": self.workload.report_interval}
+
+    def cell_count(self) -> int:
+        """Cells of the product plus include cells, counted without expanding anything."""
+        return math.prod(len(levels) for levels in self.matrix.axes().values()) * bool(
+            self.matrix.axes() or not self.include
+        ) + len(self.include)
 
     def metric(self) -> dict[str, Any]:
         """The workload's primary metric (name, unit, what a count counts, per minute?)."""
@@ -257,6 +280,26 @@ class ExperimentSpec(StrictModel):
                 f"window {window_start:g}s..{window_end:g}s does not fit in the duration"
                 f" ({self.workload.duration:g}s) — keep 0 <= start < end <= duration",
                 "window",
+            )
+        length = window_end - window_start
+        if self.workload.report_interval > length:
+            raise KeyedValueError(
+                f"report_interval {self.workload.report_interval:g}s is longer than the"
+                f" measurement window ({length:g}s): no interval would be measured — shorten"
+                " it or widen the window", "workload", "report_interval",
+            )
+        if self.sampling.enabled and self.sampling.interval > length:
+            raise KeyedValueError(
+                f"sampling interval {self.sampling.interval:g}s is longer than the measurement"
+                f" window ({length:g}s): no sample would fall inside it — shorten it",
+                "sampling", "interval",
+            )
+        cells = self.cell_count()
+        if cells > self.max_cells:
+            raise KeyedValueError(
+                f"the matrix has {cells:,} cells (before exclude), more than max_cells"
+                f" ({self.max_cells:,}) — shrink the matrix, or set max_cells if you mean it",
+                "matrix",
             )
         fixed = set(self.fixed.values())
         both = sorted(fixed & set(self.matrix.axes()))

@@ -23,6 +23,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from flushbench.errors import StoreError
+from store.checks import check_sqlite_file, guarded, parse_url
 
 #: Where results go when neither ``--db`` nor ``FLUSHBENCH_DB`` says otherwise.
 DEFAULT_DB_PATH = Path("results") / "flushbench.sqlite"
@@ -39,7 +40,10 @@ def resolve_url(db: str | os.PathLike[str] | None = None) -> str:
 
 def redacted(url: str) -> str:
     """The URL with any password replaced by ``***`` — the only form that may be printed."""
-    return make_url(url).render_as_string(hide_password=True)
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - an unparseable URL is shown without anything after @
+        return url.split("@")[-1] if "@" in url else url
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DBAPI types vary
@@ -80,6 +84,16 @@ def head_revision() -> str:
     if len(heads) != 1:
         raise StoreError(f"the migrations have {len(heads)} heads: {heads}", fix="merge them")
     return heads[0]
+
+
+def _known_revisions() -> set[str]:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    return {rev.revision for rev in script.walk_revisions()}
+
+
+def _has_foreign_tables(engine: Engine) -> bool:
+    """Whether a database without a flushbench revision holds tables of someone else."""
+    return bool(set(sa.inspect(engine).get_table_names()) - {"alembic_version"})
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -144,15 +158,33 @@ class ResultsDB:
 
     def __init__(self, db: str | os.PathLike[str] | None = None, *, create: bool = True) -> None:
         self.url = resolve_url(db)
-        self.engine = make_engine(self.url)
+        shown = redacted(self.url)
+        parsed = parse_url(self.url, shown)
+        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+            # Looked at read-only first: a foreign or damaged file must not be touched.
+            check_sqlite_file(Path(parsed.database), shown, create=create)
+        self.engine = guarded(shown, lambda: make_engine(self.url))
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._check_revision(create)
+        guarded(shown, lambda: self._check_revision(create))
 
     def _check_revision(self, create: bool) -> None:
         current = current_revision(self.engine)
         head = head_revision()
         if current == head:
             return
+        if current is not None and current not in _known_revisions():
+            raise StoreError(
+                f"the results database is at revision {current}, which this flushbench does not"
+                " know: a newer flushbench wrote it",
+                where=redacted(self.url),
+                fix="use the newer flushbench, or another --db",
+            )
+        if current is None and _has_foreign_tables(self.engine):
+            raise StoreError(
+                "not a flushbench results database (it has tables but no flushbench schema)",
+                where=redacted(self.url),
+                fix="point --db at a flushbench database or an empty one; nothing was written",
+            )
         if current is None:
             if not create:
                 raise StoreError(

@@ -101,6 +101,12 @@ def main() -> None:
     except SystemExit:
         raise
     except Exception as exc:  # noqa: BLE001 - a bug: short message, traceback to a file
+        if type(exc).__module__.startswith("sqlalchemy.") and hasattr(exc, "orig"):
+            # The database went away or refused mid-command (read-only, locked, dropped).
+            orig = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
+            _say(f"error: the results database failed: {orig} — check that it is reachable"
+                 " and writable (--db / $FLUSHBENCH_DB)")
+            sys.exit(2)
         where = _crash_log(exc)
         _say(f"error: internal error ({type(exc).__name__}: {exc}) — this is a flushbench bug;"
              f" the full traceback is in {where}")

@@ -211,9 +211,10 @@ def export_cmd(
     db: DbOption = None,
     fmt: Annotated[str, typer.Option("--format", help="csv or parquet.")] = "csv",
     what: Annotated[str, typer.Option("--what", help="intervals, samples or runs.")] = "intervals",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Export an experiment's intervals, samples or run summaries as CSV or Parquet."""
     from analysis.export import export
 
-    path = export(db, experiment, out, fmt=fmt, what=what)
+    path = export(db, experiment, out, fmt=fmt, what=what, force=force)
     _console().print(f"wrote {path}")

@@ -124,7 +124,7 @@ def queue_cancel(
     from runner import queue
     from store.db import ResultsDB
 
-    n = queue.cancel(ResultsDB(db), experiment)
+    n = queue.cancel(ResultsDB(db, create=False), experiment)
     console.print(f"cancelled {n} queued run(s) of {experiment}")
 
 
@@ -134,7 +134,7 @@ def status(db: DbOption = None) -> None:
     from runner import queue
     from store.db import ResultsDB
 
-    results = ResultsDB(db)
+    results = ResultsDB(db, create=False)  # a mistyped path must not create a database
     with results.session() as s, s.begin():
         queue.mark_abandoned(s)
     rows = queue.status_counts(results)
@@ -163,7 +163,7 @@ def worker(
     from store.models import Cell, Experiment, Run
 
     _sigterm_as_interrupt()
-    results = ResultsDB(db)
+    results = ResultsDB(db, create=False)  # nothing is queued in a database that does not exist
     while True:
         with results.session() as s:
             row = s.execute(

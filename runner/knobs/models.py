@@ -8,6 +8,7 @@ SQL statement.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, create_model, field_validator, model_validator
@@ -43,7 +44,27 @@ def check_raw_value(value: Any, *loc: str | int) -> Any:
             " (no quotes, backslashes, control characters, ';' or '#')",
             *loc,
         )
+    if isinstance(value, str) and value != value.strip():
+        # The my.cnf writer refuses them too: what validate accepts, a run must accept.
+        raise KeyedValueError(f"value {value!r} has leading or trailing spaces — remove them",
+                              *loc)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise KeyedValueError(f"value {value} is not a finite number", *loc)
     return value
+
+
+def _normalized_names(value: dict, *loc: str) -> dict[str, str]:
+    """Original key → underscored name; two spellings of one variable are an error."""
+    seen: dict[str, str] = {}
+    for key in value:
+        name = check_variable_name(str(key))
+        if name in seen:
+            raise KeyedValueError(
+                f"'{seen[name]}' and '{key}' are the same server variable ({name}) — keep one",
+                *loc, str(key),
+            )
+        seen[name] = str(key)
+    return {original: name for name, original in seen.items()}
 
 
 def _as_list(value: Any) -> Any:
@@ -61,9 +82,8 @@ class _KnobsBase(StrictModel):
     def _variables(cls, value: Any) -> Any:
         if not isinstance(value, dict):
             return value
-        return {
-            check_variable_name(str(k)): check_raw_value(v, str(k)) for k, v in value.items()
-        }
+        names = _normalized_names(value)
+        return {names[str(k)]: check_raw_value(v, str(k)) for k, v in value.items()}
 
     @model_validator(mode="after")
     def _cross_knob(self) -> _KnobsBase:
@@ -120,12 +140,11 @@ class _MatrixBase(StrictModel):
     def _variables(cls, value: Any) -> Any:
         if not isinstance(value, dict):
             return value
+        names = _normalized_names(value)
         out = {}
         for k, v in value.items():
             levels = v if isinstance(v, list) else [v]
-            out[check_variable_name(str(k))] = [
-                check_raw_value(x, str(k), i) for i, x in enumerate(levels)
-            ]
+            out[names[str(k)]] = [check_raw_value(x, str(k), i) for i, x in enumerate(levels)]
         return out
 
     @model_validator(mode="after")

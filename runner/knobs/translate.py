@@ -16,7 +16,7 @@ from flushbench.validation import close_matches
 from runner.knobs.models import Knobs
 from runner.knobs.rules import Builder, Translation, raw_expected, raw_value_text
 from runner.knobs.table import KNOBS, RELATED
-from runner.server.optionfiles import SANDBOX_OWNED
+from runner.server.optionfiles import sandbox_problem
 
 
 def translate_partial(
@@ -26,10 +26,13 @@ def translate_partial(
     *,
     where: Callable[[str], str] | None = None,
     option_names: Iterable[str] | None = None,
+    allowed: frozenset[str] = frozenset(),
 ) -> tuple[Translation, list[str]]:
     """Like :func:`translate`, but return the knobs that did translate plus the problem lines.
 
     Preflight uses it so one absent knob does not hide problems of the cell's other knobs.
+    ``allowed`` is the experiment's ``allow_variables`` (see
+    :func:`runner.server.optionfiles.sandbox_problem`).
     """
     if not isinstance(knobs, Knobs):
         knobs = Knobs.from_values(dict(knobs))
@@ -40,9 +43,9 @@ def translate_partial(
             knob.rule(b, knob.name, value)
     for name, value in knobs.variables.items():
         knob_key = f"var.{name}"
-        if name in SANDBOX_OWNED:
-            b.fail(knob_key, f"variables.{name} is managed by the sandbox",
-                   "remove it; flushbench sets paths, sockets and ports itself")
+        refusal = sandbox_problem(name, raw_value_text(value), allowed)
+        if refusal is not None:
+            b.fail(knob_key, f"variables.{name} {refusal[0]}", refusal[1])
             continue
         if name in b.out.origin:
             b.fail(knob_key, f"variables.{name} is also set by knob {b.out.origin[name]}",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from flushbench import paths
 from flushbench.errors import ConfigError
 from flushbench.validation import did_you_mean
+from flushbench.yamlio import read_text_file
 
 if TYPE_CHECKING:
     from runner.server.sandbox import SandboxLayout
@@ -37,6 +38,62 @@ SANDBOX_OWNED = frozenset(
         "core_file", "init_connect",
     }
 )
+
+#: Variables that open the server to other users, or make it load code or run SQL from files:
+#: refused unless the experiment lists them in ``allow_variables`` (wsrep_* too).
+OPENS_THE_SERVER = frozenset(
+    {
+        "skip_grant_tables", "init_file", "init_connect", "init_slave", "init_rpl_role",
+        "plugin_dir", "plugin_load", "plugin_load_add", "plugin_maturity", "local_infile",
+        "secure_file_priv", "chroot", "extra_port", "named_pipe", "shared_memory",
+        "des_key_file", "require_secure_transport", "ssl",
+    }
+)
+#: Variables that name files or directories by their suffix (``*_file``, ``*_dir``...)...
+PATH_SUFFIXES = ("_file", "_filename", "_dir", "_directory", "_path", "_basename", "_index",
+                 "_capath", "_crlpath", "_tmpdir")
+#: ...and those whose names do not say so.
+PATH_NAMES = frozenset(
+    {
+        "log_bin", "log_error", "relay_log", "tmpdir", "datadir", "basedir", "socket",
+        "ssl_ca", "ssl_cert", "ssl_key", "ssl_crl", "log_basename", "log_slow_query_file",
+        "innodb_data_file_path", "innodb_temp_data_file_path", "core_file",
+    }
+)
+
+
+def is_path_variable(name: str) -> bool:
+    """Whether a (underscored) variable names a file or directory on the server host."""
+    return name in PATH_NAMES or name.endswith(PATH_SUFFIXES)
+
+
+def sandbox_problem(
+    name: str, value: str, allowed: frozenset[str] | set[str]
+) -> tuple[str, str] | None:
+    """Why ``name = value`` may not reach a sandbox's my.cnf, as (what, fix); None when it may.
+
+    The rule: variables the sandbox sets itself (:data:`SANDBOX_OWNED`) never; variables that
+    open the server (:data:`OPENS_THE_SERVER`, ``wsrep_*``) or name a path only when listed in
+    the experiment's ``allow_variables``; an allowed path must be relative without ``..``, so
+    it resolves inside the run's datadir.
+    """
+    if name in SANDBOX_OWNED:
+        return ("is managed by the sandbox",
+                "remove it; flushbench sets paths, sockets and ports itself")
+    path_like = is_path_variable(name)
+    opens = name in OPENS_THE_SERVER or name.startswith("wsrep_")
+    if not (path_like or opens):
+        return None
+    if name not in allowed:
+        what = ("names a file or directory, which the sandbox does not allow by default"
+                if path_like else "opens the server or loads code into it")
+        return (what, f"remove it, or add {name} to the experiment's allow_variables if the"
+                      " study needs it")
+    if path_like and value and (value.startswith(("/", "~")) or ".." in Path(value).parts):
+        return (f"{value} points outside the run directory",
+                "use a relative path (it resolves inside the run's datadir)")
+    return None
+
 
 _NAME_RE = re.compile(r"^[a-z0-9_-]+$")
 # Values end up in a config file: no line breaks (new option), quotes or backslashes (the
@@ -156,33 +213,70 @@ def base_config_path(name_or_path: str, relative_to: Path | None = None) -> Path
 
 
 def read_mycnf(path: Path) -> dict[str, str]:
-    """The server options of an option file (``[mysqld]``-like sections), names underscored.
+    """The server options of a base config file, names underscored — checked line by line.
 
-    Flags without a value (``skip-name-resolve``) map to ``""``. Later lines win, as in mysqld.
+    The file is written into the sandbox's my.cnf as it is, so everything in it must be safe
+    there: only the sections a sandboxed server reads for itself (:data:`SERVER_SECTIONS`),
+    no ``!include``, no option outside a section, names of letters, digits, ``-`` and ``_``,
+    values without quotes (a value may be quoted as a whole), backslashes or control
+    characters, each variable once. Flags
+    without a value (``skip-name-resolve``) map to ``""``.
+
+    Raises
+    ------
+    ConfigError
+        Every problem, one line each with ``file:line``.
     """
     out: dict[str, str] = {}
-    section = ""
-    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    seen_at: dict[str, int] = {}
+    problems: list[str] = []
+
+    def problem(lineno: int, what: str, fix: str) -> None:
+        problems.append(ConfigError(what, where=f"{path}:{lineno}", fix=fix).render())
+
+    section: str | None = None
+    for lineno, raw in enumerate(read_text_file(path, "base config").splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith(("#", ";")):
             continue
-        if line.startswith("["):
-            if not line.endswith("]"):
-                raise ConfigError(f"bad section header {line!r}", where=f"{path}:{lineno}")
-            section = line[1:-1].strip().lower()
-            continue
         if line.startswith("!"):
-            raise ConfigError(
-                "!include directives are not supported in base configs",
-                where=f"{path}:{lineno}",
-                fix="inline the options",
-            )
-        if section not in SERVER_SECTIONS:
+            problem(lineno, f"{line.split()[0]} is not allowed in a base config",
+                    "inline the options: a sandbox reads only this file")
+            continue
+        if line.startswith("["):
+            name = line[1:-1].strip().lower() if line.endswith("]") else ""
+            if name not in SERVER_SECTIONS:
+                problem(lineno, f"section {line} is not allowed in a base config",
+                        "use [mysqld] (also accepted: " + ", ".join(
+                            f"[{s}]" for s in SERVER_SECTIONS[1:]) + ")")
+                section = ""  # refused: its lines are not read (the header was reported)
+                continue
+            section = name
+            continue
+        if section == "":
+            continue
+        if section is None:
+            problem(lineno, f"option {line!r} is outside a section", "put it under [mysqld]")
             continue
         name, sep, value = line.partition("=")
-        name = name.strip().lower().replace("-", "_")
         value = value.split("#", 1)[0].strip() if sep else ""
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        out[name] = value
+            value = value[1:-1]  # mysqld unquotes a quoted value; what is inside is checked
+        norm = name.strip().lower().replace("-", "_")
+        if not _NAME_RE.match(name.strip().lower()):
+            problem(lineno, f"{name.strip()!r} is not a variable name",
+                    "use letters, digits, '-' and '_' only")
+            continue
+        if _BAD_VALUE_RE.search(value):
+            problem(lineno, f"{norm}: value {value!r} has a quote, backslash, ';' or control"
+                    " character", "write a plain value such as 128M, ON or O_DIRECT")
+            continue
+        if norm in seen_at:
+            problem(lineno, f"{norm} is set twice (also line {seen_at[norm]})",
+                    "keep one line per variable")
+            continue
+        seen_at[norm] = lineno
+        out[norm] = value
+    if problems:
+        raise ConfigError.from_problems("invalid base config:", problems)
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -139,7 +140,6 @@ def test_missing_install_db(tmp_path: Path) -> None:
 def test_read_mycnf(tmp_path: Path) -> None:
     cnf = tmp_path / "x.cnf"
     cnf.write_text(
-        "[client]\nsocket = /tmp/nope\n"
         "[mysqld]\n# comment\ninnodb-buffer-pool-size = 128M  # inline\nskip-name-resolve\n"
         "sql_mode = 'STRICT_TRANS_TABLES'\n[mariadbd]\ninnodb_io_capacity=400\n"
     )
@@ -149,6 +149,28 @@ def test_read_mycnf(tmp_path: Path) -> None:
         "sql_mode": "STRICT_TRANS_TABLES",
         "innodb_io_capacity": "400",
     }
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[client]\nsocket = /tmp/nope\n", "section [client] is not allowed"),
+    ("[client-server]\nport = 1\n", "section [client-server] is not allowed"),
+    ("[galera]\nwsrep_on = ON\n", "section [galera] is not allowed"),
+    ("[mysqld-10.11]\nport = 1\n", "section [mysqld-10.11] is not allowed"),
+    ("innodb_io_capacity = 400\n", "outside a section"),
+    ("[mysqld]\n!include /etc/mysql/my.cnf\n", "!include is not allowed"),
+    ("[mysqld]\n!includedir /etc/mysql/conf.d\n", "!includedir is not allowed"),
+    ("[mysqld]\ninnodb_io_capacity = 4'00\n", "has a quote, backslash"),
+    ("[mysqld]\ninit_connect = \\x\n", "has a quote, backslash"),
+    ("[mysqld]\ninnodb_io_capacity = 400\ninnodb-io-capacity = 500\n", "set twice"),
+    ("[mysqld]\nbad name = 1\n", "is not a variable name"),
+])
+def test_read_mycnf_refuses_what_escapes_the_sandbox(tmp_path: Path, text: str,
+                                                     message: str) -> None:
+    cnf = tmp_path / "x.cnf"
+    cnf.write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(message)) as err:
+        read_mycnf(cnf)
+    assert f"{cnf}:" in err.value.render()
 
 
 def test_base_configs() -> None:

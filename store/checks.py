@@ -1,0 +1,114 @@
+"""Is this results database ours, reachable and writable? Checked before anything writes to it.
+
+Opening a SQLite file through the engine switches it to WAL and may create tables: on a file
+that is not a flushbench database (another application's SQLite, a text file, a truncated
+copy) that would damage it. So a SQLite file is first looked at read-only with the standard
+library, and a server database is probed with one connection; every answer that is not "a
+flushbench database (or an empty one)" becomes a :class:`StoreError` with what, where and fix.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+from flushbench.errors import StoreError
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+#: Tables only a flushbench database has (a database with other tables only is not ours).
+OUR_TABLES = frozenset({"experiments", "cells", "runs", "alembic_version"})
+
+T = TypeVar("T")
+
+
+def parse_url(url: str, shown: str) -> sa.engine.URL:
+    """The URL parsed, or a StoreError naming what is wrong with it."""
+    try:
+        return make_url(url)
+    except sa.exc.ArgumentError:
+        raise StoreError(
+            "not a database URL or path", where=shown,
+            fix="give a file path or a URL like postgresql+psycopg://user@host/flushbench",
+        ) from None
+
+
+def check_sqlite_file(path: Path, shown: str, *, create: bool) -> None:
+    """Refuse a SQLite target that is not a (possibly new) flushbench database.
+
+    Raises
+    ------
+    StoreError
+        Missing file when ``create`` is false, a directory, a file that is not SQLite (or is
+        truncated or corrupt), another application's database, an unreadable file.
+    """
+    if path.is_dir():
+        raise StoreError("the results database path is a directory", where=shown,
+                         fix="name a file, e.g. results/flushbench.sqlite")
+    if not path.exists():
+        if not create:
+            raise StoreError("no results database here", where=shown,
+                             fix="check the path (--db / $FLUSHBENCH_DB), or run an experiment"
+                                 " first to create it")
+        parent = next((p for p in path.parents if p.exists()), None)
+        if parent is not None and not os.access(parent, os.W_OK):
+            raise StoreError(f"cannot create the results database: {parent} is not writable",
+                             where=shown, fix="choose a writable folder with --db")
+        return
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"cannot read the results database: {exc.strerror}", where=shown,
+                         fix="check the file's permissions") from None
+    if header == b"":
+        return  # an empty file is an empty SQLite database
+    if header != SQLITE_HEADER:
+        raise StoreError("this file is not a SQLite database", where=shown,
+                         fix="point --db at a flushbench results database (or a new path)")
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            tables = {row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"the results database is damaged or truncated ({exc})", where=shown,
+                         fix="restore it from a backup, or start a new one with another --db"
+                         ) from None
+    if tables and "alembic_version" not in tables:
+        others = ", ".join(sorted(tables)[:5])
+        raise StoreError(f"not a flushbench results database (it holds tables: {others})",
+                         where=shown, fix="point --db at a flushbench database or a new path;"
+                         " this file was left untouched")
+
+
+def guarded(shown: str, action: Callable[[], T]) -> T:
+    """Run a database action; connection, driver and permission failures become StoreErrors."""
+    try:
+        return action()
+    except StoreError:
+        raise
+    except ModuleNotFoundError as exc:
+        raise StoreError(f"the database driver is not installed ({exc.name})", where=shown,
+                         fix="use sqlite or postgresql+psycopg (part of `make setup`)") from None
+    except sa.exc.NoSuchModuleError:
+        raise StoreError("unknown database driver in the URL", where=shown,
+                         fix="use a path, sqlite:///PATH or postgresql+psycopg://…") from None
+    except sa.exc.OperationalError as exc:
+        text = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        fix = ("check that the file and its folder are writable"
+               if "readonly" in text or "read-only" in text else
+               "check the host, port, database name and that the server runs")
+        raise StoreError(f"cannot use the results database: {text}", where=shown,
+                         fix=fix) from None
+    except sa.exc.DatabaseError as exc:
+        text = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise StoreError(f"the results database refused: {text}", where=shown,
+                         fix="check that this is a flushbench database") from None

@@ -32,6 +32,7 @@ from analysis.frames import (
     session_scope,
     varying_knobs,
 )
+from flushbench.errors import AnalysisError
 
 #: Cells overlaid in the overview throughput figure (more is unreadable).
 MAX_OVERLAY = 8

@@ -10,6 +10,7 @@ APT_PACKAGES=(
   libjemalloc2 libtcmalloc-minimal4  # allocators preloaded with LD_PRELOAD
   chromium                        # headless browser: report screenshot test
   golang-go                       # only used when no Go toolchain is on PATH
+  patchelf                        # tests: a server binary that needs a profile's lib_dirs
 )
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }

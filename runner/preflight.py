@@ -193,7 +193,7 @@ def _server_where(message: str, translation: Translation, base: dict[str, str],
         if name in translation.origin:
             return where(translation.origin[name])
         if name in base:
-            return f"{base_path}: {name}"
+            return f"{base_path}: {name} (base config of {source})"
     return source
 
 
@@ -250,7 +250,8 @@ def preflight(
         if exc.where == "server":
             problems.error(f"{source}: server", exc.what, exc.fix)
         else:
-            problems.extend_from(exc)
+            for line in exc.problem_lines():
+                problems.add(f"{line} (profile named by {source}: server)")
     except PreflightError as exc:
         problems.add(f"{exc.render()} (profile named by {source}: server)")
 
@@ -264,12 +265,13 @@ def preflight(
         if exc.where == "base_config":
             problems.error(f"{source}: base_config", exc.what, exc.fix)
         else:
-            problems.extend_from(exc)
+            for line in exc.problem_lines():
+                problems.add(f"{line} (base config named by {source}: base_config)")
     allowed = frozenset(exp.allow_variables)
     for name, value in base.items():
         refusal = sandbox_problem(name, value, allowed)
         if refusal is not None:
-            problems.error(f"{base_path}: {name}", *refusal)
+            problems.error(f"{base_path}: {name} (base config of {source})", *refusal)
 
     options: dict[str, str] = {}
     if server is not None:
@@ -282,7 +284,8 @@ def preflight(
         for name in base:
             if name not in options and name not in SANDBOX_OWNED:
                 close = close_matches(name, options, n=3, cutoff=0.75)
-                problems.error(f"{base_path}: {name}", f"not a variable of {server.label}",
+                problems.error(f"{base_path}: {name} (base config of {source})",
+                               f"not a variable of {server.label}",
                                f"did you mean {', '.join(close)}?" if close else
                                "remove it or check `mysqld --verbose --help`")
 

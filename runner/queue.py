@@ -25,6 +25,8 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from flushbench.errors import StoreError
+from flushbench.validation import did_you_mean
 from runner.spec import CellSpec, ExperimentSpec, measurement_hash, run_order
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunEvent, utcnow
@@ -261,8 +263,21 @@ def finish(db: ResultsDB, run_id: int, status: str, error: str | None = None) ->
 
 
 def cancel(db: ResultsDB, experiment_name: str) -> int:
-    """Cancel every queued run of an experiment (all its hashes); return how many."""
+    """Cancel every queued run of an experiment (all its hashes); return how many.
+
+    Raises
+    ------
+    StoreError
+        No experiment of that name is in the database (the message lists the known ones).
+    """
     with db.session() as session, session.begin():
+        known = session.scalars(select(Experiment.name).distinct()).all()
+        if experiment_name not in known:
+            raise StoreError(
+                f"no experiment {experiment_name!r} in the results database",
+                where="queue",
+                fix=did_you_mean(experiment_name, known) if known else "queue one first",
+            )
         ids = select(Cell.id).join(Experiment).where(Experiment.name == experiment_name)
         result = session.execute(
             update(Run)

@@ -96,6 +96,31 @@ def _has_foreign_tables(engine: Engine) -> bool:
     return bool(set(sa.inspect(engine).get_table_names()) - {"alembic_version"})
 
 
+def checked_revision(engine: Engine, shown: str) -> str | None:
+    """The database's revision, refusing one a newer flushbench wrote or a foreign schema.
+
+    Raises
+    ------
+    StoreError
+        An unknown (newer) revision, or tables without a flushbench revision.
+    """
+    current = current_revision(engine)
+    if current is not None and current not in _known_revisions():
+        raise StoreError(
+            f"the results database is at revision {current}, which this flushbench does not"
+            " know: a newer flushbench wrote it",
+            where=shown,
+            fix="use the newer flushbench, or another --db",
+        )
+    if current is None and _has_foreign_tables(engine):
+        raise StoreError(
+            "not a flushbench results database (it has tables but no flushbench schema)",
+            where=shown,
+            fix="point --db at a flushbench database or an empty one; nothing was written",
+        )
+    return current
+
+
 def current_revision(engine: Engine) -> str | None:
     """The revision the database is at, or None for an empty database."""
     with engine.connect() as conn:
@@ -105,8 +130,13 @@ def current_revision(engine: Engine) -> str | None:
 def upgrade(db: str | None = None) -> str:
     """Migrate the database to the head revision (creating it if empty); return the revision."""
     url = resolve_url(db)
-    engine = make_engine(url)
+    shown = redacted(url)
+    parsed = parse_url(url, shown)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        check_sqlite_file(Path(parsed.database), shown, create=True)
+    engine = guarded(shown, lambda: make_engine(url))
     try:
+        guarded(shown, lambda: checked_revision(engine, shown))
         cfg = alembic_config(url)
         # Two processes opening a new database at once (a worker and `status`, two workers)
         # must not both create the tables: the second waits, then finds the database at head.
@@ -168,23 +198,10 @@ class ResultsDB:
         guarded(shown, lambda: self._check_revision(create))
 
     def _check_revision(self, create: bool) -> None:
-        current = current_revision(self.engine)
+        current = checked_revision(self.engine, redacted(self.url))
         head = head_revision()
         if current == head:
             return
-        if current is not None and current not in _known_revisions():
-            raise StoreError(
-                f"the results database is at revision {current}, which this flushbench does not"
-                " know: a newer flushbench wrote it",
-                where=redacted(self.url),
-                fix="use the newer flushbench, or another --db",
-            )
-        if current is None and _has_foreign_tables(self.engine):
-            raise StoreError(
-                "not a flushbench results database (it has tables but no flushbench schema)",
-                where=redacted(self.url),
-                fix="point --db at a flushbench database or an empty one; nothing was written",
-            )
         if current is None:
             if not create:
                 raise StoreError(

@@ -46,10 +46,11 @@ def run(
 ) -> None:
     """Preflight, queue and run an experiment; rerunning resumes where it stopped."""
     from flushbench.cli.summary import print_cell_summary
-    from runner.execute import run_experiment
+    from runner.execute import prepare, run_experiment
     from store.db import ResultsDB
 
     _sigterm_as_interrupt()
+    ctx = prepare(file, work)  # parsed and preflighted once, before anything is written
     results = ResultsDB(db)
     holder: dict = {}
 
@@ -67,9 +68,6 @@ def run(
         )
 
     from flushbench.cli.progress import LiveReporter
-    from runner.execute import prepare
-
-    ctx = prepare(file, work)  # parsed and preflighted once, then run as checked
     with LiveReporter(console, _run_seconds(ctx.exp)) as reporter:
         outcome = run_experiment(
             ctx,

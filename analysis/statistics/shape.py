@@ -28,7 +28,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from analysis.statistics._series import ar1_coefficient, ar1_surrogates, clean_series
+from analysis.statistics._series import (
+    ar1_coefficient,
+    ar1_surrogates,
+    clean_series,
+    monte_carlo_p,
+)
 
 #: An interval below this fraction of the median is a hole.
 HOLE_FRACTION = 0.5
@@ -151,9 +156,12 @@ def step_change(
     fitted = np.where(np.arange(n) < k, y[:k].mean(), y[k:].mean())
     phi = 0.5 * (ar1_coefficient(y - y.mean(), t, dt) + ar1_coefficient(y - fitted, t, dt))
     rng = np.random.default_rng(seed)
-    sur = ar1_surrogates(t, dt, phi, surrogates, rng)
-    exceed = int(np.sum(_split_shares(sur).max(axis=1) >= shares[j]))
-    return (float(t[k]), size, (exceed + 1) / (surrogates + 1))
+
+    def surrogate_splits(count: int) -> np.ndarray:
+        return _split_shares(ar1_surrogates(t, dt, phi, count, rng)).max(axis=1)
+
+    # Stopped early once the step cannot be significant at P_LEVEL (same decision).
+    return (float(t[k]), size, monte_carlo_p(shares[j], surrogate_splits, surrogates, P_LEVEL))
 
 
 def theil_sen_slope(

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -146,6 +147,7 @@ func runOptions(o *RunOpts, mode, lateUnit *string) *optSet {
 	s.boolVar(&o.JSON, "json", "one JSON object per line instead of tpcc_start text")
 	s.strVar(lateUnit, "", "late-unit", "ms", "unit of the late thresholds: ms (tpcc-mysql behaviour) or s (TPC-C spec)")
 	s.uintVar(&o.Seed, "seed", uint64(time.Now().UnixNano()), "random seed")
+	s.strVar(&o.CPUProfile, "", "cpuprofile", "", "write a pprof CPU profile of the run to this file")
 	return s
 }
 
@@ -177,6 +179,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	o.Out, o.Err = stdout, stderr
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return ExitUsage, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return ExitError, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, cancel := signalContext()
 	defer cancel()
 	return Run(ctx, o)

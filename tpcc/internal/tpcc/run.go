@@ -50,6 +50,8 @@ type RunOpts struct {
 	// MultiSchema (-m) > 0 spreads connections over databases
 	// <db>_<(conn % MultiSchema) + SchemaOffset> (-o).
 	MultiSchema, SchemaOffset int
+	// CPUProfile is a pprof output file (--cpuprofile), for tuning.
+	CPUProfile string
 	// LateUnit scales the late thresholds {5,5,5,80,20}. tpcc-mysql compares
 	// them with response times in milliseconds (see the fixtures: New-Order at
 	// ~54 ms average is almost always "lt"), so Millisecond reproduces its

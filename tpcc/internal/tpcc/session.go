@@ -161,5 +161,6 @@ func asFloat(v driver.Value) float64 {
 func newConnector(o *ConnOpts, db string) (driver.Connector, error) {
 	c := *o
 	c.DB = db
-	return mysql.NewConnector(c.config(true, map[string]string{"autocommit": "0"}))
+	cfg := c.config(true, map[string]string{"autocommit": "0"})
+	return mysql.NewConnector(cfg)
 }

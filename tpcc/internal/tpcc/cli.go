@@ -3,12 +3,13 @@ package tpcc
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -17,14 +18,15 @@ const usage = `usage: tpcc <command> [flags]
 
 commands:
   load   create the schema and populate W warehouses (TPC-C 4.3)
-  run    drive the tpcc-mysql transaction mix and report (tpcc_start compatible)
+  run    drive tpcc-mysql's workload (default; --mode batched for the other one)
+         and report (tpcc_start compatible text, or --json)
   check  verify TPC-C consistency conditions
 
-connection flags (all commands, tpcc_start compatible):
+connection options (all commands, tpcc_start compatible; -w10 and -w 10 both work):
   -h host (127.0.0.1)  -P port (3306)  -S unix socket  -d database
-  -u user (root)       -p password (default: $MYSQL_PWD)
+  -u user (root)       -p password (-p "" for none; default: $MYSQL_PWD)
 
-run "tpcc <command> -help" for the command's flags.
+run "tpcc <command> --help" for the command's options.
 `
 
 // Main is the whole CLI; it returns the process exit code.
@@ -56,38 +58,29 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// newFlags returns a flag set with the common connection flags. -h is the
-// host (as in tpcc_start), so help is only -help / --help.
-func newFlags(name string, stderr io.Writer, c *ConnOpts) *flag.FlagSet {
-	fs := flag.NewFlagSet("tpcc "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&c.Host, "h", "127.0.0.1", "server host (TCP)")
-	fs.IntVar(&c.Port, "P", 3306, "server port")
-	fs.StringVar(&c.Socket, "S", "", "unix socket (used instead of TCP when given)")
-	fs.StringVar(&c.DB, "d", "", "database name (required)")
-	fs.StringVar(&c.User, "u", "root", "user")
-	fs.StringVar(&c.Password, "p", "", "password (default: $MYSQL_PWD)")
-	return fs
+// connOpts adds the connection options every command takes (tpcc_start's
+// names; -h is the host, so help is -help / --help).
+func connOpts(s *optSet, c *ConnOpts) {
+	s.strVar(&c.Host, "h", "", "127.0.0.1", "server host (TCP)")
+	s.intVar(&c.Port, "P", "", 3306, "server port")
+	s.strVar(&c.Socket, "S", "", "", "unix socket (used instead of TCP when given)")
+	s.strVar(&c.DB, "d", "", "", "database name (required)")
+	s.strVar(&c.User, "u", "", "root", "user")
+	s.strVar(&c.Password, "p", "", "", `password; -p "" is empty (default: $MYSQL_PWD)`)
 }
 
-// parse parses args, applies MYSQL_PWD and checks required values.
-func parse(fs *flag.FlagSet, args []string, c *ConnOpts, w *int) (int, error) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK, nil
-		}
-		return ExitUsage, nil // flag already printed the error and usage
+// parseArgs parses args and checks the values every command needs. It
+// returns -1 to go on, or the exit code (help printed, usage error).
+func parseArgs(s *optSet, args []string, c *ConnOpts, w *int, synopsis string, stdout, stderr io.Writer) (int, error) {
+	err := s.parse(args)
+	if errors.Is(err, errHelp) {
+		s.usage(stdout, synopsis)
+		return ExitOK, nil
 	}
-	if fs.NArg() > 0 {
-		return ExitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if err != nil {
+		return ExitUsage, err
 	}
-	pSet := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "p" {
-			pSet = true
-		}
-	})
-	if !pSet {
+	if !s.was("p") {
 		c.Password = os.Getenv("MYSQL_PWD")
 	}
 	if c.DB == "" {
@@ -103,17 +96,28 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
+// loadOptions declares tpcc load's options (tpcc_load's h P d u p w l m n,
+// plus -S and flushbench's long options) into o.
+func loadOptions(o *LoadOpts) *optSet {
+	s := &optSet{cmd: "load"}
+	connOpts(s, &o.Conn)
+	s.intVar(&o.W, "w", "", 0, "number of warehouses (required)")
+	s.intVar(&o.Part, "l", "", 0, "load one part only: 1 items, 2 warehouse+district+stock, 3 customer+history, 4 orders")
+	s.intVar(&o.MinW, "m", "", 1, "first warehouse to load (partial loads)")
+	s.intVar(&o.MaxW, "n", "", 0, "last warehouse to load (partial loads; default -w)")
+	s.intVar(&o.Workers, "", "workers", runtime.NumCPU(), "parallel loader connections")
+	s.boolVar(&o.Drop, "drop", "drop the database first if it already has tables")
+	s.uintVar(&o.Seed, "seed", uint64(time.Now().UnixNano()), "random seed")
+	return s
+}
+
 func cmdLoad(args []string, stdout, stderr io.Writer) (int, error) {
 	var o LoadOpts
-	fs := newFlags("load", stderr, &o.Conn)
-	fs.IntVar(&o.W, "w", 0, "number of warehouses (required)")
-	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "parallel loader connections")
-	fs.BoolVar(&o.Drop, "drop", false, "drop the database first if it already has tables")
-	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed")
-	if code, err := parse(fs, args, &o.Conn, &o.W); code >= 0 || err != nil {
+	s := loadOptions(&o)
+	if code, err := parseArgs(s, args, &o.Conn, &o.W, "-d DB -w W [options]", stdout, stderr); code >= 0 || err != nil {
 		return code, err
 	}
-	o.Seed, o.Out = *seed, stdout
+	o.Out = stdout
 	ctx, cancel := signalContext()
 	defer cancel()
 	if err := Load(ctx, o); err != nil {
@@ -122,29 +126,70 @@ func cmdLoad(args []string, stdout, stderr io.Writer) (int, error) {
 	return ExitOK, nil
 }
 
+// runOptions declares tpcc run's options (tpcc_start's h P d u p w c r l i
+// f t m o S 0 1 2 3 4, plus flushbench's long options) into o.
+func runOptions(o *RunOpts, mode, lateUnit *string) *optSet {
+	s := &optSet{cmd: "run"}
+	connOpts(s, &o.Conn)
+	s.intVar(&o.W, "w", "", 0, "number of warehouses to use (required, <= loaded)")
+	s.intVar(&o.Conns, "c", "", 1, "connections")
+	s.intVar(&o.RampupS, "r", "", 10, "ramp-up seconds")
+	s.intVar(&o.MeasureS, "l", "", 60, "measurement seconds")
+	s.intVar(&o.IntervalS, "i", "", 10, "report interval seconds")
+	s.strVar(&o.ReportFile, "f", "", "", "report file: one line per New-Order (interval second, response ms)")
+	s.strVar(&o.TrxFile, "t", "", "", "transaction file: start and finish time of every committed New-Order")
+	s.intVar(&o.MultiSchema, "m", "", 0, "multiple schemas: connection i uses database <d>_<i % m + o>")
+	s.intVar(&o.SchemaOffset, "o", "", 0, "offset of the multiple-schema numbers")
+	for i, label := range txLabels {
+		s.intVar(&o.LateMS[i], strconv.Itoa(i), "", 0, fmt.Sprintf("%s response-time limit (default %d)", label, lateThresholds[i]))
+	}
+	s.strVar(mode, "", "mode", string(ModeTpccMysql), "tpcc-mysql (tpcc_start's workload, default) or batched (fewer round trips; TpmC not comparable)")
+	s.boolVar(&o.JSON, "json", "one JSON object per line instead of tpcc_start text")
+	s.strVar(lateUnit, "", "late-unit", "ms", "unit of the late thresholds: ms (tpcc-mysql behaviour) or s (TPC-C spec)")
+	s.uintVar(&o.Seed, "seed", uint64(time.Now().UnixNano()), "random seed")
+	s.strVar(&o.CPUProfile, "", "cpuprofile", "", "write a pprof CPU profile of the run to this file")
+	return s
+}
+
 func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	var o RunOpts
-	fs := newFlags("run", stderr, &o.Conn)
-	fs.IntVar(&o.W, "w", 0, "number of warehouses to use (required, <= loaded)")
-	fs.IntVar(&o.Conns, "c", 1, "connections")
-	fs.IntVar(&o.RampupS, "r", 10, "ramp-up seconds")
-	fs.IntVar(&o.MeasureS, "l", 60, "measurement seconds")
-	fs.IntVar(&o.IntervalS, "i", 10, "report interval seconds")
-	fs.BoolVar(&o.JSON, "json", false, "one JSON object per line instead of tpcc_start text")
-	lateUnit := fs.String("late-unit", "ms", "unit of the late thresholds 5/5/5/80/20: ms (tpcc-mysql behaviour) or s (TPC-C spec)")
-	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed")
-	if code, err := parse(fs, args, &o.Conn, &o.W); code >= 0 || err != nil {
+	var mode, lateUnit string
+	s := runOptions(&o, &mode, &lateUnit)
+	if code, err := parseArgs(s, args, &o.Conn, &o.W, "-d DB -w W [options]", stdout, stderr); code >= 0 || err != nil {
 		return code, err
 	}
-	switch *lateUnit {
+	switch lateUnit {
 	case "ms":
 		o.LateUnit = time.Millisecond
 	case "s":
 		o.LateUnit = time.Second
 	default:
-		return ExitUsage, fmt.Errorf("-late-unit must be ms or s, not %q", *lateUnit)
+		return ExitUsage, fmt.Errorf("--late-unit must be ms or s, not %q", lateUnit)
 	}
-	o.Seed, o.Out, o.Err = *seed, stdout, stderr
+	o.Mode = Mode(mode)
+	if o.Mode != ModeTpccMysql && o.Mode != ModeBatched {
+		return ExitUsage, fmt.Errorf("--mode must be %s or %s, not %q", ModeTpccMysql, ModeBatched, mode)
+	}
+	if o.Mode == ModeBatched && o.MultiSchema > 0 {
+		return ExitUsage, errors.New("-m (multiple schemas) needs --mode tpcc-mysql")
+	}
+	for i, v := range o.LateMS {
+		if v < 0 {
+			return ExitUsage, fmt.Errorf("-%d must be a positive number of milliseconds", i)
+		}
+	}
+	o.Out, o.Err = stdout, stderr
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return ExitUsage, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return ExitError, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, cancel := signalContext()
 	defer cancel()
 	return Run(ctx, o)
@@ -152,9 +197,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 
 func cmdCheck(args []string, stdout, stderr io.Writer) (int, error) {
 	var o CheckOpts
-	fs := newFlags("check", stderr, &o.Conn)
-	fs.IntVar(&o.W, "w", 0, "number of warehouses to check (required)")
-	if code, err := parse(fs, args, &o.Conn, &o.W); code >= 0 || err != nil {
+	s := &optSet{cmd: "check"}
+	connOpts(s, &o.Conn)
+	s.intVar(&o.W, "w", "", 0, "number of warehouses to check (required)")
+	if code, err := parseArgs(s, args, &o.Conn, &o.W, "-d DB -w W [options]", stdout, stderr); code >= 0 || err != nil {
 		return code, err
 	}
 	o.Out = stdout

@@ -330,6 +330,43 @@ func TestLoadRunCheck(t *testing.T) {
 		t.Errorf("no TpmC line:\n%s", r.stdout)
 	}
 	check("after text run")
+
+	// The batched mode (a different workload) on the same data, with
+	// tpcc-mysql style flags and -f/-t files in the default mode.
+	r = tpcc(t, append([]string{"run", "-dit", "-w2", "-c2", "-r0", "-l2", "-i1", "--json", "--mode", "batched"}, conn...)...)
+	if _, sum := parseJSONLines(t, r.stdout); r.code != 0 || sum == nil || sum.TpmC <= 0 || sum.Errors != 0 {
+		t.Fatalf("batched run (%d): %+v\n%s", r.code, sum, r.stderr)
+	}
+	check("after batched run")
+	dir := t.TempDir()
+	rep, trx := filepath.Join(dir, "rt.txt"), filepath.Join(dir, "trx.txt")
+	r = tpcc(t, append([]string{"run", "-dit", "-w2", "-c2", "-r1", "-l2", "-i1", "-f", rep, "-t" + trx, "-0", "1000"}, conn...)...)
+	if r.code != 0 {
+		t.Fatalf("run with -f/-t (%d): %s", r.code, r.stderr)
+	}
+	if !regexp.MustCompile(`(?m)^ {2}\[0\] sc:\d+ lt:\d+ .* \(1000\)$`).MatchString(r.stdout) {
+		t.Errorf("-0 1000 not shown as the New-Order limit:\n%s", r.stdout)
+	}
+	for file, line := range map[string]*regexp.Regexp{
+		rep: regexp.MustCompile(`^[0-2] \d+\.\d{3}$`),
+		trx: regexp.MustCompile(`^t_num: [01] finish: \d+ \d+ start: \d+ \d+$`),
+	} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) < 10 {
+			t.Errorf("%s has %d lines", file, len(lines))
+		}
+		for _, l := range lines {
+			if !line.MatchString(l) {
+				t.Errorf("%s: bad line %q", file, l)
+				break
+			}
+		}
+	}
+	check("after the run with files")
 }
 
 func TestRunErrors(t *testing.T) {
@@ -381,7 +418,7 @@ func TestRunErrors(t *testing.T) {
 
 func TestCLIErrorsNoServer(t *testing.T) {
 	r := tpcc(t, "run", "-d", "x", "-w", "1", "--bogus")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "flag provided but not defined: -bogus") {
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "unknown option --bogus") {
 		t.Errorf("unknown flag: %d %q", r.code, r.stderr)
 	}
 	r = tpcc(t, "frobnicate")

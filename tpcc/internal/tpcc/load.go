@@ -33,6 +33,44 @@ type LoadOpts struct {
 	Drop    bool
 	Seed    uint64
 	Out     io.Writer
+	// Part and MinW/MaxW are tpcc_load's -l, -m and -n: load only one
+	// part (PartItems, PartWarehouse, PartCustomer, PartOrders) for
+	// warehouses MinW..MaxW, e.g. from several processes in parallel. A
+	// partial load never drops anything; it creates the schema (indexes and
+	// foreign keys included) only if the database has no tables yet.
+	Part       int
+	MinW, MaxW int
+}
+
+// Parts of a partial load (tpcc_load -l).
+const (
+	PartAll       = 0
+	PartItems     = 1
+	PartWarehouse = 2 // warehouse, district, stock
+	PartCustomer  = 3 // customer, history
+	PartOrders    = 4 // orders, new_orders, order_line
+)
+
+// partial reports whether this is a tpcc_load -l/-m/-n style partial load.
+func (o *LoadOpts) partial() bool {
+	return o.Part != PartAll || o.MinW > 1 || (o.MaxW > 0 && o.MaxW != o.W)
+}
+
+// wants reports whether job kind k belongs to the part being loaded.
+func (o *LoadOpts) wants(kind string) bool {
+	switch o.Part {
+	case PartAll:
+		return true
+	case PartItems:
+		return kind == "items"
+	case PartWarehouse:
+		return kind == "warehouse" || kind == "stock"
+	case PartCustomer:
+		return kind == "customers"
+	case PartOrders:
+		return kind == "orders"
+	}
+	return false
 }
 
 // loadJob is one unit of parallel work, committed as one transaction.
@@ -45,7 +83,10 @@ type loadJob struct {
 // Load creates the schema and populates it per TPC-C 4.3. Work is split into
 // jobs (item ranges, and per warehouse: its row and districts, stock ranges,
 // customers+history per district, orders per district) that --workers
-// connections take from a queue, so W warehouses load in parallel.
+// connections take from a queue, so W warehouses load in parallel. A full
+// load creates the tables with primary keys only and adds tpcc-mysql's
+// secondary indexes and foreign keys after the data is in (faster than
+// maintaining them row by row).
 func Load(ctx context.Context, o LoadOpts) error {
 	if o.W < 1 {
 		return errors.New("-w must be at least 1")
@@ -53,44 +94,61 @@ func Load(ctx context.Context, o LoadOpts) error {
 	if o.Workers < 1 {
 		o.Workers = 1
 	}
-	start := time.Now()
-	if err := prepareDatabase(ctx, &o); err != nil {
-		return err
+	if o.MinW < 1 {
+		o.MinW = 1
 	}
+	if o.MaxW < 1 {
+		o.MaxW = o.W
+	}
+	if o.Part < PartAll || o.Part > PartOrders {
+		return fmt.Errorf("-l part must be 1 (items), 2 (warehouse), 3 (customer) or 4 (orders), not %d", o.Part)
+	}
+	if o.MinW > o.MaxW {
+		return fmt.Errorf("-m %d is larger than -n %d", o.MinW, o.MaxW)
+	}
+	start := time.Now()
 	params := map[string]string{"autocommit": "0", "unique_checks": "0", "foreign_key_checks": "0"}
-	db, err := openDB(ctx, &o.Conn, true, params, o.Workers)
+	var db *sql.DB
+	var err error
+	if o.partial() {
+		db, err = preparePartial(ctx, &o, params)
+	} else {
+		db, err = prepareFull(ctx, &o, params)
+	}
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	for _, ddl := range schemaDDL {
-		if _, err := db.ExecContext(ctx, ddl); err != nil {
-			return fmt.Errorf("creating schema: %w", err)
-		}
-	}
-	fmt.Fprintf(o.Out, "TPCC Data Load Started... (%d warehouses, %d workers)\n", o.W, o.Workers)
+	fmt.Fprintf(o.Out, "TPCC Data Load Started... (warehouses %d..%d, %d workers)\n", o.MinW, o.MaxW, o.Workers)
 
 	var jobs []loadJob
-	for lo := 1; lo <= numItems; lo += itemChunk {
-		jobs = append(jobs, loadJob{kind: "items", lo: lo, hi: lo + itemChunk - 1})
+	if o.wants("items") {
+		for lo := 1; lo <= numItems; lo += itemChunk {
+			jobs = append(jobs, loadJob{kind: "items", lo: lo, hi: lo + itemChunk - 1})
+		}
 	}
-	perW := 0
-	for w := 1; w <= o.W; w++ {
+	nW := o.MaxW - o.MinW + 1
+	remaining := make([]atomic.Int32, o.MaxW+1) // index 0: items
+	for w := o.MinW; w <= o.MaxW; w++ {
 		n0 := len(jobs)
-		jobs = append(jobs, loadJob{kind: "warehouse", w: w})
-		for lo := 1; lo <= numItems; lo += stockChunk {
-			jobs = append(jobs, loadJob{kind: "stock", w: w, lo: lo, hi: lo + stockChunk - 1})
+		if o.wants("warehouse") {
+			jobs = append(jobs, loadJob{kind: "warehouse", w: w})
+			for lo := 1; lo <= numItems; lo += stockChunk {
+				jobs = append(jobs, loadJob{kind: "stock", w: w, lo: lo, hi: lo + stockChunk - 1})
+			}
 		}
 		for d := 1; d <= districtsPerW; d++ {
-			jobs = append(jobs, loadJob{kind: "customers", w: w, d: d}, loadJob{kind: "orders", w: w, d: d})
+			if o.wants("customers") {
+				jobs = append(jobs, loadJob{kind: "customers", w: w, d: d})
+			}
+			if o.wants("orders") {
+				jobs = append(jobs, loadJob{kind: "orders", w: w, d: d})
+			}
 		}
-		perW = len(jobs) - n0
+		remaining[w].Store(int32(len(jobs) - n0))
 	}
-
-	remaining := make([]atomic.Int32, o.W+1) // index 0: items
-	remaining[0].Store(int32(numItems / itemChunk))
-	for w := 1; w <= o.W; w++ {
-		remaining[w].Store(int32(perW))
+	if o.wants("items") {
+		remaining[0].Store(int32(numItems / itemChunk))
 	}
 	var doneW atomic.Int32
 	var outMu sync.Mutex
@@ -106,7 +164,7 @@ func Load(ctx context.Context, o LoadOpts) error {
 			return
 		}
 		n := doneW.Add(1)
-		fmt.Fprintf(o.Out, "Warehouse %d Done. [%d/%d] (%.1f s)\n", idx, n, o.W, time.Since(start).Seconds())
+		fmt.Fprintf(o.Out, "Warehouse %d Done. [%d/%d] (%.1f s)\n", idx, n, nW, time.Since(start).Seconds())
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -155,8 +213,110 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "\n...DATA LOADING COMPLETED SUCCESSFULLY. %d warehouses in %.1f s\n", o.W, time.Since(start).Seconds())
+	if !o.partial() {
+		fmt.Fprintf(o.Out, "Data loaded (%.1f s); adding secondary indexes and foreign keys\n", time.Since(start).Seconds())
+		if err := addIndexes(ctx, db, o.Workers); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(o.Out, "\n...DATA LOADING COMPLETED SUCCESSFULLY. %d warehouses in %.1f s\n", nW, time.Since(start).Seconds())
 	return nil
+}
+
+// prepareFull creates the database (refusing one with tables unless --drop)
+// and the tables with primary keys only.
+func prepareFull(ctx context.Context, o *LoadOpts, params map[string]string) (*sql.DB, error) {
+	if err := prepareDatabase(ctx, o); err != nil {
+		return nil, err
+	}
+	db, err := openDB(ctx, &o.Conn, true, params, o.Workers)
+	if err != nil {
+		return nil, err
+	}
+	for _, ddl := range tableDDL {
+		if _, err := db.ExecContext(ctx, ddl); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("creating schema: %w", err)
+		}
+	}
+	return db, nil
+}
+
+// preparePartial makes sure the complete schema exists without touching
+// data: under a named lock (parallel partial loads start together), it
+// creates the database and, if it has no tables, the tables with their
+// indexes and foreign keys.
+func preparePartial(ctx context.Context, o *LoadOpts, params map[string]string) (*sql.DB, error) {
+	admin, err := openDB(ctx, &o.Conn, false, nil, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(o.Conn.DB)); err != nil {
+		return nil, err
+	}
+	db, err := openDB(ctx, &o.Conn, true, params, o.Workers)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	defer conn.Close()
+	fail := func(err error) (*sql.DB, error) { db.Close(); return nil, err }
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 600)", "tpcc_schema_"+o.Conn.DB).Scan(&got); err != nil {
+		return fail(err)
+	}
+	if got.Int64 != 1 {
+		return fail(errors.New("timed out waiting for another tpcc load to create the schema"))
+	}
+	defer conn.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", "tpcc_schema_"+o.Conn.DB)
+	tables, err := listTables(ctx, db, o.Conn.DB)
+	if err != nil {
+		return fail(err)
+	}
+	if len(tables) > 0 {
+		return db, nil
+	}
+	for _, ddl := range append(append([]string{}, tableDDL...), indexDDL...) {
+		if _, err := conn.ExecContext(ctx, ddl); err != nil {
+			return fail(fmt.Errorf("creating schema: %w", err))
+		}
+	}
+	return db, nil
+}
+
+// addIndexes runs indexDDL on up to workers connections in parallel (each
+// statement alters a different table).
+func addIndexes(ctx context.Context, db *sql.DB, workers int) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queue := make(chan string, len(indexDDL))
+	for _, q := range indexDDL {
+		queue <- q
+	}
+	close(queue)
+	errc := make(chan error, workers)
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for q := range queue {
+				if _, err := db.ExecContext(ctx, q); err != nil {
+					errc <- fmt.Errorf("adding indexes and foreign keys (%s): %w", strings.SplitN(q, "\n", 2)[0], err)
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	return <-errc
 }
 
 var systemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
@@ -280,7 +440,7 @@ func (l *loader) warehouse(ctx context.Context, w int) error {
 	b.int(w)
 	b.str(func(x []byte) []byte { return r.AString(x, 6, 10) })
 	l.address(b)
-	b.fixed(r.Uniform(0, 2000), 4)
+	b.fixed(r.Uniform(0, 20), 2) // w_tax in [0.00, 0.20]: DECIMAL(4,2) as in tpcc-mysql
 	b.fixed(30000000, 2)
 	if err := b.end(ctx); err != nil {
 		return err
@@ -292,7 +452,7 @@ func (l *loader) warehouse(ctx context.Context, w int) error {
 		b.int(w)
 		b.str(func(x []byte) []byte { return r.AString(x, 6, 10) })
 		l.address(b)
-		b.fixed(r.Uniform(0, 2000), 4)
+		b.fixed(r.Uniform(0, 20), 2)
 		b.fixed(3000000, 2)
 		b.int(ordersPerD + 1)
 		if err := b.end(ctx); err != nil {
@@ -353,8 +513,8 @@ func (l *loader) customers(ctx context.Context, w, d int) error {
 		} else {
 			c.lit("GC")
 		}
-		c.fixed(5000000, 2)
-		c.fixed(r.Uniform(0, 5000), 4)
+		c.int(50000)                 // c_credit_lim BIGINT
+		c.fixed(r.Uniform(0, 50), 2) // c_discount in [0.00, 0.50], DECIMAL(4,2)
 		c.fixed(-1000, 2)
 		c.fixed(1000, 2)
 		c.int(1)

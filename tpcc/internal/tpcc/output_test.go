@@ -62,7 +62,7 @@ func TestSummaryMatchesFixture(t *testing.T) {
 	for i, r := range raw {
 		tot.T[i] = Counters{SC: r[0], LT: r[1], RT: r[2], FL: r[3], SumMS: avg[i] * float64(r[0]+r[1])}
 	}
-	if got := formatSummaryText(&tot, 60); got != want {
+	if got := formatSummaryText(&tot, 60, lateThresholds); got != want {
 		t.Errorf("summary mismatch\ngot:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -107,12 +107,13 @@ func (t *textWriter) dots(n int) {
 	io.WriteString(t.w, strings.Repeat(".", n)+"\n")
 }
 
-func (t *textWriter) summary(tot *Totals, measureS float64) {
-	io.WriteString(t.w, formatSummaryText(tot, measureS))
+func (t *textWriter) summary(tot *Totals, measureS float64, limits [numTxTypes]int) {
+	io.WriteString(t.w, formatSummaryText(tot, measureS, limits))
 }
 
-// formatSummaryText renders <Raw Results> through <TpmC> as tpcc_start does.
-func formatSummaryText(tot *Totals, measureS float64) string {
+// formatSummaryText renders <Raw Results> through <TpmC> as tpcc_start does;
+// limits are the late thresholds in force (printed in parentheses).
+func formatSummaryText(tot *Totals, measureS float64, limits [numTxTypes]int) string {
 	var b strings.Builder
 	b.WriteString("\n<Raw Results>\n")
 	for i := range tot.T {
@@ -121,7 +122,7 @@ func formatSummaryText(tot *Totals, measureS float64) string {
 		if n := c.SC + c.LT; n > 0 {
 			avg = c.SumMS / float64(n)
 		}
-		fmt.Fprintf(&b, "  [%d] sc:%d lt:%d  rt:%d  fl:%d avg_rt: %.1f (%d)\n", i, c.SC, c.LT, c.RT, c.FL, avg, lateThresholds[i])
+		fmt.Fprintf(&b, "  [%d] sc:%d lt:%d  rt:%d  fl:%d avg_rt: %.1f (%d)\n", i, c.SC, c.LT, c.RT, c.FL, avg, limits[i])
 	}
 	fmt.Fprintf(&b, " in %d sec.\n", int(measureS+0.5))
 	b.WriteString("\n<Raw Results2(sum ver.)>\n")

@@ -6,20 +6,52 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// RunOpts configures tpcc run (tpcc_start's -w -c -r -l -i).
+// Mode selects the workload tpcc run drives.
+type Mode string
+
+const (
+	// ModeTpccMysql is tpcc-mysql's own workload (the default): the same
+	// statements, round trips, lock order and commit points per transaction
+	// type as tpcc_start, one deck shared by all connections, tpcc-mysql's
+	// retries and lateness counting. Its TpmC is comparable with tpcc_start's.
+	ModeTpccMysql Mode = "tpcc-mysql"
+	// ModeBatched is flushbench's earlier workload: the same TPC-C business
+	// transactions with fewer round trips (IN lists, multi-row inserts, one
+	// join for Stock-Level, one commit per Delivery) and the spec's data
+	// updates. A different workload: its TpmC is not comparable with
+	// tpcc_start's.
+	ModeBatched Mode = "batched"
+)
+
+// RunOpts configures tpcc run (tpcc_start's -w -c -r -l -i -f -t -m -o
+// -0..-4).
 type RunOpts struct {
 	Conn      ConnOpts
+	Mode      Mode
 	W         int
 	Conns     int
 	RampupS   int
 	MeasureS  int
 	IntervalS int
 	JSON      bool
+	// LateMS overrides tpcc-mysql's late thresholds per type (-0..-4);
+	// 0 keeps the default 5/5/5/80/20.
+	LateMS [numTxTypes]int
+	// ReportFile (-f) receives "<interval second> <response ms>" per
+	// New-Order; TrxFile (-t) "t_num: N finish: s ns start: s ns" per
+	// committed New-Order, as tpcc_start writes them.
+	ReportFile, TrxFile string
+	// MultiSchema (-m) > 0 spreads connections over databases
+	// <db>_<(conn % MultiSchema) + SchemaOffset> (-o).
+	MultiSchema, SchemaOffset int
+	// CPUProfile is a pprof output file (--cpuprofile), for tuning.
+	CPUProfile string
 	// LateUnit scales the late thresholds {5,5,5,80,20}. tpcc-mysql compares
 	// them with response times in milliseconds (see the fixtures: New-Order at
 	// ~54 ms average is almost always "lt"), so Millisecond reproduces its
@@ -47,6 +79,8 @@ type runner struct {
 	db     *sql.DB
 	consts Constants
 	late   [numTxTypes]time.Duration
+	deck   *SharedDeck
+	files  *runFiles
 
 	errMu    sync.Mutex
 	errShown int
@@ -88,41 +122,97 @@ func schedule(rampup, measure, interval int) []tick {
 	return ts
 }
 
+// driverWorker is one connection's transaction loop, in either mode.
+type driverWorker interface {
+	connect(ctx context.Context) error
+	loop(stop *atomic.Bool) error
+	workerStats() *workerStats
+	close()
+}
+
+// schemaOf returns the database connection i uses (tpcc_start -m/-o).
+func (o *RunOpts) schemaOf(i int) string {
+	if o.MultiSchema > 0 {
+		return o.Conn.DB + "_" + strconv.Itoa(i%o.MultiSchema+o.SchemaOffset)
+	}
+	return o.Conn.DB
+}
+
 // Run executes the benchmark and returns the process exit code.
 func Run(ctx context.Context, o RunOpts) (int, error) {
 	if o.W < 1 || o.Conns < 1 || o.MeasureS < 1 || o.IntervalS < 1 || o.RampupS < 0 {
 		return ExitUsage, errors.New("need -w >= 1, -c >= 1, -l >= 1, -i >= 1, -r >= 0")
+	}
+	if o.Mode == "" {
+		o.Mode = ModeTpccMysql
+	}
+	if o.Mode != ModeTpccMysql && o.Mode != ModeBatched {
+		return ExitUsage, fmt.Errorf("--mode must be %s or %s, not %q", ModeTpccMysql, ModeBatched, o.Mode)
 	}
 	if o.LateUnit == 0 {
 		o.LateUnit = time.Millisecond
 	}
 	rn := &runner{RunOpts: o}
 	for i, v := range lateThresholds {
+		if o.LateMS[i] > 0 {
+			v = o.LateMS[i]
+		}
 		rn.late[i] = time.Duration(v) * o.LateUnit
 	}
 	rn.consts = RunConstants(NewRand(o.Seed))
-	db, err := openDB(ctx, &o.Conn, true, map[string]string{"autocommit": "0"}, o.Conns+1)
+	rn.deck = NewSharedDeck(o.Seed ^ 0x5DEECE66D)
+	files, err := openRunFiles(o.ReportFile, o.TrxFile)
 	if err != nil {
 		return ExitError, err
 	}
-	defer db.Close()
-	rn.db = db
-	if err := ensureLoaded(ctx, db, o.Conn.DB, o.W); err != nil {
-		return ExitError, err
+	defer files.close()
+	rn.files = files
+
+	// Every schema the connections use must hold at least -w warehouses.
+	seen := map[string]bool{}
+	for i := 0; i < o.Conns; i++ {
+		name := o.schemaOf(i)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		c := o.Conn
+		c.DB = name
+		db, err := openDB(ctx, &c, true, map[string]string{"autocommit": "0"}, o.Conns+1)
+		if err != nil {
+			return ExitError, err
+		}
+		if err := ensureLoaded(ctx, db, name, o.W); err != nil {
+			db.Close()
+			return ExitError, err
+		}
+		if rn.db == nil {
+			rn.db = db
+			defer db.Close()
+		} else {
+			db.Close()
+		}
 	}
 
-	workers := make([]*worker, o.Conns)
+	workers := make([]driverWorker, o.Conns)
 	for i := range workers {
-		workers[i] = newWorker(i, rn, o.Seed+uint64(i+1)*0x9E3779B97F4A7C15)
+		seed := o.Seed + uint64(i+1)*0x9E3779B97F4A7C15
+		if o.Mode == ModeBatched {
+			workers[i] = newWorker(i, rn, seed)
+		} else {
+			conn, err := newConnector(&o.Conn, o.schemaOf(i))
+			if err != nil {
+				return ExitError, err
+			}
+			workers[i] = newMWorker(i, rn, seed, o.schemaOf(i), conn)
+		}
 		if err := workers[i].connect(ctx); err != nil {
 			return ExitError, o.Conn.explain(err)
 		}
 	}
 	defer func() {
 		for _, w := range workers {
-			if w.conn != nil {
-				w.conn.Close()
-			}
+			w.close()
 		}
 	}()
 
@@ -138,7 +228,7 @@ func Run(ctx context.Context, o RunOpts) (int, error) {
 	start := time.Now()
 	for _, w := range workers {
 		wg.Add(1)
-		go func(w *worker) {
+		go func(w driverWorker) {
 			defer wg.Done()
 			if err := w.loop(&stop); err != nil {
 				fatal <- err
@@ -156,7 +246,7 @@ func Run(ctx context.Context, o RunOpts) (int, error) {
 	collect := func() {
 		agg = IntervalStats{}
 		for _, w := range workers {
-			w.stats.drainInto(&agg)
+			w.workerStats().drainInto(&agg)
 		}
 	}
 	emit := func(now time.Time, elapsed float64, measure bool) {
@@ -195,6 +285,7 @@ loop:
 			emit(now, float64(tk.at), tk.measure)
 			if tk.measure {
 				fullMeasureIntervals++
+				files.timeCount.Store(int64(tk.at - o.RampupS))
 			}
 			if tw != nil && !tk.measure && tk.at == o.RampupS {
 				tw.measuringStart()
@@ -230,7 +321,13 @@ loop:
 	if o.JSON {
 		writeLine(o.Out, appendSummaryJSON(nil, measuredS, &totals, interrupted))
 	} else {
-		tw.summary(&totals, measuredS)
+		limits := lateThresholds
+		for i, v := range o.LateMS {
+			if v > 0 {
+				limits[i] = v
+			}
+		}
+		tw.summary(&totals, measuredS, limits)
 	}
 	if interrupted && fullMeasureIntervals == 0 {
 		return ExitInterrupted, nil

@@ -73,7 +73,8 @@ func (w *workerStats) record(t TxType, rt time.Duration, retries int, failed boo
 	case failed:
 		ti.FL++
 	default:
-		if rt > late {
+		// On time strictly below the limit, as tpcc-mysql counts.
+		if rt >= late {
 			ti.LT++
 		} else {
 			ti.SC++

@@ -62,6 +62,15 @@ func (w *worker) connect(ctx context.Context) error {
 	return nil
 }
 
+func (w *worker) workerStats() *workerStats { return &w.stats }
+
+func (w *worker) close() {
+	if w.conn != nil {
+		w.conn.Close()
+		w.conn = nil
+	}
+}
+
 // prep returns the prepared statement for q, preparing it on first use.
 func (w *worker) prep(q string) (*sql.Stmt, error) {
 	if s, ok := w.stmts[q]; ok {

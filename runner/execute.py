@@ -29,7 +29,7 @@ from runner.recorder import RunRecorder, as_utc
 from runner.sampler import Sampler
 from runner.server import MysqldSandbox, SandboxLayout, drain_dirty_pages, write_mycnf
 from runner.spec import CellSpec, ExperimentSpec, expand, load_experiment, measurement_hash
-from runner.workloads import get_workload
+from runner.workloads import adapter_class, get_workload
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run
 
@@ -129,12 +129,13 @@ def stored_cells(ctx: ExperimentContext) -> dict[str, dict]:
 def dataset_key(ctx: ExperimentContext) -> DatasetKey:
     """The dataset a run starts from: workload, scale, server flavor+version, page size."""
     server = ctx.server
+    loader = ctx.exp.dataset.effective_loader
     page_size = str(ctx.report.page_size)
     # "10.11.19" keeps directory names readable; the hash of the full --version line (and the
     # binary's path) keeps two builds of the same version apart.
     build = hashlib.sha256(f"{server.mysqld}|{server.version_string}".encode()).hexdigest()[:8]
     return DatasetKey(
-        workload=ctx.exp.dataset.effective_loader,
+        workload="+".join(filter(None, (loader, adapter_class(loader).dataset_format))),
         scale_label=ctx.exp.dataset.scale_label(),
         flavor=server.flavor,
         version_string=".".join(str(v) for v in server.version) + "+" + build,

@@ -135,6 +135,9 @@ class WorkloadSpec(StrictModel):
 
     #: A driver the workload registry knows (``runner/workloads/``): tpcc, tpcc-mysql, sysbench.
     driver: str = "tpcc"
+    #: The built-in tpcc driver's workload: ``tpcc-mysql`` (default: tpcc_start's statements,
+    #: NOTPM comparable with tpcc-mysql) or ``batched`` (fewer round trips; not comparable).
+    mode: Literal["tpcc-mysql", "batched"] | None = None
     #: sysbench test name (sysbench driver only).
     test: Literal["oltp_read_only", "oltp_point_select", "oltp_read_write"] | None = None
     connections: Annotated[int, Field(ge=1, le=100000)] = 16

@@ -455,6 +455,9 @@ class Workload(abc.ABC):
     dataset_kind: ClassVar[Literal["tpcc", "sysbench"]] = "tpcc"
     #: The database its dataset lives in.
     database: ClassVar[str] = "tpcc"
+    #: What the loader writes, when it changes (a new schema): part of the dataset key, so a
+    #: snapshot loaded by an older loader is never reused.
+    dataset_format: ClassVar[str] = ""
     #: Executable names a user may point at in ``workload.binaries``.
     binary_names: ClassVar[tuple[str, ...]] = ()
     #: The primary throughput figure.
@@ -473,6 +476,8 @@ class Workload(abc.ABC):
         """Problems of the ``workload:`` section for this driver: (message, key path) pairs."""
         if spec.test is not None:
             return [("`test` is only for the sysbench driver", ("test",))]
+        if spec.mode is not None:
+            return [("`mode` is only for the tpcc driver", ("mode",))]
         return []
 
     @classmethod

@@ -131,6 +131,8 @@ class TpccWorkload(Workload):
 
     name = "tpcc"
     dataset_kind = "tpcc"
+    #: tpcc-mysql's schema with its secondary indexes and foreign keys (docs/tpcc.md).
+    dataset_format = "tpcc-mysql-schema"
     database = DEFAULT_DATABASE
     binary_names = ("tpcc",)
 
@@ -152,6 +154,13 @@ class TpccWorkload(Workload):
     def found_binaries(self) -> list[Path]:
         """The Go binary."""
         return [self.binary]
+
+    @classmethod
+    def spec_problems(cls, spec: WorkloadSpec) -> list[tuple[str, tuple[str, ...]]]:
+        """``mode`` is this driver's; ``test`` is sysbench's."""
+        if spec.test is not None:
+            return [("`test` is only for the sysbench driver", ("test",))]
+        return []
 
     def problems(self) -> list[str]:
         """The Go binary must exist (it is built from ``tpcc/``, not installed)."""
@@ -201,6 +210,8 @@ class TpccWorkload(Workload):
             "-i", str(whole_seconds(spec.report_interval, "report_interval", "tpcc")),
             "--json",
         ]  # fmt: skip
+        if spec.mode is not None:
+            argv += ["--mode", spec.mode]
         return RunningWorkload(
             argv,
             env=client_env(conn),

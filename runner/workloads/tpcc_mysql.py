@@ -71,6 +71,7 @@ class TpccMysqlWorkload(Workload):
 
     name = "tpcc-mysql"
     dataset_kind = "tpcc"
+    dataset_format = "tpcc-mysql-schema"
     database = DEFAULT_DATABASE
     binary_names = ("tpcc_start", "tpcc_load", "tpcc_mysql_sql_dir")
 

@@ -458,6 +458,8 @@ class Workload(abc.ABC):
     #: What the loader writes, when it changes (a new schema): part of the dataset key, so a
     #: snapshot loaded by an older loader is never reused.
     dataset_format: ClassVar[str] = ""
+    #: Whether the driver prints intervals during its warmup (tpcc_start prints none).
+    reports_warmup: ClassVar[bool] = True
     #: Executable names a user may point at in ``workload.binaries``.
     binary_names: ClassVar[tuple[str, ...]] = ()
     #: The primary throughput figure.

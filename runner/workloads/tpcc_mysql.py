@@ -71,6 +71,7 @@ class TpccMysqlWorkload(Workload):
 
     name = "tpcc-mysql"
     dataset_kind = "tpcc"
+    reports_warmup = False  # tpcc_start is silent during its ramp-up
     dataset_format = "tpcc-mysql-schema"
     database = DEFAULT_DATABASE
     binary_names = ("tpcc_start", "tpcc_load", "tpcc_mysql_sql_dir")

@@ -177,7 +177,8 @@ def test_load_tiny_dataset(loaded: dict[str, str], workload_server: DbServer, dr
         assert cur.fetchone()[0] == expected
 
 
-def _check_records(records: list[IntervalRecord], start: dt.datetime, end: dt.datetime) -> None:
+def _check_records(records: list[IntervalRecord], start: dt.datetime, end: dt.datetime,
+                   reports_warmup: bool = True) -> None:
     assert len(records) >= 3
     seqs = [r.seq for r in records]
     assert seqs == sorted(set(seqs))
@@ -189,7 +190,7 @@ def _check_records(records: list[IntervalRecord], start: dt.datetime, end: dt.da
         assert r.interval_s > 0
         assert r.primary_count >= 0
     phases = [r.phase for r in records]
-    assert phases[0] == "warmup" and phases[-1] == "measure"
+    assert phases[0] == ("warmup" if reports_warmup else "measure") and phases[-1] == "measure"
     assert phases == sorted(phases, key=["warmup", "measure"].index)
     assert sum(r.primary_count for r in records) > 0
 
@@ -211,7 +212,7 @@ def test_run_yields_intervals_then_outcome(
         records = list(running.intervals(timeout_s=30))
         outcome = running.outcome()
     end = dt.datetime.now(dt.UTC)
-    _check_records(records, start, end)
+    _check_records(records, start, end, adapter.reports_warmup)
     assert outcome.exit_code == 0, outcome.stderr_tail
     assert outcome.summary is not None
     assert not outcome.interrupted
@@ -256,7 +257,9 @@ def test_failing_driver_reports_exit_code_and_stderr(
     with adapter.run(conn, _spec(case), 2, case.dataset, tmp_path / "driver.log") as running:
         records = list(running.intervals(timeout_s=30))
         outcome = running.outcome()
-    assert records == []
+    # tpcc_start keeps printing empty intervals after its connections failed: what matters is
+    # that nothing was measured and the failure is reported.
+    assert sum(r.primary_count for r in records) == 0
     assert outcome.exit_code not in (0, None)
     assert "no_such_database" in outcome.stderr_tail
     assert outcome.summary is None

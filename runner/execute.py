@@ -320,9 +320,10 @@ def _measure(
             where=str(layout.error_log),
             fix="see the error log tail in the run's evidence",
         )
-    if outcome.exit_code != 0:
+    failure = workload.failure(outcome)
+    if failure is not None:
         raise WorkloadError(
-            f"the {exp.workload.driver} driver exited with code {outcome.exit_code}",
+            f"the {exp.workload.driver} driver {failure}",
             where=str(run_dir / "driver"),
             fix="see the driver's stderr in the run's evidence",
             evidence=f"driver exit code: {outcome.exit_code}\n"

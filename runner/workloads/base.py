@@ -469,6 +469,13 @@ class Workload(abc.ABC):
     def __init__(self, binaries: Mapping[str, str] | None = None) -> None:
         self.binaries = dict(binaries or {})
 
+    def failure(self, outcome: WorkloadOutcome) -> str | None:
+        """Why a finished run failed (``exited with code 2``), or None when it did not.
+
+        Drivers that exit 0 after failing (tpcc_start when no connection succeeds) override it.
+        """
+        return None if outcome.exit_code == 0 else f"exited with code {outcome.exit_code}"
+
     @abc.abstractmethod
     def found_binaries(self) -> list[Path]:
         """The executables this adapter will run, where they were found (for ``doctor``)."""

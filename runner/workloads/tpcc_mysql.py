@@ -25,6 +25,7 @@ from runner.connection import ConnectionInfo
 from runner.workloads.base import (
     RunningWorkload,
     Workload,
+    WorkloadOutcome,
     binary_problem,
     client_env,
     create_database,
@@ -90,6 +91,17 @@ class TpccMysqlWorkload(Workload):
     def load_seconds(cls, dataset: DatasetSpec) -> float:
         """~90 s per warehouse: tpcc_load is single-threaded."""
         return LOAD_S_PER_WAREHOUSE * (dataset.warehouses or 0)
+
+    def failure(self, outcome: WorkloadOutcome) -> str | None:
+        """tpcc_start exits 0 even when every connection failed: nothing measured is a failure."""
+        base = super().failure(outcome)
+        if base is not None:
+            return base
+        totals = (outcome.summary or {}).get("tpmc")
+        if not totals and outcome.stderr_tail.strip():
+            last = outcome.stderr_tail.strip().splitlines()[-1]
+            return f"measured no transaction and reported errors (last: {last})"
+        return None
 
     def found_binaries(self) -> list[Path]:
         """tpcc_start and tpcc_load, where found."""

@@ -29,6 +29,7 @@ from flushbench.flavors import DEFAULT_LOG_FILE_SIZE, redo_capacity, values_equa
 from flushbench.units import format_size, parse_size
 from flushbench.validation import close_matches
 from runner import knobs as knobs_mod
+from runner.host.capabilities import can_set_thp
 from runner.knobs import Translation, translate_for_option_list, translate_partial
 from runner.knobs import rules as knobs_rules
 from runner.server.optionfiles import SANDBOX_OWNED, base_config_path, read_mycnf
@@ -305,6 +306,7 @@ def preflight(
     # -- host: allocator, huge pages, connections, disk, drivers ---------------------------------
     _allocators(cells, partial, loc, problems)
     _large_pages(cells, partial, base, base_path, options, loc, problems)
+    _thp(cells, partial, loc, problems)
     _connections(exp, cells, partial, base, options, loc, source, problems)
     data = dataset_bytes(exp.dataset)
     redo = _redo_bytes(cells, partial, base, server)
@@ -498,6 +500,18 @@ def _large_pages(cells: list[CellSpec], translations: dict[str, Translation], ba
                        f" {format_size(pool)} buffer pool, {free_pages} free"
                        f" (HugePages_Free × Hugepagesize = {human_size(free_pages * page)})",
                        f"run `sysctl -w vm.nr_hugepages={target}` as root before the run")
+
+
+def _thp(cells: list[CellSpec], translations: dict[str, Translation], loc: _Locator,
+         problems: _Problems) -> None:
+    """A cell that sets transparent huge pages needs a host (and rights) that can set them."""
+    wanting = [c for c in cells if (tr := translations.get(c.key)) is not None and tr.thp]
+    if not wanting:
+        return
+    cap = can_set_thp()
+    if not cap.ok:
+        problems.error(loc.where(wanting[0])("transparent_hugepages"),
+                       f"transparent_hugepages cannot be set here: {cap.detail}", cap.fix)
 
 
 def _connections(exp: ExperimentSpec, cells: list[CellSpec], translations: dict[str, Translation],

@@ -15,12 +15,22 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
 
     if fmt not in ("csv", "parquet"):
         raise AnalysisError(f"unknown format {fmt!r}", where="--format", fix="use csv or parquet")
+    from analysis.memory import MB, MEMORY_COLUMNS
+    from analysis.metric import metric_view
+
+    m = metric_view(frames.experiment_info(db, experiment))
+    metric_col = m.name.lower()
     if what == "intervals":
         df = frames.intervals(db, experiment)
+        df[metric_col] = df[m.column]  # the per-interval rate in the experiment's metric
     elif what == "samples":
         df = frames.samples(db, experiment)
+        for raw, name in MEMORY_COLUMNS.items():
+            if raw in df and name not in df:
+                df[name] = df[raw] / MB
     elif what == "runs":
         df = frames.run_summary(db, experiment)
+        df[metric_col] = df["notpm"] * m.scale  # the window average in the metric's unit
     else:
         raise AnalysisError(f"unknown table {what!r}", where="--what",
                             fix="use intervals, samples or runs")

@@ -62,18 +62,20 @@ def compare_cmd(
     from rich.table import Table
 
     from analysis.compare import compare
+    from analysis.metric import metric_view
 
     cmp = compare(db, experiment, force=force)
+    m = metric_view(cmp.experiment)
     con = _console()
     exp = cmp.experiment
     win = exp["window"]
     con.print(f"[bold]{exp['name']}[/] — window {win.start:g}–{win.end:g} s after "
               f"{win.warmup:g} s warmup; {', '.join(cmp.metadata.get('server_version', []))}")
-    t = Table(title="Configurations vs baseline (NOTPM: mean of repetitions, 95% bootstrap CI)")
+    t = Table(title=f"Configurations vs baseline ({m.name}: mean of repetitions, 95% CI)")
     t.add_column("#", justify="right")
     t.add_column("configuration", overflow="fold", min_width=18)
     t.add_column("runs", justify="right")
-    t.add_column("NOTPM (95% CI)", justify="right")
+    t.add_column(f"{m.name} (95% CI)", justify="right")
     t.add_column("vs baseline (CI, p)", justify="right")
     t.add_column("verdict")
     t.add_column("score", justify="right")
@@ -85,7 +87,8 @@ def compare_cmd(
         t.add_row(
             str(r["rank_notpm"]), c["cell_label"] + (" (baseline)" if c["is_baseline"] else ""),
             str(c["n_done"]) + (f" +{c['n_failed']} failed" if c["n_failed"] else ""),
-            f"{_f(c['notpm_mean'])} ({_f(c['notpm_ci_low'])}–{_f(c['notpm_ci_high'])})",
+            f"{_f(m.of(c['notpm_mean']))} ({_f(m.of(c['notpm_ci_low']))}–"
+            f"{_f(m.of(c['notpm_ci_high']))})",
             "–" if c["is_baseline"] else
             f"{_f(c['ratio'], '.2f')}× ({_f(c['ratio_ci_low'], '.2f')}–"
             f"{_f(c['ratio_ci_high'], '.2f')}, p={_f(c['p_value'], '.3f')})",
@@ -94,11 +97,11 @@ def compare_cmd(
         )
     con.print(t)
     if len(cmp.main_effects):
-        t = Table(title="Main effect of each knob (marginal mean NOTPM over runs)")
-        for col in ("knob", "level", "runs", "NOTPM", "ratio", "95% CI", "p"):
+        t = Table(title=f"Main effect of each knob (marginal mean {m.name} over runs)")
+        for col in ("knob", "level", "runs", m.name, "ratio", "95% CI", "p"):
             t.add_column(col, justify="left" if col in ("knob", "level") else "right")
         for _, r in cmp.main_effects.iterrows():
-            t.add_row(r["knob"], str(r["level"]), str(r["n_runs"]), _f(r["notpm_mean"]),
+            t.add_row(r["knob"], str(r["level"]), str(r["n_runs"]), _f(m.of(r["notpm_mean"])),
                       "reference" if r["is_reference"] else f"{_f(r['ratio'], '.3f')}×",
                       f"{_f(r['ratio_ci_low'], '.3f')}–{_f(r['ratio_ci_high'], '.3f')}",
                       _f(r["p_value"], ".4f"))
@@ -112,7 +115,7 @@ def compare_cmd(
                       _f(r["max_residual_pct"], ".2f"), _f(r["noise_pct"], ".2f"))
         con.print(t)
     t = Table(title="Ranked by stability (score = 100 × p5 / median; 100 = flat line)")
-    for col in ("rank", "configuration", "score", "CV %", "NOTPM rank"):
+    for col in ("rank", "configuration", "score", "CV %", f"{m.name} rank"):
         t.add_column(col, justify="left" if col == "configuration" else "right")
     for _, r in cmp.ranking.sort_values("rank_stability").iterrows():
         t.add_row(str(r["rank_stability"]), r["cell_label"], _f(r["score_median"], ".0f"),
@@ -131,6 +134,7 @@ def show_cmd(
     from rich.table import Table
 
     from analysis import frames
+    from analysis.metric import metric_view
 
     rdf = frames.runs(db, run_ids=[run_id], all_attempts=True)
     if rdf.empty:
@@ -138,6 +142,7 @@ def show_cmd(
                             fix="list runs with `flushbench status`")
     rs = frames.run_summary(db, runs_df=rdf)
     r = rs.iloc[0]
+    m = metric_view(frames.experiment_info(db, int(r["experiment_id"])))
     con = _console()
     t = Table(title=f"run {run_id}", show_header=False)
     t.add_column("", style="bold")
@@ -151,8 +156,8 @@ def show_cmd(
         ("server", f"{r['server_flavor']} {r['server_version']}"),
         ("host", f"{r['hostname']} ({r['cpu_count']} × {r['cpu_model']})"),
         ("dataset", str(r["dataset_key"])),
-        ("NOTPM (window average)", _f(r.get("notpm"))),
-        ("driver TpmC (whole run)", _f(r.get("tpmc_driver"))),
+        (f"{m.name} (window average)", _f(m.of(r.get("notpm")))),
+        *([("driver TpmC (whole run)", _f(r.get("tpmc_driver")))] if m.per_minute else []),
         ("stability score", _f(r.get("score"), ".1f")),
         ("CV %", _f(r.get("cv_pct"), ".1f")),
         ("holes (< 0.5× median)", f"{_f(r.get('holes_share', math.nan) * 100, '.0f')} %"),

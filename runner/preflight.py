@@ -510,8 +510,12 @@ def _thp(cells: list[CellSpec], translations: dict[str, Translation], loc: _Loca
         return
     cap = can_set_thp()
     if not cap.ok:
+        # The capability's own fix names the setting generically; name the knob instead.
+        fix = ("run flushbench as root (it writes " + str(cap.where) + "/enabled), or drop "
+               "transparent_hugepages from the experiment") if "writable" in cap.detail else (
+            "drop transparent_hugepages from the experiment (this kernel has no THP)")
         problems.error(loc.where(wanting[0])("transparent_hugepages"),
-                       f"transparent_hugepages cannot be set here: {cap.detail}", cap.fix)
+                       f"transparent_hugepages cannot be set here: {cap.detail}", fix)
 
 
 def _connections(exp: ExperimentSpec, cells: list[CellSpec], translations: dict[str, Translation],

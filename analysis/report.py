@@ -257,7 +257,7 @@ def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str
         return _e(", ".join(md.get(key, [])) or "–")
 
     mem = md.get("mem_total_bytes", [])
-    mem_txt = ", ".join(f"{int(m) / 1024**3:.1f} GiB" for m in mem) if mem else "–"
+    mem_txt = ", ".join(f"{float(m) / 1024**3:.1f} GiB" for m in mem) if mem else "–"
     hw = _table(["", ""], [
         ["host", one("hostname")], ["kernel", one("kernel")], ["CPU", one("cpu_model")],
         ["CPU count", one("cpu_count")], ["memory", _e(mem_txt)],

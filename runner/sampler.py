@@ -186,8 +186,12 @@ def parse_memory_split(status: str, smaps_rollup: str | None) -> dict[str, int]:
 def proc_memory_split(pid: int) -> dict[str, int]:
     """:func:`parse_memory_split` of a live process (empty for a gone one).
 
-    ``smaps_rollup`` (Linux 4.14+) walks the process's mappings, so it costs more than
-    ``status``; on a kernel without it the huge-page figure is simply absent.
+    ``smaps_rollup`` (Linux 4.14+) walks the page tables of every mapping under mysqld's
+    mmap lock: measured on a MariaDB 10.11 mariadbd holding ~480 MB (223 mappings) on the
+    shared 2-core development VM, 8.6 ms of CPU per read (39 ms wall under load 54), against
+    0.03 ms for ``status`` — small at one read per sampling interval, but a thread of mysqld
+    that maps or unmaps memory meanwhile waits for it, so sample no faster than needed. On a
+    kernel without it the huge-page figure is simply absent.
     """
     try:
         status = Path(f"/proc/{pid}/status").read_text()

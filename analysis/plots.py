@@ -342,14 +342,18 @@ def rss_over_time(
         g = df[df["run_id"] == run_id].sort_values("t")
         line = dict(width=2, color=(colors or {}).get(run_id, PALETTE[i % len(PALETTE)]),
                     dash=(dashes or {}).get(run_id, "solid"))
+        # Markers too: a run whose sampler missed most ticks must still show its few points.
         fig.add_trace(go.Scatter(x=g["t"].to_numpy() / 60, y=g["rss_mb"].to_numpy(dtype=float),
-                                 mode="lines", name=name, line=line,
+                                 mode="lines+markers", marker=dict(size=4), name=name, line=line,
                                  hovertemplate="%{y:,.1f} MB<extra>" + name + "</extra>"))
     if window:
         _shade_window(fig, *window)
     fig.update_xaxes(title_text="minutes since measurement start (negative: warmup)")
     fig.update_yaxes(title_text="mysqld RSS (MB)", tickformat=",")
-    fig.update_layout(height=HEIGHT + 40)
+    # Many configurations: the legend goes under the plot, where it cannot cover the title.
+    rows = math.ceil(len(labels) / 3)
+    fig.update_layout(height=HEIGHT + 22 * rows, margin=dict(b=90 + 22 * rows),
+                      legend=dict(orientation="h", yanchor="top", y=-0.16, x=0.0))
     return fig
 
 

@@ -44,12 +44,22 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     if path.exists() and not force:
         raise AnalysisError("the export file exists already", where=str(path),
                             fix="choose another name, or pass --force to overwrite it")
-    if what == "intervals":
+    from analysis.memory import MB, MEMORY_COLUMNS
+    from analysis.metric import metric_view
+
+    m = metric_view(frames.experiment_info(db, experiment))
+    metric_col = m.name.lower()
+    if what == "intervals":  # `what` was checked above
         df = frames.intervals(db, experiment)
+        df[metric_col] = df[m.column]  # the per-interval rate in the experiment's metric
     elif what == "samples":
         df = frames.samples(db, experiment)
-    elif what == "runs":
+        for raw, name in MEMORY_COLUMNS.items():
+            if raw in df and name not in df:
+                df[name] = df[raw] / MB
+    else:
         df = frames.run_summary(db, experiment)
+        df[metric_col] = df["notpm"] * m.scale  # the window average in the metric's unit
     # Dict columns (knobs, extra, driver_summary) become JSON text in both formats.
     import json
 

@@ -83,6 +83,8 @@ def throughput(
     subtitle: str | None = None,
     window: tuple[float, float] | None = None,
     unit: str = "New-Orders",
+    column: str = "primary_count",
+    y_title: str | None = None,
 ) -> go.Figure:
     """New-Orders per interval over time: one run, all repetitions of a cell, or several cells.
 
@@ -96,6 +98,9 @@ def throughput(
         Legend text per value of ``by``.
     window:
         (start, end) of the measurement window in seconds, shaded.
+    column, y_title:
+        The per-interval value drawn (default the count per interval; ``per_s`` gives the
+        rate of a per-second metric such as TPS) and its axis title.
     """
     fig = _figure(title, subtitle)
     df = intervals_df[intervals_df["t"] > 0]
@@ -103,18 +108,18 @@ def throughput(
     for i, (key, g) in enumerate(df.groupby(by, sort=False)):
         name = (labels or {}).get(key, str(key))
         fig.add_trace(go.Scattergl(
-            x=g["t"].to_numpy() / 60, y=g["primary_count"].to_numpy(), mode="lines",
+            x=g["t"].to_numpy() / 60, y=g[column].to_numpy(), mode="lines",
             name=name, line=dict(width=1.6, color=PALETTE[i % len(PALETTE)]),
             hovertemplate="%{y:,.0f}<extra>" + name + "</extra>",
         ) if len(df) > 20000 else go.Scatter(
-            x=g["t"].to_numpy() / 60, y=g["primary_count"].to_numpy(), mode="lines",
+            x=g["t"].to_numpy() / 60, y=g[column].to_numpy(), mode="lines",
             name=name, line=dict(width=1.6, color=PALETTE[i % len(PALETTE)]),
             hovertemplate="%{y:,.0f}<extra>" + name + "</extra>",
         ))
     if window:
         _shade_window(fig, *window)
     fig.update_xaxes(title_text="minutes since measurement start")
-    fig.update_yaxes(title_text=f"{unit} per {interval:g} s", tickformat=",")
+    fig.update_yaxes(title_text=y_title or f"{unit} per {interval:g} s", tickformat=",")
     fig.update_layout(showlegend=df[by].nunique() > 1 if len(df) else False)
     return fig
 
@@ -191,9 +196,16 @@ def notpm_bars(
     title: str = "Throughput per configuration (NOTPM, window average)",
     subtitle: str | None = "bars: mean over repetitions · whiskers: bootstrap 95% CI",
     unit: str = "NOTPM",
+    scale: float = 1.0,
 ) -> go.Figure:
-    """Mean NOTPM per cell with bootstrap 95 % CI whiskers and the ratio to the baseline."""
+    """Mean throughput per cell with 95 % CI whiskers and the ratio to the baseline.
+
+    ``unit`` names the metric; ``scale`` turns the per-minute ``notpm*`` columns into it.
+    """
     df = cells_df.sort_values("notpm_mean", ascending=True)
+    if scale != 1.0:
+        df = df.assign(**{c: df[c] * scale for c in ("notpm_mean", "notpm_ci_low",
+                                                      "notpm_ci_high")})
     fig = _figure(title, subtitle)
     colors = ["#777" if b else PALETTE[0] for b in df["is_baseline"]]
     err_hi = (df["notpm_ci_high"] - df["notpm_mean"]).clip(lower=0)
@@ -228,10 +240,11 @@ def stability_heatmap(
     *,
     value: str = "score_median",
     title: str | None = None,
+    label: str | None = None,
 ) -> go.Figure:
     """A heatmap of a cell figure (default: median stability score) over two knobs."""
-    label = {"score_median": "stability score (100 = flat)", "notpm_mean": "NOTPM",
-             "cv_pct_median": "CV (%)"}.get(value, value)
+    label = label or {"score_median": "stability score (100 = flat)", "notpm_mean": "NOTPM",
+                      "cv_pct_median": "CV (%)"}.get(value, value)
     pivot = cells_df.pivot_table(index=y_knob, columns=x_knob, values=value, aggfunc="mean")
     fig = _figure(title or f"{label.split(' (')[0].capitalize()} by {x_knob} and {y_knob}",
                   "median over repetitions of each cell")
@@ -263,24 +276,84 @@ def _fmt(v: Any) -> str:
 def memory(
     samples_df: pd.DataFrame,
     *,
-    by: str = "run_id",
-    labels: dict[Any, str] | None = None,
-    title: str = "mysqld memory: RSS and VSZ",
+    title: str = "mysqld resident memory",
     subtitle: str | None = None,
+    window: tuple[float, float] | None = None,
 ) -> go.Figure:
-    """mysqld resident (RSS, solid) and virtual (VSZ, dotted) size over time, MB."""
+    """mysqld's RSS and its split over time for one run, MB (VSZ is never drawn here).
+
+    RSS (solid), its anonymous part (malloc'd memory and the buffer pool), file-backed part
+    (binary and libraries) and shared memory, anonymous transparent huge pages (part of the
+    anonymous RSS) and hugetlbfs pages held (``large_pages``, outside RSS) when any.
+    ``samples_df`` is :func:`analysis.series.samples` or :func:`analysis.memory.memory_series`.
+    """
+    from analysis.memory import memory_series
+
     fig = _figure(title, subtitle)
-    df = samples_df[~samples_df["missed"]]
-    for i, (key, g) in enumerate(df.groupby(by, sort=False)):
-        name = (labels or {}).get(key, str(key))
-        color = PALETTE[i % len(PALETTE)]
-        x = g["t"].to_numpy() / 60
-        fig.add_trace(go.Scatter(x=x, y=g["rss_mb"], mode="lines", name=f"RSS {name}",
-                                 line=dict(color=color, width=2)))
-        fig.add_trace(go.Scatter(x=x, y=g["vsz_mb"], mode="lines", name=f"VSZ {name}",
-                                 line=dict(color=color, width=1.5, dash="dot")))
+    df = memory_series(samples_df)
+    x = df["t"].to_numpy() / 60
+    lines = [("rss_mb", "RSS", dict(color=PALETTE[0], width=2.4)),
+             ("rss_anon_mb", "anonymous", dict(color=PALETTE[1], width=1.6)),
+             ("rss_file_mb", "file-backed", dict(color=PALETTE[2], width=1.6)),
+             ("rss_shmem_mb", "shared memory", dict(color=PALETTE[3], width=1.4, dash="dot")),
+             ("anon_huge_mb", "anonymous huge pages (THP)",
+              dict(color=PALETTE[4], width=1.6, dash="dash")),
+             ("hugetlb_mb", "hugetlbfs pages (large_pages, outside RSS)",
+              dict(color=PALETTE[5], width=1.6, dash="dashdot"))]
+    for column, name, line in lines:
+        y = df[column].to_numpy(dtype=float)
+        if column != "rss_mb" and not (np.isfinite(y) & (y > 0)).any():
+            continue  # a part this run does not have: no flat zero line
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name, line=line,
+                                 hovertemplate="%{y:,.1f} MB<extra>" + name + "</extra>"))
+    if window:
+        _shade_window(fig, *window)
     fig.update_xaxes(title_text="minutes since measurement start (negative: warmup)")
-    fig.update_yaxes(title_text="MB", tickformat=",")
+    fig.update_yaxes(title_text="resident memory (MB)", tickformat=",")
+    return fig
+
+
+def rss_over_time(
+    samples_df: pd.DataFrame,
+    *,
+    labels: dict[Any, str],
+    colors: dict[Any, str] | None = None,
+    dashes: dict[Any, str] | None = None,
+    title: str = "mysqld RSS over time",
+    subtitle: str | None = "one line per configuration: its median repetition",
+    window: tuple[float, float] | None = None,
+) -> go.Figure:
+    """RSS (MB) of several runs overlaid on one axis, one line per run (e.g. per cell).
+
+    Parameters
+    ----------
+    samples_df:
+        Samples of the runs to draw (``run_id``, ``t``, ``mysqld_rss_bytes``…).
+    labels:
+        Legend text per run id; runs not in it are not drawn.
+    colors, dashes:
+        Line colour and dash per run id (e.g. colour per allocator, dash per thread count).
+    """
+    from analysis.memory import memory_series
+
+    fig = _figure(title, subtitle)
+    df = memory_series(samples_df)
+    for i, (run_id, name) in enumerate(labels.items()):
+        g = df[df["run_id"] == run_id].sort_values("t")
+        line = dict(width=2, color=(colors or {}).get(run_id, PALETTE[i % len(PALETTE)]),
+                    dash=(dashes or {}).get(run_id, "solid"))
+        # Markers too: a run whose sampler missed most ticks must still show its few points.
+        fig.add_trace(go.Scatter(x=g["t"].to_numpy() / 60, y=g["rss_mb"].to_numpy(dtype=float),
+                                 mode="lines+markers", marker=dict(size=4), name=name, line=line,
+                                 hovertemplate="%{y:,.1f} MB<extra>" + name + "</extra>"))
+    if window:
+        _shade_window(fig, *window)
+    fig.update_xaxes(title_text="minutes since measurement start (negative: warmup)")
+    fig.update_yaxes(title_text="mysqld RSS (MB)", tickformat=",")
+    # Many configurations: the legend goes under the plot, where it cannot cover the title.
+    rows = math.ceil(len(labels) / 3)
+    fig.update_layout(height=HEIGHT + 22 * rows, margin=dict(b=90 + 22 * rows),
+                      legend=dict(orientation="h", yanchor="top", y=-0.16, x=0.0))
     return fig
 
 
@@ -320,22 +393,63 @@ def threads_sweep(
     series_knob: str = "allocator",
     value: str = "notpm_mean",
     title: str = "Throughput vs threads per allocator",
-    unit: str = "transactions per minute",
+    unit: str = "NOTPM",
+    scale: float = 1.0,
 ) -> go.Figure:
-    """Throughput against thread count (log axis), one line per allocator (sysbench sweeps)."""
-    fig = _figure(title, "mean over repetitions; whiskers: bootstrap 95% CI")
-    df = cells_df.dropna(subset=[threads_knob]).sort_values(threads_knob)
+    """Throughput against thread count, one line per allocator with CI whiskers.
+
+    The x axis is logarithmic with a tick at every thread count tested (and only there). A cell
+    without data (every run failed, or done without an interval in its window) is drawn as a
+    gap in its line and a hollow marker on the x axis labelled "no data": missing, not skipped.
+
+    Parameters
+    ----------
+    cells_df:
+        :func:`analysis.summaries.cell_summary` rows (every cell, with or without data).
+    value:
+        The per-minute column to plot (``notpm_mean``); CIs from ``notpm_ci_low/high``.
+    unit, scale:
+        The metric's name and the factor from the per-minute columns (1/60 for TPS).
+    """
+    fig = _figure(title, "mean over repetitions · whiskers: 95% CI · hollow marker: no data")
+    df = cells_df.dropna(subset=[threads_knob]).copy()
+    df[threads_knob] = pd.to_numeric(df[threads_knob])
+    tested = sorted(df[threads_knob].unique())
+    floor = 0.0  # "no data" markers sit on the x axis (the y axis starts at zero)
+    missing_legend = False
     for i, (key, g) in enumerate(df.groupby(series_knob, sort=True)):
+        color = PALETTE[i % len(PALETTE)]
+        # One point per tested count: a count this allocator lacks is NaN, breaking the line.
+        g = g.groupby(threads_knob).first().reindex(tested)
+        y = pd.to_numeric(g[value], errors="coerce") * scale
+        hi = (pd.to_numeric(g["notpm_ci_high"], errors="coerce") * scale - y).clip(lower=0)
+        lo = (y - pd.to_numeric(g["notpm_ci_low"], errors="coerce") * scale).clip(lower=0)
         fig.add_trace(go.Scatter(
-            x=g[threads_knob], y=g[value] / (60 if "second" in unit else 1),
-            mode="lines+markers", name=_fmt(key),
-            line=dict(color=PALETTE[i % len(PALETTE)], width=2),
-            error_y=dict(type="data", symmetric=False,
-                         array=(g["notpm_ci_high"] - g[value]).clip(lower=0).fillna(0),
-                         arrayminus=(g[value] - g["notpm_ci_low"]).clip(lower=0).fillna(0)),
+            x=tested, y=y.to_numpy(dtype=float), mode="lines+markers", name=_fmt(key),
+            line=dict(color=color, width=2), marker=dict(size=8), connectgaps=False,
+            error_y=dict(type="data", symmetric=False, array=hi.fillna(0).to_numpy(),
+                         arrayminus=lo.fillna(0).to_numpy(), color=color, thickness=1.3,
+                         width=5),
+            hovertemplate="%{x} threads: %{y:,.1f} " + unit + "<extra>" + _fmt(key)
+            + "</extra>",
         ))
-    fig.update_xaxes(title_text=f"{threads_knob} (threads)", type="log")
-    fig.update_yaxes(title_text=unit, tickformat=",")
+        gaps = [t for t, v in zip(tested, y, strict=True) if not np.isfinite(v)]
+        present = [t for t in gaps if t in set(df.loc[df[series_knob] == key, threads_knob])]
+        if present:
+            fig.add_trace(go.Scatter(
+                x=present, y=[floor] * len(present), mode="markers+text",
+                name="no data", legendgroup="no data", showlegend=not missing_legend,
+                marker=dict(symbol="x-open", size=12, color=color, line=dict(width=2)),
+                text=["no data"] * len(present), textposition="top center",
+                textfont=dict(size=11, color=color),
+                hovertemplate="%{x} threads: no data<extra>" + _fmt(key) + "</extra>",
+            ))
+            missing_legend = True
+    fig.update_xaxes(title_text=f"{threads_knob} (client threads)", type="log",
+                     tickmode="array", tickvals=tested, ticktext=[_fmt(t) for t in tested],
+                     minor=dict(showgrid=False, ticks=""))
+    fig.update_yaxes(title_text=unit, tickformat=",", rangemode="tozero")
+    fig.update_layout(hovermode="closest")
     return fig
 
 

@@ -26,12 +26,15 @@ from analysis.frames import (
     DB,
     KEY_VARIABLES,
     ExperimentRef,
+    intervals,
     representative_runs,
     run_variables,
     samples,
     session_scope,
     varying_knobs,
 )
+from analysis.memory import load_memory
+from analysis.metric import MetricView, metric_view, window_detail_rate
 from flushbench.errors import AnalysisError
 
 #: Cells overlaid in the overview throughput figure (more is unreadable).
@@ -142,8 +145,10 @@ def _summary(cmp: Comparison) -> str:
     ranked = cmp.ranking
     items = []
     best = ranked.iloc[0]
+    m = metric_view(cmp.experiment)
     items.append(
-        f"Most throughput: <b>{_e(best['cell_label'])}</b> with {_num(best['notpm_mean'])} NOTPM"
+        f"Most throughput: <b>{_e(best['cell_label'])}</b> with "
+        f"{_num(m.of(best['notpm_mean']))} {m.name}"
         + (f" ({_num(best['ratio'], '.2f')}× the baseline, {_e(best['verdict'])})"
            if not best["is_baseline"] else " (the baseline)")
     )
@@ -166,21 +171,28 @@ def _summary(cmp: Comparison) -> str:
     items.append(
         f"Runs: {n_done} done, {n_failed} failed" + (f", {n_other} not finished" if n_other else "")
     )
-    noisy = int(rs["warnings"].str.len().gt(0).sum())
+    no_data = rs["warnings"].str.startswith("done, no data in window")
+    if no_data.any():
+        items.append(f"<span class='warn'>{int(no_data.sum())} run(s) done, no data in window: "
+                     f"run {_e(', '.join(str(int(r)) for r in rs.loc[no_data, 'run_id']))}"
+                     "</span>")
+    noisy = int((rs["warnings"].str.len().gt(0) & ~no_data).sum())
     if noisy:
         items.append(f"<span class='warn'>{noisy} run(s) noisy (CV ≥ 10 %) or oscillating — "
                      "see the warnings below</span>")
     return "<ul class='summary'>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
 
 
-def _ranked_table(cmp: Comparison) -> str:
+def _ranked_table(cmp: Comparison, qps: dict[int, float] | None = None) -> str:
+    m = metric_view(cmp.experiment)
     rows, classes = [], []
     for _, r in cmp.ranking.iterrows():
         rows.append([
             _e(r["cell_label"]) + (" <span class='muted'>(baseline)</span>"
                                    if r["is_baseline"] else ""),
-            str(int(r["rank_notpm"])), _num(r["notpm_mean"]),
-            _ci(r["notpm_ci_low"], r["notpm_ci_high"]),
+            str(int(r["rank_notpm"])), _num(m.of(r["notpm_mean"])),
+            _ci(m.of(r["notpm_ci_low"]), m.of(r["notpm_ci_high"])),
+            *([_num((qps or {}).get(int(r["cell_id"])))] if qps else []),
             "–" if r["is_baseline"] else f"{_num(r['ratio'], '.2f')}×",
             _verdict_html(r["verdict"]), str(int(r["rank_stability"])),
             _num(r["score_median"], ".0f"), _num(r["cv_pct_median"], ".1f"),
@@ -191,7 +203,8 @@ def _ranked_table(cmp: Comparison) -> str:
     for i, (_, r) in enumerate(cmp.ranking.iterrows()):
         c = cells.loc[r["cell_id"]]
         if not r["is_baseline"] and math.isfinite(c["ratio_ci_low"]):
-            rows[i][4] += (f"<br><span class='muted'>{_num(c['ratio_ci_low'], '.2f')}–"
+            col = 5 if qps else 4
+            rows[i][col] += (f"<br><span class='muted'>{_num(c['ratio_ci_low'], '.2f')}–"
                            f"{_num(c['ratio_ci_high'], '.2f')}, "
                            f"p={_num(c['p_value'], '.3f')}</span>")
         if not r["is_baseline"]:
@@ -200,8 +213,8 @@ def _ranked_table(cmp: Comparison) -> str:
                            + (f" (MDE ±{_num(c['mde_pct'], '.1f')}%)"
                               if math.isfinite(c["mde_pct"]) else "") + "</span>")
     return _table(
-        ["configuration", "rank", "NOTPM", "95% CI", "vs baseline", "verdict",
-         "stability rank", "score", "CV %", "runs", "warnings"],
+        ["configuration", "rank", m.name, "95% CI", *(["QPS"] if qps else []), "vs baseline",
+         "verdict", "stability rank", "score", "CV %", "runs", "warnings"],
         rows, row_classes=classes,
     )
 
@@ -251,7 +264,7 @@ def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str
         return _e(", ".join(md.get(key, [])) or "–")
 
     mem = md.get("mem_total_bytes", [])
-    mem_txt = ", ".join(f"{int(m) / 1024**3:.1f} GiB" for m in mem) if mem else "–"
+    mem_txt = ", ".join(f"{float(m) / 1024**3:.1f} GiB" for m in mem) if mem else "–"
     hw = _table(["", ""], [
         ["host", one("hostname")], ["kernel", one("kernel")], ["CPU", one("cpu_model")],
         ["CPU count", one("cpu_count")], ["memory", _e(mem_txt)],
@@ -285,9 +298,10 @@ def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str
     warnings = "".join(f"<li>{_e(w)}</li>" for w in cmp.warnings) or "<li>none</li>"
     return (
         "<h2 id='methodology'>Methodology</h2>"
-        "<p>Throughput is the driver's primary count per report interval (New-Orders for "
-        "TPC-C, transactions for sysbench); NOTPM of a run is the window average "
-        "(Σ count × 60 / Σ seconds). Each configuration's NOTPM is "
+        f"<p>Throughput is the driver's primary count per report interval (New-Orders for "
+        f"TPC-C, transactions for sysbench); the {_e(metric_view(exp).name)} of a run "
+        f"({_e(metric_view(exp).unit)}) is the window average (Σ count / Σ seconds, × 60 "
+        "per minute). Each configuration's figure is "
         "the mean over its repetitions with a lognormal (Cox) 95% interval, which keeps its "
         "coverage at 3 repetitions. A configuration is <i>faster</i>/<i>slower</i> than the "
         "baseline only when an exact two-sided Mann-Whitney test gives p &lt; 0.05 <b>and</b> "
@@ -335,6 +349,7 @@ def _cell_section(
 ) -> str:
     win = cmp.experiment["window"]
     window = (win.start, win.end)
+    m = metric_view(cmp.experiment)
     rs = cmp.frames.run_summary
     runs = rs[rs["cell_id"] == cell["cell_id"]]
     out = [f"<h3 id='cell-{int(cell['cell_id'])}'>{_e(cell['cell_label'])}"
@@ -342,29 +357,28 @@ def _cell_section(
     verdict = "" if cell["is_baseline"] else (
         f" · {_num(cell['ratio'], '.2f')}× the baseline ({_verdict_html(cell['verdict'])})"
     )
-    out.append(f"<p class='sub'>{_num(cell['notpm_mean'])} NOTPM (95% CI "
-               f"{_ci(cell['notpm_ci_low'], cell['notpm_ci_high'])}){verdict} · stability "
+    out.append(f"<p class='sub'>{_num(m.of(cell['notpm_mean']))} {m.name} (95% CI "
+               f"{_ci(m.of(cell['notpm_ci_low']), m.of(cell['notpm_ci_high']))}){verdict} · "
+               "stability "
                f"score {_num(cell['score_median'], '.0f')}</p>")
     rows = []
     for _, r in runs.iterrows():
         rows.append([
             f"#{int(r['repetition'])}" + (f" (attempt {int(r['attempt'])})"
                                           if r["attempt"] > 1 else ""),
-            str(int(r["run_id"])), _e(r["status"]), _num(r.get("notpm")),
+            str(int(r["run_id"])), _e(r["status"]), _num(m.of(r.get("notpm"))),
             _num(r.get("score"), ".0f"), _num(r.get("cv_pct"), ".1f"),
             _num(r.get("holes_share", math.nan) * 100, ".0f"),
             _num(r.get("period_s"), ".0f"), _num(r.get("trend_pct_per_min"), "+.2f"),
             f"<span class='warn'>{_e(r.get('warnings') or r.get('error') or '')}</span>",
         ])
-    out.append(_table(["repetition", "run", "status", "NOTPM", "score", "CV %", "holes %",
+    out.append(_table(["repetition", "run", "status", m.name, "score", "CV %", "holes %",
                        "period s", "trend %/min", "warnings"], rows))
     cell_int = ivl[ivl["run_id"].isin(runs["run_id"])]
     if len(cell_int):
         labels = {int(r["run_id"]): f"#{int(r['repetition'])}" for _, r in runs.iterrows()}
         out.append(figs.add(f"throughput-cell{int(cell['cell_id'])}", plots.throughput(
-            cell_int, labels=labels, window=window,
-            title=f"{_primary(cmp)} per {win.report_interval:g} s",
-            unit=_primary(cmp).split(" ")[0],
+            cell_int, labels=labels, window=window, **_throughput_kwargs(cmp, m),
             subtitle=f"{cell['cell_label']} · every repetition",
         )))
     run_smp = smp[smp["run_id"] == rep_run] if rep_run is not None else smp.iloc[0:0]
@@ -377,9 +391,96 @@ def _cell_section(
                                 plots.flushing(run_smp, subtitle=sub)))
         if run_smp["rss_mb"].notna().any():
             out.append(figs.add(f"memory-cell{int(cell['cell_id'])}", plots.memory(
-                run_smp, labels={rep_run: f"run {rep_run}"}, subtitle=sub)))
+                run_smp, subtitle=sub, window=window)))
     elif rep_run is not None:
         out.append("<p class='muted'>No sampler data for this run.</p>")
+    return "".join(out)
+
+
+def _throughput_kwargs(cmp: Comparison, m: MetricView) -> dict[str, Any]:
+    """Per-interval throughput figure arguments in the experiment's metric."""
+    interval = cmp.experiment["window"].report_interval
+    if m.per_minute:  # counts per interval, as the 2011 graphs showed New-Orders per 10 s
+        return {"title": f"{_primary(cmp)} per {interval:g} s",
+                "unit": _primary(cmp).split(" ")[0]}
+    return {"title": f"{m.name} per {interval:g} s interval", "column": m.column,
+            "y_title": f"{m.name} ({m.unit})"}
+
+
+def _cell_qps(db: Any, rs: pd.DataFrame) -> dict[int, float]:
+    """Per cell, the mean over done runs of the window QPS (sysbench's interval ``qps``)."""
+    done = rs[rs["status"] == "done"]
+    if done.empty:
+        return {}
+    ivl = intervals(db, run_ids=[int(r) for r in done["run_id"]], detail=True)
+    per_run = window_detail_rate(ivl, "qps")
+    if per_run.empty:
+        return {}
+    by_cell = done.assign(qps=done["run_id"].map(per_run)).groupby("cell_id")["qps"].mean()
+    return {int(c): float(v) for c, v in by_cell.items() if pd.notna(v)}
+
+
+_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def _memory_section(cmp: Comparison, figs: _Figures, cell_mem: pd.DataFrame,
+                    reps: dict[int, int], smp: pd.DataFrame) -> str:
+    """RSS per configuration over time (median repetitions) and the memory table."""
+    if cell_mem.empty or not cell_mem["rss_peak_mb"].notna().any():
+        return ""
+    win = cmp.experiment["window"]
+    cells = cmp.cells.set_index("cell_id")
+    knobs = varying_knobs(cmp.frames.run_summary)
+    colour_knob = "allocator" if "allocator" in knobs else (knobs[0] if knobs else None)
+    dash_knob = next((k for k in knobs if k != colour_knob), None)
+
+    def levels(knob: str | None) -> list[Any]:
+        return [] if knob is None else sorted({cells.loc[c, knob] for c in cells.index},
+                                              key=lambda v: (str(type(v)), v))
+
+    colours, dashes = levels(colour_knob), levels(dash_knob)
+    labels, colour_of, dash_of = {}, {}, {}
+    for cell_id, run_id in reps.items():
+        cell = cells.loc[cell_id]
+        labels[run_id] = str(cell["cell_label"])
+        if colour_knob is not None:
+            colour_of[run_id] = plots.PALETTE[colours.index(cell[colour_knob])
+                                              % len(plots.PALETTE)]
+        if dash_knob is not None:
+            dash_of[run_id] = _DASHES[dashes.index(cell[dash_knob]) % len(_DASHES)]
+    out = ["<h2 id='memory'>Memory</h2><p class='sub'>mysqld's resident memory (RSS, from "
+           "<code>/proc/PID/status</code>) sampled during each run. VSZ — address space "
+           "reserved, mostly never touched — is a column of the table, never an RSS axis.</p>"]
+    if labels and len(smp):
+        sub = "median repetition of each configuration"
+        if colour_knob:
+            sub += f" · colour: {colour_knob}" + (f" · dash: {dash_knob}" if dash_knob else "")
+        out.append(figs.add("rss-over-time", plots.rss_over_time(
+            smp, labels=labels, colors=colour_of, dashes=dash_of, subtitle=sub,
+            window=(win.start, win.end))))
+    rows = []
+    for _, r in cell_mem.iterrows():
+        rows.append([
+            _e(r["cell_label"]), str(int(r["n_runs"])), _num(r["rss_peak_mb"], ",.1f"),
+            _ci(r["rss_peak_ci_low"], r["rss_peak_ci_high"], ",.1f"),
+            _num(r["rss_end_mb"], ",.1f"), _ci(r["rss_end_ci_low"], r["rss_end_ci_high"], ",.1f"),
+            _num(r["rss_growth_mb_per_min"], "+,.2f"), _num(r["anon_huge_peak_mb"], ",.1f"),
+            _num(r["hugetlb_peak_mb"], ",.0f"), _num(r["vsz_peak_mb"] / 1024, ",.1f"),
+            f"<span class='warn'>{_e(r['memory_warnings'])}</span>",
+        ])
+    out.append(_table(["configuration", "runs", "peak RSS MB", "95% CI",
+                       "end-of-window RSS MB", "95% CI", "RSS growth MB/min",
+                       "THP (AnonHugePages) peak MB", "hugetlb MB", "peak VSZ GB", "warnings"],
+                      rows))
+    extra = cmp.frames.run_summary.get("extra")
+    modes = sorted({str(x.get("thp_enabled")) for x in extra if isinstance(x, dict)
+                    and x.get("thp_enabled")}) if extra is not None else []
+    out.append("<p class='muted'>Peak: highest RSS sampled (warmup included); end of window: "
+               "the last sample inside the window; growth: Theil–Sen slope over the window "
+               "samples (median over repetitions), flagged when steady (trend p ≤ 0.05 and ≥ "
+               "1% of RSS over the window). CIs: Cox's lognormal interval of the mean over "
+               "repetitions." + (f" Transparent huge pages during the runs: "
+                                 f"{_e(', '.join(modes))}." if modes else "") + "</p>")
     return "".join(out)
 
 
@@ -424,6 +525,9 @@ def write_report(
         reps = representative_runs(rs)
         smp = samples(s, run_ids=list(reps.values())) if reps else pd.DataFrame()
         variables = run_variables(s, list(reps.values())) if reps else pd.DataFrame()
+        metric = metric_view(cmp.experiment)
+        qps = {} if metric.per_minute else _cell_qps(s, rs)
+        _, cell_mem = load_memory(s, rs)
     out.mkdir(parents=True, exist_ok=True)  # only once there is something to write
     figs = _Figures(out, png)
     exp = cmp.experiment
@@ -433,10 +537,9 @@ def write_report(
     labels = {int(reps[c]): lbl for c, lbl in zip(cells["cell_id"], cells["cell_label"],
                                                    strict=True) if c in reps}
 
-    sysbench = _primary(cmp) == "Transactions"
     overview = [figs.add("notpm", plots.notpm_bars(
-        cells, **({"unit": "TPM", "title": "Throughput per configuration (transactions per "
-                   "minute, window average)"} if sysbench else {})))]
+        cells, unit=metric.name, scale=metric.scale,
+        title=f"Throughput per configuration ({metric.name}, window average)"))]
     overview.append(figs.add("stability", plots.score_bars(cells)))
     overlay_cells = list(cmp.ranking["cell_id"][:MAX_OVERLAY])
     base = cells.loc[cells["is_baseline"], "cell_id"]
@@ -446,22 +549,22 @@ def write_report(
     if overlay_runs:
         overview.append(figs.add("throughput-overview", plots.throughput(
             ivl[ivl["run_id"].isin(list(overlay_runs))], labels=overlay_runs,
-            window=(win.start, win.end),
-            title=f"{_primary(cmp)} per {win.report_interval:g} s",
-            unit=_primary(cmp).split(" ")[0],
+            window=(win.start, win.end), **_throughput_kwargs(cmp, metric),
             subtitle="median repetition of each configuration"
-            + (f" (top {MAX_OVERLAY} by NOTPM)" if len(cells) > MAX_OVERLAY else ""),
+            + (f" (top {MAX_OVERLAY} by {metric.name})" if len(cells) > MAX_OVERLAY else ""),
         )))
     knobs = varying_knobs(rs)
     if len(knobs) >= 2:
         overview.append(figs.add("stability-heatmap",
                                  plots.stability_heatmap(cells, knobs[0], knobs[1])))
         overview.append(figs.add("notpm-heatmap", plots.stability_heatmap(
-            cells, knobs[0], knobs[1], value="notpm_mean",
-            title=f"NOTPM by {knobs[0]} and {knobs[1]}")))
+            metric.scaled(cells), knobs[0], knobs[1], value="notpm_mean", label=metric.name,
+            title=f"{metric.name} by {knobs[0]} and {knobs[1]}")))
     if "connections" in knobs and "allocator" in knobs:
         overview.append(figs.add("threads", plots.threads_sweep(
-            cells, unit="transactions per second")))
+            cells, unit=metric.name, scale=metric.scale,
+            title=f"{metric.name} vs client threads per allocator")))
+    memory_html = _memory_section(cmp, figs, cell_mem, reps, smp)
 
     cell_sections = [
         _cell_section(cmp, figs, cell, reps.get(int(cell["cell_id"])), smp, ivl)
@@ -486,9 +589,10 @@ def write_report(
         f"generated {generated}</p>"
         + "".join(f"<div class='note'>{_e(w)}</div>" for w in forced)
         + f"<h2>Summary</h2>{_summary(cmp)}{png_note}"
-        f"<h2>Ranking</h2><p class='sub'>By window-average NOTPM; the stability rank orders "
-        f"by median stability score (100 = flat line).</p>{_ranked_table(cmp)}"
+        f"<h2>Ranking</h2><p class='sub'>By window-average {metric.name}; the stability rank "
+        f"orders by median stability score (100 = flat line).</p>{_ranked_table(cmp, qps)}"
         + "".join(overview)
+        + memory_html
         + _effects_tables(cmp)
         + f"<h2>Configurations</h2><ul>{toc}</ul>"
         + "".join(cell_sections)

@@ -70,9 +70,16 @@ def run_summary(
     if "warnings" not in out.columns:
         out["warnings"] = ""
     out["warnings"] = out["warnings"].fillna("")
-    done_no_data = (out["status"] == "done") & out["notpm"].isna() if "notpm" in out else None
-    if done_no_data is not None and done_no_data.any():
-        out.loc[done_no_data, "warnings"] = "no intervals in the measurement window"
+    if "notpm" not in out:
+        out["notpm"] = math.nan  # not one run has a window interval
+    done_no_data = (out["status"] == "done") & out["notpm"].isna()
+    if done_no_data.any():
+        # A finished run must never vanish from a table: say it has nothing to count.
+        reported = idf.groupby("run_id").size() if len(idf) else pd.Series(dtype=int)
+        out.loc[done_no_data, "warnings"] = [
+            f"done, no data in window: {int(reported.get(r, 0))} intervals reported, none "
+            "inside the measurement window" for r in out.loc[done_no_data, "run_id"]
+        ]
     out.attrs["knobs"] = rdf.attrs.get("knobs", knob_names(rdf["knobs"]))
     return out
 
@@ -92,7 +99,8 @@ def cell_summary(
     -------
     DataFrame
         ``cell_id, position, cell_label, is_baseline, knobs`` + knob columns, ``n_done,
-        n_failed, n_other, notpm_mean, notpm_median, notpm_ci_low, notpm_ci_high, notpm_min,
+        n_no_data`` (done runs without a window interval, named in ``warnings``), ``n_failed,
+        n_other, notpm_mean, notpm_median, notpm_ci_low, notpm_ci_high, notpm_min,
         notpm_max, notpm_cv_pct`` (between repetitions), ``score_median, score_min,
         cv_pct_median, holes_share_max, period_s_median, oscillating_runs, noisy_runs,
         warnings``.
@@ -111,6 +119,9 @@ def cell_summary(
             if values.size > 1 and values.mean() > 0 else math.nan
         )
         warnings = sorted({w for ws in done["warnings"] for w in str(ws).split("; ") if w})
+        no_data = g.loc[(g["status"] == "done") & g["notpm"].isna(), "run_id"]
+        no_data_text = (f"{len(no_data)} done, no data in window: run "
+                        + ", ".join(str(int(r)) for r in no_data)) if len(no_data) else ""
         rows.append({
             "cell_id": int(cell_id),
             "position": int(first["position"]),
@@ -119,6 +130,7 @@ def cell_summary(
             "knobs": first["knobs"],
             **{k: first[k] for k in names},
             "n_done": int(values.size),
+            "n_no_data": int(len(no_data)),
             "n_failed": int((g["status"] == "failed").sum()),
             "n_other": int((~g["status"].isin(["done", "failed"])).sum()),
             "notpm_mean": float(values.mean()) if values.size else math.nan,
@@ -137,7 +149,8 @@ def cell_summary(
             if values.size else 0,
             "noisy_runs": int((done["cv_pct"] >= 10).sum()) if values.size else 0,
             "warnings": "; ".join(
-                sorted({w.split(":")[0] for w in warnings})
+                sorted({w.split(":")[0] for w in warnings}) + ([no_data_text] if no_data_text
+                                                               else [])
             ),
         })
     out = pd.DataFrame(rows).sort_values("position").reset_index(drop=True)

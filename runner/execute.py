@@ -23,6 +23,7 @@ from flushbench.paths import work_dir
 from runner import queue
 from runner.connection import ConnectionInfo
 from runner.datasets import DatasetKey, ensure_dataset, restore
+from runner.host.thp import restore_leftover_thp, thp_setting
 from runner.metadata import host_facts
 from runner.preflight import PreflightReport, preflight, stored_translation
 from runner.recorder import RunRecorder, as_utc
@@ -185,7 +186,12 @@ def execute_run(
         restore(ctx.snapshot, layout.datadir)
         write_mycnf(layout.cnf, ctx.report.base_cnf_text, translation.server_options, layout)
         sandbox = MysqldSandbox(ctx.server, layout, allocator=translation.allocator)
-        with sandbox:
+        # THP is host-wide: put back what a killed flushbench left, set this run's mode before
+        # mysqld starts, restore it once mysqld has stopped (the ExitStack leaves last).
+        if (leftover := restore_leftover_thp()) is not None:
+            rec.event("warning", "thp-restored", f"restored THP left by a killed run: {leftover}")
+        with contextlib.ExitStack() as host, sandbox:
+            thp = host.enter_context(thp_setting(translation.thp))
             reporter.phase("starting mysqld")
             sandbox.start()
             variables = sandbox.global_variables()
@@ -197,7 +203,8 @@ def execute_run(
                 dataset_key=dataset_key(ctx).dirname(),
                 experiment_hash=measurement_hash(ctx.exp),
                 driver=ctx.exp.workload.driver,
-                extra={"allocator": translation.allocator, "cell_key": cell.key},
+                extra={"allocator": translation.allocator, "cell_key": cell.key,
+                       **thp.as_record(), "large_pages": variables.get("large_pages")},
             )
             reporter.phase("verifying variables")
             sandbox.verify_applied(translation.expected)

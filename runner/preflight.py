@@ -29,6 +29,7 @@ from flushbench.flavors import DEFAULT_LOG_FILE_SIZE, redo_capacity, values_equa
 from flushbench.units import format_size, parse_size
 from flushbench.validation import close_matches
 from runner import knobs as knobs_mod
+from runner.host.capabilities import can_set_thp
 from runner.knobs import Translation, translate_for_option_list, translate_partial
 from runner.knobs import rules as knobs_rules
 from runner.server.optionfiles import (
@@ -316,6 +317,7 @@ def preflight(
     _allocators(cells, partial, loc, problems)
     _large_pages(cells, partial, base, base_path, options, loc, problems)
     _memory_and_page_size(cells, partial, base, base_path, options, loc, problems)
+    _thp(cells, partial, loc, problems)
     _connections(exp, cells, partial, base, options, loc, source, problems)
     data = dataset_bytes(exp.dataset)
     redo = _redo_bytes(cells, partial, base, server)
@@ -534,6 +536,20 @@ def _memory_and_page_size(cells: list[CellSpec], translations: dict[str, Transla
             problems.error(where, f"a {format_size(pool)} buffer pool is more than this"
                            f" machine's {human_size(total_kb * 1024)} of memory",
                            "use a smaller buffer_pool_size")
+def _thp(cells: list[CellSpec], translations: dict[str, Translation], loc: _Locator,
+         problems: _Problems) -> None:
+    """A cell that sets transparent huge pages needs a host (and rights) that can set them."""
+    wanting = [c for c in cells if (tr := translations.get(c.key)) is not None and tr.thp]
+    if not wanting:
+        return
+    cap = can_set_thp()
+    if not cap.ok:
+        # The capability's own fix names the setting generically; name the knob instead.
+        fix = ("run flushbench as root (it writes " + str(cap.where) + "/enabled), or drop "
+               "transparent_hugepages from the experiment") if "writable" in cap.detail else (
+            "drop transparent_hugepages from the experiment (this kernel has no THP)")
+        problems.error(loc.where(wanting[0])("transparent_hugepages"),
+                       f"transparent_hugepages cannot be set here: {cap.detail}", fix)
 
 
 def _connections(exp: ExperimentSpec, cells: list[CellSpec], translations: dict[str, Translation],

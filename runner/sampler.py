@@ -4,7 +4,8 @@ Every ``interval`` seconds, on the absolute schedule ``t0 + k × interval`` (nev
 slow sample does not push the next one back), one persistent connection reads
 ``SHOW GLOBAL STATUS`` (every numeric counter kept, zlib-compressed JSON), the checkpoint
 figures and optionally the LOG section of ``SHOW ENGINE INNODB STATUS``; /proc gives mysqld's
-RSS/VSZ and CPU, the driver's CPU and the datadir device's I/O counters.
+RSS/VSZ, its RSS split (anonymous, file, shared memory), anonymous huge pages and hugetlb pages
+held, its CPU, the driver's CPU and the datadir device's I/O counters.
 
 Raw in, derived out: the sampler stores cumulative counters with the real time they were read;
 ``analysis/`` computes rates and ages. A tick that could not be sampled (the previous sample
@@ -56,6 +57,11 @@ class SampleRecord:
     pages_free: int | None = None
     mysqld_rss_bytes: int | None = None
     mysqld_vsz_bytes: int | None = None
+    mysqld_rss_anon_bytes: int | None = None
+    mysqld_rss_file_bytes: int | None = None
+    mysqld_rss_shmem_bytes: int | None = None
+    mysqld_anon_hugepages_bytes: int | None = None
+    mysqld_hugetlb_bytes: int | None = None
     mysqld_cpu_user_s: float | None = None
     mysqld_cpu_sys_s: float | None = None
     driver_cpu_user_s: float | None = None
@@ -145,6 +151,60 @@ def proc_memory(pid: int) -> tuple[int | None, int | None]:
     except (OSError, ValueError, IndexError):
         return None, None
     return rss, vsz
+
+
+#: ``/proc/PID/status`` lines → :class:`SampleRecord` fields (values in kB there).
+_STATUS_MEMORY = {
+    "RssAnon:": "mysqld_rss_anon_bytes",
+    "RssFile:": "mysqld_rss_file_bytes",
+    "RssShmem:": "mysqld_rss_shmem_bytes",
+    "HugetlbPages:": "mysqld_hugetlb_bytes",
+}
+
+
+def parse_memory_split(status: str, smaps_rollup: str | None) -> dict[str, int]:
+    """mysqld's RSS split from the text of ``/proc/PID/status`` and ``smaps_rollup``.
+
+    Returns the :class:`SampleRecord` memory fields found, in bytes: ``mysqld_rss_anon_bytes``
+    (malloc'd memory and the buffer pool), ``mysqld_rss_file_bytes`` (mapped files: the
+    binary, its libraries), ``mysqld_rss_shmem_bytes``, ``mysqld_hugetlb_bytes`` (hugetlbfs
+    pages: ``large_pages``, not counted in VmRSS) and, from ``smaps_rollup``,
+    ``mysqld_anon_hugepages_bytes`` (transparent huge pages backing anonymous memory, a part
+    of RssAnon). A field the kernel does not print (older kernels) is left out.
+    """
+    out: dict[str, int] = {}
+    for line in status.splitlines():
+        field = _STATUS_MEMORY.get(line.split(maxsplit=1)[0]) if line.strip() else None
+        if field is not None:
+            out[field] = int(line.split()[1]) * 1024
+    for line in (smaps_rollup or "").splitlines():
+        if line.startswith("AnonHugePages:"):
+            out["mysqld_anon_hugepages_bytes"] = int(line.split()[1]) * 1024
+    return out
+
+
+def proc_memory_split(pid: int) -> dict[str, int]:
+    """:func:`parse_memory_split` of a live process (empty for a gone one).
+
+    ``smaps_rollup`` (Linux 4.14+) walks the page tables of every mapping under mysqld's
+    mmap lock: measured on a MariaDB 10.11 mariadbd holding ~480 MB (223 mappings) on the
+    shared 2-core development VM, 8.6 ms of CPU per read (39 ms wall under load 54), against
+    0.03 ms for ``status`` — small at one read per sampling interval, but a thread of mysqld
+    that maps or unmaps memory meanwhile waits for it, so sample no faster than needed. On a
+    kernel without it the huge-page figure is simply absent.
+    """
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    try:
+        rollup: str | None = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        rollup = None
+    try:
+        return parse_memory_split(status, rollup)
+    except (ValueError, IndexError):
+        return {}
 
 
 def proc_cpu(pid: int) -> tuple[float | None, float | None]:
@@ -385,6 +445,8 @@ class Sampler(threading.Thread):
         mysqld = _resolve_pid(self.mysqld_pid)
         if mysqld is not None:
             record.mysqld_rss_bytes, record.mysqld_vsz_bytes = proc_memory(mysqld)
+            for name, value in proc_memory_split(mysqld).items():
+                setattr(record, name, value)
             record.mysqld_cpu_user_s, record.mysqld_cpu_sys_s = proc_cpu(mysqld)
         driver = _resolve_pid(self.driver_pid)
         if driver is not None:

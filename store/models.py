@@ -216,6 +216,14 @@ class Sample(Base):
     pages_free: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     mysqld_rss_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     mysqld_vsz_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    #: mysqld's RSS split (``/proc/PID/status`` RssAnon/RssFile/RssShmem), anonymous
+    #: transparent huge pages (``smaps_rollup`` AnonHugePages) and hugetlbfs pages held
+    #: (``HugetlbPages``, not part of VmRSS), bytes.
+    mysqld_rss_anon_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    mysqld_rss_file_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    mysqld_rss_shmem_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    mysqld_anon_hugepages_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    mysqld_hugetlb_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     mysqld_cpu_user_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     mysqld_cpu_sys_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     driver_cpu_user_s: Mapped[float | None] = mapped_column(Float, nullable=True)

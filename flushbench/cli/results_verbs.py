@@ -72,8 +72,10 @@ def compare_cmd(
     from rich.table import Table
 
     from analysis.compare import compare
+    from analysis.metric import metric_view
 
     cmp = compare(db, experiment, force=force)
+    m = metric_view(cmp.experiment)
     con = _console()
     exp = cmp.experiment
     win = exp["window"]
@@ -90,7 +92,7 @@ def compare_cmd(
     t = Table(title="Against the baseline (mean of repetitions, 95% CI)")
     t.add_column("id")
     t.add_column("runs", justify="right")
-    t.add_column("NOTPM (95% CI)", justify="right")
+    t.add_column(f"{m.name} (95% CI)", justify="right")
     t.add_column("ratio (95% CI)", justify="right")
     t.add_column("verdict")
     for _, r in cmp.ranking.iterrows():
@@ -99,7 +101,8 @@ def compare_cmd(
         t.add_row(
             ids[r["cell_id"]],
             str(c["n_done"]) + (f"+{c['n_failed']}✗" if c["n_failed"] else ""),
-            f"{_f(c['notpm_mean'])} ({_f(c['notpm_ci_low'])}–{_f(c['notpm_ci_high'])})",
+            f"{_f(m.of(c['notpm_mean']))} ({_f(m.of(c['notpm_ci_low']))}–"
+            f"{_f(m.of(c['notpm_ci_high']))})",
             "–" if c["is_baseline"] else
             f"{_f(c['ratio'], '.2f')}× ({_f(c['ratio_ci_low'], '.2f')}–"
             f"{_f(c['ratio_ci_high'], '.2f')})",
@@ -148,7 +151,7 @@ def compare_cmd(
             con.print(f"interaction {escape(r['knob_a'])}×{escape(r['knob_b'])}: "
                       f"{escape(r['reason'])}")
     t = Table(title="Ranked by stability (100 × p5 / median; 100 = flat)")
-    for col in ("rank", "id", "score", "CV %", "NOTPM rank"):
+    for col in ("rank", "id", "score", "CV %", f"{m.name} rank"):
         t.add_column(col, justify="right")
     for _, r in cmp.ranking.sort_values("rank_stability").iterrows():
         t.add_row(str(r["rank_stability"]), ids[r["cell_id"]], _f(r["score_median"], ".0f"),
@@ -167,6 +170,7 @@ def show_cmd(
     from rich.table import Table
 
     from analysis import frames
+    from analysis.metric import metric_view
 
     rdf = frames.runs(db, run_ids=[run_id], all_attempts=True)
     if rdf.empty:
@@ -174,6 +178,7 @@ def show_cmd(
                             fix="list runs with `flushbench status`")
     rs = frames.run_summary(db, runs_df=rdf)
     r = rs.iloc[0]
+    m = metric_view(frames.experiment_info(db, int(r["experiment_id"])))
     con = _console()
     t = Table(title=f"run {run_id}", show_header=False)
     t.add_column("", style="bold")
@@ -187,8 +192,8 @@ def show_cmd(
         ("server", f"{r['server_flavor']} {r['server_version']}"),
         ("host", f"{r['hostname']} ({r['cpu_count']} × {r['cpu_model']})"),
         ("dataset", str(r["dataset_key"])),
-        ("NOTPM (window average)", _f(r.get("notpm"))),
-        ("driver TpmC (whole run)", _f(r.get("tpmc_driver"))),
+        (f"{m.name} (window average)", _f(m.of(r.get("notpm")))),
+        *([("driver TpmC (whole run)", _f(r.get("tpmc_driver")))] if m.per_minute else []),
         ("stability score", _f(r.get("score"), ".1f")),
         ("CV %", _f(r.get("cv_pct"), ".1f")),
         ("holes (< 0.5× median)", f"{_f(r.get('holes_share', math.nan) * 100, '.0f')} %"),

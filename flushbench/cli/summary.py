@@ -19,8 +19,12 @@ def _fmt(value: float, spec: str = ",.0f") -> str:
 
 
 def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> None:
-    """Per cell: runs done/failed, window NOTPM, the lowest interval NOTPM, stability score."""
+    """Per cell: runs done/failed, window throughput and its lowest interval, stability score.
+
+    Throughput is in the experiment's metric (NOTPM for TPC-C, TPS for sysbench).
+    """
     from analysis import frames
+    from analysis.metric import metric_view
 
     runs = frames.runs(db, experiment_id)
     if runs.empty:
@@ -30,6 +34,7 @@ def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> N
     intervals = frames.intervals(db, run_ids=done_ids, detail=False)
     summary = frames.run_summary(db, runs_df=runs, intervals_df=intervals)
     cells = frames.cell_summary(db, run_summary_df=summary)
+    m = metric_view(frames.experiment_info(db, experiment_id))
     window = intervals[intervals["in_window"]] if not intervals.empty else intervals
     min_by_run = window.groupby("run_id")["notpm"].min() if not window.empty else {}
     table = Table(title="Per-cell summary (measurement window)")
@@ -37,8 +42,8 @@ def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> N
         ("cell", "left"),
         ("done", "right"),
         ("failed", "right"),
-        ("NOTPM", "right"),
-        ("min interval NOTPM", "right"),
+        (m.name, "right"),
+        (f"min interval {m.name}", "right"),
         ("stability", "right"),
         ("warnings", "left"),
     ):
@@ -53,8 +58,8 @@ def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> N
             label,
             str(cell["n_done"]),
             str(cell["n_failed"]),
-            _fmt(cell["notpm_mean"]),
-            _fmt(min(mins)) if mins else "—",
+            _fmt(m.of(cell["notpm_mean"])),
+            _fmt(m.of(min(mins))) if mins else "—",
             _fmt(cell["score_median"], ".0f"),
             str(cell["warnings"] or ""),
         )

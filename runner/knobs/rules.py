@@ -68,6 +68,9 @@ class Translation:
         Library to ``LD_PRELOAD`` (None for glibc's malloc).
     large_pages:
         Whether the server is asked to use huge pages.
+    thp:
+        The host's transparent huge pages mode (``always``/``madvise``/``never``) to set
+        before mysqld starts and restore after it stopped; None: leave the host as it is.
     connections:
         Client connections (None: the workload's default).
     origin:
@@ -81,6 +84,7 @@ class Translation:
     expected: dict[str, str] = field(default_factory=dict)
     allocator: str | None = None
     large_pages: bool = False
+    thp: str | None = None
     connections: int | None = None
     origin: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -381,6 +385,11 @@ def large_pages(b: Builder, knob: str, value: bool) -> None:
     """large_pages, and the sandbox is told to check that huge pages are really held."""
     b.set(knob, "large_pages", _onoff(value))
     b.out.large_pages = value
+
+
+def transparent_hugepages(b: Builder, knob: str, value: str) -> None:
+    """Host side: THP mode set around the mysqld start (any flavor, no server variable)."""
+    b.out.thp = value
 
 
 def allocator(b: Builder, knob: str, value: str) -> None:

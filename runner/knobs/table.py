@@ -49,6 +49,8 @@ FlushNeighbors = Literal["none", "cont", "area"]
 AdaptiveCheckpoint = Literal[
     "none", "reflex", "estimate", "keep_average", "legacy", "high_checkpoint"
 ]
+#: The host's transparent huge pages mode during the run (a host setting, not a variable).
+ThpMode = Literal["always", "madvise", "never"]
 FlushMethod = Literal[
     "fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "O_DIRECT_NO_FSYNC"
 ]
@@ -119,6 +121,8 @@ KNOBS: tuple[KnobDef, ...] = (
     KnobDef("allocator", Allocator, rules.allocator,
             "malloc of mysqld: glibc, jemalloc or tcmalloc (LD_PRELOAD)"),
     KnobDef("large_pages", Switch, rules.large_pages, "buffer pool in huge pages"),
+    KnobDef("transparent_hugepages", ThpMode, rules.transparent_hugepages,
+            "host THP mode while mysqld runs: always, madvise or never (needs root)"),
     KnobDef("connections", Annotated[int, Field(ge=1, le=100000)], rules.connections,
             "client connections of the workload driver"),
 )

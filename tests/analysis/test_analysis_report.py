@@ -163,8 +163,9 @@ def test_sysbench_sweep_report_has_the_threads_figure(tmp_path: Path) -> None:
                 warmup=10, n_counters=40, driver="sysbench")
     html = write_report(tmp_path / "s.sqlite", "sweep", tmp_path / "r", png=False).read_text(
         encoding="utf-8")
-    assert "Throughput vs threads per allocator" in html
-    assert "Transactions per 10 s" in html and "New-Order transactions per" not in html
+    assert "TPS vs client threads per allocator" in html
+    assert "TPS per 10 s interval" in html and "New-Order transactions per" not in html
+    assert "NOTPM" not in html.split("<main>")[1]
     assert "sysbench 8 tables" in html
 
 

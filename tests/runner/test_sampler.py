@@ -236,6 +236,10 @@ def test_sample_content(server: DbServer) -> None:
     log_text = zlib.decompress(r.engine_log_z).decode()
     assert log_text.startswith("Log sequence number")
     assert r.mysqld_rss_bytes > 0 and r.mysqld_vsz_bytes >= r.mysqld_rss_bytes
+    split = r.mysqld_rss_anon_bytes + r.mysqld_rss_file_bytes + r.mysqld_rss_shmem_bytes
+    assert r.mysqld_rss_anon_bytes > 0
+    assert abs(split - r.mysqld_rss_bytes) <= r.mysqld_rss_bytes / 20
+    assert r.mysqld_anon_hugepages_bytes is not None and r.mysqld_hugetlb_bytes == 0
     assert r.mysqld_cpu_user_s is not None and r.mysqld_cpu_sys_s is not None
     assert r.driver_cpu_user_s is not None and r.driver_cpu_user_s > 0
     assert r.collect_s is not None and r.collect_s > 0

@@ -50,9 +50,11 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DBAPI 
     cursor = dbapi_connection.cursor()
     # WAL lets the report read while a worker writes; FKs make cascades real; busy_timeout
     # lets two flushbench processes (worker + status) share the file without "database locked".
+    # busy_timeout first: switching to WAL needs a moment of exclusive access, which another
+    # process (a migration, a worker's commit) may hold.
+    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
 
 
@@ -136,13 +138,15 @@ def upgrade(db: str | None = None) -> str:
         check_sqlite_file(Path(parsed.database), shown, create=True)
     engine = guarded(shown, lambda: make_engine(url))
     try:
-        guarded(shown, lambda: checked_revision(engine, shown))
         cfg = alembic_config(url)
         # Two processes opening a new database at once (a worker and `status`, two workers)
         # must not both create the tables: the second waits, then finds the database at head.
-        with _migration_lock(engine.url), engine.begin() as conn:
+        with _migration_lock(engine.url), guarded(shown, engine.begin) as conn:
             if conn.dialect.name == "postgresql":
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})")
+            # Checked under the lock: before it, another process may be halfway through
+            # creating the tables, which would look like someone else's database.
+            guarded(shown, lambda: checked_revision(engine, shown))
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")
         return current_revision(engine) or ""
@@ -198,19 +202,21 @@ class ResultsDB:
         guarded(shown, lambda: self._check_revision(create))
 
     def _check_revision(self, create: bool) -> None:
-        current = checked_revision(self.engine, redacted(self.url))
+        current = current_revision(self.engine)
         head = head_revision()
         if current == head:
             return
         if current is None:
-            if not create:
-                raise StoreError(
-                    "the results database is empty",
-                    where=redacted(self.url),
-                    fix="run an experiment first, or `flushbench db upgrade` to create it",
-                )
-            upgrade(self.url)
-            return
+            if create:
+                upgrade(self.url)  # refuses a foreign or newer database under its lock
+                return
+            checked_revision(self.engine, redacted(self.url))  # someone else's tables?
+            raise StoreError(
+                "the results database is empty",
+                where=redacted(self.url),
+                fix="run an experiment first, or `flushbench db upgrade` to create it",
+            )
+        checked_revision(self.engine, redacted(self.url))  # a newer flushbench's database?
         raise StoreError(
             f"the results database is at revision {current}, this flushbench needs {head}",
             where=redacted(self.url),

@@ -80,9 +80,20 @@ def test_old_revision_asks_for_db_upgrade(tmp_path: Path) -> None:
     ResultsDB(path).dispose()
     engine = sa.create_engine(f"sqlite:///{path}")
     with engine.begin() as conn:
-        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0000old'")
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0001'")
     engine.dispose()
     with pytest.raises(StoreError, match="flushbench db upgrade"):
+        ResultsDB(path)
+
+
+def test_unknown_revision_is_a_newer_flushbench(tmp_path: Path) -> None:
+    path = tmp_path / "r.sqlite"
+    ResultsDB(path).dispose()
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '9999_future'")
+    engine.dispose()
+    with pytest.raises(StoreError, match="a newer flushbench wrote it"):
         ResultsDB(path)
 
 

@@ -229,6 +229,8 @@ def _execute_run(
         # Buffered rows first (the database may have blinked), then the status, and only
         # while this worker still holds the run: never overwrite a takeover's outcome.
         rec.drain(timeout_s=heartbeat.lease_s)
+        heartbeat.check()
+        heartbeat.release()
         return retrying(lambda: queue.finish(db, run_id, status, error, owner=owner),
                         heartbeat.lease_s, f"record run {run_id} as {status}", db)
 
@@ -274,7 +276,6 @@ def _execute_run(
             sandbox.stop()
         reporter.phase("recording")
         if not final("done", None):
-            heartbeat.check()
             raise LeaseLost(f"run {run_id} was taken over before it could be recorded as done")
         reporter.run_finished(run_id, "done", None)
         return "done"

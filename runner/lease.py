@@ -125,7 +125,11 @@ class Heartbeat:
         self._wake.set()
 
     def release(self) -> None:
-        """The run is finished (or given up): stop renewing its lease."""
+        """The run is finished (or given up): stop renewing its lease.
+
+        Call it *before* writing the run's final status, so a beat racing that write never
+        mistakes the run's own end for a takeover.
+        """
         with self._lock:
             self._run_id = None
             self._state = "idle"
@@ -191,7 +195,11 @@ class Heartbeat:
                         status, owner = s.execute(
                             select(Run.status, Run.lease_owner).where(Run.id == run_id)
                         ).one()
-                        self._lose(run_id, f"the run is now {status!r} (lease owner {owner})")
+                        with self._lock:
+                            still_held = self._run_id == run_id
+                        if still_held:  # not our own finish racing this beat
+                            self._lose(run_id, f"the run is now {status!r} (lease owner"
+                                       f" {owner})")
                     else:
                         with self._lock:
                             if self._run_id == run_id:

@@ -14,6 +14,7 @@ import contextlib
 import math
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,6 +59,8 @@ class WorkerOptions:
         forever, a service); 0 exits as soon as nothing is claimable.
     max_runs:
         Stop after this many runs (None: no limit).
+    stop:
+        When set, the loop returns before claiming another run.
     """
 
     lease_s: float = queue.LEASE_S
@@ -65,6 +68,7 @@ class WorkerOptions:
     idle_timeout: float = 0.0
     max_runs: int | None = None
     poll_s: float = POLL_S
+    stop: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
@@ -137,7 +141,9 @@ def serve(
     idle_since: float | None = None
     told_pinned = False
     with Heartbeat(db, identity, opts.lease_s, notify=log) as heartbeat:
-        while opts.max_runs is None or sum(outcome.by_status.values()) < opts.max_runs:
+        while not opts.stop.is_set() and (
+            opts.max_runs is None or sum(outcome.by_status.values()) < opts.max_runs
+        ):
             for pid in reap_host(db, identity.host_id):
                 log(f"killed mysqld pid {pid} left behind by a dead worker of host"
                     f" {identity.host_id}")
@@ -160,7 +166,7 @@ def serve(
                 if now - idle_since >= opts.idle_timeout:
                     break
                 heartbeat.set_state("idle")
-                time.sleep(min(opts.poll_s, max(0.05, opts.idle_timeout)))
+                opts.stop.wait(min(opts.poll_s, max(0.05, opts.idle_timeout)))
                 continue
             idle_since = None
             exp_id = candidates[0]

@@ -60,6 +60,7 @@ class NullExecutor:
         while time.monotonic() < deadline:
             heartbeat.check()
             time.sleep(min(0.1, self.hold_s))
+        heartbeat.release()
         if not queue.finish(self.db, run_id, "done", owner=owner):
             return "interrupted"
         return "done"

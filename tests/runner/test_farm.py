@@ -18,7 +18,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -51,6 +51,20 @@ def env(work: Path, tmp_path: Path) -> dict[str, str]:
     """Environment of the worker processes: shared work dir, a private host-lock dir."""
     return {**os.environ, "FLUSHBENCH_WORK": str(work),
             "FLUSHBENCH_LOCK_DIR": str(tmp_path / "locks"), "COLUMNS": "160"}
+
+
+@pytest.fixture
+def open_db() -> Iterator[Callable[[str | Path], ResultsDB]]:
+    """Open results databases that are all disposed after the test (no leaked connection)."""
+    opened: list[ResultsDB] = []
+
+    def opener(where: str | Path) -> ResultsDB:
+        opened.append(ResultsDB(where))
+        return opened[-1]
+
+    yield opener
+    for db in opened:
+        db.dispose()
 
 
 def queue_experiment(db: ResultsDB, tmp_path: Path, work: Path, name: str, *,
@@ -116,10 +130,10 @@ def stop(*procs: subprocess.Popen) -> None:
 
 
 def test_slow_restore_keeps_its_lease(
-    pg_cluster: PgCluster, tmp_path: Path, work: Path, env: dict[str, str]
+    pg_cluster: PgCluster, tmp_path: Path, work: Path, env: dict[str, str], open_db: Callable
 ) -> None:
     url = pg_cluster.create_database()
-    db = ResultsDB(url)
+    db = open_db(url)
     queue_experiment(db, tmp_path, work, "slowrestore")
     restore_s = 3.5 * LEASE_S  # the run sits in "restoring datadir" for 3.5 leases
     holder = worker(url, "h1", env, tmp_path / "holder.log", slow_restore_s=restore_s)
@@ -145,10 +159,10 @@ def test_slow_restore_keeps_its_lease(
 
 
 def test_sigkilled_worker_is_taken_over_and_its_mysqld_reaped(
-    pg_cluster: PgCluster, tmp_path: Path, work: Path, env: dict[str, str]
+    pg_cluster: PgCluster, tmp_path: Path, work: Path, env: dict[str, str], open_db: Callable
 ) -> None:
     url = pg_cluster.create_database()
-    db = ResultsDB(url)
+    db = open_db(url)
     queue_experiment(db, tmp_path, work, "takeover", duration="10s")
     victim = worker(url, "h1", env, tmp_path / "victim.log")
     other = None
@@ -200,12 +214,12 @@ def test_sigkilled_worker_is_taken_over_and_its_mysqld_reaped(
 
 
 def test_database_restart_mid_run_loses_nothing(
-    tmp_path: Path, work: Path, env: dict[str, str]
+    tmp_path: Path, work: Path, env: dict[str, str], open_db: Callable
 ) -> None:
     cluster = PgCluster().init().start()
     try:
         url = cluster.create_database()
-        db = ResultsDB(url)
+        db = open_db(url)
         queue_experiment(db, tmp_path, work, "blink", duration="12s", sampling="1s")
         proc = worker(url, "h1", env, tmp_path / "blink.log")
         try:
@@ -234,16 +248,15 @@ def test_database_restart_mid_run_loses_nothing(
         assert seqs == list(range(1, 8)), seqs
         assert samples == list(range(samples[0], samples[0] + len(samples)))
         assert len(samples) >= 12
-        db.dispose()
     finally:
-        cluster.destroy()
+        cluster.destroy()  # open_db disposes the engine afterwards
 
 
 def test_one_host_one_measurement_at_a_time_and_readable_logs(
-    tmp_path: Path, work: Path, env: dict[str, str]
+    tmp_path: Path, work: Path, env: dict[str, str], open_db: Callable
 ) -> None:
     db_path = tmp_path / "shared.sqlite"
-    db = ResultsDB(db_path)
+    db = open_db(db_path)
     queue_experiment(db, tmp_path, work, "onehost", repetitions=2)
     url = f"sqlite:///{db_path}"
     logs = [tmp_path / "w1.log", tmp_path / "w2.log"]

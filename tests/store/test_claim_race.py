@@ -90,6 +90,13 @@ def test_four_workers_run_every_run_exactly_once(results_url: str, tmp_path: Pat
     db = ResultsDB(results_url)
     procs = start_workers(results_url, tmp_path, WORKERS, hold_s=0.01)
     try:
+        _race(db, procs, tmp_path)
+    finally:
+        db.dispose()
+
+
+def _race(db: ResultsDB, procs: list[subprocess.Popen], tmp_path: Path) -> None:
+    try:
         wait_registered(db, WORKERS, procs)  # all four poll before the runs appear
         enqueue_plain(db, "race", RUNS, cells=4)
         wait_done(db, RUNS, procs)
@@ -105,7 +112,6 @@ def test_four_workers_run_every_run_exactly_once(results_url: str, tmp_path: Pat
         owners = {r.id: r.lease_owner for r in runs}
         who = dict(s.execute(select(RunEvent.run_id, RunEvent.message)
                              .where(RunEvent.kind == "ran")).all())
-    db.dispose()
     assert len(runs) == RUNS
     assert all(r.status == "done" and r.attempt == 1 for r in runs)
     assert sorted(ran) == sorted(r.id for r in runs) and set(ran.values()) == {1}

@@ -36,6 +36,9 @@ from store.models import Cell, Experiment, Run
 #: A driver silent for 3 report intervals (plus slack for connecting) is called hung.
 WATCHDOG_INTERVALS = 3
 WATCHDOG_SLACK_S = 30.0
+#: How long a finished run waits for the results database to write its buffered rows and its
+#: status (at least one lease): a database restart must not cost a finished measurement.
+FINAL_WRITE_PATIENCE_S = 60.0
 
 
 class Reporter(Protocol):
@@ -228,11 +231,13 @@ def _execute_run(
     def final(status: str, error: str | None) -> bool:
         # Buffered rows first (the database may have blinked), then the status, and only
         # while this worker still holds the run: never overwrite a takeover's outcome.
-        rec.drain(timeout_s=heartbeat.lease_s)
-        heartbeat.check()
+        patience = max(heartbeat.lease_s, FINAL_WRITE_PATIENCE_S)
+        rec.drain(timeout_s=patience)
+        if status == "done":
+            heartbeat.check()  # lost meanwhile: not ours to call done
         heartbeat.release()
         return retrying(lambda: queue.finish(db, run_id, status, error, owner=owner),
-                        heartbeat.lease_s, f"record run {run_id} as {status}", db)
+                        patience, f"record run {run_id} as {status}", db)
 
     try:
         reporter.phase("restoring datadir")
@@ -288,7 +293,11 @@ def _execute_run(
         # Another worker may be running this run's new attempt: say why we stopped, on our
         # row only, and leave the status alone unless we still hold it.
         rec.event("error", "lease-lost", exc.render(), heartbeat.lost_reason)
-        final("interrupted", f"lease lost: {heartbeat.lost_reason or exc.what}")
+        if final("interrupted", f"lease lost: {heartbeat.lost_reason or exc.what}"):
+            # Nobody took it over (the database was down): give it back as a new attempt.
+            retrying(lambda: queue.queue_new_attempt(db, run_id),
+                     max(heartbeat.lease_s, FINAL_WRITE_PATIENCE_S), f"queue run {run_id} again",
+                     db)
         reporter.run_finished(run_id, "interrupted", exc.what)
         return "interrupted"
     except FlushbenchError as exc:

@@ -126,18 +126,32 @@ def requeue_abandoned(
         )
         if result.rowcount != 1:
             continue
-        last = session.scalar(
-            select(func.max(Run.attempt)).where(
-                Run.cell_id == run.cell_id, Run.repetition == run.repetition)
-        )
-        new = Run(cell_id=run.cell_id, repetition=run.repetition, attempt=(last or 0) + 1,
-                  order_index=run.order_index)
-        session.add(new)
-        session.flush()
+        new = _new_attempt(session, run)
         session.add(RunEvent(run_id=run.id, level="error", kind="interrupted",
                              message=f"{why}; taken over as attempt {new.attempt} (run {new.id})"))
         taken.append((run.id, new.id))
     return taken
+
+
+def _new_attempt(session: Session, run: Run) -> Run:
+    last = session.scalar(
+        select(func.max(Run.attempt)).where(
+            Run.cell_id == run.cell_id, Run.repetition == run.repetition)
+    )
+    new = Run(cell_id=run.cell_id, repetition=run.repetition, attempt=(last or 0) + 1,
+              order_index=run.order_index)
+    session.add(new)
+    session.flush()
+    return new
+
+
+def queue_new_attempt(db: ResultsDB, run_id: int) -> int:
+    """Queue a new attempt of an ``interrupted`` run (a worker that lost its lease gives its
+    run back this way); return the new run's id."""
+    with db.session() as session, session.begin():
+        run = session.get(Run, run_id)
+        assert run is not None
+        return _new_attempt(session, run).id
 
 
 def mark_abandoned(session: Session, experiment_id: int | None = None) -> int:

@@ -282,3 +282,42 @@ def test_one_host_one_measurement_at_a_time_and_readable_logs(
         line = next(x for x in text.splitlines() if f"run {run.id} done:" in x)
         assert "cell doublewrite=on" in line and "NOTPM" in line and "stability" in line, line
         assert line[:4].isdigit() and "T" in line.split()[0]  # ISO timestamp first
+
+
+def test_worker_cut_off_past_its_lease_stops_and_says_why(
+    tmp_path: Path, work: Path, env: dict[str, str], open_db: Callable
+) -> None:
+    """The database is down longer than the lease: the worker cannot know whether someone took
+    its run, so it stops the run, records why, gives it back as a new attempt and redoes it."""
+    cluster = PgCluster().init().start()
+    try:
+        url = cluster.create_database()
+        db = open_db(url)
+        queue_experiment(db, tmp_path, work, "cutoff", duration="30s")
+        proc = worker(url, "h1", env, tmp_path / "cutoff.log")
+        try:
+            def measuring() -> bool:
+                with db.session() as s:
+                    return s.scalar(select(Interval.seq).where(
+                        Interval.phase == "measure")) is not None
+
+            wait_for("the first measured interval", measuring, [proc])
+            db.dispose()
+            cluster.stop()
+            time.sleep(2 * LEASE_S)  # down past the lease: the heartbeat gives up the run
+            cluster.start()
+            proc.wait(timeout=900)
+        finally:
+            stop(proc)
+        log = (tmp_path / "cutoff.log").read_text()
+        assert proc.returncode == 0, log
+        assert "lost the lease on run" in log, log
+        first, second = runs(db)
+        assert (first.attempt, first.status) == (1, "interrupted")
+        assert "lease lost" in (first.error or "") and "unreachable" in first.error
+        assert (second.attempt, second.status) == (2, "done")
+        with db.session() as s:
+            kinds = set(s.scalars(select(RunEvent.kind).where(RunEvent.run_id == first.id)))
+        assert "lease-lost" in kinds
+    finally:
+        cluster.destroy()

@@ -7,9 +7,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-import os
 import shutil
-import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,12 +22,15 @@ from runner import queue
 from runner.connection import ConnectionInfo
 from runner.datasets import DatasetKey, ensure_dataset, restore
 from runner.host.thp import restore_leftover_thp, thp_setting
+from runner.identity import Identity, local_identity
+from runner.lease import Heartbeat, LeaseLost
 from runner.metadata import host_facts
 from runner.preflight import PreflightReport, preflight, stored_translation
-from runner.recorder import RunRecorder, as_utc
+from runner.recorder import RunRecorder, as_utc, retrying
 from runner.sampler import Sampler
 from runner.server import MysqldSandbox, SandboxLayout, drain_dirty_pages, write_mycnf
 from runner.spec import CellSpec, ExperimentSpec, expand, load_experiment, measurement_hash
+from runner.worker import WorkerOptions, kill_leftover_servers, serve
 from runner.workloads import adapter_class, get_workload
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run
@@ -37,6 +38,9 @@ from store.models import Cell, Experiment, Run
 #: A driver silent for 3 report intervals (plus slack for connecting) is called hung.
 WATCHDOG_INTERVALS = 3
 WATCHDOG_SLACK_S = 30.0
+#: How long a finished run waits for the results database to write its buffered rows and its
+#: status (at least one lease): a database restart must not cost a finished measurement.
+FINAL_WRITE_PATIENCE_S = 60.0
 
 
 class Reporter(Protocol):
@@ -163,6 +167,22 @@ def _run_dir(ctx: ExperimentContext, run_id: int) -> Path:
     return ctx.work / "runs" / ctx.exp.name / f"run-{run_id:06d}"
 
 
+class _PhaseTee:
+    """Passes every reporter call through, and tells the heartbeat the current phase."""
+
+    def __init__(self, reporter: Reporter, heartbeat: Heartbeat) -> None:
+        self._reporter = reporter
+        self._heartbeat = heartbeat
+
+    def phase(self, text: str) -> None:
+        self._heartbeat.set_phase(text)
+        self._heartbeat.check()  # a lost lease stops the run at the next phase boundary
+        self._reporter.phase(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reporter, name)
+
+
 def execute_run(
     db: ResultsDB,
     ctx: ExperimentContext,
@@ -170,9 +190,38 @@ def execute_run(
     cell: CellSpec,
     reporter: Reporter,
     stop_event: threading.Event | None = None,
+    heartbeat: Heartbeat | None = None,
 ) -> str:
-    """Execute one claimed run; return its final status. Never raises for expected failures."""
+    """Execute one claimed run; return its final status. Never raises for expected failures.
+
+    ``heartbeat`` renews the run's lease for the whole run (a private one is started when
+    None). When it reports the lease lost, the run stops at the next phase boundary or driver
+    interval, records why, and leaves the run's outcome to whoever took it over.
+    """
+    own_heartbeat = heartbeat is None
+    if heartbeat is None:
+        heartbeat = Heartbeat(db, local_identity()).start()
+        heartbeat.hold(run_id)
+    try:
+        return _execute_run(db, ctx, run_id, cell, reporter, stop_event, heartbeat)
+    finally:
+        if own_heartbeat:
+            heartbeat.stop()
+
+
+def _execute_run(
+    db: ResultsDB,
+    ctx: ExperimentContext,
+    run_id: int,
+    cell: CellSpec,
+    reporter: Reporter,
+    stop_event: threading.Event | None,
+    heartbeat: Heartbeat,
+) -> str:
+    owner = heartbeat.identity.owner
     rec = RunRecorder(db, run_id)
+    heartbeat.add_flusher(rec.flush)
+    reporter = _PhaseTee(reporter, heartbeat)  # type: ignore[assignment]
     translation = ctx.report.translations[cell.key]
     run_dir = _run_dir(ctx, run_id)
     if run_dir.exists():
@@ -181,6 +230,18 @@ def execute_run(
     rec.set_run_fields(run_dir=str(run_dir))
     layout = SandboxLayout(run_dir).create()
     sandbox: MysqldSandbox | None = None
+
+    def final(status: str, error: str | None) -> bool:
+        # Buffered rows first (the database may have blinked), then the status, and only
+        # while this worker still holds the run: never overwrite a takeover's outcome.
+        patience = max(heartbeat.lease_s, FINAL_WRITE_PATIENCE_S)
+        rec.drain(timeout_s=patience)
+        if status == "done":
+            heartbeat.check()  # lost meanwhile: not ours to call done
+        heartbeat.release()
+        return retrying(lambda: queue.finish(db, run_id, status, error, owner=owner),
+                        patience, f"record run {run_id} as {status}", db)
+
     try:
         reporter.phase("restoring datadir")
         restore(ctx.snapshot, layout.datadir)
@@ -204,7 +265,9 @@ def execute_run(
                 experiment_hash=measurement_hash(ctx.exp),
                 driver=ctx.exp.workload.driver,
                 extra={"allocator": translation.allocator, "cell_key": cell.key,
-                       **thp.as_record(), "large_pages": variables.get("large_pages")},
+                       **thp.as_record(), "large_pages": variables.get("large_pages"),
+                       "host_id": heartbeat.identity.host_id,
+                       "host_class": heartbeat.identity.host_class},
             )
             reporter.phase("verifying variables")
             sandbox.verify_applied(translation.expected)
@@ -221,21 +284,35 @@ def execute_run(
                         below=ctx.exp.pre_run.drain_dirty_pages_below,
                         timeout=ctx.exp.pre_run.drain_timeout,
                     )
-            _measure(ctx, cell, translation, sandbox, layout, rec, reporter, run_dir, stop_event)
+            _measure(ctx, cell, translation, sandbox, layout, rec, reporter, run_dir, stop_event,
+                     heartbeat)
             reporter.phase("stopping mysqld")
             sandbox.stop()
-        queue.finish(db, run_id, "done")
+        reporter.phase("recording")
+        if not final("done", None):
+            raise LeaseLost(f"run {run_id} was taken over before it could be recorded as done")
         reporter.run_finished(run_id, "done", None)
         return "done"
     except KeyboardInterrupt:
         rec.event("error", "interrupted", "flushbench was interrupted (Ctrl-C / SIGTERM)")
-        queue.finish(db, run_id, "interrupted", "interrupted by the user")
+        final("interrupted", "interrupted by the user")
         reporter.run_finished(run_id, "interrupted", "interrupted")
         raise
+    except LeaseLost as exc:
+        # Another worker may be running this run's new attempt: say why we stopped, on our
+        # row only, and leave the status alone unless we still hold it.
+        rec.event("error", "lease-lost", exc.render(), heartbeat.lost_reason)
+        if final("interrupted", f"lease lost: {heartbeat.lost_reason or exc.what}"):
+            # Nobody took it over (the database was down): give it back as a new attempt.
+            retrying(lambda: queue.queue_new_attempt(db, run_id),
+                     max(heartbeat.lease_s, FINAL_WRITE_PATIENCE_S), f"queue run {run_id} again",
+                     db)
+        reporter.run_finished(run_id, "interrupted", exc.what)
+        return "interrupted"
     except FlushbenchError as exc:
         evidence = _evidence(exc, sandbox)
         rec.event("error", type(exc).__name__, exc.render(), evidence)
-        queue.finish(db, run_id, "failed", exc.render())
+        final("failed", exc.render())
         reporter.run_finished(run_id, "failed", exc.render())
         return "failed"
     finally:
@@ -268,6 +345,7 @@ def _measure(
     reporter: Reporter,
     run_dir: Path,
     stop_event: threading.Event | None,
+    heartbeat: Heartbeat,
 ) -> None:
     exp = ctx.exp
     workload = get_workload(exp.workload.driver, exp.workload.binaries)
@@ -307,19 +385,19 @@ def _measure(
                     start = as_utc(record.ts) - dt.timedelta(seconds=record.interval_s)
                     rec.set_run_fields(measure_started_at=start)
                 reporter.interval(record)
-                queue.renew_lease(rec.db, rec.run_id)
                 if not sandbox.alive():
                     raise ServerError(
                         f"mysqld died during the run (exit code {sandbox.exit_code})",
                         where=str(layout.error_log),
                         fix="see the error log tail in the run's evidence",
                     )
-                if stop_event is not None and stop_event.is_set():
+                if (stop_event is not None and stop_event.is_set()) or heartbeat.lost.is_set():
                     running.stop()
             outcome = running.outcome()
     finally:
         if sampler is not None:
             sampler.stop()
+    heartbeat.check()  # a lease lost mid-measure: the driver was stopped, say why
     rec.set_run_fields(driver_summary=outcome.summary)
     if not sandbox.alive():
         raise ServerError(
@@ -359,6 +437,8 @@ def run_experiment(
     reporter: Reporter | None = None,
     work: Path | None = None,
     on_prepared: Callable[[ExperimentContext, queue.EnqueueResult], None] | None = None,
+    identity: Identity | None = None,
+    lease_s: float = queue.LEASE_S,
 ) -> ExperimentOutcome:
     """Preflight (unless given a prepared context), enqueue, then execute the queued runs.
 
@@ -374,28 +454,79 @@ def run_experiment(
     reap_leftover_servers(db, enq.experiment_id)
     if on_prepared is not None:
         on_prepared(ctx, enq)
-    return work_queue(db, ctx, enq.experiment_id, reporter)
+    return work_queue(db, ctx, enq.experiment_id, reporter, identity=identity, lease_s=lease_s)
+
+
+class ContextExecutor:
+    """Executes claimed runs of one prepared experiment (``run``, or a stored one: ``worker``).
+
+    Parameters
+    ----------
+    ctx:
+        A prepared context, or None to prepare each experiment from what the queue stored
+        (:func:`prepare_stored`) — what ``flushbench worker`` does.
+    """
+
+    def __init__(
+        self,
+        db: ResultsDB,
+        reporter: Reporter,
+        ctx: ExperimentContext | None = None,
+        work: Path | None = None,
+    ) -> None:
+        self.db = db
+        self.reporter = reporter
+        self.work = work
+        self.contexts: dict[int, ExperimentContext] = {}
+        self._given = ctx
+        self.index = 0
+
+    def prepare(self, experiment_id: int) -> None:
+        """Preflight on this host (stored experiments) and make sure the dataset exists."""
+        ctx = self._given or prepare_stored(self.db, experiment_id, self.work)
+        ensure_experiment_dataset(ctx, self.reporter)
+        self.contexts[experiment_id] = ctx
+
+    def execute(self, run_id: int, heartbeat: Heartbeat) -> str:
+        """Execute one claimed run of a prepared experiment."""
+        with self.db.session() as s:
+            run = s.get(Run, run_id)
+            assert run is not None
+            exp_id = s.get(Cell, run.cell_id).experiment_id
+            total = _count_queued(self.db, exp_id) + 1
+        ctx = self.contexts[exp_id]
+        cell, repetition = _cell_of(self.db, ctx, run_id)
+        self.index += 1
+        self.reporter.run_started(self.index, self.index - 1 + total, cell, repetition, run_id)
+        return execute_run(self.db, ctx, run_id, cell, self.reporter, heartbeat=heartbeat)
+
+
+def reporter_log(reporter: Reporter) -> Callable[[str], None]:
+    """Where a worker's one-line notes go: the reporter's ``note`` if it has one."""
+    note = getattr(reporter, "note", None)
+    return note if callable(note) else reporter.phase
 
 
 def work_queue(
-    db: ResultsDB, ctx: ExperimentContext, experiment_id: int, reporter: Reporter
+    db: ResultsDB,
+    ctx: ExperimentContext,
+    experiment_id: int,
+    reporter: Reporter,
+    *,
+    identity: Identity | None = None,
+    lease_s: float = queue.LEASE_S,
 ) -> ExperimentOutcome:
-    """Claim and execute the experiment's queued runs until none is left."""
+    """Claim and execute the experiment's queued runs until none is left (the worker loop of
+    :mod:`runner.worker`, limited to this experiment: host lock, heartbeat, takeovers)."""
     outcome = ExperimentOutcome(experiment_id=experiment_id)
-    total = _count_queued(db, experiment_id)
-    if total == 0:
+    if _count_queued(db, experiment_id) == 0:
         return outcome
-    ensure_experiment_dataset(ctx, reporter)
-    index = 0
-    while True:
-        run_id = queue.claim_next(db, experiment_id)
-        if run_id is None:
-            break
-        index += 1
-        cell, repetition = _cell_of(db, ctx, run_id)
-        reporter.run_started(index, total, cell, repetition, run_id)
-        status = execute_run(db, ctx, run_id, cell, reporter)
-        setattr(outcome, status, getattr(outcome, status) + 1)
+    executor = ContextExecutor(db, reporter, ctx)
+    done = serve(db, identity or local_identity(), executor, reporter_log(reporter),
+                 WorkerOptions(lease_s=lease_s, experiment_id=experiment_id))
+    outcome.done = done.count("done")
+    outcome.failed = done.count("failed")
+    outcome.interrupted = done.count("interrupted")
     return outcome
 
 
@@ -416,20 +547,7 @@ def reap_leftover_servers(db: ResultsDB, experiment_id: int) -> list[int]:
                 Run.run_dir.is_not(None),
             )
         ).all()
-    killed = []
-    for run_dir in run_dirs:
-        pid_file = Path(run_dir) / "mysqld.pid"
-        try:
-            pid = int(pid_file.read_text().strip())
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError):
-            continue
-        cnf = str(Path(run_dir) / "my.cnf").encode()
-        if any(arg.endswith(cnf) for arg in cmdline):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-    return killed
+    return kill_leftover_servers(list(run_dirs))
 
 
 def _count_queued(db: ResultsDB, experiment_id: int) -> int:

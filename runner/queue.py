@@ -18,25 +18,46 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import socket
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from flushbench.errors import StoreError
 from flushbench.validation import did_you_mean
+from runner.identity import Identity, local_identity
 from runner.spec import CellSpec, ExperimentSpec, measurement_hash, run_order
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunEvent, utcnow
 
+#: Seconds a claim holds without a heartbeat. The worker's heartbeat thread renews it every
+#: quarter of this, so a run is only taken over when its worker is dead or cut off this long.
 LEASE_S = 120.0
+#: How often a claim is retried when PostgreSQL's SKIP LOCKED hid every row for a moment.
+CLAIM_RETRIES = 5
 
 
 def worker_id() -> str:
-    """``host:pid`` of this process: the lease owner written on claimed runs."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """``host-id:pid`` of this process (default identity): the lease owner on claimed runs."""
+    return local_identity().owner
+
+
+def db_now(session: Session) -> dt.datetime:
+    """The database's clock (aware UTC) on PostgreSQL, this host's on SQLite.
+
+    Leases are compared across hosts, so they must be written and read on one clock: the
+    shared server's. A SQLite file has a single host, whose clock is the one clock.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        value = session.scalar(select(func.now()))
+        return value.astimezone(dt.UTC)
+    return utcnow()
+
+
+def as_aware(value: dt.datetime) -> dt.datetime:
+    """Aware UTC datetime (SQLite hands back naive ones)."""
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -50,19 +71,16 @@ class EnqueueResult:
     requeued: int
 
 
-def _owner_is_gone(owner: str | None, lease_expires_at: dt.datetime | None) -> bool:
-    if lease_expires_at is not None:
-        expires = (
-            lease_expires_at.replace(tzinfo=dt.UTC)
-            if lease_expires_at.tzinfo is None
-            else lease_expires_at
-        )
-        if expires < utcnow():
-            return True
+def _owner_is_gone(
+    owner: str | None, lease_expires_at: dt.datetime | None, now: dt.datetime, host_id: str
+) -> bool:
+    """Whether a running run's worker is gone: its lease expired, or (same host) its pid died."""
+    if lease_expires_at is not None and as_aware(lease_expires_at) < now:
+        return True
     if not owner or ":" not in owner:
         return True
     host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname():
+    if host != host_id:
         return False  # another host's worker: only its lease can tell
     try:
         os.kill(int(pid), 0)
@@ -73,27 +91,74 @@ def _owner_is_gone(owner: str | None, lease_expires_at: dt.datetime | None) -> b
     return False
 
 
-def mark_abandoned(session: Session, experiment_id: int | None = None) -> int:
-    """Mark ``running`` runs whose worker is gone as ``interrupted``; return how many."""
-    query = select(Run).where(Run.status == "running")
+def requeue_abandoned(
+    session: Session, experiment_id: int | None = None, host_id: str | None = None
+) -> list[tuple[int, int]]:
+    """Take over ``running`` runs whose worker is gone: mark them ``interrupted`` and queue a
+    new attempt of each (the old row stays as evidence). Returns ``(old id, new id)`` pairs.
+
+    Safe with several workers doing it at once: each takeover is a conditional UPDATE on the
+    old row (status still ``running``, same lease owner), so exactly one of them wins it; on
+    PostgreSQL the candidate rows are read ``FOR UPDATE SKIP LOCKED``.
+    """
+    host_id = host_id or local_identity().host_id
+    now = db_now(session)
+    query = select(Run).where(
+        Run.status == "running",
+        or_(Run.lease_expires_at.is_(None), Run.lease_expires_at < now, Run.host_id == host_id,
+            Run.host_id.is_(None)),
+    )
     if experiment_id is not None:
-        query = query.join(Cell).where(Cell.experiment_id == experiment_id)
-    count = 0
-    for run in session.scalars(query):
-        if _owner_is_gone(run.lease_owner, run.lease_expires_at):
-            run.status = "interrupted"
-            run.finished_at = utcnow()
-            run.error = f"worker {run.lease_owner} stopped while the run was in progress"
-            session.add(
-                RunEvent(
-                    run_id=run.id,
-                    level="error",
-                    kind="interrupted",
-                    message=run.error,
-                )
-            )
-            count += 1
-    return count
+        query = query.where(Run.cell_id.in_(select(Cell.id).where(
+            Cell.experiment_id == experiment_id)))
+    taken: list[tuple[int, int]] = []
+    for run in session.scalars(query.with_for_update(skip_locked=True, of=Run)).all():
+        if not _owner_is_gone(run.lease_owner, run.lease_expires_at, now, host_id):
+            continue
+        why = (
+            f"worker {run.lease_owner} stopped while the run was in progress"
+            " (its lease expired or its process is gone)"
+        )
+        result = session.execute(
+            update(Run)
+            .where(Run.id == run.id, Run.status == "running",
+                   Run.lease_owner == run.lease_owner)
+            .values(status="interrupted", finished_at=now, error=why, lease_expires_at=None)
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:
+            continue
+        new = _new_attempt(session, run)
+        session.add(RunEvent(run_id=run.id, level="error", kind="interrupted",
+                             message=f"{why}; taken over as attempt {new.attempt} (run {new.id})"))
+        taken.append((run.id, new.id))
+    return taken
+
+
+def _new_attempt(session: Session, run: Run) -> Run:
+    last = session.scalar(
+        select(func.max(Run.attempt)).where(
+            Run.cell_id == run.cell_id, Run.repetition == run.repetition)
+    )
+    new = Run(cell_id=run.cell_id, repetition=run.repetition, attempt=(last or 0) + 1,
+              order_index=run.order_index)
+    session.add(new)
+    session.flush()
+    return new
+
+
+def queue_new_attempt(db: ResultsDB, run_id: int) -> int:
+    """Queue a new attempt of an ``interrupted`` run (a worker that lost its lease gives its
+    run back this way); return the new run's id."""
+    with db.session() as session, session.begin():
+        run = session.get(Run, run_id)
+        assert run is not None
+        return _new_attempt(session, run).id
+
+
+def mark_abandoned(session: Session, experiment_id: int | None = None) -> int:
+    """Take over runs whose worker is gone (see :func:`requeue_abandoned`); return how many."""
+    return len(requeue_abandoned(session, experiment_id))
 
 
 def enqueue(
@@ -130,6 +195,8 @@ def enqueue(
                              window=exp.resolved_window(), metric=exp.metric())
             session.add(row)
         row.spec = spec_json
+        row.placement = getattr(exp, "placement", "one")
+        row.hosts = list(getattr(exp, "hosts", None) or []) or None
         row.window = exp.resolved_window()
         row.metric = exp.metric()
         row.description = exp.description
@@ -183,7 +250,7 @@ def enqueue(
                 counts["queued"] += 1
                 continue
             if status == "running":
-                # Held by a live worker (mark_abandoned left it): leave it alone.
+                # Held by a live worker (requeue_abandoned left it): leave it alone.
                 continue
             if not fresh:
                 if status == "done":
@@ -210,56 +277,190 @@ def enqueue(
     return EnqueueResult(experiment_id=experiment_id, **counts)
 
 
+class _Retry(Exception):
+    """Roll the claim's transaction back and try again (lost a placement race)."""
+
+
+def _placement_allows(exp_hosts: list[str] | None, host_class: str) -> bool:
+    return not exp_hosts or host_class in exp_hosts
+
+
+def claimable_experiments(db: ResultsDB, identity: Identity | None = None) -> list[int]:
+    """Ids of experiments with queued runs this worker may claim (``hosts:``, placement)."""
+    ident = identity or local_identity()
+    with db.session() as session:
+        rows = session.execute(
+            select(Experiment.id, Experiment.hosts, Experiment.placement, Experiment.host_class)
+            .where(Experiment.id.in_(
+                select(Cell.experiment_id).join(Run, Run.cell_id == Cell.id)
+                .where(Run.status == "queued")))
+            .order_by(Experiment.id)
+        ).all()
+    return [
+        exp_id for exp_id, hosts, placement, pinned in rows
+        if _placement_allows(hosts, ident.host_class)
+        and (placement == "spread" or pinned is None or pinned == ident.host_class)
+    ]
+
+
+def _claim_once(
+    session: Session, experiment_id: int | None, ident: Identity, owner: str, lease_s: float
+) -> int | None:
+    now = db_now(session)
+    candidate = (
+        select(Run.id)
+        .join(Cell, Cell.id == Run.cell_id)
+        .join(Experiment, Experiment.id == Cell.experiment_id)
+        .where(
+            Run.status == "queued",
+            or_(Experiment.placement == "spread", Experiment.host_class.is_(None),
+                Experiment.host_class == ident.host_class),
+        )
+    )
+    if experiment_id is not None:
+        candidate = candidate.where(Cell.experiment_id == experiment_id)
+    else:
+        candidate = candidate.where(Cell.experiment_id.in_(_allowed_ids(session, ident)))
+    candidate = (
+        candidate.order_by(Run.order_index, Run.id)
+        .limit(1)
+        # PostgreSQL: lock the chosen row and skip rows other claims hold; SQLite ignores this
+        # (it has one writer at a time, so the statement below is atomic there anyway).
+        .with_for_update(skip_locked=True, of=Run)
+        .scalar_subquery()
+    )
+    row = session.execute(
+        update(Run)
+        .where(Run.id == candidate, Run.status == "queued")
+        .values(status="running", lease_owner=owner, host_id=ident.host_id,
+                lease_expires_at=now + dt.timedelta(seconds=lease_s), started_at=now)
+        .returning(Run.id, Run.cell_id)
+        .execution_options(synchronize_session=False)
+    ).first()
+    if row is None:
+        return None
+    run_id, cell_id = row
+    exp_id = session.scalar(select(Cell.experiment_id).where(Cell.id == cell_id))
+    session.execute(
+        update(Experiment)
+        .where(Experiment.id == exp_id, Experiment.placement == "one",
+               Experiment.host_class.is_(None))
+        .values(host_class=ident.host_class)
+        .execution_options(synchronize_session=False)
+    )
+    placement, pinned = session.execute(
+        select(Experiment.placement, Experiment.host_class).where(Experiment.id == exp_id)
+    ).one()
+    if placement == "one" and pinned != ident.host_class:
+        raise _Retry  # another host class pinned it between our read and our claim
+    return run_id
+
+
+def _allowed_ids(session: Session, ident: Identity) -> list[int]:
+    rows = session.execute(select(Experiment.id, Experiment.hosts)).all()
+    return [i for i, hosts in rows if _placement_allows(hosts, ident.host_class)]
+
+
+def _any_claimable(
+    session: Session, experiment_id: int | None, ident: Identity
+) -> bool:
+    query = (
+        select(Run.id).join(Cell, Cell.id == Run.cell_id)
+        .join(Experiment, Experiment.id == Cell.experiment_id)
+        .where(Run.status == "queued",
+               or_(Experiment.placement == "spread", Experiment.host_class.is_(None),
+                   Experiment.host_class == ident.host_class))
+    )
+    if experiment_id is not None:
+        query = query.where(Cell.experiment_id == experiment_id)
+    return session.scalar(query.limit(1)) is not None
+
+
 def claim_next(
-    db: ResultsDB, experiment_id: int | None = None, owner: str | None = None
+    db: ResultsDB,
+    experiment_id: int | None = None,
+    owner: str | None = None,
+    *,
+    identity: Identity | None = None,
+    lease_s: float = LEASE_S,
 ) -> int | None:
     """Claim the next queued run (lowest order index) under a lease; return its id or None.
 
-    The claim is a conditional UPDATE (``WHERE status = 'queued'``), so two workers sharing a
-    database (SQLite file or PostgreSQL) never run the same run.
+    The claim is one statement: ``UPDATE runs SET status='running'… WHERE id = (SELECT … LIMIT
+    1 FOR UPDATE SKIP LOCKED) AND status = 'queued' RETURNING id`` on PostgreSQL, the same
+    without the lock clause on SQLite (one writer at a time). Two workers never get the same
+    run, and on PostgreSQL they never wait on each other's candidate row either.
+
+    With ``placement: one`` the first claim pins the experiment to the worker's host class
+    (in the same transaction); only that class's workers claim its runs afterwards.
+
+    Parameters
+    ----------
+    experiment_id:
+        Only this experiment's runs (None: any experiment this worker may run).
+    identity:
+        Host id (written on the run), host class (placement); default: this process.
+    lease_s:
+        Seconds the lease holds before a heartbeat must renew it.
     """
-    owner = owner or worker_id()
-    while True:
-        with db.session() as session, session.begin():
-            query = select(Run.id).where(Run.status == "queued")
-            if experiment_id is not None:
-                query = query.join(Cell).where(Cell.experiment_id == experiment_id)
-            run_id = session.scalar(query.order_by(Run.order_index, Run.id).limit(1))
-            if run_id is None:
-                return None
-            now = utcnow()
-            result = session.execute(
-                update(Run)
-                .where(Run.id == run_id, Run.status == "queued")
-                .values(
-                    status="running",
-                    lease_owner=owner,
-                    lease_expires_at=now + dt.timedelta(seconds=LEASE_S),
-                    started_at=now,
-                )
-            )
-            if result.rowcount == 1:
-                return run_id
+    ident = identity or local_identity()
+    owner = owner or ident.owner
+    if experiment_id is not None:
+        with db.session() as session:
+            hosts = session.scalar(select(Experiment.hosts).where(Experiment.id == experiment_id))
+        if not _placement_allows(hosts, ident.host_class):
+            return None
+    for _ in range(CLAIM_RETRIES):
+        try:
+            with db.session() as session, session.begin():
+                run_id = _claim_once(session, experiment_id, ident, owner, lease_s)
+                if run_id is not None:
+                    return run_id
+                # PostgreSQL's SKIP LOCKED with LIMIT 1 can come back empty while another
+                # claim holds the first row: only "nothing queued" ends the loop.
+                if not _any_claimable(session, experiment_id, ident):
+                    return None
+        except _Retry:
+            continue
+    return None
 
 
-def renew_lease(db: ResultsDB, run_id: int) -> None:
-    """Extend a running run's lease (called on every sampler tick / driver interval)."""
+def renew_lease(
+    db: ResultsDB, run_id: int, owner: str | None = None, lease_s: float = LEASE_S
+) -> bool:
+    """Extend a running run's lease; False when the run is no longer this owner's to renew.
+
+    With ``owner`` the update only touches the run while that owner still holds it: a worker
+    whose run was taken over learns it here (and stops) instead of renewing another's claim.
+    """
     with db.session() as session, session.begin():
-        session.execute(
-            update(Run)
-            .where(Run.id == run_id, Run.status == "running")
-            .values(lease_expires_at=utcnow() + dt.timedelta(seconds=LEASE_S))
+        query = update(Run).where(Run.id == run_id, Run.status == "running")
+        if owner is not None:
+            query = query.where(Run.lease_owner == owner)
+        now = db_now(session)
+        result = session.execute(
+            query.values(lease_expires_at=now + dt.timedelta(seconds=lease_s))
         )
+        return result.rowcount == 1
 
 
-def finish(db: ResultsDB, run_id: int, status: str, error: str | None = None) -> None:
-    """Set a run's final status (``done``, ``failed``, ``interrupted``) and release its lease."""
+def finish(
+    db: ResultsDB, run_id: int, status: str, error: str | None = None, owner: str | None = None
+) -> bool:
+    """Set a run's final status (``done``, ``failed``, ``interrupted``) and release its lease.
+
+    With ``owner``, only while that owner still holds the run ``running``: a worker that lost
+    its lease never overwrites the outcome of a run another worker took over. Returns whether
+    the row was updated.
+    """
     with db.session() as session, session.begin():
-        session.execute(
-            update(Run)
-            .where(Run.id == run_id)
-            .values(status=status, error=error, finished_at=utcnow(), lease_expires_at=None)
+        query = update(Run).where(Run.id == run_id)
+        if owner is not None:
+            query = query.where(Run.lease_owner == owner, Run.status == "running")
+        result = session.execute(
+            query.values(status=status, error=error, finished_at=utcnow(), lease_expires_at=None)
         )
+        return result.rowcount == 1
 
 
 def cancel(db: ResultsDB, experiment_name: str) -> int:

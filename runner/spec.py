@@ -238,6 +238,12 @@ class ExperimentSpec(StrictModel):
     )
     #: Refuse a matrix with more cells than this before expanding it (raise it on purpose).
     max_cells: Annotated[int, Field(ge=1)] = 10_000
+    #: Host classes allowed to run it (``worker --host-class``); empty: any (issue 13).
+    hosts: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$")]] = Field(
+        default_factory=list)
+    #: ``one``: all runs on one host class (the first to claim); ``spread``: hosts share it
+    #: and the analysis treats the host as a block (issue 13, docs/hosts.md).
+    placement: Literal["one", "spread"] = "one"
 
     def resolved_window(self) -> dict[str, float]:
         """Run timing and the measurement window in seconds, defaults filled in.
@@ -464,6 +470,8 @@ def run_order(exp: ExperimentSpec, cells: list[CellSpec]) -> list[tuple[CellSpec
 #: Keys of the experiment that do not change what a single run measures.
 _PLAN_ONLY_KEYS = (
     "description",
+    "hosts",
+    "placement",
     "matrix",
     "exclude",
     "include",

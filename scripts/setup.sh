@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   mariadb-server mariadb-client   # the embedded default server under test (+ client tools)
+  postgresql                      # shared results database: the tests start throwaway clusters
   sysbench                        # OLTP sweeps (allocator study)
   libjemalloc2 libtcmalloc-minimal4  # allocators preloaded with LD_PRELOAD
   chromium                        # headless browser: report screenshot test
@@ -32,8 +33,9 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing Debian packages: ${missing[*]}"
   as_root apt-get update -qq
-  # Debian's mariadb-server postinst tries to start a system service; we never use it
-  # (flushbench starts its own sandboxes), so refuse service starts during the install.
+  # Debian's mariadb-server and postgresql postinsts try to start system services; we never
+  # use them (flushbench and its tests start their own sandboxes and clusters), so refuse
+  # service starts during the install.
   policy=/usr/sbin/policy-rc.d
   created_policy=0
   if [ ! -e "$policy" ]; then

@@ -5,6 +5,8 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.local/bin:$PATH"
 # Tests that need a real server must fail, not skip, when the server is missing.
 export FLUSHBENCH_REQUIRE_MYSQL=1
+# ... and so must the PostgreSQL results-store tests (the suite starts its own cluster).
+export FLUSHBENCH_REQUIRE_POSTGRES=1
 
 echo "== ruff"
 .venv/bin/ruff check flushbench runner analysis store tests bench

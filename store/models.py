@@ -82,6 +82,12 @@ class Experiment(Base):
     window: Mapped[dict[str, Any]] = mapped_column(JSON)
     metric: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: ``one`` (every run on one host class) or ``spread`` (hosts share the experiment).
+    placement: Mapped[str] = mapped_column(String(16), default="one", server_default="one")
+    #: The host classes allowed to run it (the experiment's ``hosts:``); None: any.
+    hosts: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    #: With ``placement: one``, the class the experiment is pinned to (set by the first claim).
+    host_class: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
     cells: Mapped[list[Cell]] = relationship(back_populates="experiment", order_by="Cell.position")
 
@@ -126,8 +132,10 @@ class Run(Base):
     #: Start of the measurement phase (end of warmup), in the driver's clock made UTC.
     measure_started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
-    #: Who holds the run while it is ``running`` ("host:pid"), and until when the lease holds.
+    #: Who holds the run while it is ``running`` ("host-id:pid"), and until when the lease holds.
     lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    #: The host id of the worker that claimed it (locking, reaping, placement; not a hostname).
+    host_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
     lease_expires_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     #: Figures the driver reported at the end (TpmC, totals...), as the driver printed them.
@@ -255,6 +263,30 @@ class RunEvent(Base):
     evidence: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     run: Mapped[Run] = relationship(back_populates="events")
+
+
+class Worker(Base):
+    """A worker process (``flushbench worker`` or ``run``): who it is, what it does now.
+
+    Its heartbeat thread refreshes ``heartbeat_at`` (the database's clock) every quarter of
+    ``lease_s``; a worker whose heartbeat is older than its lease is stale (dead, or cut off).
+    """
+
+    __tablename__ = "workers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    host_id: Mapped[str] = mapped_column(String(200), index=True)
+    host_class: Mapped[str] = mapped_column(String(200))
+    hostname: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    lease_s: Mapped[float] = mapped_column(Float)
+    started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    heartbeat_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: ``idle``, ``waiting`` (for the host lock), ``running`` or ``stopped``.
+    state: Mapped[str] = mapped_column(String(16), default="idle")
+    phase: Mapped[str] = mapped_column(String(200), default="")
+    experiment_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    run_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 Index("ix_intervals_run_phase", Interval.run_id, Interval.phase)

@@ -1,4 +1,5 @@
-"""Shared fixtures: the distribution's MariaDB and one initialized datadir per session.
+"""Shared fixtures: the distribution's MariaDB and one initialized datadir per session, a
+throwaway PostgreSQL cluster, and results databases on both backends (SQLite, PostgreSQL).
 
 ``mariadb-install-db`` takes a second or two; tests copy the session's datadir instead of
 initializing their own.
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from runner.server import ResolvedServer, SandboxLayout, initialize_datadir, resolve_binary
+from tests.support.pgcluster import PgCluster, PostgresUnavailable
 
 MARIADBD = Path("/usr/sbin/mariadbd")
 MARIADB_INSTALL_DB = Path("/usr/bin/mariadb-install-db")
@@ -70,26 +72,90 @@ def sandbox_layout(initialized_datadir: Path, tmp_path: Path) -> Iterator[Sandbo
     shutil.rmtree(layout.run_dir, ignore_errors=True)
 
 
+def _required(item: pytest.Item) -> str | None:
+    """The ``FLUSHBENCH_REQUIRE_*`` variable that makes a skip of this test a failure, if any."""
+    if item.get_closest_marker("optional_tool"):
+        return None
+    if (
+        os.environ.get("FLUSHBENCH_REQUIRE_MYSQL") == "1"
+        and item.get_closest_marker("mysql") is not None
+    ):
+        return "FLUSHBENCH_REQUIRE_MYSQL"
+    if (
+        os.environ.get("FLUSHBENCH_REQUIRE_POSTGRES") == "1"
+        and item.get_closest_marker("postgres") is not None
+    ):
+        return "FLUSHBENCH_REQUIRE_POSTGRES"
+    return None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
     """Under ``make test`` (FLUSHBENCH_REQUIRE_MYSQL=1) a skipped test is a failure.
 
-    Setup installs the server, sysbench and the Go driver, so a skip means a broken install —
-    CI must not go green by skipping the tests that matter. Only tests that need what no
-    registry installs (``optional_tool``: tpcc-mysql) or a host fact (``optional_host``,
-    ``host_control``: a kernel feature, zram) may skip, and they say why.
+    Setup installs the servers (MariaDB, PostgreSQL), sysbench and the Go driver, so a skip
+    means a broken install — CI must not go green by skipping the tests that matter. Only
+    tests that need what no registry installs (``optional_tool``: tpcc-mysql) or a host fact
+    (``optional_host``, ``host_control``: a kernel feature, zram) may skip, and they say why.
+    ``FLUSHBENCH_REQUIRE_POSTGRES=1`` alone makes skipped ``postgres`` tests fail.
     """
     outcome = yield
     report = outcome.get_result()
     allowed = ("optional_tool", "optional_host", "host_control")
-    if (
-        report.skipped
-        and os.environ.get("FLUSHBENCH_REQUIRE_MYSQL") == "1"
-        and not any(item.get_closest_marker(m) for m in allowed)
-    ):
+    variable = None
+    if report.skipped and not any(item.get_closest_marker(m) for m in allowed):
+        variable = ("FLUSHBENCH_REQUIRE_MYSQL"
+                    if os.environ.get("FLUSHBENCH_REQUIRE_MYSQL") == "1" else _required(item))
+    if variable is not None:
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
-        report.longrepr = f"skipped under FLUSHBENCH_REQUIRE_MYSQL=1: {reason}"
+        report.longrepr = f"skipped under {variable}=1: {reason}"
+
+
+# --- PostgreSQL ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    """A throwaway PostgreSQL cluster for the session (initdb in a temp dir, unix socket)."""
+    try:
+        cluster = PgCluster().init().start()
+    except PostgresUnavailable as exc:
+        if os.environ.get("FLUSHBENCH_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"{exc} — run `make setup`")
+        pytest.skip(str(exc))
+    yield cluster
+    cluster.destroy()
+
+
+#: The results backends every store-level test runs on; the PostgreSQL one carries the
+#: ``postgres`` marker, so under FLUSHBENCH_REQUIRE_POSTGRES=1 it can fail but never skip.
+BACKENDS = [pytest.param("sqlite", id="sqlite"),
+            pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """``sqlite`` or ``postgresql`` (parametrizes the test over both results backends)."""
+    return request.param
+
+
+@pytest.fixture
+def empty_results_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """URL of a fresh, empty (not migrated) results database on the test's backend."""
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'results.sqlite'}"
+    cluster: PgCluster = request.getfixturevalue("pg_cluster")
+    return cluster.create_database()
+
+
+@pytest.fixture
+def results_url(empty_results_url: str) -> str:
+    """URL of a fresh results database migrated to head, on SQLite and on PostgreSQL."""
+    from store.db import upgrade
+
+    upgrade(empty_results_url)
+    return empty_results_url
 
 
 REAL_RUN_EXPERIMENT = """\

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import signal
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +18,27 @@ console = stdout_console()
 queue_app = typer.Typer(help="The run queue in the results database.", no_args_is_help=True)
 app.add_typer(queue_app, name="queue")
 
+HostIdOption = Annotated[
+    str | None,
+    typer.Option("--host-id", envvar="FLUSHBENCH_HOST_ID",
+                 help="This host's id for locking and placement (default: /etc/machine-id)."),
+]
+HostClassOption = Annotated[
+    str | None,
+    typer.Option("--host-class", envvar="FLUSHBENCH_HOST_CLASS",
+                 help="The class of interchangeable hosts this one belongs to (default: its"
+                 " host id). See docs/hosts.md."),
+]
+LogFileOption = Annotated[
+    Path | None,
+    typer.Option("--log-file", help="Also append timestamped log lines to this file."),
+]
+LeaseOption = Annotated[
+    float,
+    typer.Option("--lease-seconds", min=1.0,
+                 help="How long a claim holds without a heartbeat before another worker may"
+                 " take the run over."),
+]
 
 
 def _sigterm_as_interrupt() -> None:
@@ -43,8 +66,15 @@ def run(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="Queue failed runs again.")
     ] = False,
+    log_file: LogFileOption = None,
+    host_id: HostIdOption = None,
+    host_class: HostClassOption = None,
 ) -> None:
-    """Preflight, queue and run an experiment; rerunning resumes where it stopped."""
+    """Preflight, queue and run an experiment; rerunning resumes where it stopped.
+
+    On a terminal a live panel shows progress; without one (nohup, systemd, cron) or with
+    --log-file it writes one timestamped line per phase and per finished run.
+    """
     from flushbench.cli.summary import print_cell_summary
     from runner.execute import prepare, run_experiment
     from store.db import ResultsDB
@@ -67,8 +97,16 @@ def run(
             )
         )
 
+    from flushbench.cli.logs import LogReporter
     from flushbench.cli.progress import LiveReporter
-    with LiveReporter(console, _run_seconds(ctx.exp)) as reporter:
+    from runner.identity import local_identity
+
+    identity = local_identity(host_id, host_class)
+    if sys.stdout.isatty() and log_file is None:
+        reporter_cm = LiveReporter(console, _run_seconds(ctx.exp))
+    else:
+        reporter_cm = LogReporter(results, log_file)
+    with reporter_cm as reporter:
         outcome = run_experiment(
             ctx,
             results,
@@ -77,6 +115,7 @@ def run(
             reporter=reporter,
             work=work,
             on_prepared=on_prepared,
+            identity=identity,
         )
     print_cell_summary(console, results, outcome.experiment_id)
     if outcome.failed:
@@ -128,8 +167,9 @@ def queue_cancel(
 
 @app.command()
 def status(db: DbOption = None) -> None:
-    """What is queued, running, done and failed, per experiment."""
+    """What is queued, running, done and failed, per experiment; live and stale workers."""
     from runner import queue
+    from runner.fleet import worker_rows
     from store.db import ResultsDB
 
     results = ResultsDB(db, create=False)  # a mistyped path must not create a database
@@ -145,37 +185,57 @@ def status(db: DbOption = None) -> None:
     for row in rows:
         table.add_row(str(row["experiment_id"]), row["name"], *(str(row.get(c, 0)) for c in cols))
     console.print(table)
+    workers = worker_rows(results)
+    if not workers:
+        console.print("no worker has registered")
+        return
+    wt = Table(title="workers")
+    for col in ("host", "class", "pid", "state", "experiment", "run", "phase", "lease age",
+                "heartbeat"):
+        wt.add_column(col)
+    for w in workers:
+        wt.add_row(w.host_id, w.host_class, str(w.pid), w.state, w.experiment or "",
+                   str(w.run_id or ""), w.phase,
+                   f"{w.lease_age_s:.0f} s" if w.lease_age_s is not None else "",
+                   ("live" if w.live else "STALE") + f" ({w.heartbeat_age_s:.0f} s ago)")
+    console.print(wt)
 
 
 @app.command()
 def worker(
     db: DbOption = None,
     work: WorkOption = None,
+    host_id: HostIdOption = None,
+    host_class: HostClassOption = None,
+    log_file: LogFileOption = None,
+    idle_timeout: Annotated[
+        float, typer.Option("--idle-timeout",
+                            help="Keep polling an empty queue this many seconds before exiting"
+                            " (negative: forever, for a service).")
+    ] = 0.0,
+    lease_seconds: LeaseOption = 120.0,
 ) -> None:
-    """Run queued runs of every experiment in the database until the queue is empty."""
-    from sqlalchemy import select
+    """Run queued runs of every experiment this host may run until the queue is empty.
 
-    from flushbench.cli.progress import LiveReporter
-    from runner.execute import prepare_stored, work_queue
-    from store.db import ResultsDB
-    from store.models import Cell, Experiment, Run
+    Several workers (one per host) share one database: claims are atomic, a heartbeat keeps
+    each claim's lease, a dead worker's run is taken over as a new attempt, and a host lock
+    keeps two workers on one host from measuring at the same time (docs/hosts.md).
+    """
+    from flushbench.cli.logs import LogReporter
+    from runner.execute import ContextExecutor
+    from runner.identity import local_identity
+    from runner.worker import WorkerOptions, serve
+    from store.db import ResultsDB, redacted
 
     _sigterm_as_interrupt()
     results = ResultsDB(db, create=False)  # nothing is queued in a database that does not exist
-    while True:
-        with results.session() as s:
-            row = s.execute(
-                select(Experiment.id)
-                .join(Cell)
-                .join(Run)
-                .where(Run.status == "queued")
-                .order_by(Experiment.id)
-                .limit(1)
-            ).first()
-        if row is None:
-            console.print("queue empty")
-            return
-        (exp_id,) = row
-        ctx = prepare_stored(results, exp_id, work)  # runs what was queued, not today's files
-        with LiveReporter(console, _run_seconds(ctx.exp)) as reporter:
-            work_queue(results, ctx, exp_id, reporter)
+    identity = local_identity(host_id, host_class)
+    with LogReporter(results, log_file) as reporter:
+        reporter.note(f"worker {identity.owner} (class {identity.host_class}) on"
+                      f" {redacted(results.url)}")
+        executor = ContextExecutor(results, reporter, work=work)
+        outcome = serve(results, identity, executor, reporter.note,
+                        WorkerOptions(lease_s=lease_seconds,
+                                      idle_timeout=math.inf if idle_timeout < 0 else idle_timeout))
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(outcome.by_status.items())) or "no run"
+        reporter.note(f"queue empty ({summary})")

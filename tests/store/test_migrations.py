@@ -1,4 +1,5 @@
-"""The results store: migrations from empty to head, one head, schema snapshot, old revisions."""
+"""The results store: migrations from empty to head (SQLite and PostgreSQL), one head, schema
+snapshot, old revisions."""
 
 from __future__ import annotations
 
@@ -50,10 +51,9 @@ def test_exactly_one_migration_head() -> None:
     assert head_revision() == script.get_heads()[0]
 
 
-def test_upgrade_from_empty_to_head_matches_models(tmp_path: Path) -> None:
-    db_path = tmp_path / "r.sqlite"
-    assert upgrade(str(db_path)) == head_revision()
-    engine = sa.create_engine(f"sqlite:///{db_path}")
+def test_upgrade_from_empty_to_head_matches_models(empty_results_url: str) -> None:
+    assert upgrade(empty_results_url) == head_revision()
+    engine = sa.create_engine(empty_results_url)
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     engine.dispose()
@@ -108,11 +108,11 @@ def test_password_never_rendered() -> None:
     assert resolve_url(url) == url
 
 
-def test_upgrade_0001_to_head_backfills_window_and_metric(tmp_path: Path) -> None:
+def test_upgrade_0001_to_head_backfills_window_and_metric(empty_results_url: str) -> None:
     """A database queued before 0002 keeps its experiments: window and metric filled in."""
     from alembic import command
 
-    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    url = empty_results_url
     command.upgrade(alembic_config(url), "0001")
     engine = sa.create_engine(url)
     spec = {"workload": {"driver": "sysbench", "duration": 60.0, "warmup": 5.0,
@@ -126,12 +126,14 @@ def test_upgrade_0001_to_head_backfills_window_and_metric(tmp_path: Path) -> Non
     assert upgrade(url) == head_revision()
     engine = sa.create_engine(url)
     with engine.connect() as conn:
-        window, metric, mhash = conn.execute(sa.text(
-            "SELECT window, metric, measurement_hash FROM experiments")).one()
+        window, metric, mhash, placement = conn.execute(sa.text(
+            'SELECT "window", metric, measurement_hash, placement FROM experiments')).one()
     engine.dispose()
-    assert json.loads(window) == {"warmup": 5.0, "duration": 60.0, "start": 30.0, "end": 60.0,
+    window, metric = (json.loads(v) if isinstance(v, str) else v for v in (window, metric))
+    assert placement == "one"  # 0003: experiments queued before placement existed
+    assert window == {"warmup": 5.0, "duration": 60.0, "start": 30.0, "end": 60.0,
                                   "report_interval": 10.0}
-    assert json.loads(metric)["name"] == "TPS" and mhash == "h"
+    assert metric["name"] == "TPS" and mhash == "h"
 
 
 def test_processes_opening_a_new_database_at_once_do_not_collide(tmp_path: Path) -> None:
@@ -150,3 +152,14 @@ def test_processes_opening_a_new_database_at_once_do_not_collide(tmp_path: Path)
         assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == (
             head_revision())
     engine.dispose()
+
+
+def test_downgrade_to_0002_and_back(results_url: str) -> None:
+    """0003 reverses cleanly (the lead re-chains revisions; each must stand alone)."""
+    from alembic import command
+
+    command.downgrade(alembic_config(results_url), "0002")
+    engine = sa.create_engine(results_url)
+    assert "workers" not in sa.inspect(engine).get_table_names()
+    engine.dispose()
+    assert upgrade(results_url) == head_revision()

@@ -1,0 +1,124 @@
+"""The host as a block: comparing cells of an experiment whose runs were spread over hosts.
+
+With ``placement: spread`` several hosts of one class share an experiment. "Identical" hosts
+still differ (a disk a few percent faster, another firmware), so runs from different hosts
+are never compared with each other directly. Each cell is compared with the baseline *within
+each host* (ratio of window means, the log ratio's variance by the delta method), and the
+per-host log ratios are pooled with inverse-variance weights — a stratified (fixed-effect)
+test. Cochran's Q says when the hosts disagree about an effect, which the report must show
+rather than average away.
+
+A host is the run's ``host_id`` (stored in ``run_metadata.extra`` by the worker), else its
+hostname.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+#: What the report says about the method when the experiment spans hosts.
+METHOD_NOTE = (
+    "Runs of this experiment ran on {n} hosts; the host is treated as a block: each cell is "
+    "compared with the baseline within each host, and the per-host log ratios are pooled "
+    "with inverse-variance weights (stratified fixed-effect test; Cochran's Q for hosts that "
+    "disagree)."
+)
+#: Confidence level of the pooled ratio's interval.
+LEVEL = 0.95
+
+
+def host_of(runs_df: pd.DataFrame) -> pd.Series:
+    """Each run's host: ``extra["host_id"]`` when the worker stored it, else ``hostname``."""
+    hostname = runs_df["hostname"] if "hostname" in runs_df else pd.Series(
+        [None] * len(runs_df), index=runs_df.index)
+    if "extra" not in runs_df:
+        return hostname.fillna("?").astype(str)
+    ids = runs_df["extra"].map(lambda e: e.get("host_id") if isinstance(e, dict) else None)
+    return ids.fillna(hostname).fillna("?").astype(str)
+
+
+def _log_ratio(base: np.ndarray, cell: np.ndarray) -> tuple[float, float]:
+    """Log ratio of means and its delta-method variance (NaN variance below 2 runs a side)."""
+    mb, mc = float(np.mean(base)), float(np.mean(cell))
+    if mb <= 0 or mc <= 0:
+        return math.nan, math.nan
+    if len(base) < 2 or len(cell) < 2:
+        return math.log(mc / mb), math.nan
+    var = (np.var(cell, ddof=1) / (len(cell) * mc**2)
+           + np.var(base, ddof=1) / (len(base) * mb**2))
+    return math.log(mc / mb), float(var)
+
+
+def blocked_comparison(run_summary_df: pd.DataFrame, value: str = "notpm") -> pd.DataFrame:
+    """Per cell: the baseline ratio within each host, pooled over hosts (stratified test).
+
+    Parameters
+    ----------
+    run_summary_df:
+        :func:`analysis.summaries.run_summary` output (``cell_id``, ``is_baseline``,
+        ``status``, the value column, ``hostname`` and/or ``extra``).
+    value:
+        The per-run figure compared (the window mean of the primary metric).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per non-baseline cell: ``cell_id``, ``n_hosts`` (hosts where both the cell and
+        the baseline have runs), ``ratio``, ``ratio_ci_low``, ``ratio_ci_high``, ``p_value``
+        (pooled z test of log ratio 0), ``heterogeneity_p`` (Cochran's Q; NaN with one host),
+        ``per_host`` ({host: ratio}). Hosts without a variance (one run a side) count in
+        ``per_host`` but not in the pooled test.
+    """
+    df = run_summary_df[(run_summary_df["status"] == "done") & run_summary_df[value].notna()]
+    df = df.assign(_host=host_of(df))
+    base_ids = df.loc[df["is_baseline"].astype(bool), "cell_id"].unique()
+    if len(base_ids) == 0:
+        return pd.DataFrame()
+    base_id = base_ids[0]
+    rows: list[dict[str, Any]] = []
+    for cell_id in sorted(c for c in df["cell_id"].unique() if c != base_id):
+        per_host: dict[str, float] = {}
+        logs, variances = [], []
+        for host, group in df.groupby("_host"):
+            base = group.loc[group["cell_id"] == base_id, value].to_numpy(dtype=float)
+            cell = group.loc[group["cell_id"] == cell_id, value].to_numpy(dtype=float)
+            if len(base) == 0 or len(cell) == 0:
+                continue
+            log_ratio, var = _log_ratio(base, cell)
+            per_host[str(host)] = math.exp(log_ratio) if math.isfinite(log_ratio) else math.nan
+            if math.isfinite(var) and var > 0:
+                logs.append(log_ratio)
+                variances.append(var)
+        rows.append({"cell_id": cell_id, "n_hosts": len(per_host), "per_host": per_host,
+                     **_pool(np.array(logs), np.array(variances))})
+    return pd.DataFrame(rows)
+
+
+def _pool(logs: np.ndarray, variances: np.ndarray) -> dict[str, float]:
+    nan = {"ratio": math.nan, "ratio_ci_low": math.nan, "ratio_ci_high": math.nan,
+           "p_value": math.nan, "heterogeneity_p": math.nan}
+    if len(logs) == 0:
+        return nan
+    weights = 1.0 / variances
+    mean = float(np.sum(weights * logs) / np.sum(weights))
+    se = math.sqrt(1.0 / float(np.sum(weights)))
+    z = stats.norm.ppf(0.5 + LEVEL / 2)
+    q = float(np.sum(weights * (logs - mean) ** 2))
+    return {
+        "ratio": math.exp(mean),
+        "ratio_ci_low": math.exp(mean - z * se),
+        "ratio_ci_high": math.exp(mean + z * se),
+        "p_value": float(2 * stats.norm.sf(abs(mean) / se)),
+        "heterogeneity_p": float(stats.chi2.sf(q, len(logs) - 1)) if len(logs) > 1 else math.nan,
+    }
+
+
+def method_note(run_summary_df: pd.DataFrame) -> str | None:
+    """The report's sentence about the host blocks, or None when one host ran everything."""
+    n = host_of(run_summary_df).nunique()
+    return METHOD_NOTE.format(n=n) if n > 1 else None

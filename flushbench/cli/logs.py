@@ -1,0 +1,144 @@
+"""Plain timestamped log lines for a worker or a ``run`` nobody watches (nohup, systemd, cron).
+
+One line per phase and per finished run: the cell, the primary metric over the measurement
+window, the stability score and warnings — or the failure's one-line cause and where its
+evidence is. Lines go to stdout and, with ``--log-file``, to that file (appended).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO
+
+from store.db import ResultsDB
+
+
+def _stamp() -> str:
+    return dt.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def _fmt(value: Any, spec: str = ",.0f") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return format(value, spec)
+
+
+class LogReporter:
+    """A :class:`runner.execute.Reporter` writing one timestamped line per event.
+
+    Parameters
+    ----------
+    db:
+        The results database (the finished-run line reads the run's summary from it).
+    log_file:
+        Also append every line to this file (created with its folder).
+    stream:
+        Where lines go besides the file (stdout by default; None: only the file).
+    """
+
+    def __init__(
+        self, db: ResultsDB, log_file: Path | None = None, stream: TextIO | None = sys.stdout
+    ) -> None:
+        self.db = db
+        self.stream = stream
+        self.file: TextIO | None = None
+        if log_file is not None:
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            self.file = log_file.open("a", encoding="utf-8", buffering=1)
+        self._lock = threading.Lock()
+        self._run: dict[str, Any] = {}
+
+    def close(self) -> None:
+        """Close the log file."""
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+    def __enter__(self) -> LogReporter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def note(self, text: str) -> None:
+        """One line, timestamped (also what the worker loop logs through)."""
+        line = f"{_stamp()} {text}\n"
+        with self._lock:
+            for sink in (self.stream, self.file):
+                if sink is not None:
+                    sink.write(line)
+                    sink.flush()
+
+    # --- the Reporter protocol -------------------------------------------------------------
+
+    def run_started(self, index: int, total: int, cell: Any, repetition: int, run_id: int) -> None:
+        """A run was claimed."""
+        self._run = {"id": run_id, "cell": cell.label, "repetition": repetition}
+        self.note(f"run {run_id} started: cell {cell.label}, repetition {repetition}"
+                  f" ({index}/{total})")
+
+    def phase(self, text: str) -> None:
+        """A phase of the current run (or of the worker) began."""
+        prefix = f"run {self._run['id']}: " if self._run else ""
+        self.note(prefix + text)
+
+    def interval(self, record: Any) -> None:
+        """Driver intervals are not logged (the store has them)."""
+
+    def sample(self, record: Any) -> None:
+        """Sampler ticks are not logged (the store has them)."""
+
+    def run_finished(self, run_id: int, status: str, error: str | None) -> None:
+        """The run's one-line outcome: figures when done, cause and evidence otherwise."""
+        cell = self._run.get("cell", "?")
+        rep = self._run.get("repetition", "?")
+        head = f"run {run_id} {status}: cell {cell}, repetition {rep}"
+        if status == "done":
+            self.note(f"{head}, {self._figures(run_id)}")
+        else:
+            cause = (error or status).strip().splitlines()[0] if (error or status).strip() else ""
+            self.note(f"{head}: {cause}; evidence: `flushbench show {run_id}`"
+                      f"{self._run_dir(run_id)}")
+        self._run = {}
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _run_dir(self, run_id: int) -> str:
+        from store.models import Run
+
+        try:
+            with self.db.session() as s:
+                run = s.get(Run, run_id)
+                return f", run dir {run.run_dir}" if run is not None and run.run_dir else ""
+        except Exception:  # the log line matters more than its detail  # noqa: BLE001
+            return ""
+
+    def _figures(self, run_id: int) -> str:
+        """``NOTPM 12,345 (window mean), stability 87, warnings: …`` for one run."""
+        try:
+            from analysis import frames
+            from store.models import Cell, Experiment, Run
+
+            with self.db.session() as s:
+                run = s.get(Run, run_id)
+                exp = s.get(Experiment, s.get(Cell, run.cell_id).experiment_id)
+                metric = dict(exp.metric or {})
+                exp_id = exp.id
+            runs = frames.runs(self.db, exp_id)
+            runs = runs[runs["run_id"] == run_id]
+            ivals = frames.intervals(self.db, run_ids=[run_id], detail=False)
+            row = frames.run_summary(self.db, runs_df=runs, intervals_df=ivals).iloc[0]
+        except Exception as exc:  # noqa: BLE001 - never lose the "done" line over a summary
+            return f"(no summary: {type(exc).__name__}: {exc})"
+        name = metric.get("name", "NOTPM")
+        value = row.get("notpm")
+        if not metric.get("per_minute", True) and value is not None:
+            value = value / 60.0  # the series is per minute; TPS is per second
+        warnings = str(row.get("warnings") or "").strip()
+        return (f"{name} {_fmt(value)} (window mean), stability {_fmt(row.get('score'), '.0f')}"
+                f" (CV {_fmt(row.get('cv_pct'), '.1f')} %)"
+                + (f", warnings: {warnings}" if warnings else ", no warnings"))

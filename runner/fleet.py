@@ -1,0 +1,66 @@
+"""The workers sharing a results database, as ``flushbench status`` shows them.
+
+A worker is *live* while its heartbeat is younger than its lease, *stale* once it is older
+(the process died, the host is down, or it is cut off from the database): its run will be
+taken over when the run's lease expires. Workers that stopped cleanly are not listed; stale
+ones are listed for a day.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from runner.queue import as_aware, db_now
+from store.db import ResultsDB
+from store.models import Experiment, Run, Worker
+
+#: Stale workers older than this are no longer listed (their runs were taken over long ago).
+STALE_LISTED_FOR = dt.timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class WorkerView:
+    """One worker as ``status`` lists it."""
+
+    host_id: str
+    host_class: str
+    hostname: str
+    pid: int
+    state: str
+    phase: str
+    experiment: str | None
+    run_id: int | None
+    heartbeat_age_s: float
+    #: Seconds since the held run's lease was last renewed (None: no run held).
+    lease_age_s: float | None
+    live: bool
+
+
+def worker_rows(db: ResultsDB) -> list[WorkerView]:
+    """Live workers first, then stale ones (host, pid, experiment, run, phase, ages)."""
+    with db.session() as s:
+        now = db_now(s)
+        rows = s.execute(
+            select(Worker, Experiment.name, Run.lease_expires_at)
+            .outerjoin(Experiment, Experiment.id == Worker.experiment_id)
+            .outerjoin(Run, Run.id == Worker.run_id)
+            .where(Worker.state != "stopped", Worker.heartbeat_at > now - STALE_LISTED_FOR)
+            .order_by(Worker.host_id, Worker.pid)
+        ).all()
+    out = []
+    for worker, exp_name, lease_expires in rows:
+        age = (now - as_aware(worker.heartbeat_at)).total_seconds()
+        lease_age = None
+        if worker.run_id is not None and lease_expires is not None:
+            renewed = as_aware(lease_expires) - dt.timedelta(seconds=worker.lease_s)
+            lease_age = max(0.0, (now - renewed).total_seconds())
+        out.append(WorkerView(
+            host_id=worker.host_id, host_class=worker.host_class, hostname=worker.hostname,
+            pid=worker.pid, state=worker.state, phase=worker.phase, experiment=exp_name,
+            run_id=worker.run_id, heartbeat_age_s=age, lease_age_s=lease_age,
+            live=age <= worker.lease_s,
+        ))
+    return sorted(out, key=lambda w: (not w.live, w.host_id, w.pid))

@@ -1,0 +1,235 @@
+"""The worker loop shared by ``flushbench worker`` and ``flushbench run``.
+
+Each turn: reap mysqld servers this host's dead workers left behind, take over runs whose
+worker is gone (a new attempt), pick an experiment this worker may run (``hosts:``,
+placement), take the host lock (one measurement per host at a time), claim one run
+atomically, and execute it while the heartbeat renews its lease. What "execute" means is the
+caller's :class:`Executor`: the real one restores a datadir and starts mysqld
+(:mod:`runner.execute`); the claim, lease, lock and takeover path is the same for every caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from sqlalchemy import select
+
+from runner import queue
+from runner.hostlock import HostLock
+from runner.identity import Identity
+from runner.lease import Heartbeat
+from store.db import ResultsDB
+from store.models import Run
+
+#: Seconds between looks at an empty queue while waiting for work (``--idle-timeout``).
+POLL_S = 2.0
+
+
+class Executor(Protocol):
+    """What the loop asks of whoever knows how to run a claimed run."""
+
+    def prepare(self, experiment_id: int) -> None:
+        """Once per experiment, before its first run here (under the host lock)."""
+
+    def execute(self, run_id: int, heartbeat: Heartbeat) -> str:
+        """Execute one claimed run; return its final status (``done``, ``failed``...)."""
+
+
+@dataclass
+class WorkerOptions:
+    """How a worker behaves.
+
+    Parameters
+    ----------
+    lease_s:
+        Lease length (the heartbeat renews it every quarter of this).
+    experiment_id:
+        Only this experiment (``run``); None: every experiment this worker may run.
+    idle_timeout:
+        Keep looking at an empty queue this many seconds before exiting (``math.inf``:
+        forever, a service); 0 exits as soon as nothing is claimable.
+    max_runs:
+        Stop after this many runs (None: no limit).
+    stop:
+        When set, the loop returns before claiming another run.
+    """
+
+    lease_s: float = queue.LEASE_S
+    experiment_id: int | None = None
+    idle_timeout: float = 0.0
+    max_runs: int | None = None
+    poll_s: float = POLL_S
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class WorkerOutcome:
+    """Runs this worker executed, by final status."""
+
+    by_status: dict[str, int] = field(default_factory=dict)
+
+    def count(self, status: str) -> int:
+        """How many runs ended with ``status``."""
+        return self.by_status.get(status, 0)
+
+
+def reap_host(db: ResultsDB, host_id: str) -> list[int]:
+    """Kill mysqld servers left behind by this host's workers that died (SIGKILL, power cut).
+
+    A killed worker cannot stop its sandbox; its run is taken over (``interrupted``) and its
+    mysqld keeps running. Only a process whose command line names that run's own my.cnf is
+    killed, and only runs claimed under this host id are looked at. Returns the pids killed.
+    """
+    with db.session() as s:
+        run_dirs = s.scalars(
+            select(Run.run_dir).where(
+                Run.host_id == host_id,
+                Run.status.in_(("interrupted", "failed", "cancelled")),
+                Run.run_dir.is_not(None),
+            )
+        ).all()
+    return kill_leftover_servers(run_dirs)
+
+
+def kill_leftover_servers(run_dirs: list[str | None]) -> list[int]:
+    """SIGKILL the mysqld of each run dir whose pid file names a live server of that dir."""
+    killed = []
+    for run_dir in run_dirs:
+        if not run_dir:
+            continue
+        try:
+            pid = int((Path(run_dir) / "mysqld.pid").read_text().strip())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        cnf = str(Path(run_dir) / "my.cnf").encode()
+        if any(arg.endswith(cnf) for arg in cmdline):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+    return killed
+
+
+def serve(
+    db: ResultsDB,
+    identity: Identity,
+    executor: Executor,
+    log: Callable[[str], None],
+    options: WorkerOptions | None = None,
+) -> WorkerOutcome:
+    """Claim and execute runs until nothing is claimable for ``idle_timeout`` seconds.
+
+    Parameters
+    ----------
+    log:
+        Receives one line per event worth a researcher's morning read (waiting for the host
+        lock, a takeover, a reaped server, the database blinking).
+    """
+    opts = options or WorkerOptions()
+    outcome = WorkerOutcome()
+    lock = HostLock(identity.host_id, identity.owner)
+    prepared: set[int] = set()
+    idle_since: float | None = None
+    told_pinned = False
+    with Heartbeat(db, identity, opts.lease_s, notify=log) as heartbeat:
+        while not opts.stop.is_set() and (
+            opts.max_runs is None or sum(outcome.by_status.values()) < opts.max_runs
+        ):
+            for pid in reap_host(db, identity.host_id):
+                log(f"killed mysqld pid {pid} left behind by a dead worker of host"
+                    f" {identity.host_id}")
+            with db.session() as s, s.begin():
+                taken = queue.requeue_abandoned(s, opts.experiment_id, identity.host_id)
+            for old, new in taken:
+                log(f"run {old} was abandoned by its worker (lease expired or process gone):"
+                    f" queued again as run {new}")
+            candidates = queue.claimable_experiments(db, identity)
+            if opts.experiment_id is not None:
+                if opts.experiment_id not in candidates and not told_pinned:
+                    why = _why_not_claimable(db, opts.experiment_id, identity)
+                    if why:
+                        log(why)
+                        told_pinned = True
+                candidates = [e for e in candidates if e == opts.experiment_id]
+            if not candidates:
+                now = time.monotonic()
+                idle_since = idle_since if idle_since is not None else now
+                if now - idle_since >= opts.idle_timeout:
+                    break
+                heartbeat.set_state("idle")
+                opts.stop.wait(min(opts.poll_s, max(0.05, opts.idle_timeout)))
+                continue
+            idle_since = None
+            exp_id = candidates[0]
+            status = _one_run(db, identity, executor, log, opts, heartbeat, lock, exp_id,
+                              prepared)
+            if status is not None:
+                outcome.by_status[status] = outcome.by_status.get(status, 0) + 1
+    return outcome
+
+
+def _one_run(
+    db: ResultsDB,
+    identity: Identity,
+    executor: Executor,
+    log: Callable[[str], None],
+    opts: WorkerOptions,
+    heartbeat: Heartbeat,
+    lock: HostLock,
+    exp_id: int,
+    prepared: set[int],
+) -> str | None:
+    def waiting(message: str) -> None:
+        heartbeat.set_state("waiting", "host lock")
+        log(message)
+
+    lock.acquire(f"experiment {exp_id}", on_wait=waiting)
+    try:
+        if exp_id not in prepared:
+            heartbeat.set_state("preparing", f"experiment {exp_id}")
+            executor.prepare(exp_id)
+            prepared.add(exp_id)
+        run_id = queue.claim_next(db, exp_id, identity=identity, lease_s=opts.lease_s)
+        if run_id is None:
+            heartbeat.set_state("idle")
+            return None  # another worker took the last one meanwhile
+        heartbeat.hold(run_id, exp_id)
+        try:
+            return executor.execute(run_id, heartbeat)
+        finally:
+            heartbeat.release()
+    finally:
+        lock.release()
+
+
+def _why_not_claimable(db: ResultsDB, experiment_id: int, identity: Identity) -> str | None:
+    from store.models import Cell, Experiment
+
+    with db.session() as s:
+        row = s.get(Experiment, experiment_id)
+        queued = s.scalar(select(Run.id).join(Cell, Cell.id == Run.cell_id).where(
+            Cell.experiment_id == experiment_id, Run.status == "queued").limit(1))
+        if row is None or queued is None:
+            return None
+        if row.hosts and identity.host_class not in row.hosts:
+            return (f"experiment {row.name} runs on host classes {', '.join(row.hosts)};"
+                    f" this worker is {identity.host_class} (--host-class)")
+        if row.placement == "one" and row.host_class not in (None, identity.host_class):
+            return (f"experiment {row.name} is pinned to host class {row.host_class} (its first"
+                    f" run ran there); this worker is {identity.host_class}. Run it there,"
+                    " or set `placement: spread` in the experiment")
+    return None
+
+
+def forever(value: float) -> float:
+    """``idle_timeout`` for a service: a negative value means forever."""
+    return math.inf if value < 0 else value

@@ -1,0 +1,66 @@
+"""Queue experiments without a server (no preflight): the claim path's tests and benchmark.
+
+The runs are real queue rows, exactly as ``queue add`` writes them; only the per-cell
+translation (what a real worker would run) is left empty, since these runs are executed by
+:class:`NullExecutor`, which starts no mysqld.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from runner import queue
+from runner.lease import Heartbeat
+from runner.spec import ExperimentSpec, expand
+from store.db import ResultsDB
+from store.models import RunEvent
+
+
+def enqueue_plain(
+    db: ResultsDB, name: str, runs: int, *, placement: str = "one",
+    hosts: list[str] | None = None, cells: int = 2,
+) -> int:
+    """Queue ``runs`` runs (``cells`` cells × repetitions) of a tiny tpcc experiment."""
+    assert runs % cells == 0
+    spec: dict[str, Any] = {
+        "version": 1, "name": name, "dataset": {"workload": "tpcc", "warehouses": 1},
+        "repetitions": runs // cells, "placement": placement, "hosts": hosts or [],
+        "matrix": {"max_dirty_pages_pct": [50 + i for i in range(cells)]},
+    }
+    exp = ExperimentSpec.model_validate(spec)
+    return queue.enqueue(db, exp, expand(exp, f"{name}.yaml"), {}, f"{name}.yaml").experiment_id
+
+
+class NullExecutor:
+    """Executes a claimed run without a server: records who ran it, then finishes it ``done``.
+
+    The claim, lease, host lock and takeover path around it is the real one
+    (:func:`runner.worker.serve`). ``hold_s`` keeps each run for a while (the heartbeat
+    keeps its lease meanwhile).
+    """
+
+    def __init__(self, db: ResultsDB, hold_s: float = 0.0) -> None:
+        self.db = db
+        self.hold_s = hold_s
+        self.prepared: list[int] = []
+
+    def prepare(self, experiment_id: int) -> None:
+        """Nothing to build: no dataset."""
+        self.prepared.append(experiment_id)
+
+    def execute(self, run_id: int, heartbeat: Heartbeat) -> str:
+        """Record a ``ran`` event naming this worker, hold, finish while still the owner."""
+        owner = heartbeat.identity.owner
+        with self.db.session() as s, s.begin():
+            s.add(RunEvent(run_id=run_id, level="info", kind="ran",
+                           message=f"{owner} pid {os.getpid()}"))
+        deadline = time.monotonic() + self.hold_s
+        while time.monotonic() < deadline:
+            heartbeat.check()
+            time.sleep(min(0.1, self.hold_s))
+        heartbeat.release()
+        if not queue.finish(self.db, run_id, "done", owner=owner):
+            return "interrupted"
+        return "done"

@@ -316,6 +316,8 @@ def preflight(
     _allocators(cells, partial, loc, problems)
     _large_pages(cells, partial, base, base_path, options, loc, problems)
     _memory_and_page_size(cells, partial, base, base_path, options, loc, problems)
+    _storage(cells, partial, base, work_dir, loc, problems, notes)
+    _placement(exp, source, problems)
     _connections(exp, cells, partial, base, options, loc, source, problems)
     data = dataset_bytes(exp.dataset)
     redo = _redo_bytes(cells, partial, base, server)
@@ -534,6 +536,49 @@ def _memory_and_page_size(cells: list[CellSpec], translations: dict[str, Transla
             problems.error(where, f"a {format_size(pool)} buffer pool is more than this"
                            f" machine's {human_size(total_kb * 1024)} of memory",
                            "use a smaller buffer_pool_size")
+
+
+def _storage(cells: list[CellSpec], translations: dict[str, Translation], base: dict[str, str],
+             work_dir: Path, loc: _Locator, problems: _Problems, notes: list[str]) -> None:
+    """A storage profile needs a host that can throttle the work directory's device."""
+    from runner.host.capabilities import can_throttle
+
+    limited = [c for c in cells if (translations.get(c.key) or Translation()).storage]
+    if not limited:
+        return
+    capability = can_throttle(work_dir)
+    if not capability.ok:
+        problems.error(loc.where(limited[0])("storage"),
+                       f"this host cannot emulate storage: {capability.detail}", capability.fix)
+    for cell in limited:
+        method = {**base, **translations[cell.key].server_options}.get("innodb_flush_method",
+                                                                        "")
+        if not method.upper().startswith("O_DIRECT"):
+            note = (f"{loc.path(cell, 'storage')}: innodb_flush_method is {method or 'the'}"
+                    " default: data pages go through the page cache and are written back"
+                    " by the kernel, which cgroup v1 does not throttle — use O_DIRECT for a"
+                    " meaningful storage profile (docs/storage.md)")
+            if note not in notes:
+                notes.append(note)
+
+
+def _placement(exp: ExperimentSpec, source: str, problems: _Problems) -> None:
+    """CPU lists must name online CPUs, and the pinning method must work here."""
+    from runner.host.capabilities import can_pin_cpus
+    from runner.host.cpus import validate_cpus
+
+    placement = exp.placement
+    asked = [(k, getattr(placement, k)) for k in ("mysqld_cpus", "driver_cpus")]
+    asked = [(k, v) for k, v in asked if v is not None]
+    for key, value in asked:
+        try:
+            validate_cpus(value, f"{source}: placement.{key}")
+        except FlushbenchError as exc:
+            problems.add(exc.render())
+    if asked:
+        capability = can_pin_cpus(placement.method)
+        if not capability.ok:
+            problems.error(f"{source}: placement.method", capability.detail, capability.fix)
 
 
 def _connections(exp: ExperimentSpec, cells: list[CellSpec], translations: dict[str, Translation],

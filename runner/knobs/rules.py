@@ -70,6 +70,8 @@ class Translation:
         Whether the server is asked to use huge pages.
     connections:
         Client connections (None: the workload's default).
+    storage:
+        The emulated storage's limits, applied by a cgroup I/O throttle around mysqld.
     origin:
         Server variable → the knob it came from (``var.NAME`` for raw variables), to map a
         server complaint back to an experiment key.
@@ -82,6 +84,8 @@ class Translation:
     allocator: str | None = None
     large_pages: bool = False
     connections: int | None = None
+    #: I/O limits (``runner.host.storage.StorageSpec`` as a dict), None: the machine's disk.
+    storage: dict[str, Any] | None = None
     origin: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -386,6 +390,14 @@ def large_pages(b: Builder, knob: str, value: bool) -> None:
 def allocator(b: Builder, knob: str, value: str) -> None:
     """Client side: the library mysqld is started with in ``LD_PRELOAD``."""
     b.out.allocator = allocator_library(value)
+
+
+def storage(b: Builder, knob: str, value: Any) -> None:
+    """Host side: the I/O limits put on mysqld's datadir device for the server's whole life."""
+    from runner.host.storage import resolve_storage
+
+    spec = resolve_storage(value)
+    b.out.storage = spec.model_dump() if spec.limited else None
 
 
 def connections(b: Builder, knob: str, value: int) -> None:

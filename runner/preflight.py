@@ -317,7 +317,7 @@ def preflight(
     _large_pages(cells, partial, base, base_path, options, loc, problems)
     _memory_and_page_size(cells, partial, base, base_path, options, loc, problems)
     _storage(cells, partial, base, work_dir, loc, problems, notes)
-    _placement(exp, source, problems)
+    _cpus(exp, source, problems)
     _connections(exp, cells, partial, base, options, loc, source, problems)
     data = dataset_bytes(exp.dataset)
     redo = _redo_bytes(cells, partial, base, server)
@@ -562,23 +562,23 @@ def _storage(cells: list[CellSpec], translations: dict[str, Translation], base: 
                 notes.append(note)
 
 
-def _placement(exp: ExperimentSpec, source: str, problems: _Problems) -> None:
+def _cpus(exp: ExperimentSpec, source: str, problems: _Problems) -> None:
     """CPU lists must name online CPUs, and the pinning method must work here."""
     from runner.host.capabilities import can_pin_cpus
     from runner.host.cpus import validate_cpus
 
-    placement = exp.placement
-    asked = [(k, getattr(placement, k)) for k in ("mysqld_cpus", "driver_cpus")]
+    cpus = exp.cpus
+    asked = [(k, getattr(cpus, k)) for k in ("mysqld", "driver")]
     asked = [(k, v) for k, v in asked if v is not None]
     for key, value in asked:
         try:
-            validate_cpus(value, f"{source}: placement.{key}")
+            validate_cpus(value, f"{source}: cpus.{key}")
         except FlushbenchError as exc:
             problems.add(exc.render())
     if asked:
-        capability = can_pin_cpus(placement.method)
+        capability = can_pin_cpus(cpus.method)
         if not capability.ok:
-            problems.error(f"{source}: placement.method", capability.detail, capability.fix)
+            problems.error(f"{source}: cpus.method", capability.detail, capability.fix)
 
 
 def _connections(exp: ExperimentSpec, cells: list[CellSpec], translations: dict[str, Translation],

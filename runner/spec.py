@@ -199,15 +199,15 @@ def _cpu_list(value: Any) -> Any:
     return str(value)
 
 
-class PlacementSpec(StrictModel):
+class CpusSpec(StrictModel):
     """CPU placement: pin mysqld and the driver to chosen CPUs (recorded with every run).
 
     On a small machine the driver and the server share cores; pinning them apart keeps the
     client from stealing the server's CPU by chance. CPU lists are ``0``, ``0-1``, ``1,3``.
     """
 
-    mysqld_cpus: Annotated[str | None, BeforeValidator(_cpu_list)] = None
-    driver_cpus: Annotated[str | None, BeforeValidator(_cpu_list)] = None
+    mysqld: Annotated[str | None, BeforeValidator(_cpu_list)] = None
+    driver: Annotated[str | None, BeforeValidator(_cpu_list)] = None
     #: ``affinity`` (sched_setaffinity via taskset) or ``cpuset`` (a cgroup cpuset).
     method: Literal["affinity", "cpuset"] = "affinity"
 
@@ -247,7 +247,7 @@ class ExperimentSpec(StrictModel):
     repetitions: Annotated[int, Field(ge=1, le=1000)] = 1
     order: OrderSpec = Field(default_factory=OrderSpec)
     pre_run: PreRunSpec = Field(default_factory=PreRunSpec)
-    placement: PlacementSpec = Field(default_factory=PlacementSpec)
+    cpus: CpusSpec = Field(default_factory=CpusSpec)
     #: Knob values every cell shares (the matrix may not repeat them).
     fixed: Knobs = Field(default_factory=Knobs)
     matrix: Matrix = Field(default_factory=Matrix)

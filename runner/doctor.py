@@ -157,4 +157,13 @@ def _host_checks(work: Path, db: str | None) -> list[Check]:
 
 def run_doctor(work: Path | None = None, db: str | None = None) -> list[Check]:
     """Run every environment check (a few subprocesses, < 1 s)."""
-    return _profile_checks() + _tool_checks() + _host_checks(work or paths.work_dir(), db)
+    work = work or paths.work_dir()
+    return _profile_checks() + _tool_checks() + _host_checks(work, db) + _control_checks(work)
+
+
+def _control_checks(work: Path) -> list[Check]:
+    """What the host lets flushbench control: I/O throttling, THP, CPU pinning (optional)."""
+    from runner.host.capabilities import host_capabilities
+
+    return [Check(c.name, c.ok, c.detail, None if c.ok else c.fix, required=False)
+            for c in host_capabilities(work)]

@@ -318,6 +318,8 @@ def preflight(
     _large_pages(cells, partial, base, base_path, options, loc, problems)
     _memory_and_page_size(cells, partial, base, base_path, options, loc, problems)
     _thp(cells, partial, loc, problems)
+    _storage(cells, partial, base, work_dir, loc, problems, notes)
+    _cpus(exp, source, problems)
     _connections(exp, cells, partial, base, options, loc, source, problems)
     data = dataset_bytes(exp.dataset)
     redo = _redo_bytes(cells, partial, base, server)
@@ -550,6 +552,49 @@ def _thp(cells: list[CellSpec], translations: dict[str, Translation], loc: _Loca
             "drop transparent_hugepages from the experiment (this kernel has no THP)")
         problems.error(loc.where(wanting[0])("transparent_hugepages"),
                        f"transparent_hugepages cannot be set here: {cap.detail}", fix)
+
+
+def _storage(cells: list[CellSpec], translations: dict[str, Translation], base: dict[str, str],
+             work_dir: Path, loc: _Locator, problems: _Problems, notes: list[str]) -> None:
+    """A storage profile needs a host that can throttle the work directory's device."""
+    from runner.host.capabilities import can_throttle
+
+    limited = [c for c in cells if (translations.get(c.key) or Translation()).storage]
+    if not limited:
+        return
+    capability = can_throttle(work_dir)
+    if not capability.ok:
+        problems.error(loc.where(limited[0])("storage"),
+                       f"this host cannot emulate storage: {capability.detail}", capability.fix)
+    for cell in limited:
+        method = {**base, **translations[cell.key].server_options}.get("innodb_flush_method",
+                                                                        "")
+        if not method.upper().startswith("O_DIRECT"):
+            note = (f"{loc.path(cell, 'storage')}: innodb_flush_method is {method or 'the'}"
+                    " default: data pages go through the page cache and are written back"
+                    " by the kernel, which cgroup v1 does not throttle — use O_DIRECT for a"
+                    " meaningful storage profile (docs/storage.md)")
+            if note not in notes:
+                notes.append(note)
+
+
+def _cpus(exp: ExperimentSpec, source: str, problems: _Problems) -> None:
+    """CPU lists must name online CPUs, and the pinning method must work here."""
+    from runner.host.capabilities import can_pin_cpus
+    from runner.host.cpus import validate_cpus
+
+    cpus = exp.cpus
+    asked = [(k, getattr(cpus, k)) for k in ("mysqld", "driver")]
+    asked = [(k, v) for k, v in asked if v is not None]
+    for key, value in asked:
+        try:
+            validate_cpus(value, f"{source}: cpus.{key}")
+        except FlushbenchError as exc:
+            problems.add(exc.render())
+    if asked:
+        capability = can_pin_cpus(cpus.method)
+        if not capability.ok:
+            problems.error(f"{source}: cpus.method", capability.detail, capability.fix)
 
 
 def _connections(exp: ExperimentSpec, cells: list[CellSpec], translations: dict[str, Translation],

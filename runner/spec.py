@@ -187,6 +187,31 @@ class WindowSpec(StrictModel):
         return start, end
 
 
+def _cpu_list(value: Any) -> Any:
+    from runner.host.cpus import parse_cpu_list
+
+    if value is None:
+        return None
+    try:
+        parse_cpu_list(value)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+    return str(value)
+
+
+class CpusSpec(StrictModel):
+    """CPU placement: pin mysqld and the driver to chosen CPUs (recorded with every run).
+
+    On a small machine the driver and the server share cores; pinning them apart keeps the
+    client from stealing the server's CPU by chance. CPU lists are ``0``, ``0-1``, ``1,3``.
+    """
+
+    mysqld: Annotated[str | None, BeforeValidator(_cpu_list)] = None
+    driver: Annotated[str | None, BeforeValidator(_cpu_list)] = None
+    #: ``affinity`` (sched_setaffinity via taskset) or ``cpuset`` (a cgroup cpuset).
+    method: Literal["affinity", "cpuset"] = "affinity"
+
+
 class OrderSpec(StrictModel):
     """Run order: as written, randomized with a seed, or repetitions interleaved."""
 
@@ -222,6 +247,7 @@ class ExperimentSpec(StrictModel):
     repetitions: Annotated[int, Field(ge=1, le=1000)] = 1
     order: OrderSpec = Field(default_factory=OrderSpec)
     pre_run: PreRunSpec = Field(default_factory=PreRunSpec)
+    cpus: CpusSpec = Field(default_factory=CpusSpec)
     #: Knob values every cell shares (the matrix may not repeat them).
     fixed: Knobs = Field(default_factory=Knobs)
     matrix: Matrix = Field(default_factory=Matrix)
@@ -354,6 +380,8 @@ def _format_value(name: str, value: Any) -> str:
         return format_size(value)
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if isinstance(value, dict):  # e.g. a hand-written storage profile
+        return "{" + ",".join(f"{k}={_format_value(k, v)}" for k, v in sorted(value.items())) + "}"
     return str(value)
 
 

@@ -73,6 +73,8 @@ class Translation:
         before mysqld starts and restore after it stopped; None: leave the host as it is.
     connections:
         Client connections (None: the workload's default).
+    storage:
+        The emulated storage's limits, applied by a cgroup I/O throttle around mysqld.
     origin:
         Server variable → the knob it came from (``var.NAME`` for raw variables), to map a
         server complaint back to an experiment key.
@@ -86,6 +88,8 @@ class Translation:
     large_pages: bool = False
     thp: str | None = None
     connections: int | None = None
+    #: I/O limits (``runner.host.storage.StorageSpec`` as a dict), None: the machine's disk.
+    storage: dict[str, Any] | None = None
     origin: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -395,6 +399,14 @@ def transparent_hugepages(b: Builder, knob: str, value: str) -> None:
 def allocator(b: Builder, knob: str, value: str) -> None:
     """Client side: the library mysqld is started with in ``LD_PRELOAD``."""
     b.out.allocator = allocator_library(value)
+
+
+def storage(b: Builder, knob: str, value: Any) -> None:
+    """Host side: the I/O limits put on mysqld's datadir device for the server's whole life."""
+    from runner.host.storage import resolve_storage
+
+    spec = resolve_storage(value)
+    b.out.storage = spec.model_dump() if spec.limited else None
 
 
 def connections(b: Builder, knob: str, value: int) -> None:

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
+from flushbench.errors import ConfigError
 from flushbench.units import parse_size
 from runner.knobs import rules
 from runner.knobs.rules import Builder
@@ -54,6 +55,19 @@ ThpMode = Literal["always", "madvise", "never"]
 FlushMethod = Literal[
     "fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "O_DIRECT_NO_FSYNC"
 ]
+
+def _storage_value(value: Any) -> Any:
+    """A preset name or a mapping of limits, checked now, kept as written (it is hashed)."""
+    from runner.host.storage import resolve_storage
+
+    try:
+        resolve_storage(value)
+    except ConfigError as exc:
+        raise ValueError(f"{exc.what} — {exc.fix}") from None
+    return value
+
+
+StorageValue = Annotated[str | dict[str, Any], BeforeValidator(_storage_value)]
 
 Rule = Callable[[Builder, str, Any], None]
 
@@ -125,6 +139,9 @@ KNOBS: tuple[KnobDef, ...] = (
             "host THP mode while mysqld runs: always, madvise or never (needs root)"),
     KnobDef("connections", Annotated[int, Field(ge=1, le=100000)], rules.connections,
             "client connections of the workload driver"),
+    KnobDef("storage", StorageValue, rules.storage,
+            "emulated storage: a preset (cloud-gp3, hdd-raid10-2011, sata-ssd, unlimited) or"
+            " {read_iops, write_iops, read_bandwidth, write_bandwidth} (docs/storage.md)"),
 )
 
 #: Knob names in display order (raw ``variables`` come after them).

@@ -19,7 +19,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -121,6 +121,9 @@ class MysqldSandbox:
         Library to ``LD_PRELOAD`` into mysqld (jemalloc, tcmalloc), or None for glibc malloc.
     env:
         Extra environment for mysqld.
+    argv_wrap:
+        Prefixes mysqld's command line so host controls apply from its first instruction
+        (a cgroup I/O throttle, CPU pinning: :mod:`runner.host`); the process keeps its pid.
 
     Notes
     -----
@@ -132,6 +135,7 @@ class MysqldSandbox:
     layout: SandboxLayout
     allocator: Path | str | None = None
     env: Mapping[str, str] | None = None
+    argv_wrap: Callable[[list[str]], list[str]] | None = None
     proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
     stop_result: StopResult | None = field(default=None, init=False)
     _stack: contextlib.ExitStack | None = field(default=None, init=False, repr=False)
@@ -189,6 +193,8 @@ class MysqldSandbox:
         argv = [str(self.server.mysqld), f"--defaults-file={self.layout.cnf}"]
         if self.server.basedir:
             argv.append(f"--basedir={self.server.basedir}")
+        if self.argv_wrap is not None:
+            argv = self.argv_wrap(argv)
         self._stack = contextlib.ExitStack()
         self.proc = self._stack.enter_context(
             child(
@@ -302,7 +308,7 @@ class MysqldSandbox:
 
     @property
     def pid(self) -> int | None:
-        """mysqld's process id (the process itself: it is started directly, not via a shell)."""
+        """mysqld's process id (a wrapper, if any, execs mysqld: the pid stays mysqld's)."""
         return self.proc.pid if self.proc is not None else None
 
     @property

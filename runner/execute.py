@@ -7,8 +7,10 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import json
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +23,9 @@ from flushbench.paths import work_dir
 from runner import queue
 from runner.connection import ConnectionInfo
 from runner.datasets import DatasetKey, ensure_dataset, restore
+from runner.host.cgroups import reap_stale_groups
+from runner.host.controls import RunHostControls
+from runner.host.proof import IoCounters
 from runner.host.thp import restore_leftover_thp, thp_setting
 from runner.identity import Identity, local_identity
 from runner.lease import Heartbeat, LeaseLost
@@ -249,10 +254,17 @@ def _execute_run(
         sandbox = MysqldSandbox(ctx.server, layout, allocator=translation.allocator)
         # THP is host-wide: put back what a killed flushbench left, set this run's mode before
         # mysqld starts, restore it once mysqld has stopped (the ExitStack leaves last).
+        reap_stale_groups()  # throttle groups a killed flushbench left behind
         if (leftover := restore_leftover_thp()) is not None:
             rec.event("warning", "thp-restored", f"restored THP left by a killed run: {leftover}")
         with contextlib.ExitStack() as host, sandbox:
             thp = host.enter_context(thp_setting(translation.thp))
+            # Storage throttle and CPU pinning hold for mysqld's whole life: entered before it
+            # starts, left after it stopped (the sandbox leaves the `with` first).
+            controls = host.enter_context(RunHostControls(
+                translation.storage, layout.datadir, mysqld_cpus=ctx.exp.cpus.mysqld,
+                driver_cpus=ctx.exp.cpus.driver, cpu_method=ctx.exp.cpus.method))
+            sandbox.argv_wrap = controls.wrap_mysqld
             reporter.phase("starting mysqld")
             sandbox.start()
             variables = sandbox.global_variables()
@@ -267,7 +279,8 @@ def _execute_run(
                 extra={"allocator": translation.allocator, "cell_key": cell.key,
                        **thp.as_record(), "large_pages": variables.get("large_pages"),
                        "host_id": heartbeat.identity.host_id,
-                       "host_class": heartbeat.identity.host_class},
+                       "host_class": heartbeat.identity.host_class,
+                       **controls.record(sandbox.pid)},
             )
             reporter.phase("verifying variables")
             sandbox.verify_applied(translation.expected)
@@ -285,6 +298,7 @@ def _execute_run(
                         timeout=ctx.exp.pre_run.drain_timeout,
                     )
             _measure(ctx, cell, translation, sandbox, layout, rec, reporter, run_dir, stop_event,
+                     controls,
                      heartbeat)
             reporter.phase("stopping mysqld")
             sandbox.stop()
@@ -345,6 +359,7 @@ def _measure(
     reporter: Reporter,
     run_dir: Path,
     stop_event: threading.Event | None,
+    controls: RunHostControls,
     heartbeat: Heartbeat,
 ) -> None:
     exp = ctx.exp
@@ -374,16 +389,22 @@ def _measure(
         watchdog = WATCHDOG_INTERVALS * exp.workload.report_interval + WATCHDOG_SLACK_S
         with workload.run(
             conn, exp.workload, connections, exp.dataset, run_dir / "driver"
-        ) as running:
+        ).wrapped(controls.wrap_driver) as running:
             driver_pid[0] = running.pid
             measuring = False
+            io_before: IoCounters | None = None
+            measure_from = 0.0
+            pinned: dict[str, Any] = {}
             for record in running.intervals(timeout_s=watchdog):
                 rec.interval(record)
+                if controls.pins and not pinned:  # the driver runs (and was placed) by now
+                    pinned = controls.record(driver_pid=running.pid)
                 if record.phase == "measure" and not measuring:
                     measuring = True
                     reporter.phase("measuring")
                     start = as_utc(record.ts) - dt.timedelta(seconds=record.interval_s)
                     rec.set_run_fields(measure_started_at=start)
+                    io_before, measure_from = controls.counters(), time.monotonic()
                 reporter.interval(record)
                 if not sandbox.alive():
                     raise ServerError(
@@ -394,9 +415,11 @@ def _measure(
                 if (stop_event is not None and stop_event.is_set()) or heartbeat.lost.is_set():
                     running.stop()
             outcome = running.outcome()
+            io_after, measured_s = controls.counters(), time.monotonic() - measure_from
     finally:
         if sampler is not None:
             sampler.stop()
+    _storage_proof(controls, io_before, io_after, measured_s, pinned, rec)
     heartbeat.check()  # a lease lost mid-measure: the driver was stopped, say why
     rec.set_run_fields(driver_summary=outcome.summary)
     if not sandbox.alive():
@@ -416,6 +439,28 @@ def _measure(
         )
     if rec.intervals_written == 0:
         raise WorkloadError("the driver reported no interval", where=str(run_dir / "driver"))
+
+
+def _storage_proof(controls: RunHostControls, before: IoCounters | None,
+                   after: IoCounters | None, seconds: float, pinned: dict[str, Any],
+                   rec: RunRecorder) -> None:
+    """Record the limits and the I/O the throttle group really did; fail if a limit slipped."""
+    if pinned:
+        rec.event("info", "cpu-placement", "CPU placement", json.dumps(pinned, default=str))
+    if before is None or after is None:
+        return
+    verdict = controls.judge(before, after, seconds)
+    if verdict is None:
+        return
+    evidence = json.dumps({**verdict.as_record(), **(after - before).as_record()}, default=str)
+    rec.event("info", "storage", f"storage limits {verdict.status}: {verdict.reason}", evidence)
+    if not verdict.ok:
+        raise ServerError(
+            f"the storage limits were not in force: {verdict.reason}",
+            where="storage",
+            fix="check `flushbench doctor` (I/O throttle) and the run's storage event",
+            evidence=evidence,
+        )
 
 
 @dataclass

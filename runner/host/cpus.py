@@ -194,5 +194,8 @@ class CpuPin:
         """
         out = {"cpus_requested": format_cpu_list(self.cpus), "cpu_pin_method": self.method}
         if pid is not None:
-            out["cpus_allowed"] = format_cpu_list(cpus_allowed(pid))
+            try:
+                out["cpus_allowed"] = format_cpu_list(cpus_allowed(pid))
+            except OSError:
+                out["cpus_allowed"] = "(process ended)"
         return out

@@ -76,8 +76,9 @@ def _bandwidth(value: Any) -> Any:
     return None if value is None else parse_bandwidth(value)
 
 
-Iops = Annotated[int | None, BeforeValidator(_iops), Field(ge=1)]
-Bandwidth = Annotated[int | None, BeforeValidator(_bandwidth), Field(ge=4096)]
+# The range applies to the number; None ("not limited") passes the parser untouched.
+Iops = Annotated[Annotated[int, Field(ge=1)] | None, BeforeValidator(_iops)]
+Bandwidth = Annotated[Annotated[int, Field(ge=4096)] | None, BeforeValidator(_bandwidth)]
 
 
 class StorageSpec(StrictModel):

@@ -293,6 +293,11 @@ class RunningWorkload(contextlib.AbstractContextManager):
         self._stdout_done = False
 
     # -- lifecycle ----------------------------------------------------------------------------
+    def wrapped(self, wrapper: Callable[[list[str]], list[str]]) -> RunningWorkload:
+        """Prefix the command line before the driver starts (CPU pinning); returns self."""
+        self._argv = [str(a) for a in wrapper(self._argv)]
+        return self
+
     def __enter__(self) -> RunningWorkload:
         self._out_path.parent.mkdir(parents=True, exist_ok=True)
         try:

@@ -9,6 +9,7 @@ and resume after SIGKILL of flushbench itself.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -344,3 +345,43 @@ def test_worker_runs_what_was_queued(tmp_path: Path, work: Path) -> None:
         applied = s.scalar(select(RunVariable.value).where(
             RunVariable.run_id == run.id, RunVariable.name == "innodb_max_dirty_pages_pct"))
     assert float(applied) == 55
+
+
+def _throttle_groups() -> list[Path]:
+    root = Path("/sys/fs/cgroup/blkio/flushbench")
+    return sorted(p for p in root.glob("fb-*")) if root.is_dir() else []
+
+
+@pytest.mark.host_control("io")
+def test_storage_profile_holds_and_its_group_goes_away(tmp_path: Path, work: Path) -> None:
+    """A short real run under 150 write IOPS: the group's own counters show the limit held."""
+    before = _throttle_groups()
+    path = experiment(tmp_path, "throttled", "fixed: {storage: {write_iops: 150}}\n"
+                      "cpus: {mysqld: '0', driver: '1'}\n")
+    db = ResultsDB(tmp_path / "r.sqlite")
+    outcome = run_experiment(path, db, work=work)
+    assert (outcome.done, outcome.failed) == (1, 0)
+    (run,) = runs_of(db, "throttled")
+    events = {e.kind: e for e in events_of(db, run.id)}
+    proof = json.loads(events["storage"].evidence)
+    assert proof["io_limit_verdict"] == "held", proof
+    assert proof["io_write_ios"] > 0  # mysqld's writes were charged to the group
+    placement = json.loads(events["cpu-placement"].evidence)
+    assert placement["driver_cpus_allowed"] == "1"
+    with db.session() as s:
+        extra = s.get(RunMetadata, run.id).extra
+    assert extra["storage_write_iops"] == 150
+    assert "wiops" in json.dumps(extra["throttle_io_limits_in_force"])
+    assert extra["mysqld_cpus_allowed"] == "0"
+    assert _throttle_groups() == before  # removed once mysqld stopped
+
+
+@pytest.mark.host_control("io")
+def test_throttle_group_is_removed_after_mysqld_is_killed(tmp_path: Path, work: Path) -> None:
+    before = _throttle_groups()
+    path = experiment(tmp_path, "killed-throttled", "fixed: {storage: cloud-gp3}\n")
+    db = ResultsDB(tmp_path / "r.sqlite")
+    reporter = KillMysqldOnFirstMeasure(work)
+    outcome = run_experiment(path, db, work=work, reporter=reporter)
+    assert reporter.killed and outcome.failed == 1
+    assert _throttle_groups() == before

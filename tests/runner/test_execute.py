@@ -180,14 +180,14 @@ def test_mysqld_killed_mid_run_fails_that_run_and_the_queue_goes_on(
 
 
 def test_value_rejected_at_start_fails_with_error_log(tmp_path: Path, work: Path) -> None:
-    # A valid value (preflight passes it), but the restored datadir has 16k pages and InnoDB
-    # refuses to start with another page size: the server decides, at start.
+    # A valid value (the binary's own parse accepts it), but without a key management plugin
+    # InnoDB refuses to start with encryption on: the server decides, at start.
     path = experiment(
         tmp_path,
         "rejected",
         """\
         include:
-          - {variables: {innodb_page_size: 8192}}
+          - {variables: {innodb_encrypt_tables: "ON"}}
           - {doublewrite: on}
         """,
     )
@@ -197,7 +197,7 @@ def test_value_rejected_at_start_fails_with_error_log(tmp_path: Path, work: Path
     bad, good = runs_of(db, "rejected")
     assert bad.status == "failed" and good.status == "done"
     evidence = " ".join(e.evidence or "" for e in events_of(db, bad.id))
-    assert "exit code" in evidence and "page size" in evidence.lower()
+    assert "exit code" in evidence and "encryption" in evidence.lower()
 
 
 def fake_driver(tmp_path: Path, run_behaviour: str) -> Path:

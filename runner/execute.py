@@ -23,6 +23,7 @@ from flushbench.paths import work_dir
 from runner import queue
 from runner.connection import ConnectionInfo
 from runner.datasets import DatasetKey, ensure_dataset, restore
+from runner.disk import dispose_datadir
 from runner.host.cgroups import reap_stale_groups
 from runner.host.controls import RunHostControls
 from runner.host.proof import IoCounters
@@ -81,6 +82,8 @@ class ExperimentContext:
     work: Path
     snapshot: Any = None
     cells_by_key: dict[str, CellSpec] = field(default_factory=dict)
+    #: Keep every run's datadir (``--keep-datadirs``); by default only failed ones, capped.
+    keep_datadirs: bool = False
 
     @property
     def server(self) -> Any:
@@ -88,9 +91,11 @@ class ExperimentContext:
         return self.report.server
 
 
-def prepare(path: str | Path, work: Path | None = None) -> ExperimentContext:
+def prepare(path: str | Path, work: Path | None = None, *,
+            keep_datadirs: bool = False) -> ExperimentContext:
     """Load, expand and preflight an experiment file — nothing is started or written."""
-    return prepare_experiment(load_experiment(path), str(path), work)
+    return prepare_experiment(load_experiment(path), str(path), work,
+                              keep_datadirs=keep_datadirs)
 
 
 def prepare_experiment(
@@ -98,10 +103,13 @@ def prepare_experiment(
     source: str,
     work: Path | None = None,
     stored: dict[str, dict] | None = None,
+    *,
+    keep_datadirs: bool = False,
 ) -> ExperimentContext:
     """Expand and preflight an already validated experiment (``stored``: see preflight)."""
     cells = expand(exp, source)
-    report = preflight(exp, source, cells, work_dir=work or work_dir(), stored=stored)
+    report = preflight(exp, source, cells, work_dir=work or work_dir(), stored=stored,
+                       keep_datadirs=keep_datadirs)
     return ExperimentContext(
         exp=exp,
         source=source,
@@ -109,11 +117,12 @@ def prepare_experiment(
         report=report,
         work=(work or work_dir()),
         cells_by_key={c.key: c for c in cells},
+        keep_datadirs=keep_datadirs,
     )
 
 
 def prepare_stored(
-    db: ResultsDB, experiment_id: int, work: Path | None = None
+    db: ResultsDB, experiment_id: int, work: Path | None = None, *, keep_datadirs: bool = False
 ) -> ExperimentContext:
     """The context of a queued experiment, from what the queue stored — not from files.
 
@@ -128,7 +137,8 @@ def prepare_stored(
         spec, source = row.spec, row.source_path or row.name
         stored = {c.cell_key: c.variables for c in
                   s.scalars(select(Cell).where(Cell.experiment_id == experiment_id))}
-    return prepare_experiment(ExperimentSpec.model_validate(spec), source, work, stored)
+    return prepare_experiment(ExperimentSpec.model_validate(spec), source, work, stored,
+                              keep_datadirs=keep_datadirs)
 
 
 def stored_cells(ctx: ExperimentContext) -> dict[str, dict]:
@@ -235,8 +245,11 @@ def _execute_run(
     rec.set_run_fields(run_dir=str(run_dir))
     layout = SandboxLayout(run_dir).create()
     sandbox: MysqldSandbox | None = None
+    ended = "interrupted"  # what the run ended as, for the disk policy in `finally`
 
     def final(status: str, error: str | None) -> bool:
+        nonlocal ended
+        ended = status
         # Buffered rows first (the database may have blinked), then the status, and only
         # while this worker still holds the run: never overwrite a takeover's outcome.
         patience = max(heartbeat.lease_s, FINAL_WRITE_PATIENCE_S)
@@ -331,6 +344,20 @@ def _execute_run(
         return "failed"
     finally:
         layout.cleanup()
+        _dispose(ctx, layout, run_dir, rec, ended)
+
+
+def _dispose(ctx: ExperimentContext, layout: SandboxLayout, run_dir: Path,
+             rec: RunRecorder, status: str) -> None:
+    """The disk policy (runner.disk) once the run's status is written: datadirs go."""
+    try:
+        note = dispose_datadir(layout.datadir, status, keep_datadirs=ctx.keep_datadirs,
+                               runs_dir=run_dir.parent)
+    except OSError as exc:  # never let cleanup hide the run's own outcome
+        note = f"datadir could not be removed: {exc}"
+    if note:
+        with contextlib.suppress(Exception):
+            rec.event("info", "datadir", note)
 
 
 def _evidence(exc: FlushbenchError, sandbox: MysqldSandbox | None) -> str:
@@ -518,17 +545,20 @@ class ContextExecutor:
         reporter: Reporter,
         ctx: ExperimentContext | None = None,
         work: Path | None = None,
+        keep_datadirs: bool = False,
     ) -> None:
         self.db = db
         self.reporter = reporter
         self.work = work
+        self.keep_datadirs = keep_datadirs
         self.contexts: dict[int, ExperimentContext] = {}
         self._given = ctx
         self.index = 0
 
     def prepare(self, experiment_id: int) -> None:
         """Preflight on this host (stored experiments) and make sure the dataset exists."""
-        ctx = self._given or prepare_stored(self.db, experiment_id, self.work)
+        ctx = self._given or prepare_stored(self.db, experiment_id, self.work,
+                                            keep_datadirs=self.keep_datadirs)
         ensure_experiment_dataset(ctx, self.reporter)
         self.contexts[experiment_id] = ctx
 

@@ -153,7 +153,9 @@ def render_plan(p: Plan, console: Console) -> None:
     )
     console.print(
         f"estimated total: [bold]{format_duration(p.total_seconds)}[/];"
-        f" disk needed ~{human_size(rep.disk_needed)} (free {free})"
+        f" disk needed ~{human_size(rep.disk_needed)}"
+        + (f" ({rep.disk.describe()})" if rep.disk is not None else "")
+        + f" (free {free}); datadirs are removed after each run (failed ones kept, at most 3)"
     )
     for note in p.notes:
         console.print(f"note: {note}", soft_wrap=True)

@@ -29,6 +29,7 @@ from flushbench.flavors import DEFAULT_LOG_FILE_SIZE, redo_capacity, values_equa
 from flushbench.units import format_size, parse_size
 from flushbench.validation import close_matches
 from runner import knobs as knobs_mod
+from runner.disk import DiskNeed, disk_needed
 from runner.host.capabilities import can_set_thp
 from runner.knobs import Translation, translate_for_option_list, translate_partial
 from runner.knobs import rules as knobs_rules
@@ -72,6 +73,8 @@ class PreflightReport:
     disk_needed: int
     disk_free: int | None
     notes: list[str] = field(default_factory=list)
+    #: What the disk figure is made of (snapshot, live datadir, logs, kept datadirs).
+    disk: DiskNeed | None = None
     #: The base config file's text, as the sandbox writes it under the cell's options.
     base_cnf_text: str = ""
 
@@ -205,6 +208,7 @@ def preflight(
     *,
     work_dir: Path | None = None,
     stored: dict[str, dict] | None = None,
+    keep_datadirs: bool = False,
 ) -> PreflightReport:
     """Check everything about an experiment that can be checked without starting a server.
 
@@ -218,6 +222,8 @@ def preflight(
         The expanded cells (expanded here when not given).
     work_dir:
         Where datasets and run directories go (default :func:`flushbench.paths.work_dir`).
+    keep_datadirs:
+        Every run keeps its datadir (``--keep-datadirs``): the disk check counts them all.
     stored:
         Cell key → the translation stored when the experiment was queued
         (:func:`stored_translation`). When the binary here is the one it was made for, a worker
@@ -323,9 +329,10 @@ def preflight(
     _connections(exp, cells, partial, base, options, loc, source, problems)
     data = dataset_bytes(exp.dataset)
     redo = _redo_bytes(cells, partial, base, server)
-    disk_needed = 2 * data + redo + DATADIR_OVERHEAD
+    need = disk_needed(data + redo + DATADIR_OVERHEAD, len(cells) * exp.repetitions,
+                       keep_datadirs=keep_datadirs)
     disk_free = free_disk(work_dir)
-    if disk_free is not None and disk_needed > disk_free:
+    if disk_free is not None and need.total > disk_free:
         redo_cell = _redo_cell(cells, redo)
         if redo_cell is not None and redo > disk_free - 2 * data:
             problems.error(loc.where(redo_cell)("log_file_size"),
@@ -335,9 +342,10 @@ def preflight(
                            "use a smaller log_file_size or set FLUSHBENCH_WORK to a bigger disk")
         else:
             problems.error(f"{source}: dataset",
-                           f"needs ~{human_size(disk_needed)} free in {work_dir} (snapshot +"
-                           f" working datadir + redo), only {human_size(disk_free)} free",
-                           "free space, lower the scale, or set FLUSHBENCH_WORK to a bigger disk")
+                           f"the queue needs ~{human_size(need.total)} in {work_dir}"
+                           f" ({need.describe()}), only {human_size(disk_free)} is free",
+                           "free space, lower the scale, set FLUSHBENCH_WORK to a bigger disk"
+                           + (", or drop --keep-datadirs" if keep_datadirs else ""))
     _drivers(exp, source, problems)
     if exp.pre_run.drop_caches and not os.access(DROP_CACHES, os.W_OK):
         notes.append(f"pre_run.drop_caches: {DROP_CACHES} is not writable here; caches will"
@@ -366,7 +374,8 @@ def preflight(
         translations=translations,
         dataset_bytes=data,
         redo_bytes=redo,
-        disk_needed=disk_needed,
+        disk_needed=need.total,
+        disk=need,
         disk_free=disk_free,
         notes=notes,
         base_cnf_text=base_path.read_text(encoding="utf-8"),

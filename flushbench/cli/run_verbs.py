@@ -15,6 +15,11 @@ from flushbench.cli import app
 from flushbench.cli.options import DbOption, WorkOption, stdout_console
 
 console = stdout_console()
+KeepDatadirsOption = Annotated[
+    bool,
+    typer.Option("--keep-datadirs", help="Keep every run's datadir (by default a run's datadir"
+                 " is removed once recorded; failed runs keep theirs, at most 3)."),
+]
 queue_app = typer.Typer(help="The run queue in the results database.", no_args_is_help=True)
 app.add_typer(queue_app, name="queue")
 
@@ -69,6 +74,7 @@ def run(
     log_file: LogFileOption = None,
     host_id: HostIdOption = None,
     host_class: HostClassOption = None,
+    keep_datadirs: KeepDatadirsOption = False,
 ) -> None:
     """Preflight, queue and run an experiment; rerunning resumes where it stopped.
 
@@ -80,7 +86,7 @@ def run(
     from store.db import ResultsDB
 
     _sigterm_as_interrupt()
-    ctx = prepare(file, work)  # parsed and preflighted once, before anything is written
+    ctx = prepare(file, work, keep_datadirs=keep_datadirs)  # once, before anything is written
     results = ResultsDB(db)
     holder: dict = {}
 
@@ -214,6 +220,7 @@ def worker(
                             " (negative: forever, for a service).")
     ] = 0.0,
     lease_seconds: LeaseOption = 120.0,
+    keep_datadirs: KeepDatadirsOption = False,
 ) -> None:
     """Run queued runs of every experiment this host may run until the queue is empty.
 
@@ -233,7 +240,7 @@ def worker(
     with LogReporter(results, log_file) as reporter:
         reporter.note(f"worker {identity.owner} (class {identity.host_class}) on"
                       f" {redacted(results.url)}")
-        executor = ContextExecutor(results, reporter, work=work)
+        executor = ContextExecutor(results, reporter, work=work, keep_datadirs=keep_datadirs)
         outcome = serve(results, identity, executor, reporter.note,
                         WorkerOptions(lease_s=lease_seconds,
                                       idle_timeout=math.inf if idle_timeout < 0 else idle_timeout))

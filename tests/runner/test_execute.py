@@ -385,3 +385,34 @@ def test_throttle_group_is_removed_after_mysqld_is_killed(tmp_path: Path, work: 
     outcome = run_experiment(path, db, work=work, reporter=reporter)
     assert reporter.killed and outcome.failed == 1
     assert _throttle_groups() == before
+
+
+@pytest.mark.host_control("mount")
+def test_queue_fits_a_disk_sized_for_one_live_datadir(tmp_path: Path) -> None:
+    """Three runs on a tmpfs that holds the snapshot and one live datadir: each datadir goes
+    once its run is recorded, so all three complete; keeping them all is refused up front."""
+    from flushbench.errors import PreflightError
+    from runner.execute import prepare
+
+    if not tpcc_binary().is_file():
+        pytest.fail("tpcc/bin/tpcc is not built (make setup)")
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1000m", "tmpfs", str(mnt)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        path = experiment(tmp_path, "tight", "matrix: {doublewrite: [on, off]}\n"
+                          "include: [{max_dirty_pages_pct: 60}]\n")
+        with pytest.raises(PreflightError) as refused:
+            prepare(path, mnt, keep_datadirs=True)
+        message = refused.value.render()
+        assert "kept datadirs" in message and "only" in message and "--keep-datadirs" in message
+        db = ResultsDB(tmp_path / "r.sqlite")
+        outcome = run_experiment(path, db, work=mnt)
+        assert (outcome.done, outcome.failed) == (3, 0)
+        assert list((mnt / "runs").glob("*/run-*/data")) == []  # removed after each run
+        assert len(list((mnt / "runs").glob("*/run-*/mysqld.err"))) == 3  # the logs stay
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)

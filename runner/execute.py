@@ -84,6 +84,8 @@ class ExperimentContext:
     cells_by_key: dict[str, CellSpec] = field(default_factory=dict)
     #: Keep every run's datadir (``--keep-datadirs``); by default only failed ones, capped.
     keep_datadirs: bool = False
+    #: The base config and server profile as queued (:func:`stored_files`).
+    files: dict[str, Any] = field(default_factory=dict)
 
     @property
     def server(self) -> Any:
@@ -118,6 +120,7 @@ def prepare_experiment(
         work=(work or work_dir()),
         cells_by_key={c.key: c for c in cells},
         keep_datadirs=keep_datadirs,
+        files=stored_files(report),
     )
 
 
@@ -134,11 +137,44 @@ def prepare_stored(
         row = s.get(Experiment, experiment_id)
         if row is None:
             raise StoreError(f"no experiment {experiment_id}", where="experiments")
-        spec, source = row.spec, row.source_path or row.name
+        spec, source, files, name = row.spec, row.source_path or row.name, row.files, row.name
         stored = {c.cell_key: c.variables for c in
                   s.scalars(select(Cell).where(Cell.experiment_id == experiment_id))}
-    return prepare_experiment(ExperimentSpec.model_validate(spec), source, work, stored,
-                              keep_datadirs=keep_datadirs)
+    if not files or {"base_config", "server"} - set(files):
+        raise StoreError(
+            f"experiment {name!r} was queued without its base config and server profile",
+            where=f"experiments.id={experiment_id}",
+            fix="queue it again with this flushbench (`flushbench queue add FILE`): a worker"
+                " runs what was queued, never whatever the paths hold now",
+        )
+    exp = _with_stored_files(ExperimentSpec.model_validate(spec), files,
+                             (work or work_dir()) / "queued" / f"experiment-{experiment_id}")
+    ctx = prepare_experiment(exp, source, work, stored, keep_datadirs=keep_datadirs)
+    ctx.files = files  # as queued (names included), so the measurement hash is the queue's
+    return ctx
+
+
+def stored_files(report: PreflightReport) -> dict[str, Any]:
+    """The files an experiment named, as preflight read them: what the queue keeps."""
+    return {
+        "base_config": {"name": report.experiment.base_config, "text": report.base_cnf_text},
+        "server": {"name": report.experiment.server,
+                   "profile": report.server.profile.model_dump(mode="json")},
+    }
+
+
+def _with_stored_files(exp: ExperimentSpec, files: dict[str, Any], folder: Path
+                       ) -> ExperimentSpec:
+    """The experiment pointing at copies of the files it was queued with (written here)."""
+    import yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    base = folder / "base.cnf"
+    base.write_text(files["base_config"]["text"], encoding="utf-8")
+    profile = folder / "server.yaml"
+    profile.write_text(yaml.safe_dump(files["server"]["profile"], sort_keys=False),
+                       encoding="utf-8")
+    return exp.model_copy(update={"base_config": str(base), "server": str(profile)})
 
 
 def stored_cells(ctx: ExperimentContext) -> dict[str, dict]:
@@ -287,7 +323,7 @@ def _execute_run(
                 server_flavor=ctx.server.flavor,
                 server_version=variables.get("version", ctx.server.version_string),
                 dataset_key=dataset_key(ctx).dirname(),
-                experiment_hash=measurement_hash(ctx.exp),
+                experiment_hash=measurement_hash(ctx.exp, ctx.files),
                 driver=ctx.exp.workload.driver,
                 extra={"allocator": translation.allocator, "cell_key": cell.key,
                        **thp.as_record(), "large_pages": variables.get("large_pages"),
@@ -521,7 +557,7 @@ def run_experiment(
     ctx = experiment if isinstance(experiment, ExperimentContext) else prepare(experiment, work)
     enq = queue.enqueue(
         db, ctx.exp, ctx.cells, stored_cells(ctx), ctx.source, fresh=fresh,
-        retry_failed=retry_failed,
+        retry_failed=retry_failed, files=ctx.files,
     )
     reap_leftover_servers(db, enq.experiment_id)
     if on_prepared is not None:

@@ -170,6 +170,7 @@ def enqueue(
     *,
     fresh: bool = False,
     retry_failed: bool = False,
+    files: dict[str, Any] | None = None,
 ) -> EnqueueResult:
     """Put an experiment's runs in the queue, reusing finished runs of the same cells.
 
@@ -180,8 +181,11 @@ def enqueue(
         against (:func:`runner.execute.stored_cells`): what a worker runs.
     source:
         The experiment file path (stored for the record).
+    files:
+        The base config's text and the server profile as preflight read them
+        (:func:`runner.execute.stored_files`): a worker elsewhere runs exactly these.
     """
-    mhash = measurement_hash(exp)
+    mhash = measurement_hash(exp, files)
     spec_json = exp.model_dump(mode="json")
     counts = {"queued": 0, "kept_done": 0, "kept_failed": 0, "requeued": 0}
     with db.session() as session, session.begin():
@@ -195,6 +199,7 @@ def enqueue(
                              window=exp.resolved_window(), metric=exp.metric())
             session.add(row)
         row.spec = spec_json
+        row.files = files
         row.placement = getattr(exp, "placement", "one")
         row.hosts = list(getattr(exp, "hosts", None) or []) or None
         row.window = exp.resolved_window()

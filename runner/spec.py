@@ -13,6 +13,7 @@ import itertools
 import json
 import math
 import random
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -509,15 +510,19 @@ _PLAN_ONLY_KEYS = (
 )
 
 
-def measurement_hash(exp: ExperimentSpec) -> str:
+def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None) -> str:
     """Hash of the parts of an experiment that shape each run's measurement.
 
     Two files that differ only in the matrix, repetitions or order share it: their runs are
-    comparable, and re-queuing an edited matrix reuses the finished cells.
+    comparable, and re-queuing an edited matrix reuses the finished cells. ``files`` (the base
+    config's text and the server profile, as queued) count too: an edited base config is a
+    different measurement.
     """
     data = exp.model_dump(mode="json")
     for key in _PLAN_ONLY_KEYS:
         data.pop(key, None)
+    if files:
+        data["_files"] = files
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 

@@ -81,6 +81,10 @@ class Experiment(Base):
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
     window: Mapped[dict[str, Any]] = mapped_column(JSON)
     metric: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: The files the experiment named, as queued: ``base_config`` {name, text} and ``server``
+    #: {name, profile}. A worker runs these, not whatever the paths hold later (None: queued
+    #: by a flushbench before 0005, which a worker refuses).
+    files: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     #: ``one`` (every run on one host class) or ``spread`` (hosts share the experiment).
     placement: Mapped[str] = mapped_column(String(16), default="one", server_default="one")

@@ -145,7 +145,8 @@ def queue_add(
 
     ctx = prepare(file, work)
     enq = queue.enqueue(
-        ResultsDB(db), ctx.exp, ctx.cells, stored_cells(ctx), ctx.source, fresh=fresh
+        ResultsDB(db), ctx.exp, ctx.cells, stored_cells(ctx), ctx.source, fresh=fresh,
+        files=ctx.files,
     )
     console.print(
         f"queued {enq.queued + enq.requeued} run(s) of {ctx.exp.name}"

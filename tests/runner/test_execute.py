@@ -23,6 +23,7 @@ import pytest
 from sqlalchemy import select
 
 import runner.execute as execute
+from flushbench.errors import StoreError
 from flushbench.paths import REPO_ROOT, tpcc_binary
 from runner.execute import NullReporter, run_experiment
 from store.db import ResultsDB
@@ -320,8 +321,13 @@ def test_resume_after_sigkill_of_flushbench(tmp_path: Path, work: Path) -> None:
 
 
 def test_worker_runs_what_was_queued(tmp_path: Path, work: Path) -> None:
-    """`queue add` stores the checked translation; `worker` runs it even if the file changed."""
+    """`queue add` stores the translation and the files it named; `worker` runs exactly those,
+    even after the experiment is edited and its base config changed and then deleted."""
+    base = tmp_path / "mine.cnf"
+    base.write_text((REPO_ROOT / "configs" / "mycnf" / "small.cnf").read_text()
+                    + "innodb_io_capacity = 300\n")
     path = experiment(tmp_path, "queued", "fixed: {max_dirty_pages_pct: 55}\n")
+    path.write_text(path.read_text().replace("base_config: small", f"base_config: {base}"))
     db_path = tmp_path / "r.sqlite"
     env = {**os.environ, "FLUSHBENCH_WORK": str(work)}
     add = subprocess.run([FLUSHBENCH, "queue", "add", str(path), "--db", str(db_path)],
@@ -333,8 +339,10 @@ def test_worker_runs_what_was_queued(tmp_path: Path, work: Path) -> None:
         (cell,) = s.scalars(select(Cell)).all()
         assert cell.variables["server_options"] == {"innodb_max_dirty_pages_pct": "55"}
         assert cell.variables["server_version"].startswith("/usr/sbin/mariadbd")
-    # The file is edited after queueing: the worker must run what was queued, not the file.
+    # The files change after queueing: the worker must run what was queued, not the files.
     path.write_text(path.read_text().replace("max_dirty_pages_pct: 55", "max_dirty_pages_pct: 80"))
+    base.write_text(base.read_text().replace("= 300", "= 400"))
+    base.unlink()
     worker = subprocess.run([FLUSHBENCH, "worker", "--db", str(db_path)], env=env,
                             capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert worker.returncode == 0, worker.stdout + worker.stderr
@@ -342,9 +350,30 @@ def test_worker_runs_what_was_queued(tmp_path: Path, work: Path) -> None:
     (run,) = runs_of(db, "queued")
     assert run.status == "done"
     with db.session() as s:
-        applied = s.scalar(select(RunVariable.value).where(
-            RunVariable.run_id == run.id, RunVariable.name == "innodb_max_dirty_pages_pct"))
-    assert float(applied) == 55
+        applied = dict(s.execute(select(RunVariable.name, RunVariable.value).where(
+            RunVariable.run_id == run.id)).all())
+    assert float(applied["innodb_max_dirty_pages_pct"]) == 55
+    assert applied["innodb_io_capacity"] == "300"
+
+
+def test_worker_refuses_an_experiment_queued_without_its_files(tmp_path: Path,
+                                                               work: Path) -> None:
+    from runner.execute import prepare_stored
+    from store.models import Experiment
+
+    path = experiment(tmp_path, "fileless", "fixed: {max_dirty_pages_pct: 55}\n")
+    db = ResultsDB(tmp_path / "r.sqlite")
+    env = {**os.environ, "FLUSHBENCH_WORK": str(work)}
+    add = subprocess.run([FLUSHBENCH, "queue", "add", str(path), "--db",
+                          str(tmp_path / "r.sqlite")],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert add.returncode == 0, add.stderr
+    with db.session() as s, s.begin():
+        row = s.scalars(select(Experiment)).one()
+        row.files = None  # as an older flushbench queued it
+        exp_id = row.id
+    with pytest.raises(StoreError, match="queued without its base config"):
+        prepare_stored(db, exp_id, work)
 
 
 def _throttle_groups() -> list[Path]:

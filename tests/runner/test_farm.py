@@ -85,7 +85,8 @@ def queue_experiment(db: ResultsDB, tmp_path: Path, work: Path, name: str, *,
         matrix: {{doublewrite: [on]}}
         """))
     ctx = prepare(path, work)
-    return queue.enqueue(db, ctx.exp, ctx.cells, stored_cells(ctx), str(path)).experiment_id
+    return queue.enqueue(db, ctx.exp, ctx.cells, stored_cells(ctx), str(path),
+                         files=ctx.files).experiment_id
 
 
 def worker(db_url: str, host_id: str, env: dict[str, str], log: Path, *extra: str,

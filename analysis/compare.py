@@ -31,7 +31,9 @@ from analysis.frames import (
     load,
     varying_knobs,
 )
+from analysis.hosts import blocked_comparison, host_of, method_note
 from analysis.statistics import design
+from analysis.statistics.hypothesis_tests import van_elteren
 from analysis.statistics.verdicts import (
     FASTER,
     NO_DIFFERENCE,
@@ -125,6 +127,46 @@ def compare_cells(
                          ci_method=v.ci_method, test_method=v.test_method))
     out = pd.concat([cell_summary_df.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
     out.attrs.update(cell_summary_df.attrs)
+    return out
+
+
+def _blocked_verdicts(run_summary_df: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+    """Verdicts with the host as a block: the ratio pooled over hosts, a stratified rank test.
+
+    Each cell is compared with the baseline within each host; the ratio and its interval are
+    the inverse-variance pool of the per-host log ratios (:func:`analysis.hosts.blocked_comparison`)
+    and the test is van Elteren's stratified Mann-Whitney. "faster"/"slower" needs p < 0.05 and
+    an interval that excludes 1, as for one host; hosts that disagree are said in the reason.
+    """
+    done = _done(run_summary_df).assign(_host=lambda d: host_of(d))
+    blocked = blocked_comparison(run_summary_df).set_index("cell_id")
+    base_id = int(cells.loc[cells["is_baseline"], "cell_id"].iloc[0])
+    out = cells.copy()
+    for i, row in out.iterrows():
+        cell_id = int(row["cell_id"])
+        if cell_id == base_id or cell_id not in blocked.index:
+            continue
+        b = blocked.loc[cell_id]
+        pairs = [(g.loc[g["cell_id"] == base_id, "notpm"].to_numpy(float),
+                  g.loc[g["cell_id"] == cell_id, "notpm"].to_numpy(float))
+                 for _, g in done.groupby("_host")]
+        pairs = [(a, c) for a, c in pairs if len(a) and len(c)]
+        p = van_elteren(pairs).p_value if pairs else math.nan
+        excludes = math.isfinite(b["ratio_ci_low"]) and (b["ratio_ci_low"] > 1
+                                                        or b["ratio_ci_high"] < 1)
+        text = (f"host blocks: {int(b['n_hosts'])} hosts, van Elteren p = {p:.3g}, pooled"
+                f" 95% CI {b['ratio_ci_low']:.3f}–{b['ratio_ci_high']:.3f}")
+        if math.isfinite(b["heterogeneity_p"]) and b["heterogeneity_p"] < 0.05:
+            text += f"; the hosts disagree (Cochran's Q p = {b['heterogeneity_p']:.3g})"
+        if math.isfinite(p) and p < 0.05 and excludes:
+            verdict_text = FASTER if b["ratio"] > 1 else SLOWER
+        else:
+            verdict_text = NO_DIFFERENCE
+        out.loc[i, ["ratio", "ratio_ci_low", "ratio_ci_high", "p_value"]] = [
+            b["ratio"], b["ratio_ci_low"], b["ratio_ci_high"], p]
+        out.loc[i, ["verdict", "verdict_reason", "test_method", "ci_method"]] = [
+            verdict_text, text, "van Elteren (host blocks)", "inverse-variance over hosts"]
+        out.loc[i, "mde_pct"] = math.nan
     return out
 
 
@@ -228,7 +270,11 @@ def compare(
             where="runs",
             fix="run it (`flushbench run`) or check `flushbench status` for failures",
         )
-    warnings = check_metadata(rs, force=force)
+    spread = (fr.experiment["spec"].get("placement") == "spread"
+              and host_of(done).nunique() > 1)
+    # Spread over hosts, runs are never compared across hosts: the host is a block, so a
+    # differing hostname is expected rather than a reason to refuse.
+    warnings = check_metadata(rs.drop(columns=["hostname"]) if spread else rs, force=force)
     base_ids = fr.cell_summary.loc[fr.cell_summary["is_baseline"], "cell_id"]
     floor_cv, floor_n = (noise_floor(rs, int(base_ids.iloc[0])) if len(base_ids)
                          else (math.nan, 0))
@@ -237,6 +283,9 @@ def compare(
     cells = compare_cells(rs, fr.cell_summary, noise_floor_cv=aa)
     cells.attrs["noise_floor"] = {"cv_pct": 100 * aa if aa is not None else math.nan,
                                   "n": floor_n if aa is not None else 0}
+    if spread:
+        cells = _blocked_verdicts(rs, cells)
+        cells.attrs["hosts_note"] = method_note(rs)
     knobs = varying_knobs(rs)
     effects = main_effects(rs, knobs)
     inter = interactions(rs, knobs)

@@ -323,6 +323,9 @@ def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str
 
 
 def _noise_floor_text(cmp: Comparison) -> str:
+    hosts = cmp.cells.attrs.get("hosts_note")
+    if hosts:  # spread over hosts: say how the verdicts were made
+        return f". {_e(hosts)} Verdicts use van Elteren's stratified rank test"
     floor = cmp.cells.attrs.get("noise_floor") or {}
     if floor.get("n"):
         return (f"; the baseline ran {floor['n']} times, an A/A noise floor of "

@@ -146,8 +146,9 @@ def test_resume_keeps_finished_runs(tmp_path: Path, work: Path) -> None:
 class KillMysqldOnFirstMeasure(NullReporter):
     """Plays the crash: SIGKILL the sandbox's mysqld once measuring has started."""
 
-    def __init__(self, work: Path) -> None:
+    def __init__(self, work: Path, experiment: str) -> None:
         self.work = work
+        self.experiment = experiment  # run ids repeat across experiments in a shared work dir
         self.killed = False
         self.run_id: int | None = None
 
@@ -157,7 +158,7 @@ class KillMysqldOnFirstMeasure(NullReporter):
     def interval(self, record: Any) -> None:
         if self.killed or record.phase != "measure":
             return
-        pid_file = next((self.work / "runs").glob(f"*/run-{self.run_id:06d}/mysqld.pid"))
+        pid_file = self.work / "runs" / self.experiment / f"run-{self.run_id:06d}" / "mysqld.pid"
         os.kill(int(pid_file.read_text()), signal.SIGKILL)
         self.killed = True
 
@@ -167,7 +168,7 @@ def test_mysqld_killed_mid_run_fails_that_run_and_the_queue_goes_on(
 ) -> None:
     path = experiment(tmp_path, "killed", "matrix: {doublewrite: [on]}\n", repetitions=2)
     db = ResultsDB(tmp_path / "r.sqlite")
-    reporter = KillMysqldOnFirstMeasure(work)
+    reporter = KillMysqldOnFirstMeasure(work, "killed")
     outcome = run_experiment(path, db, work=work, reporter=reporter)
     assert reporter.killed
     assert (outcome.failed, outcome.done) == (1, 1)
@@ -410,7 +411,7 @@ def test_throttle_group_is_removed_after_mysqld_is_killed(tmp_path: Path, work: 
     before = _throttle_groups()
     path = experiment(tmp_path, "killed-throttled", "fixed: {storage: cloud-gp3}\n")
     db = ResultsDB(tmp_path / "r.sqlite")
-    reporter = KillMysqldOnFirstMeasure(work)
+    reporter = KillMysqldOnFirstMeasure(work, "killed-throttled")
     outcome = run_experiment(path, db, work=work, reporter=reporter)
     assert reporter.killed and outcome.failed == 1
     assert _throttle_groups() == before

@@ -10,13 +10,10 @@ import hashlib
 import shutil
 import sqlite3
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from flushbench.cli import main
 from store.db import ResultsDB
 
 VERBS = [
@@ -63,28 +60,10 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture
-def capsys_cli(capsys: pytest.CaptureFixture[str]) -> Iterator:
-    def run(args: list[str]) -> tuple[int, str, str]:
-        argv = sys.argv
-        sys.argv = ["flushbench", *args]
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        finally:
-            sys.argv = argv
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    yield run
-
-
 @pytest.mark.parametrize("kind", sorted(BROKEN))
 @pytest.mark.parametrize("verb", VERBS, ids=[" ".join(v) for v in VERBS])
 def test_verb_on_broken_database(kind: str, verb: list[str], tmp_path: Path,
-                                 monkeypatch: pytest.MonkeyPatch, capsys_cli) -> None:
+                                 monkeypatch: pytest.MonkeyPatch, cli) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FLUSHBENCH_WORK", str(tmp_path / "work"))
     db = tmp_path / "r.sqlite"
@@ -93,7 +72,7 @@ def test_verb_on_broken_database(kind: str, verb: list[str], tmp_path: Path,
         (tmp_path / extra).unlink(missing_ok=True)
     before = _digest(db)
     args = [a.replace("{tmp}", str(tmp_path)) for a in verb] + ["--db", str(db)]
-    code, out, err = capsys_cli(args)
+    code, out, err = cli(args)
     assert code == 2, f"exit {code}\n{out}\n{err}"
     assert err.startswith("error: ") and "Traceback" not in err + out, err
     assert "results database" in err or "SQLite" in err, err
@@ -107,7 +86,7 @@ def test_verb_on_broken_database(kind: str, verb: list[str], tmp_path: Path,
                                   ["export", "x", "-o", "{tmp}/e.csv"]],
                          ids=["status", "compare", "db upgrade", "export"])
 def test_verb_on_read_only_file_system(verb: list[str], tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch, capsys_cli) -> None:
+                                       monkeypatch: pytest.MonkeyPatch, cli) -> None:
     """A results database on a read-only mount: reading verbs work or say why; none crash."""
     mnt = tmp_path / "ro"
     mnt.mkdir()
@@ -117,13 +96,13 @@ def test_verb_on_read_only_file_system(verb: list[str], tmp_path: Path,
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
         db = mnt / "r.sqlite"
-        code, _, err = capsys_cli(["db", "upgrade", "--db", str(db)])
+        code, _, err = cli(["db", "upgrade", "--db", str(db)])
         assert code == 0, err
         shutil.rmtree(tmp_path / "x", ignore_errors=True)
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
         monkeypatch.chdir(tmp_path)
         args = [a.replace("{tmp}", str(tmp_path)) for a in verb] + ["--db", str(db)]
-        code, out, err = capsys_cli(args)
+        code, out, err = cli(args)
         assert "Traceback" not in err + out
         assert code in (0, 2), f"exit {code}\n{out}\n{err}"
         if code == 2:

@@ -11,21 +11,18 @@ directory, no report.
 
 from __future__ import annotations
 
-import copy
 import os
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from flushbench.cli import main
+from tests.cli.conftest import CliRun
+from tests.support.patching import DELETE, merge
 
 pytestmark = pytest.mark.mysql  # validate runs preflight: the binary's own --help parse
-
-DELETE = object()
 
 #: A valid experiment: sysbench on Debian's MariaDB (nothing to build).
 BASE: dict[str, Any] = {
@@ -40,21 +37,9 @@ BASE: dict[str, Any] = {
 }
 
 
-def _merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for key, value in patch.items():
-        if value is DELETE:
-            out.pop(key, None)
-        elif isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
 def exp(patch: dict[str, Any]) -> str:
     """The base experiment with ``patch`` applied, as YAML."""
-    return yaml.safe_dump(_merge(BASE, patch), sort_keys=False)
+    return yaml.safe_dump(merge(BASE, patch), sort_keys=False)
 
 
 OK = exp({})
@@ -409,21 +394,6 @@ def _snapshot(tmp: Path) -> dict[str, bytes]:
     return {str(p.relative_to(tmp)): p.read_bytes() for p in tmp.rglob("*") if p.is_file()}
 
 
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run ``flushbench ARGS`` in this process through its real entry point."""
-    argv = sys.argv
-    sys.argv = ["flushbench", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        sys.argv = argv
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.fixture
 def case_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A folder that is also the current directory, work dir and default results path."""
@@ -442,13 +412,13 @@ def test_enough_cases() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_hostile_input(case: Case, case_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hostile_input(case: Case, case_dir: Path, cli: CliRun) -> None:
     _write(case_dir, case.files)
     if case.needs_db:
-        code, _, err = run_cli(["db", "upgrade", "--db", str(case_dir / "r.sqlite")], capsys)
+        code, _, err = cli(["db", "upgrade", "--db", str(case_dir / "r.sqlite")])
         assert code == 0, err
     before = _snapshot(case_dir)
-    code, out, err = run_cli([_fill(a, case_dir) for a in case.args], capsys)
+    code, out, err = cli([_fill(a, case_dir) for a in case.args])
     assert code == case.code, f"exit {code}\nstdout:\n{out}\nstderr:\n{err}"
     assert "Traceback" not in err + out
     usage = any(k in case.expect[-1] for k in ("No such command", "argument", "Invalid value"))
@@ -470,11 +440,11 @@ def test_hostile_input(case: Case, case_dir: Path, capsys: pytest.CaptureFixture
     assert not (case_dir / "results").exists()
 
 
-def test_base_experiment_is_valid(case_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_base_experiment_is_valid(case_dir: Path, cli: CliRun) -> None:
     """The control: the cases fail because of their change, not because of the base file."""
     if not os.access("/usr/bin/sysbench", os.X_OK):
         pytest.fail("sysbench is not installed — run `make setup`")
     (case_dir / "x.yaml").write_text(OK)
-    code, out, err = run_cli(["validate", str(case_dir / "x.yaml")], capsys)
+    code, out, err = cli(["validate", str(case_dir / "x.yaml")])
     assert code == 0, err
     assert "ok: 2 cells" in out

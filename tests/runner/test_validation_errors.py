@@ -8,7 +8,6 @@ to the real server (option list, value ranges) go through preflight against the 
 
 from __future__ import annotations
 
-import copy
 import os
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from runner import preflight as preflight_mod
 from runner.knobs import rules as knobs_rules
 from runner.preflight import validate_file
 from runner.spec import expand, load_experiment
+from tests.support.patching import DELETE, merge
 
 MARIADBD = Path("/usr/sbin/mariadbd")
 needs_mariadb = [
@@ -46,25 +46,10 @@ BASE: dict[str, Any] = {
     "matrix": {"doublewrite": [True, False]},
 }
 
-DELETE = object()
-
-
-def _merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for key, value in patch.items():
-        if value is DELETE:
-            out.pop(key, None)
-        elif isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
 def _text(patch: dict[str, Any] | str) -> str:
     if isinstance(patch, str):
         return patch
-    return yaml.safe_dump(_merge(BASE, patch), sort_keys=False)
+    return yaml.safe_dump(merge(BASE, patch), sort_keys=False)
 
 
 def _validate(path: Path, full: bool) -> None:

@@ -209,6 +209,7 @@ def preflight(
     work_dir: Path | None = None,
     stored: dict[str, dict] | None = None,
     keep_datadirs: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> PreflightReport:
     """Check everything about an experiment that can be checked without starting a server.
 
@@ -222,6 +223,9 @@ def preflight(
         The expanded cells (expanded here when not given).
     work_dir:
         Where datasets and run directories go (default :func:`flushbench.paths.work_dir`).
+    progress:
+        Told ``(done, total)`` after each of the binary's dry runs (one per distinct option
+        set of the cells).
     keep_datadirs:
         Every run keeps its datadir (``--keep-datadirs``): the disk check counts them all.
     stored:
@@ -316,7 +320,8 @@ def preflight(
                 translations[cell.key] = tr
             for line in translate_for_option_list(tr, options, label=server.label, where=where):
                 problems.add(line)
-        _dry_runs(server, cells, partial, base, base_path, options, loc, source, problems)
+        _dry_runs(server, cells, partial, base, base_path, options, loc, source, problems,
+                  progress)
         _io_capacity(server, cells, partial, base, base_path, loc, problems, notes)
 
     # -- host: allocator, huge pages, connections, disk, drivers ---------------------------------
@@ -406,9 +411,14 @@ def _reuse_stored(stored: dict[str, dict] | None, server: ResolvedServer,
 
 def _dry_runs(server: ResolvedServer, cells: list[CellSpec], translations: dict[str, Translation],
               base: dict[str, str], base_path: Path, options: dict[str, str], loc: _Locator,
-              source: str, problems: _Problems) -> None:
-    """Let the binary parse each distinct option set; report complaints and silent changes."""
-    done: set[tuple[tuple[str, str], ...]] = set()
+              source: str, problems: _Problems,
+              progress: Callable[[int, int], None] | None = None) -> None:
+    """Let the binary parse each distinct option set once; report complaints and silent changes.
+
+    Cells that translate to the same options share one parse (a 10,000-cell matrix over two
+    raw variables is a handful of parses); ``progress(done, total)`` is told after each one.
+    """
+    distinct: dict[tuple[tuple[str, str], ...], tuple[CellSpec, Translation, dict]] = {}
     for cell in cells:
         tr = translations.get(cell.key)
         if tr is None:
@@ -419,11 +429,11 @@ def _dry_runs(server: ResolvedServer, cells: list[CellSpec], translations: dict[
             k: v for k, v in {**base, **tr.server_options}.items()
             if k != "large_pages" and k in options and k not in SANDBOX_OWNED
         }
-        key = tuple(sorted(combined.items()))
-        if key in done:
-            continue
-        done.add(key)
+        distinct.setdefault(tuple(sorted(combined.items())), (cell, tr, combined))
+    for index, (cell, tr, combined) in enumerate(distinct.values(), 1):
         result = dry_run(server, combined)
+        if progress is not None:
+            progress(index, len(distinct))
         where = loc.where(cell)
         mentioned: set[str] = set()
         for message in result.messages:
@@ -673,9 +683,10 @@ def _drivers(exp: ExperimentSpec, source: str, problems: _Problems) -> None:
             problems.error(f"{source}: dataset.loader", line)
 
 
-def validate_file(path: str | Path, *, work_dir: Path | None = None) -> PreflightReport:
+def validate_file(path: str | Path, *, work_dir: Path | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> PreflightReport:
     """Load, expand and preflight one experiment file (what ``flushbench validate`` does)."""
     exp = load_experiment(path)
     cells = expand(exp, str(path))
-    return preflight(exp, str(path), cells, work_dir=work_dir)
+    return preflight(exp, str(path), cells, work_dir=work_dir, progress=progress)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +25,30 @@ WorkOption = Annotated[
         "--work", help="Where datasets and run directories go (default $FLUSHBENCH_WORK or ./work)."
     ),
 ]
+
+
+@contextlib.contextmanager
+def dry_run_progress(what: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr for preflight's dry runs (shown only on a terminal, and only
+    when there are more than a few: most experiments need one or two)."""
+    from rich.progress import Progress
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda done, total: None
+        return
+    with Progress(console=console, transient=True) as bar:
+        task = None
+
+        def update(done: int, total: int) -> None:
+            nonlocal task
+            if total <= 3:
+                return
+            if task is None:
+                task = bar.add_task(what, total=total)
+            bar.update(task, completed=done)
+
+        yield update
 
 
 def stdout_console() -> Console:

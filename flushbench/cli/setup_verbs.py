@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from flushbench.cli import app
-from flushbench.cli.options import DbOption
+from flushbench.cli.options import DbOption, dry_run_progress
 from flushbench.errors import ConfigError, FlushbenchError
 
 console = Console(highlight=False)
@@ -35,7 +35,8 @@ def validate(
     failures: list[FlushbenchError] = []
     for path in files:
         try:
-            report = validate_file(path)
+            with dry_run_progress(f"{path}: the server parses each option set") as progress:
+                report = validate_file(path, progress=progress)
         except FlushbenchError as exc:
             failures.append(exc)
             continue

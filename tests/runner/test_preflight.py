@@ -147,3 +147,13 @@ def test_doctor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Optional drivers never fail doctor: tpcc-mysql is only a warning when it is missing.
     assert checks["driver tpcc-mysql"].status in ("ok", "warn")
     assert not checks["driver tpcc-mysql"].required
+
+
+def test_dry_runs_once_per_distinct_option_set(drivers_present: None) -> None:
+    """Cells whose options coincide share one parse by the binary; progress counts them."""
+    calls: list[tuple[int, int]] = []
+    path = paths.EXPERIMENTS_DIR / "stability-2011.yaml"
+    report = validate_file(path, progress=lambda done, total: calls.append((done, total)))
+    distinct = {tuple(sorted(t.server_options.items())) for t in report.translations.values()}
+    assert calls and calls[-1] == (len(distinct), len(distinct))
+    assert [done for done, _ in calls] == list(range(1, len(distinct) + 1))

@@ -73,7 +73,7 @@ def _write_selector(thp_dir: Path, name: str, value: str) -> None:
         raise PreflightError(
             f"cannot set transparent huge pages {name} to {value}: {exc.strerror}",
             str(thp_dir / name),
-            "run flushbench as root, or drop the `thp` setting from the experiment",
+            "run flushbench as root, or drop the `transparent_hugepages` knob from the experiment",
         ) from None
 
 
@@ -173,7 +173,7 @@ def thp_setting(
         return
     if original.enabled is None:
         raise PreflightError("this kernel has no transparent huge pages", str(thp_dir),
-                             "drop the `thp` setting (CONFIG_TRANSPARENT_HUGEPAGE is off)")
+                             "drop the `transparent_hugepages` knob (CONFIG_TRANSPARENT_HUGEPAGE is off)")
     restore_leftover_thp(state_file, thp_dir)
     try:
         held = json.loads(state_file.read_text())

@@ -91,11 +91,13 @@ def can_set_thp(thp_dir: Path = THP_DIR) -> Capability:
     name = "transparent huge pages"
     state = read_thp(thp_dir)
     if state.enabled is None:
-        return Capability(name, False, "this kernel has no THP", "drop the `transparent_hugepages` knob from experiments",
+        return Capability(name, False, "this kernel has no THP",
+                          "drop the `transparent_hugepages` knob from experiments",
                           str(thp_dir))
     if not os.access(thp_dir / "enabled", os.W_OK):
         return Capability(name, False, f"enabled={state.enabled}, not writable by this user",
-                          "run flushbench as root to set `transparent_hugepages` per run", str(thp_dir))
+                          "run flushbench as root to set `transparent_hugepages` per run",
+                          str(thp_dir))
     return Capability(name, True, f"enabled={state.enabled} defrag={state.defrag}, writable",
                       where=str(thp_dir))
 

@@ -173,7 +173,8 @@ def thp_setting(
         return
     if original.enabled is None:
         raise PreflightError("this kernel has no transparent huge pages", str(thp_dir),
-                             "drop the `transparent_hugepages` knob (CONFIG_TRANSPARENT_HUGEPAGE is off)")
+                             "drop the `transparent_hugepages` knob"
+                             " (CONFIG_TRANSPARENT_HUGEPAGE is off)")
     restore_leftover_thp(state_file, thp_dir)
     try:
         held = json.loads(state_file.read_text())

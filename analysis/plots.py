@@ -194,7 +194,7 @@ def notpm_bars(
     cells_df: pd.DataFrame,
     *,
     title: str = "Throughput per configuration (NOTPM, window average)",
-    subtitle: str | None = "bars: mean over repetitions · whiskers: bootstrap 95% CI",
+    subtitle: str | None = "bars: mean over repetitions · whiskers: 95% CI (lognormal, Cox)",
     unit: str = "NOTPM",
     scale: float = 1.0,
 ) -> go.Figure:

@@ -12,7 +12,7 @@ import datetime as dt
 import html
 import math
 import os
-import warnings
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from analysis.frames import (
 )
 from analysis.memory import load_memory
 from analysis.metric import MetricView, metric_view, window_detail_rate
+from analysis.png_export import PngExporter
 from flushbench.errors import AnalysisError
 
 #: Cells overlaid in the overview throughput figure (more is unreadable).
@@ -68,38 +69,73 @@ _ERROR_HOOK = (
 
 @dataclass
 class _Figures:
-    """Figures in page order, and where their PNGs went (or why they did not)."""
+    """Figures in page order; their PNGs are drawn in the background while the page is built."""
 
     out_dir: Path
     png: bool
     items: list[tuple[str, go.Figure]] = field(default_factory=list)
     png_error: str | None = None
+    exporter: PngExporter | None = None
 
     def add(self, name: str, fig: go.Figure) -> str:
-        """Register a figure; return its HTML block (PNG written now if enabled)."""
+        """Register a figure; return its HTML block (its PNG link is filled in by finish())."""
         index = len(self.items) + 1
         slug = f"{index:02d}-{name}"
         self.items.append((slug, fig))
-        png_note = ""
-        if self.png and self.png_error is None:
-            path = self.out_dir / "figures" / f"{slug}.png"
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                height = fig.layout.height or plots.HEIGHT
-                with warnings.catch_warnings():
-                    # kaleido 0.2.1 calls Thread.setDaemon(), deprecated since Python 3.10.
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    fig.write_image(str(path), width=plots.WIDTH, height=height, scale=1)
-                png_note = (f"<div class='png'>PNG: <a href='figures/{slug}.png'>{slug}.png"
-                            "</a></div>")
-            except Exception as exc:  # kaleido/Chromium missing or broken: the HTML still works
-                self.png_error = f"{type(exc).__name__}: {exc}".strip()[:400]
+        if self.png:
+            if self.exporter is None:
+                self.exporter = PngExporter()
+            self.exporter.submit(fig, self._png_path(slug), width=plots.WIDTH,
+                                 height=fig.layout.height or plots.HEIGHT)
         fig.update_layout(width=None, autosize=True)
         div = fig.to_html(
             full_html=False, include_plotlyjs=False, div_id=f"fig-{slug}",
             config={"displaylogo": False, "responsive": True, "displayModeBar": False},
         )
-        return f"<div class='figure'>{div}{png_note}</div>"
+        return f"<div class='figure'>{div}{_png_marker(slug)}</div>"
+
+    def finish(self, html_text: str) -> str:
+        """Wait for the PNGs; put a link under each figure whose PNG was written."""
+        if self.exporter is not None:
+            self.png_error = self.exporter.close()
+        written = {p.name for p in self.exporter.written} if self.exporter is not None else set()
+
+        def link(match: re.Match[str]) -> str:
+            slug = match.group(1)
+            if f"{slug}.png" not in written:
+                return ""
+            return f"<div class='png'>PNG: <a href='figures/{slug}.png'>{slug}.png</a></div>"
+
+        return _PNG_MARKER.sub(link, html_text)
+
+    def close(self) -> None:
+        """Stop the renderers (also when the report failed half-way)."""
+        if self.exporter is not None:
+            self.exporter.close()
+
+    def _png_path(self, slug: str) -> Path:
+        return self.out_dir / "figures" / f"{slug}.png"
+
+
+#: Where the page says how the PNG export went (known only once every figure was drawn).
+_PNG_SUMMARY = "<!--png-summary-->"
+
+
+def _png_summary(figs: _Figures) -> str:
+    if not figs.png:
+        return ""
+    if figs.png_error:
+        return (f"<div class='note'>PNG export failed, the interactive figures below are "
+                f"complete: {_e(figs.png_error)}</div>")
+    return (f"<p class='muted'>{len(figs.items)} figures also saved as PNG in "
+            "<code>figures/</code>.</p>")
+
+
+def _png_marker(slug: str) -> str:
+    return f"<!--png:{slug}-->"
+
+
+_PNG_MARKER = re.compile(r"<!--png:([\w.-]+)-->")
 
 
 def _e(value: Any) -> str:
@@ -533,82 +569,80 @@ def write_report(
         _, cell_mem = load_memory(s, rs)
     out.mkdir(parents=True, exist_ok=True)  # only once there is something to write
     figs = _Figures(out, png)
-    exp = cmp.experiment
-    win = exp["window"]
-    cells = cmp.cells
-    ivl = cmp.frames.intervals
-    labels = {int(reps[c]): lbl for c, lbl in zip(cells["cell_id"], cells["cell_label"],
-                                                   strict=True) if c in reps}
+    try:
+        exp = cmp.experiment
+        win = exp["window"]
+        cells = cmp.cells
+        ivl = cmp.frames.intervals
+        labels = {int(reps[c]): lbl for c, lbl in zip(cells["cell_id"], cells["cell_label"],
+                                                       strict=True) if c in reps}
 
-    overview = [figs.add("notpm", plots.notpm_bars(
-        cells, unit=metric.name, scale=metric.scale,
-        title=f"Throughput per configuration ({metric.name}, window average)"))]
-    overview.append(figs.add("stability", plots.score_bars(cells)))
-    overlay_cells = list(cmp.ranking["cell_id"][:MAX_OVERLAY])
-    base = cells.loc[cells["is_baseline"], "cell_id"]
-    if len(base) and int(base.iloc[0]) not in overlay_cells:
-        overlay_cells[-1] = int(base.iloc[0])
-    overlay_runs = {reps[c]: labels[reps[c]] for c in overlay_cells if c in reps}
-    if overlay_runs:
-        overview.append(figs.add("throughput-overview", plots.throughput(
-            ivl[ivl["run_id"].isin(list(overlay_runs))], labels=overlay_runs,
-            window=(win.start, win.end), **_throughput_kwargs(cmp, metric),
-            subtitle="median repetition of each configuration"
-            + (f" (top {MAX_OVERLAY} by {metric.name})" if len(cells) > MAX_OVERLAY else ""),
-        )))
-    knobs = varying_knobs(rs)
-    if len(knobs) >= 2:
-        overview.append(figs.add("stability-heatmap",
-                                 plots.stability_heatmap(cells, knobs[0], knobs[1])))
-        overview.append(figs.add("notpm-heatmap", plots.stability_heatmap(
-            metric.scaled(cells), knobs[0], knobs[1], value="notpm_mean", label=metric.name,
-            title=f"{metric.name} by {knobs[0]} and {knobs[1]}")))
-    if "connections" in knobs and "allocator" in knobs:
-        overview.append(figs.add("threads", plots.threads_sweep(
+        overview = [figs.add("notpm", plots.notpm_bars(
             cells, unit=metric.name, scale=metric.scale,
-            title=f"{metric.name} vs client threads per allocator")))
-    memory_html = _memory_section(cmp, figs, cell_mem, reps, smp)
+            title=f"Throughput per configuration ({metric.name}, window average)"))]
+        overview.append(figs.add("stability", plots.score_bars(cells)))
+        overlay_cells = list(cmp.ranking["cell_id"][:MAX_OVERLAY])
+        base = cells.loc[cells["is_baseline"], "cell_id"]
+        if len(base) and int(base.iloc[0]) not in overlay_cells:
+            overlay_cells[-1] = int(base.iloc[0])
+        overlay_runs = {reps[c]: labels[reps[c]] for c in overlay_cells if c in reps}
+        if overlay_runs:
+            overview.append(figs.add("throughput-overview", plots.throughput(
+                ivl[ivl["run_id"].isin(list(overlay_runs))], labels=overlay_runs,
+                window=(win.start, win.end), **_throughput_kwargs(cmp, metric),
+                subtitle="median repetition of each configuration"
+                + (f" (top {MAX_OVERLAY} by {metric.name})" if len(cells) > MAX_OVERLAY else ""),
+            )))
+        knobs = varying_knobs(rs)
+        if len(knobs) >= 2:
+            overview.append(figs.add("stability-heatmap",
+                                     plots.stability_heatmap(cells, knobs[0], knobs[1])))
+            overview.append(figs.add("notpm-heatmap", plots.stability_heatmap(
+                metric.scaled(cells), knobs[0], knobs[1], value="notpm_mean", label=metric.name,
+                title=f"{metric.name} by {knobs[0]} and {knobs[1]}")))
+        if "connections" in knobs and "allocator" in knobs:
+            overview.append(figs.add("threads", plots.threads_sweep(
+                cells, unit=metric.name, scale=metric.scale,
+                title=f"{metric.name} vs client threads per allocator")))
+        memory_html = _memory_section(cmp, figs, cell_mem, reps, smp)
 
-    cell_sections = [
-        _cell_section(cmp, figs, cell, reps.get(int(cell["cell_id"])), smp, ivl)
-        for _, cell in cells.iterrows()
-    ]
-    png_note = ""
-    if png and figs.png_error:
-        png_note = (f"<div class='note'>PNG export failed, the interactive figures below are "
-                    f"complete: {_e(figs.png_error)}</div>")
-    elif png:
-        png_note = (f"<p class='muted'>{len(figs.items)} figures also saved as PNG in "
-                    "<code>figures/</code>.</p>")
-    forced = [w for w in cmp.warnings if w.startswith("forced comparison")]
-    toc = "".join(
-        f"<li><a href='#cell-{int(c['cell_id'])}'>{_e(c['cell_label'])}</a></li>"
-        for _, c in cells.iterrows()
-    )
-    generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    body = (
-        f"<h1>{_e(exp['name'])}</h1>"
-        f"<p class='sub'>{_e(exp['description'] or '')} · experiment #{exp['id']} · "
-        f"generated {generated}</p>"
-        + "".join(f"<div class='note'>{_e(w)}</div>" for w in forced)
-        + f"<h2>Summary</h2>{_summary(cmp)}{png_note}"
-        f"<h2>Ranking</h2><p class='sub'>By window-average {metric.name}; the stability rank "
-        f"orders by median stability score (100 = flat line).</p>{_ranked_table(cmp, qps)}"
-        + "".join(overview)
-        + memory_html
-        + _effects_tables(cmp)
-        + f"<h2>Configurations</h2><ul>{toc}</ul>"
-        + "".join(cell_sections)
-        + _methodology(cmp, variables, labels)
-    )
-    page = (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{_e(exp['name'])} — flushbench report</title><style>{_CSS}</style>"
-        f"<script>{_ERROR_HOOK}</script>"
-        f"<script type='text/javascript'>{get_plotlyjs()}</script></head>"
-        f"<body><main>{body}</main></body></html>"
-    )
+        cell_sections = [
+            _cell_section(cmp, figs, cell, reps.get(int(cell["cell_id"])), smp, ivl)
+            for _, cell in cells.iterrows()
+        ]
+        forced = [w for w in cmp.warnings if w.startswith("forced comparison")]
+        toc = "".join(
+            f"<li><a href='#cell-{int(c['cell_id'])}'>{_e(c['cell_label'])}</a></li>"
+            for _, c in cells.iterrows()
+        )
+        generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        body = (
+            f"<h1>{_e(exp['name'])}</h1>"
+            f"<p class='sub'>{_e(exp['description'] or '')} · experiment #{exp['id']} · "
+            f"generated {generated}</p>"
+            + "".join(f"<div class='note'>{_e(w)}</div>" for w in forced)
+            + f"<h2>Summary</h2>{_summary(cmp)}{_PNG_SUMMARY}"
+            f"<h2>Ranking</h2><p class='sub'>By window-average {metric.name}; the stability rank "
+            f"orders by median stability score (100 = flat line).</p>{_ranked_table(cmp, qps)}"
+            + "".join(overview)
+            + memory_html
+            + _effects_tables(cmp)
+            + f"<h2>Configurations</h2><ul>{toc}</ul>"
+            + "".join(cell_sections)
+            + _methodology(cmp, variables, labels)
+        )
+        page = (
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{_e(exp['name'])} — flushbench report</title><style>{_CSS}</style>"
+            f"<script>{_ERROR_HOOK}</script>"
+            f"<script type='text/javascript'>{get_plotlyjs()}</script></head>"
+            f"<body><main>{body}</main></body></html>"
+        )
+        page = figs.finish(page)  # waits for the PNGs drawn while the page was built
+    finally:
+        figs.close()
+    page = page.replace(_PNG_SUMMARY, _png_summary(figs), 1)
     path = out / "report.html"
     path.write_text(page, encoding="utf-8")
     return path

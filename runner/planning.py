@@ -147,7 +147,7 @@ def render_plan(p: Plan, console: Console) -> None:
 
     free = human_size(rep.disk_free) if rep.disk_free is not None else "unknown"
     console.print(
-        f"{len(p.cells)} cells × {exp.repetitions} repetitions = {len(p.runs)} runs;"
+        f"{len(p.cells)} cells × {exp.repetitions_label()} = {len(p.runs)} runs;"
         f" dataset {exp.dataset.scale_label()} (~{human_size(rep.dataset_bytes)}) loaded once in"
         f" ~{format_duration(p.load_seconds)}"
     )

@@ -334,7 +334,7 @@ def preflight(
     _connections(exp, cells, partial, base, options, loc, source, problems)
     data = dataset_bytes(exp.dataset)
     redo = _redo_bytes(cells, partial, base, server)
-    need = disk_needed(data + redo + DATADIR_OVERHEAD, len(cells) * exp.repetitions,
+    need = disk_needed(data + redo + DATADIR_OVERHEAD, sum(exp.repetitions_of(c) for c in cells),
                        keep_datadirs=keep_datadirs)
     disk_free = free_disk(work_dir)
     if disk_free is not None and need.total > disk_free:

@@ -246,6 +246,9 @@ class ExperimentSpec(StrictModel):
     sampling: SamplingSpec = Field(default_factory=SamplingSpec)
     window: WindowSpec = Field(default_factory=WindowSpec)
     repetitions: Annotated[int, Field(ge=1, le=1000)] = 1
+    #: Runs of the baseline cell, when it should run more often than the others: a baseline
+    #: repeated at least 5 times is the experiment's own A/A noise floor (docs/statistics.md).
+    baseline_repetitions: Annotated[int, Field(ge=1, le=1000)] | None = None
     order: OrderSpec = Field(default_factory=OrderSpec)
     pre_run: PreRunSpec = Field(default_factory=PreRunSpec)
     cpus: CpusSpec = Field(default_factory=CpusSpec)
@@ -287,6 +290,19 @@ class ExperimentSpec(StrictModel):
         return math.prod(len(levels) for levels in self.matrix.axes().values()) * bool(
             self.matrix.axes() or not self.include
         ) + len(self.include)
+
+    def repetitions_of(self, cell: CellSpec) -> int:
+        """How many times ``cell`` runs (``baseline_repetitions`` for the baseline, if set)."""
+        if cell.is_baseline and self.baseline_repetitions is not None:
+            return self.baseline_repetitions
+        return self.repetitions
+
+    def repetitions_label(self) -> str:
+        """``3 repetitions``, or ``2 repetitions (baseline 5)`` when the baseline runs more."""
+        text = f"{self.repetitions} repetitions"
+        if self.baseline_repetitions is not None and self.baseline_repetitions != self.repetitions:
+            text += f" (baseline {self.baseline_repetitions})"
+        return text
 
     def metric(self) -> dict[str, Any]:
         """The workload's primary metric (name, unit, what a count counts, per minute?)."""
@@ -336,6 +352,12 @@ class ExperimentSpec(StrictModel):
                 f"the matrix has {cells:,} cells (before exclude), more than max_cells"
                 f" ({self.max_cells:,}) — shrink the matrix, or set max_cells if you mean it",
                 "matrix",
+            )
+        if self.baseline_repetitions is not None and self.baseline_repetitions < self.repetitions:
+            raise KeyedValueError(
+                f"baseline_repetitions ({self.baseline_repetitions}) is below repetitions"
+                f" ({self.repetitions}): the baseline would run less than every other cell —"
+                " raise it, or remove it", "baseline_repetitions",
             )
         fixed = set(self.fixed.values())
         both = sorted(fixed & set(self.matrix.axes()))
@@ -486,11 +508,16 @@ def _mark_baseline(exp: ExperimentSpec, cells: list[CellSpec], source: str) -> l
 
 
 def run_order(exp: ExperimentSpec, cells: list[CellSpec]) -> list[tuple[CellSpec, int]]:
-    """(cell, repetition) pairs in the declared order; repetitions count from 1."""
-    reps = range(1, exp.repetitions + 1)
+    """(cell, repetition) pairs in the declared order; repetitions count from 1.
+
+    Interleaved: round r runs every cell that has an r-th repetition, so a baseline with more
+    ``baseline_repetitions`` runs its extra rounds last (after every cell has its own runs).
+    """
+    counts = {c.key: exp.repetitions_of(c) for c in cells}
     if exp.order.mode == "interleaved":
-        return [(c, r) for r in reps for c in cells]
-    pairs = [(c, r) for c in cells for r in reps]
+        rounds = range(1, max(counts.values(), default=0) + 1)
+        return [(c, r) for r in rounds for c in cells if r <= counts[c.key]]
+    pairs = [(c, r) for c in cells for r in range(1, counts[c.key] + 1)]
     if exp.order.mode == "randomized":
         random.Random(exp.order.seed).shuffle(pairs)
     return pairs
@@ -506,6 +533,7 @@ _PLAN_ONLY_KEYS = (
     "include",
     "baseline",
     "repetitions",
+    "baseline_repetitions",
     "order",
 )
 

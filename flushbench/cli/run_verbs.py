@@ -93,8 +93,8 @@ def run(
     def on_prepared(ctx, enq) -> None:  # noqa: ANN001
         holder["ctx"] = ctx
         console.print(
-            f"[bold]{ctx.exp.name}[/]: {len(ctx.cells)} cells × {ctx.exp.repetitions}"
-            " repetitions — "
+            f"[bold]{ctx.exp.name}[/]: {len(ctx.cells)} cells × {ctx.exp.repetitions_label()}"
+            " — "
             f"{enq.queued + enq.requeued} to run, {enq.kept_done} done already"
             + (
                 f", {enq.kept_failed} failed kept (--retry-failed to redo)"

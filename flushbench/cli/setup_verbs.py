@@ -41,7 +41,7 @@ def validate(
             failures.append(exc)
             continue
         exp = report.experiment
-        console.print(f"{path}: ok: {len(report.cells)} cells × {exp.repetitions} repetitions"
+        console.print(f"{path}: ok: {len(report.cells)} cells × {exp.repetitions_label()}"
                       f" on {report.server.label}", soft_wrap=True)
         for note in report.notes:
             console.print(f"  note: {note}", soft_wrap=True)

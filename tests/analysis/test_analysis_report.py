@@ -56,6 +56,9 @@ def test_report_writes_a_png_per_figure(report: Path) -> None:
     n_figures = html.count("class=\"plotly-graph-div\"")
     assert "PNG export failed" not in html
     assert len(pngs) == n_figures
+    # Each figure links its own PNG; no placeholder is left in the page.
+    assert html.count("<div class='png'>PNG: <a href='figures/") == n_figures
+    assert "<!--png:" not in html and "<!--png-summary-->" not in html
     for png in pngs:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert png.stat().st_size > 10_000  # a rendered chart, not an empty canvas
@@ -64,16 +67,17 @@ def test_report_writes_a_png_per_figure(report: Path) -> None:
 
 def test_report_survives_a_png_failure(study_db: Path, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import plotly.graph_objects as go
+    from analysis import png_export
 
-    def broken(*_a: object, **_k: object) -> None:
+    def broken() -> None:
         raise RuntimeError("no chromium here")
 
-    monkeypatch.setattr(go.Figure, "write_image", broken)
+    monkeypatch.setattr(png_export, "_new_scope", broken)
     path = write_report(study_db, "study", tmp_path)
     html = path.read_text(encoding="utf-8")
     assert "PNG export failed" in html and "no chromium here" in html
     assert not (tmp_path / "figures").exists() or not list((tmp_path / "figures").glob("*.png"))
+    assert "PNG: <a" not in html and "<!--png:" not in html  # no link to a missing file
 
 
 def _chromium(args: list[str], user_dir: Path) -> subprocess.CompletedProcess[str]:

@@ -125,6 +125,26 @@ def test_run_order_modes() -> None:
     assert sorted(first) == sorted((c.key, r) for c, r in run_order(exp, cells))
 
 
+def test_baseline_repetitions_add_rounds_for_the_baseline_only() -> None:
+    exp = _exp(matrix={"doublewrite": [True, False]}, repetitions=2, baseline_repetitions=4,
+               baseline={"doublewrite": False}, order={"mode": "interleaved"})
+    cells = expand(exp)
+    on, off = cells
+    assert [(c.key, r) for c, r in run_order(exp, cells)] == [
+        (on.key, 1), (off.key, 1), (on.key, 2), (off.key, 2), (off.key, 3), (off.key, 4)]
+    grouped = exp.model_copy(update={"order": exp.order.model_copy(update={"mode": "as-written"})})
+    assert [(c.key, r) for c, r in run_order(grouped, cells)] == [
+        (on.key, 1), (on.key, 2), (off.key, 1), (off.key, 2), (off.key, 3), (off.key, 4)]
+    assert exp.repetitions_label() == "2 repetitions (baseline 4)"
+    assert _exp(repetitions=3).repetitions_label() == "3 repetitions"
+
+
+def test_baseline_repetitions_below_repetitions_is_refused() -> None:
+    with pytest.raises(ValueError,
+                       match=r"baseline_repetitions \(2\) is below repetitions \(3\)"):
+        _exp(repetitions=3, baseline_repetitions=2)
+
+
 def test_knob_model_round_trip() -> None:
     cell = expand(_exp(fixed={"variables": {"innodb-lru-scan-depth": 256}},
                        matrix={"doublewrite": [True, False]}))[0]
@@ -171,5 +191,10 @@ def test_stability_2011_walk_matches_the_post() -> None:
     assert rows == [(True, 75, 200), (True, 50, 20000), (False, 50, 20000), (False, 60, 20000),
                     (False, 70, 20000), (True, 60, 20000), (True, 30, 20000), (True, 15, 20000)]
     assert cells[0].is_baseline
-    assert exp.repetitions == 3 and exp.order.mode == "interleaved"
-    assert exp.workload.connections == 32 and exp.workload.duration == 1800
+    # Scaled to a 2-core machine (the file's header): 3 repetitions, the baseline 5 times (A/A),
+    # 5-minute runs measured over their second half, under a flushing-bound storage profile.
+    assert exp.repetitions == 3 and exp.baseline_repetitions == 5
+    assert exp.order.mode == "interleaved"
+    assert exp.workload.connections == 32 and exp.workload.duration == 300
+    assert exp.window.resolve(exp.workload.duration) == (150.0, 300.0)
+    assert all(c.knobs["storage"] for c in cells)

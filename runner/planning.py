@@ -70,7 +70,7 @@ def load_seconds(exp: ExperimentSpec, dataset_bytes: int) -> float:
 def run_seconds(exp: ExperimentSpec, report: PreflightReport, cell: CellSpec) -> float:
     """Estimated wall time of one run of ``cell``."""
     seconds = report.dataset_bytes / COPY_BYTES_PER_S + SERVER_START_S + SERVER_STOP_S
-    seconds += exp.workload.warmup + exp.workload.duration
+    seconds += adapter_class(exp.workload.driver).workload_seconds(exp.workload)
     if exp.pre_run.drop_caches:
         seconds += DROP_CACHES_S
     if exp.pre_run.drain_dirty_pages:

@@ -504,6 +504,11 @@ class Workload(abc.ABC):
     def load_seconds(cls, dataset: DatasetSpec) -> float:
         """Estimated time to load ``dataset`` with this driver's loader (planning)."""
 
+    @classmethod
+    def workload_seconds(cls, spec: WorkloadSpec) -> float:
+        """How long the driver runs (planning): warmup + duration, plus any slack it asks for."""
+        return spec.warmup + spec.duration
+
     @abc.abstractmethod
     def problems(self) -> list[str]:
         """Preflight: what is missing to run this driver; each message says how to fix it."""

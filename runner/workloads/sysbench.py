@@ -91,6 +91,11 @@ class SysbenchWorkload(Workload):
         """~50k rows/s for `sysbench prepare`."""
         return (dataset.tables or 0) * (dataset.table_size or 0) / ROWS_PER_S
 
+    @classmethod
+    def workload_seconds(cls, spec: WorkloadSpec) -> float:
+        """warmup + duration + one report interval (the slack :meth:`start` asks for)."""
+        return spec.warmup + spec.duration + spec.report_interval
+
     def __init__(self, binaries: Mapping[str, str] | None = None) -> None:
         super().__init__(binaries)
         explicit = self.binaries.get("sysbench")

@@ -88,7 +88,7 @@ def test_validate_shipped_experiments(work_env: dict[str, str]) -> None:
     result = _run("validate", *files, env=work_env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.count(": ok: ") == len(files)
-    assert "stability-2011.yaml: ok: 8 cells × 3 repetitions" in result.stdout
+    assert "stability-2011.yaml: ok: 8 cells × 3 repetitions (baseline 5)" in result.stdout
 
 
 @pytest.mark.mysql
@@ -104,8 +104,8 @@ def test_plan_stability_2011(work_env: dict[str, str]) -> None:
         assert f"innodb_max_dirty_pages_pct={pct}" in out
     assert "innodb_doublewrite=OFF" in out and "innodb_io_capacity=20000" in out
     assert "doublewrite=on max_dirty_pages_pct=75 io_capacity=200 (baseline)" in out
-    assert "8 cells × 3 repetitions = 24 runs" in out
-    assert "estimated total: 12h" in out or "estimated total: 13h" in out
+    assert "8 cells × 3 repetitions (baseline 5) = 26 runs" in out
+    assert "estimated total: 2h" in out
     assert "Run order (interleaved)" in out
 
 

@@ -84,10 +84,11 @@ def test_plan_of_stability_2011(drivers_present: None) -> None:
     path = paths.EXPERIMENTS_DIR / "stability-2011.yaml"
     exp = load_experiment(path)
     p = plan(exp, str(path))
-    assert len(p.runs) == 24
+    assert len(p.runs) == 26  # 8 cells × 3, and the baseline's 4th and 5th run (A/A)
     # Interleaved: the first 8 runs are repetition 1 of each cell, in order.
     assert [r.repetition for r in p.runs[:8]] == [1] * 8
     assert [r.cell.key for r in p.runs[:8]] == [c.key for c in p.cells]
+    assert [(r.cell.is_baseline, r.repetition) for r in p.runs[-2:]] == [(True, 4), (True, 5)]
     assert p.runs[0].starts_at == p.load_seconds
     assert all(r.seconds > exp.workload.duration + exp.workload.warmup for r in p.runs)
     assert p.total_seconds == pytest.approx(p.load_seconds + sum(r.seconds for r in p.runs))

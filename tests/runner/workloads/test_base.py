@@ -138,3 +138,14 @@ def test_run_to_completion_raises_with_the_stderr_tail(tmp_path: Path) -> None:
             secrets=[SECRET],
         )  # fmt: skip
     assert SECRET not in log_files(tmp_path / "load.log")[0].read_text()
+
+
+def test_planning_counts_the_interval_sysbench_runs_past_the_window() -> None:
+    from runner.workloads.registry import adapter_class
+
+    spec = WorkloadSpec(driver="sysbench", test="oltp_read_only", warmup="10s",
+                        duration="60s", report_interval="10s")
+    # sysbench runs one report interval longer than it measures (runner/workloads/sysbench.py).
+    assert adapter_class("sysbench").workload_seconds(spec) == 80
+    assert adapter_class("tpcc").workload_seconds(spec.model_copy(
+        update={"driver": "tpcc", "test": None})) == 70

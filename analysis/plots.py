@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 #: Colours that stay distinct in print and for common colour-vision deficiencies (Okabe-Ito).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
@@ -63,6 +62,17 @@ def _figure(title: str, subtitle: str | None = None) -> go.Figure:
         subtitle
     ) else title
     fig.update_layout(template=template(), title=dict(text=text))
+    return fig
+
+
+def _two_axis_figure(title: str, subtitle: str | None = None) -> go.Figure:
+    """A figure with a second y axis on the right (``yaxis="y2"`` on a trace).
+
+    Built by hand rather than with ``make_subplots(secondary_y=True)``, which costs ~50 ms of
+    property-path parsing per figure in plotly 5 — a second per report of 20 cells.
+    """
+    fig = _figure(title, subtitle)
+    fig.update_layout(yaxis2=dict(overlaying="y", side="right", anchor="x"))
     return fig
 
 
@@ -138,21 +148,17 @@ def checkpoint_dirty(
     flushing asynchronously), and at ``innodb_max_dirty_pages_pct``. Which line the series
     presses against tells which limit binds.
     """
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    text = f"{title}<br><span style='font-size:13px;color:#666'>{subtitle}</span>" if (
-        subtitle
-    ) else title
-    fig.update_layout(template=template(), title=dict(text=text))
+    fig = _two_axis_figure(title, subtitle)
     df = samples_df[(~samples_df["missed"]) & (samples_df["t"] > 0)]
     x = df["t"].to_numpy() / 60
     fig.add_trace(go.Scatter(
         x=x, y=df["checkpoint_age_mb"].to_numpy(), mode="lines", name="checkpoint age (MB)",
         line=dict(color=CHECKPOINT_COLOR, width=2), hovertemplate="%{y:,.1f} MB",
-    ), secondary_y=False)
+    ))
     fig.add_trace(go.Scatter(
         x=x, y=df["dirty_pct"].to_numpy(), mode="lines", name="dirty pages (%)",
-        line=dict(color=DIRTY_COLOR, width=2), hovertemplate="%{y:.1f} %",
-    ), secondary_y=True)
+        line=dict(color=DIRTY_COLOR, width=2), hovertemplate="%{y:.1f} %", yaxis="y2",
+    ))
     max_mb = _first(df, "max_checkpoint_age_mb")
     top_mb = float(np.nanmax(df["checkpoint_age_mb"])) if len(df) and df[
         "checkpoint_age_mb"].notna().any() else 0.0
@@ -174,12 +180,14 @@ def checkpoint_dirty(
                       annotation_font=dict(size=11, color=DIRTY_COLOR))
     if window:
         _shade_window(fig, *window)
-    fig.update_xaxes(title_text="minutes since measurement start")
-    fig.update_yaxes(title_text="checkpoint age (MB)", secondary_y=False,
-                     range=[0, top_mb * 1.1 if top_mb > 0 else 1], tickformat=",",
-                     title_font=dict(color=CHECKPOINT_COLOR))
-    fig.update_yaxes(title_text="dirty pages (% of buffer pool)", secondary_y=True,
-                     range=[0, 100], showgrid=False, title_font=dict(color=DIRTY_COLOR))
+    fig.update_layout(
+        xaxis=dict(title=dict(text="minutes since measurement start")),
+        yaxis=dict(title=dict(text="checkpoint age (MB)", font=dict(color=CHECKPOINT_COLOR)),
+                   range=[0, top_mb * 1.1 if top_mb > 0 else 1], tickformat=","),
+        yaxis2=dict(title=dict(text="dirty pages (% of buffer pool)",
+                               font=dict(color=DIRTY_COLOR)),
+                    range=[0, 100], showgrid=False),
+    )
     return fig
 
 
@@ -364,25 +372,21 @@ def flushing(
     subtitle: str | None = None,
 ) -> go.Figure:
     """Pages flushed/s and doublewrite pages/s (left), redo log MB/s (right) for one run."""
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    text = f"{title}<br><span style='font-size:13px;color:#666'>{subtitle}</span>" if (
-        subtitle
-    ) else title
-    fig.update_layout(template=template(), title=dict(text=text))
+    fig = _two_axis_figure(title, subtitle)
     df = samples_df[(~samples_df["missed"]) & (samples_df["t"] > 0)]
     x = df["t"].to_numpy() / 60
     fig.add_trace(go.Scatter(x=x, y=df["pages_flushed_per_s"], name="pages flushed/s",
-                             line=dict(color=PALETTE[0], width=2)), secondary_y=False)
+                             line=dict(color=PALETTE[0], width=2)))
     if df["dblwr_pages_per_s"].fillna(0).abs().sum() > 0:
         fig.add_trace(go.Scatter(x=x, y=df["dblwr_pages_per_s"], name="doublewrite pages/s",
-                                 line=dict(color=PALETTE[3], width=1.5, dash="dot")),
-                      secondary_y=False)
+                                 line=dict(color=PALETTE[3], width=1.5, dash="dot")))
     fig.add_trace(go.Scatter(x=x, y=df["log_mb_per_s"], name="redo written (MB/s)",
-                             line=dict(color=PALETTE[2], width=1.5)), secondary_y=True)
-    fig.update_xaxes(title_text="minutes since measurement start")
-    fig.update_yaxes(title_text="pages per second", secondary_y=False, tickformat=",")
-    fig.update_yaxes(title_text="redo MB/s", secondary_y=True, showgrid=False,
-                     rangemode="tozero")
+                             line=dict(color=PALETTE[2], width=1.5), yaxis="y2"))
+    fig.update_layout(
+        xaxis=dict(title=dict(text="minutes since measurement start")),
+        yaxis=dict(title=dict(text="pages per second"), tickformat=","),
+        yaxis2=dict(title=dict(text="redo MB/s"), showgrid=False, rangemode="tozero"),
+    )
     return fig
 
 

@@ -477,13 +477,7 @@ def cancel(db: ResultsDB, experiment_name: str) -> int:
         No experiment of that name is in the database (the message lists the known ones).
     """
     with db.session() as session, session.begin():
-        known = session.scalars(select(Experiment.name).distinct()).all()
-        if experiment_name not in known:
-            raise StoreError(
-                f"no experiment {experiment_name!r} in the results database",
-                where="queue",
-                fix=did_you_mean(experiment_name, known) if known else "queue one first",
-            )
+        _experiment_ids(session, experiment_name)
         ids = select(Cell.id).join(Experiment).where(Experiment.name == experiment_name)
         result = session.execute(
             update(Run)
@@ -491,6 +485,51 @@ def cancel(db: ResultsDB, experiment_name: str) -> int:
             .values(status="cancelled", finished_at=utcnow())
         )
         return result.rowcount
+
+
+def _experiment_ids(session: Session, experiment_name: str) -> list[int]:
+    """Ids of every queued version (hash) of an experiment; refuse an unknown name."""
+    known = session.scalars(select(Experiment.name).distinct()).all()
+    if experiment_name not in known:
+        raise StoreError(
+            f"no experiment {experiment_name!r} in the results database",
+            where="queue",
+            fix=did_you_mean(experiment_name, known) if known else "queue one first",
+        )
+    return list(session.scalars(select(Experiment.id).where(Experiment.name == experiment_name)))
+
+
+def unpin(db: ResultsDB, experiment_name: str) -> list[str]:
+    """Release the host class a ``placement: one`` experiment is pinned to; return the classes.
+
+    For when the pinned hosts are gone for good: the next worker of any allowed class claims
+    the remaining runs (and pins the experiment again). Runs already done stay where they
+    ran; the analysis then sees two host classes and says so.
+
+    Raises
+    ------
+    StoreError
+        Unknown experiment, or a run of it still running under a live lease (a dead worker's
+        run is taken over first, as ``status`` does).
+    """
+    with db.session() as session, session.begin():
+        ids = _experiment_ids(session, experiment_name)
+        mark_abandoned(session)
+        running = session.scalar(
+            select(func.count(Run.id)).join(Cell, Cell.id == Run.cell_id)
+            .where(Cell.experiment_id.in_(ids), Run.status == "running"))
+        if running:
+            raise StoreError(
+                f"{experiment_name}: {running} run(s) still running under a live lease",
+                where="queue unpin",
+                fix="wait for them to finish (or stop their worker) and unpin again",
+            )
+        pinned = sorted({c for c in session.scalars(
+            select(Experiment.host_class).where(Experiment.id.in_(ids))) if c is not None})
+        session.execute(
+            update(Experiment).where(Experiment.id.in_(ids)).values(host_class=None)
+            .execution_options(synchronize_session=False))
+        return pinned
 
 
 def status_counts(db: ResultsDB) -> list[dict[str, Any]]:

@@ -172,6 +172,27 @@ def queue_cancel(
     console.print(f"cancelled {n} queued run(s) of {experiment}")
 
 
+@queue_app.command("unpin")
+def queue_unpin(
+    experiment: Annotated[str, typer.Argument(help="Experiment name.")], db: DbOption = None
+) -> None:
+    """Release the host class a `placement: one` experiment is pinned to (its hosts are gone).
+
+    The next worker of any allowed class takes the remaining runs; finished runs stay.
+    """
+    from runner import queue
+    from store.db import ResultsDB
+
+    pinned = queue.unpin(ResultsDB(db, create=False), experiment)
+    if not pinned:
+        console.print(f"{experiment} was not pinned to a host class")
+        return
+    console.print(f"{experiment}: unpinned from host class {', '.join(pinned)}; the next"
+                  " worker of an allowed class takes its queued runs (runs already done stay"
+                  " where they ran: `compare` compares runs of different hosts only with"
+                  " --force)")
+
+
 @app.command()
 def status(db: DbOption = None) -> None:
     """What is queued, running, done and failed, per experiment; live and stale workers."""

@@ -17,7 +17,8 @@ import pytest
 from store.db import ResultsDB
 
 VERBS = [
-    ["status"], ["queue", "list"], ["queue", "cancel", "x"], ["worker"], ["show", "1"],
+    ["status"], ["queue", "list"], ["queue", "cancel", "x"], ["queue", "unpin", "x"],
+    ["worker"], ["show", "1"],
     ["compare", "x"], ["report", "x", "-o", "{tmp}/out"], ["export", "x", "-o", "{tmp}/e.csv"],
     ["db", "upgrade"],
 ]

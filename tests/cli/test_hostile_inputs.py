@@ -364,6 +364,8 @@ CASES: list[Case] = [
          files={"keep.csv": "mine\n"}, needs_db=True),
     Case("queue-cancel-unknown", ["queue", "cancel", "nope", "--db", "{tmp}/r.sqlite"],
          ["no experiment 'nope'"], needs_db=True),
+    Case("queue-unpin-unknown", ["queue", "unpin", "nope", "--db", "{tmp}/r.sqlite"],
+         ["no experiment 'nope'"], needs_db=True),
     Case("unknown-verb", ["frobnicate"], ["No such command"]),
     Case("validate-no-args", ["validate"], ["Missing argument"]),
     Case("plan-extra-arg", ["plan", F, "extra"], ["unexpected extra argument"],

@@ -11,6 +11,7 @@ import sys
 import pytest
 from sqlalchemy import select, update
 
+from flushbench.errors import StoreError
 from runner import queue
 from runner.fleet import worker_rows
 from runner.identity import local_identity
@@ -63,6 +64,38 @@ def test_placement_one_pins_the_first_host_class(db: ResultsDB) -> None:
     assert queue.claim_next(db, exp_id, identity=local_identity("a2", "fast")) is not None
     with db.session() as s:
         assert s.get(Experiment, exp_id).host_class == "fast"
+
+
+def test_unpin_hands_a_pinned_experiment_to_another_class(db: ResultsDB) -> None:
+    exp_id = enqueue_plain(db, "stranded", 4)
+    a, b = local_identity("a1", "fast"), local_identity("b1", "slow")
+    first = queue.claim_next(db, exp_id, identity=a)
+    assert first is not None and queue.claim_next(db, exp_id, identity=b) is None
+    # A run still under a live lease: refused, nothing changes.
+    with pytest.raises(StoreError, match="1 run\\(s\\) still running under a live lease"):
+        queue.unpin(db, "stranded")
+    assert queue.finish(db, first, "done", owner=a.owner)
+    assert queue.unpin(db, "stranded") == ["fast"]
+    second = queue.claim_next(db, exp_id, identity=b)  # the other class takes over, and pins
+    assert second is not None
+    with db.session() as s:
+        assert s.get(Experiment, exp_id).host_class == "slow"
+    assert queue.claim_next(db, exp_id, identity=a) is None
+    assert queue.finish(db, second, "done", owner=b.owner)
+    assert queue.unpin(db, "stranded") == ["slow"]
+    assert queue.unpin(db, "stranded") == []  # already free
+    with pytest.raises(StoreError, match="no experiment 'strandd'.*stranded"):
+        queue.unpin(db, "strandd")
+
+
+def test_unpin_takes_over_a_dead_workers_run_first(db: ResultsDB) -> None:
+    exp_id = enqueue_plain(db, "deadpin", 2)
+    dead = local_identity("gone", "fast")
+    run_id = queue.claim_next(db, exp_id, identity=dead)
+    assert run_id is not None
+    expire(db, run_id)
+    assert queue.unpin(db, "deadpin") == ["fast"]
+    assert queue.claim_next(db, exp_id, identity=local_identity("b1", "slow")) is not None
 
 
 def test_placement_spread_and_hosts_list(db: ResultsDB) -> None:

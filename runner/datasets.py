@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -541,12 +542,40 @@ def _empty_dir(path: Path, remove_self: bool) -> None:
                 entry.unlink()
 
 
+#: How often a running copy checks its abort event and its timeout (seconds).
+COPY_POLL_S = 0.5
+
+
+def wait_copy(
+    proc: subprocess.Popen,
+    timeout: float | None,
+    abort: threading.Event | None,
+) -> tuple[int | None, str, str | None]:
+    """Wait for a copy process: ``(exit code or None, stderr, None | "timeout" | "abort")``.
+
+    ``communicate`` is retried in short slices (which loses no output) so that an abort
+    request or the timeout is noticed within :data:`COPY_POLL_S` seconds. The caller's
+    ``child`` block stops the process when it was not finished.
+    """
+    started = time.monotonic()
+    while True:
+        try:
+            _, err = proc.communicate(timeout=COPY_POLL_S)
+            return proc.returncode, err or "", None
+        except subprocess.TimeoutExpired:
+            if abort is not None and abort.is_set():
+                return None, "", "abort"
+            if timeout is not None and time.monotonic() - started > timeout:
+                return None, "", "timeout"
+
+
 def restore(
     snapshot: Snapshot,
     target_datadir: Path,
     verify: Literal["sizes", "full"] = "sizes",
     check_space: bool = True,
     timeout: float | None = None,
+    abort: threading.Event | None = None,
 ) -> RestoreResult:
     """Copy a snapshot's datadir into an empty ``target_datadir`` and verify the copy.
 
@@ -560,6 +589,10 @@ def restore(
         snapshot occupies. A disk that fills during the copy is reported either way.
     timeout:
         Seconds allowed for the copy (None: no limit).
+    abort:
+        Set by another thread to stop the copy early (a worker that lost its lease must not
+        go on copying tens of GB for a run that is no longer its own); checked every
+        :data:`COPY_POLL_S` seconds.
 
     Raises
     ------
@@ -593,15 +626,18 @@ def restore(
     argv = ["cp", "-a", "--reflink=auto", "-T", str(snapshot.datadir), str(target)]
     started = time.monotonic()
     with child(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
-        try:
-            _, err = proc.communicate(timeout=timeout)
-            code: int | None = proc.returncode
-        except subprocess.TimeoutExpired:
-            err, code = "", None
+        code, err, stopped = wait_copy(proc, timeout, abort)
     copy_seconds = time.monotonic() - started
     if code != 0:
         free_now = shutil.disk_usage(target if target.exists() else target.parent).free
         _empty_dir(target, remove_self=created)
+        if stopped == "abort":
+            raise DatasetError(
+                f"the copy was stopped after {copy_seconds:.1f} s (asked to abort); the"
+                " partial copy was removed",
+                str(target),
+                "nothing to do if the run was taken over; otherwise restore again",
+            )
         if code is None:
             raise DatasetError(
                 f"copying the snapshot took longer than {timeout:.0f} s; the "

@@ -22,7 +22,7 @@ from flushbench.errors import FlushbenchError, ServerError, StoreError, Workload
 from flushbench.paths import work_dir
 from runner import queue
 from runner.connection import ConnectionInfo
-from runner.datasets import DatasetKey, ensure_dataset, restore
+from runner.datasets import DatasetError, DatasetKey, ensure_dataset, restore
 from runner.disk import dispose_datadir
 from runner.host.cgroups import reap_stale_groups
 from runner.host.controls import RunHostControls
@@ -298,7 +298,11 @@ def _execute_run(
 
     try:
         reporter.phase("restoring datadir")
-        restore(ctx.snapshot, layout.datadir)
+        try:
+            restore(ctx.snapshot, layout.datadir, abort=heartbeat.lost)
+        except DatasetError:
+            heartbeat.check()  # stopped because the lease was lost: report that, not the copy
+            raise
         write_mycnf(layout.cnf, ctx.report.base_cnf_text, translation.server_options, layout)
         sandbox = MysqldSandbox(ctx.server, layout, allocator=translation.allocator)
         # THP is host-wide: put back what a killed flushbench left, set this run's mode before

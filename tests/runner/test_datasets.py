@@ -359,3 +359,25 @@ def test_tpcc_driver_dataset(mariadb_server, base_cnf_text, tmp_path) -> None:
             cur.execute("SELECT COUNT(*) FROM item")
             assert cur.fetchone()[0] == 100000
     layout.cleanup()
+
+
+def test_a_running_copy_stops_soon_after_an_abort() -> None:
+    """A lost lease must not wait for a 50 GB copy: the wait notices the event within a slice."""
+    import subprocess
+    import threading
+
+    from runner.datasets import COPY_POLL_S, wait_copy
+    from runner.proc import child
+
+    abort = threading.Event()
+    threading.Timer(0.3, abort.set).start()
+    with child(["sleep", "30"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+        code, _, stopped = wait_copy(proc, None, abort)
+        assert proc.poll() is None  # returned while the "copy" was still running
+    assert (code, stopped) == (None, "abort")
+    assert COPY_POLL_S <= 1
+    with child(["sh", "-c", "echo oops >&2; exit 3"], stdout=subprocess.DEVNULL,
+               stderr=subprocess.PIPE) as proc:
+        assert wait_copy(proc, None, threading.Event()) == (3, "oops\n", None)
+    with child(["sleep", "30"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+        assert wait_copy(proc, 0.2, None)[2] == "timeout"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from runner.server import ResolvedServer, SandboxLayout, initialize_datadir, resolve_binary
+from tests.support.leftovers import kill_orphaned_test_servers
 from tests.support.pgcluster import PgCluster, PostgresUnavailable
 
 MARIADBD = Path("/usr/sbin/mariadbd")
@@ -33,6 +34,13 @@ innodb_buffer_pool_dump_at_shutdown=OFF
 
 #: Fixed when the datadir is created, so every copy starts without a redo-log resize.
 TEST_INIT_OPTIONS = {"innodb_log_file_size": "16M"}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Remove servers a SIGKILLed earlier session left running (tests/support/leftovers.py)."""
+    killed = kill_orphaned_test_servers()
+    if killed:
+        print(f"killed {len(killed)} server(s) left by an earlier, killed test session")
 
 
 @pytest.fixture(scope="session")

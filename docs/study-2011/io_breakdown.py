@@ -1,0 +1,74 @@
+"""What the emulated disk's write operations went to, per cell of the 2011 study.
+
+Medians over each cell's runs of the per-run means over the measurement window, from the
+sampler's SHOW GLOBAL STATUS counters and the throttle group's own counters (run events).
+
+    uv run python docs/study-2011/io_breakdown.py docs/study-2011/stability-2011.sqlite
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pandas as pd
+from sqlalchemy import select
+
+from analysis import frames
+from analysis.query import session_scope
+from analysis.series import RATE_COUNTERS, samples
+from store.models import RunEvent
+
+#: Counters whose per-second rate the sampler frame does not derive itself.
+EXTRA = ("Innodb_log_writes", "Innodb_dblwr_writes", "Innodb_data_writes", "Innodb_os_log_fsyncs")
+
+
+def throttle_proof(db: str, run_ids: list[int]) -> pd.DataFrame:
+    """Write/read IOPS the throttle group measured over each run (the storage proof event)."""
+    rows = []
+    with session_scope(db) as s:
+        events = s.execute(select(RunEvent.run_id, RunEvent.evidence)
+                           .where(RunEvent.kind == "storage", RunEvent.run_id.in_(run_ids)))
+        for run_id, evidence in events:
+            ev = json.loads(evidence) if isinstance(evidence, str) else (evidence or {})
+            rows.append({"run_id": run_id, "group write IOPS": ev.get("io_write_iops"),
+                         "group KiB/write": (ev.get("io_write_bytes") or 0)
+                         / max(1, ev.get("io_write_ios") or 0) / 1024})
+    return pd.DataFrame(rows).set_index("run_id")
+
+
+def main(db: str) -> None:
+    fr = frames.load(db, "stability-2011")
+    s = samples(db, "stability-2011", counters=[*RATE_COUNTERS, *EXTRA])
+    s = s.sort_values(["run_id", "seq"])
+    for name in EXTRA:
+        rate = s.groupby("run_id")[name].diff() / s["dt_s"]
+        s[f"{name.removeprefix('Innodb_')}_per_s"] = rate
+    w = s[s["in_window"]]
+    cols = ["pages_flushed_per_s", "dblwr_writes_per_s", "dblwr_pages_per_s", "log_writes_per_s",
+            "os_log_fsyncs_per_s", "data_writes_per_s", "fsyncs_per_s", "log_mb_per_s",
+            "checkpoint_age_pct", "dirty_pct", "mysqld_cpu_pct"]
+    per_run = w.groupby("run_id")[cols].mean()
+    per_run = per_run.join(throttle_proof(db, list(per_run.index)))
+    rs = fr.run_summary.set_index("run_id")
+    per_run["cell"] = rs.loc[per_run.index, "cell_label"]
+    per_run["NOTPM"] = rs.loc[per_run.index, "notpm"]
+    per_run["stability"] = rs.loc[per_run.index, "score"]
+    table = per_run.groupby("cell", sort=False).median(numeric_only=True)
+    order = list(dict.fromkeys(fr.cell_summary["cell_label"]))
+    table = table.reindex([c for c in order if c in table.index])
+    print(markdown(table))
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """A GitHub table, one row per cell, numbers rounded for reading."""
+    head = ["cell", *table.columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, row in table.iterrows():
+        values = [f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}" for v in row]
+        lines.append("| " + " | ".join([str(label), *values]) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -85,6 +85,38 @@ def _done(run_summary_df: pd.DataFrame) -> pd.DataFrame:
                           & run_summary_df["notpm"].notna()]
 
 
+def aa_floor(run_summary_df: pd.DataFrame, cell_id: int) -> dict[str, float | int]:
+    """The A/A measurement of one cell: its runs' spread of throughput and of stability.
+
+    ``n`` done runs, ``cv_pct`` (run-to-run CV of the metric, %), and ``score_min``,
+    ``score_median``, ``score_max`` of the runs' stability scores (how far two runs of one
+    configuration can disagree about stability). The floor counts only from
+    :data:`AA_MIN_REPETITIONS` runs on (``n`` is 0 below that).
+    """
+    cv, n = noise_floor(run_summary_df, cell_id)
+    done = _done(run_summary_df)
+    scores = done.loc[done["cell_id"] == cell_id, "score"].to_numpy(dtype=float)
+    scores = scores[np.isfinite(scores)]
+    if n < AA_MIN_REPETITIONS or not math.isfinite(cv):
+        return {"n": 0, "cv_pct": math.nan, "score_min": math.nan, "score_median": math.nan,
+                "score_max": math.nan}
+    return {"n": n, "cv_pct": 100 * cv,
+            "score_min": float(scores.min()) if scores.size else math.nan,
+            "score_median": float(np.median(scores)) if scores.size else math.nan,
+            "score_max": float(scores.max()) if scores.size else math.nan}
+
+
+def aa_floor_text(floor: dict[str, float | int]) -> str:
+    """``the baseline's 5 runs: CV 3.1 %, stability 71–88 (median 80)``, or ``""``."""
+    if not floor.get("n"):
+        return ""
+    text = f"the baseline's {floor['n']} runs: throughput CV {floor['cv_pct']:.1f} %"
+    if math.isfinite(float(floor["score_median"])):
+        text += (f", stability score {floor['score_min']:.0f}–{floor['score_max']:.0f}"
+                 f" (median {floor['score_median']:.0f})")
+    return text
+
+
 def noise_floor(run_summary_df: pd.DataFrame, cell_id: int) -> tuple[float, int]:
     """Run-to-run CV (fraction) of one cell and its number of done runs (an A/A measurement)."""
     values = _done(run_summary_df)
@@ -276,13 +308,11 @@ def compare(
     # differing hostname is expected rather than a reason to refuse.
     warnings = check_metadata(rs.drop(columns=["hostname"]) if spread else rs, force=force)
     base_ids = fr.cell_summary.loc[fr.cell_summary["is_baseline"], "cell_id"]
-    floor_cv, floor_n = (noise_floor(rs, int(base_ids.iloc[0])) if len(base_ids)
-                         else (math.nan, 0))
     # The baseline repeated often enough is the experiment's own A/A measurement.
-    aa = floor_cv if floor_n >= AA_MIN_REPETITIONS and math.isfinite(floor_cv) else None
+    floor = aa_floor(rs, int(base_ids.iloc[0])) if len(base_ids) else aa_floor(rs, -1)
+    aa = floor["cv_pct"] / 100 if floor["n"] else None
     cells = compare_cells(rs, fr.cell_summary, noise_floor_cv=aa)
-    cells.attrs["noise_floor"] = {"cv_pct": 100 * aa if aa is not None else math.nan,
-                                  "n": floor_n if aa is not None else 0}
+    cells.attrs["noise_floor"] = floor
     if spread:
         cells = _blocked_verdicts(rs, cells)
         cells.attrs["hosts_note"] = method_note(rs)

@@ -21,7 +21,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis import plots
-from analysis.compare import Comparison, compare
+from analysis.compare import Comparison, aa_floor_text, compare
 from analysis.frames import (
     DB,
     KEY_VARIABLES,
@@ -358,14 +358,26 @@ def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str
     )
 
 
+def _aa_line(cmp: Comparison) -> str:
+    """The A/A noise floor beside the verdicts: what one configuration run again varies by."""
+    floor = cmp.cells.attrs.get("noise_floor") or {}
+    if not floor.get("n"):
+        return ("<p class='sub'>No A/A noise floor: run the baseline at least 5 times "
+                "(<code>baseline_repetitions: 5</code>) to measure how much one configuration "
+                "varies from run to run.</p>")
+    return (f"<p class='sub'><b>A/A noise floor</b> — {_e(aa_floor_text(floor))}. A difference "
+            "smaller than this is what the same configuration does from run to run; every "
+            "verdict's MDE is at least this CV.</p>")
+
+
 def _noise_floor_text(cmp: Comparison) -> str:
     hosts = cmp.cells.attrs.get("hosts_note")
     if hosts:  # spread over hosts: say how the verdicts were made
         return f". {_e(hosts)} Verdicts use van Elteren's stratified rank test"
     floor = cmp.cells.attrs.get("noise_floor") or {}
     if floor.get("n"):
-        return (f"; the baseline ran {floor['n']} times, an A/A noise floor of "
-                f"CV {floor['cv_pct']:.1f}%, which the MDE never goes below")
+        return (f"; an A/A noise floor from {_e(aa_floor_text(floor))}, which the MDE never "
+                "goes below")
     return ("; no A/A noise floor was measured (repeat the baseline at least 5 times for "
             "one)")
 
@@ -623,7 +635,8 @@ def write_report(
             + "".join(f"<div class='note'>{_e(w)}</div>" for w in forced)
             + f"<h2>Summary</h2>{_summary(cmp)}{_PNG_SUMMARY}"
             f"<h2>Ranking</h2><p class='sub'>By window-average {metric.name}; the stability rank "
-            f"orders by median stability score (100 = flat line).</p>{_ranked_table(cmp, qps)}"
+            f"orders by median stability score (100 = flat line).</p>{_aa_line(cmp)}"
+            f"{_ranked_table(cmp, qps)}"
             + "".join(overview)
             + memory_html
             + _effects_tables(cmp)

@@ -71,7 +71,7 @@ def compare_cmd(
     """Print the comparison tables: cells vs baseline, knob effects, rankings, warnings."""
     from rich.table import Table
 
-    from analysis.compare import compare
+    from analysis.compare import aa_floor_text, compare
     from analysis.metric import metric_view
 
     cmp = compare(db, experiment, force=force)
@@ -120,8 +120,7 @@ def compare_cmd(
                       soft_wrap=True)
     floor = cmp.cells.attrs.get("noise_floor") or {}
     if floor.get("n"):
-        con.print(f"A/A noise floor: the baseline's {floor['n']} runs, CV "
-                  f"{_f(floor['cv_pct'], '.1f')}%")
+        con.print(f"A/A noise floor: {aa_floor_text(floor)}", soft_wrap=True)
     if len(cmp.main_effects):
         me = cmp.main_effects
         t = Table(title="Main effect of each knob (ratio to its reference level)")

@@ -164,3 +164,37 @@ def test_metadata_refusal(mixed_meta_db: Path) -> None:
 def test_unknown_experiment_names_the_known_ones(study_db: Path) -> None:
     with pytest.raises(AnalysisError, match="known experiments: study"):
         compare(study_db, "nope")
+
+
+def test_a_baseline_run_five_times_is_the_a_a_noise_floor(tmp_path: Path) -> None:
+    from analysis.compare import aa_floor_text
+    from analysis.report import write_report
+    from tests.support.synthetic_store import SynthCell, build_store
+
+    path = tmp_path / "aa.sqlite"
+    cells = [SynthCell(knobs={"doublewrite": True}, notpm=40000, noise_pct=3.0),
+             SynthCell(knobs={"doublewrite": False}, notpm=60000, noise_pct=3.0)]
+    build_store(path, cells, name="aa", repetitions=5, duration=300, n_counters=20, seed=3)
+    cmp = compare(path, "aa")
+    floor = cmp.cells.attrs["noise_floor"]
+    rs = cmp.frames.run_summary
+    base = rs[rs["is_baseline"] & (rs["status"] == "done")]
+    assert floor["n"] == 5
+    notpm = base["notpm"].to_numpy()
+    assert floor["cv_pct"] == pytest.approx(100 * notpm.std(ddof=1) / notpm.mean())
+    assert floor["score_min"] == pytest.approx(base["score"].min())
+    assert floor["score_max"] == pytest.approx(base["score"].max())
+    text = aa_floor_text(floor)
+    assert text.startswith("the baseline's 5 runs: throughput CV ") and "stability score" in text
+    # The verdict's MDE never goes below the A/A floor.
+    other = cmp.cells[~cmp.cells["is_baseline"]].iloc[0]
+    assert other["mde_pct"] >= floor["cv_pct"] * 0.99
+    html = write_report(path, "aa", tmp_path / "report", png=False).read_text()
+    assert "<b>A/A noise floor</b> — the baseline&#x27;s 5 runs" in html
+
+
+def test_fewer_than_five_baseline_runs_measure_no_floor(study_db: Path) -> None:
+    from analysis.compare import aa_floor_text
+
+    floor = compare(study_db, "study").cells.attrs["noise_floor"]
+    assert floor["n"] == 0 and aa_floor_text(floor) == ""

@@ -227,6 +227,9 @@ def main() -> None:
     for flag, default in (("w", 10), ("c", 16), ("r", 10), ("l", 60), ("i", 10)):
         ap.add_argument(f"-{flag}", type=int, default=default)
     ap.add_argument("--workdir", help="keep the sandbox here and reuse its data")
+    ap.add_argument("--transport", choices=["netpoll", "blocking"], default="netpoll",
+                    help="tpcc run's --transport for B (blocking: a blocking socket per"
+                    " connection, as tpcc_start)")
     args = ap.parse_args()
     start_bin = find_tpcc_start(args.tpcc_start)
     subprocess.run(["go", "build", "-o", args.tpcc, "./cmd/tpcc"], cwd=REPO / "tpcc", check=True)
@@ -253,7 +256,8 @@ def main() -> None:
             print(f"== pair {i}/{args.pairs}: tpcc_start, then tpcc run", flush=True)
             a = run_client("tpcc_start", [str(start_bin), *common], server, db,
                            work / f"pair{i}-tpcc_start.log")
-            b = run_client("tpcc", [args.tpcc, "run", *common], server, db,
+            b = run_client("tpcc", [args.tpcc, "run", *common, "--transport", args.transport],
+                           server, db,
                            work / f"pair{i}-tpcc.log")
             pairs.append((a, b))
             print(f"   A {a.tpmc:.0f} TpmC, B {b.tpmc:.0f} TpmC", flush=True)

@@ -128,7 +128,7 @@ func cmdLoad(args []string, stdout, stderr io.Writer) (int, error) {
 
 // runOptions declares tpcc run's options (tpcc_start's h P d u p w c r l i
 // f t m o S 0 1 2 3 4, plus flushbench's long options) into o.
-func runOptions(o *RunOpts, mode, lateUnit *string) *optSet {
+func runOptions(o *RunOpts, mode, lateUnit, transport *string) *optSet {
 	s := &optSet{cmd: "run"}
 	connOpts(s, &o.Conn)
 	s.intVar(&o.W, "w", "", 0, "number of warehouses to use (required, <= loaded)")
@@ -144,6 +144,7 @@ func runOptions(o *RunOpts, mode, lateUnit *string) *optSet {
 		s.intVar(&o.LateMS[i], strconv.Itoa(i), "", 0, fmt.Sprintf("%s response-time limit (default %d)", label, lateThresholds[i]))
 	}
 	s.strVar(mode, "", "mode", string(ModeTpccMysql), "tpcc-mysql (tpcc_start's workload, default) or batched (fewer round trips; TpmC not comparable)")
+	s.strVar(transport, "", "transport", string(TransportNetpoll), "how connections wait for replies: netpoll (Go's network poller, default) or blocking (a blocking socket per connection, as tpcc_start; tpcc-mysql mode only)")
 	s.boolVar(&o.JSON, "json", "one JSON object per line instead of tpcc_start text")
 	s.strVar(lateUnit, "", "late-unit", "ms", "unit of the late thresholds: ms (tpcc-mysql behaviour) or s (TPC-C spec)")
 	s.uintVar(&o.Seed, "seed", uint64(time.Now().UnixNano()), "random seed")
@@ -153,8 +154,8 @@ func runOptions(o *RunOpts, mode, lateUnit *string) *optSet {
 
 func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	var o RunOpts
-	var mode, lateUnit string
-	s := runOptions(&o, &mode, &lateUnit)
+	var mode, lateUnit, transport string
+	s := runOptions(&o, &mode, &lateUnit, &transport)
 	if code, err := parseArgs(s, args, &o.Conn, &o.W, "-d DB -w W [options]", stdout, stderr); code >= 0 || err != nil {
 		return code, err
 	}
@@ -172,6 +173,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if o.Mode == ModeBatched && o.MultiSchema > 0 {
 		return ExitUsage, errors.New("-m (multiple schemas) needs --mode tpcc-mysql")
+	}
+	o.Transport = Transport(transport)
+	if o.Transport != TransportNetpoll && o.Transport != TransportBlocking {
+		return ExitUsage, fmt.Errorf("--transport must be %s or %s, not %q", TransportNetpoll, TransportBlocking, transport)
+	}
+	if o.Mode == ModeBatched && o.Transport == TransportBlocking {
+		return ExitUsage, errors.New("--transport blocking needs --mode tpcc-mysql (batched mode goes through database/sql)")
 	}
 	for i, v := range o.LateMS {
 		if v < 0 {

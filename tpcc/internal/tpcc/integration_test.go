@@ -338,6 +338,14 @@ func TestLoadRunCheck(t *testing.T) {
 		t.Fatalf("batched run (%d): %+v\n%s", r.code, sum, r.stderr)
 	}
 	check("after batched run")
+
+	// tpcc-mysql mode over blocking sockets (--transport blocking), on a unix
+	// socket here; the same statements, so the same checks hold.
+	r = tpcc(t, append([]string{"run", "-dit", "-w2", "-c3", "-r1", "-l3", "-i1", "--json", "--transport", "blocking"}, conn...)...)
+	if ivs, sum := parseJSONLines(t, r.stdout); r.code != 0 || sum == nil || sum.TpmC <= 0 || sum.Errors != 0 || len(ivs) != 4 {
+		t.Fatalf("blocking-transport run (%d): %+v\n%s", r.code, sum, r.stderr)
+	}
+	check("after the blocking-transport run")
 	dir := t.TempDir()
 	rep, trx := filepath.Join(dir, "rt.txt"), filepath.Join(dir, "trx.txt")
 	r = tpcc(t, append([]string{"run", "-dit", "-w2", "-c2", "-r1", "-l2", "-i1", "-f", rep, "-t" + trx, "-0", "1000"}, conn...)...)
@@ -439,6 +447,18 @@ func TestCLIErrorsNoServer(t *testing.T) {
 	r = tpcc(t, "run", "-h", "127.0.0.1", "-P", port, "-d", "x", "-w", "1")
 	if r.code == 0 || !strings.Contains(r.stderr, "cannot connect to MySQL server at 127.0.0.1:"+port) {
 		t.Errorf("unreachable: %d %q", r.code, r.stderr)
+	}
+	r = tpcc(t, "run", "-h", "127.0.0.1", "-P", port, "-d", "x", "-w", "1", "--transport", "blocking")
+	if r.code == 0 || !strings.Contains(r.stderr, "cannot connect to MySQL server at 127.0.0.1:"+port) {
+		t.Errorf("unreachable, blocking transport: %d %q", r.code, r.stderr)
+	}
+	r = tpcc(t, "run", "-d", "x", "-w", "1", "--transport", "carrier-pigeon")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--transport must be netpoll or blocking") {
+		t.Errorf("bad transport: %d %q", r.code, r.stderr)
+	}
+	r = tpcc(t, "run", "-d", "x", "-w", "1", "--transport", "blocking", "--mode", "batched")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "needs --mode tpcc-mysql") {
+		t.Errorf("blocking + batched: %d %q", r.code, r.stderr)
 	}
 }
 

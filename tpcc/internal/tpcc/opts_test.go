@@ -11,14 +11,14 @@ import (
 // (-w 10), as getopt accepts them; flushbench's long options keep working.
 
 type runParsed struct {
-	o              RunOpts
-	mode, lateUnit string
+	o                         RunOpts
+	mode, lateUnit, transport string
 }
 
 func parseRun(t *testing.T, args ...string) (runParsed, error) {
 	t.Helper()
 	var p runParsed
-	s := runOptions(&p.o, &p.mode, &p.lateUnit)
+	s := runOptions(&p.o, &p.mode, &p.lateUnit, &p.transport)
 	err := s.parse(args)
 	p.o.Seed = 0
 	return p, err

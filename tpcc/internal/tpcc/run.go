@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -32,8 +33,11 @@ const (
 // RunOpts configures tpcc run (tpcc_start's -w -c -r -l -i -f -t -m -o
 // -0..-4).
 type RunOpts struct {
-	Conn      ConnOpts
-	Mode      Mode
+	Conn ConnOpts
+	Mode Mode
+	// Transport is how tpcc-mysql-mode connections wait for the server
+	// (--transport; empty: netpoll).
+	Transport Transport
 	W         int
 	Conns     int
 	RampupS   int
@@ -152,6 +156,15 @@ func Run(ctx context.Context, o RunOpts) (int, error) {
 	if o.LateUnit == 0 {
 		o.LateUnit = time.Millisecond
 	}
+	if o.Transport == "" {
+		o.Transport = TransportNetpoll
+	}
+	if o.Transport == TransportBlocking {
+		if o.Mode != ModeTpccMysql {
+			return ExitUsage, errors.New("--transport blocking needs --mode tpcc-mysql")
+		}
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(blockingGOMAXPROCS(o.Conns)))
+	}
 	rn := &runner{RunOpts: o}
 	for i, v := range lateThresholds {
 		if o.LateMS[i] > 0 {
@@ -200,7 +213,7 @@ func Run(ctx context.Context, o RunOpts) (int, error) {
 		if o.Mode == ModeBatched {
 			workers[i] = newWorker(i, rn, seed)
 		} else {
-			conn, err := newConnector(&o.Conn, o.schemaOf(i))
+			conn, err := newConnector(&o.Conn, o.schemaOf(i), o.Transport)
 			if err != nil {
 				return ExitError, err
 			}

@@ -157,10 +157,14 @@ func asFloat(v driver.Value) float64 {
 }
 
 // newConnector builds the driver connector for the session's connections:
-// autocommit off once per session (tpcc_start's mysql_autocommit(0)).
-func newConnector(o *ConnOpts, db string) (driver.Connector, error) {
+// autocommit off once per session (tpcc_start's mysql_autocommit(0)), over
+// the chosen transport.
+func newConnector(o *ConnOpts, db string, t Transport) (driver.Connector, error) {
 	c := *o
 	c.DB = db
 	cfg := c.config(true, map[string]string{"autocommit": "0"})
+	if t == TransportBlocking {
+		cfg.DialFunc = dialBlocking
+	}
 	return mysql.NewConnector(cfg)
 }

@@ -1,0 +1,143 @@
+package tpcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// Transport selects how a tpcc-mysql-mode connection waits for the server.
+//
+// tpcc_start blocks each connection's thread in the kernel until the reply
+// arrives. Go's net package instead parks the goroutine and lets the
+// netpoller wake it, which per round trip adds an epoll_pwait, often a futex
+// wake-up of another thread and sysmon's nanosleeps (docs/benchmarks.md: 4.8
+// system calls per round trip against tpcc_start's 3.4). TransportBlocking
+// reads and writes a blocking socket directly, one read and one write per
+// round trip, in the goroutine's own thread.
+type Transport string
+
+const (
+	// TransportNetpoll is Go's usual network I/O (the default).
+	TransportNetpoll Transport = "netpoll"
+	// TransportBlocking is a blocking socket per connection (see Transport).
+	TransportBlocking Transport = "blocking"
+)
+
+// blockingGOMAXPROCS is the GOMAXPROCS a run with blocking sockets needs:
+// at least one P per connection plus two. A goroutine blocked in a read
+// keeps its P; with idle Ps left, the runtime's sysmon does not take the P
+// away (which would cost a hand-off to another thread on every round trip);
+// an idle P costs nothing.
+func blockingGOMAXPROCS(conns int) int {
+	return max(runtime.NumCPU(), conns+2)
+}
+
+// dialBlocking connects like net.Dialer, then swaps the connection for a
+// blocking duplicate of its socket.
+func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close() // the duplicate keeps the socket open
+	sc, ok := c.(interface{ File() (*os.File, error) })
+	if !ok {
+		return nil, fmt.Errorf("blocking transport: %T has no file descriptor", c)
+	}
+	f, err := sc.File() // a dup(2) of the socket, outside the netpoller
+	if err != nil {
+		return nil, fmt.Errorf("blocking transport: %w", err)
+	}
+	fd := int(f.Fd()) // Fd puts the descriptor in blocking mode
+	nfd, err := syscall.Dup(fd)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("blocking transport: dup: %w", err)
+	}
+	if err := syscall.SetNonblock(nfd, false); err != nil {
+		syscall.Close(nfd)
+		return nil, fmt.Errorf("blocking transport: %w", err)
+	}
+	return &blockingConn{fd: nfd, local: c.LocalAddr(), remote: c.RemoteAddr()}, nil
+}
+
+// blockingConn is a net.Conn over a blocking socket descriptor. Deadlines
+// are not supported (the driver sets none: tpcc sets no read/write timeout).
+type blockingConn struct {
+	fd            int
+	local, remote net.Addr
+}
+
+var errClosed = errors.New("use of closed blocking connection")
+
+// Read is one read(2); syscall.Read tells the runtime the thread may block,
+// so a garbage collection never waits for it.
+func (c *blockingConn) Read(b []byte) (int, error) {
+	if c.fd < 0 {
+		return 0, errClosed
+	}
+	for {
+		n, err := syscall.Read(c.fd, b)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: err}
+		case n == 0 && len(b) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// Write writes all of b.
+func (c *blockingConn) Write(b []byte) (int, error) {
+	if c.fd < 0 {
+		return 0, errClosed
+	}
+	done := 0
+	for done < len(b) {
+		n, err := syscall.Write(c.fd, b[done:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return done, &net.OpError{Op: "write", Net: c.remote.Network(), Addr: c.remote, Err: err}
+		}
+		done += n
+	}
+	return done, nil
+}
+
+// Close closes the descriptor once.
+func (c *blockingConn) Close() error {
+	if c.fd < 0 {
+		return nil
+	}
+	err := syscall.Close(c.fd)
+	c.fd = -1
+	return err
+}
+
+func (c *blockingConn) LocalAddr() net.Addr  { return c.local }
+func (c *blockingConn) RemoteAddr() net.Addr { return c.remote }
+
+// SetDeadline and friends accept only "no deadline".
+func (c *blockingConn) SetDeadline(t time.Time) error      { return noDeadline(t) }
+func (c *blockingConn) SetReadDeadline(t time.Time) error  { return noDeadline(t) }
+func (c *blockingConn) SetWriteDeadline(t time.Time) error { return noDeadline(t) }
+
+func noDeadline(t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	return errors.New("blocking transport: deadlines are not supported")
+}

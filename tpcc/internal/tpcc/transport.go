@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"runtime"
 	"syscall"
 	"time"
@@ -48,20 +47,23 @@ func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
 		return nil, err
 	}
 	defer c.Close() // the duplicate keeps the socket open
-	sc, ok := c.(interface{ File() (*os.File, error) })
+	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return nil, fmt.Errorf("blocking transport: %T has no file descriptor", c)
 	}
-	f, err := sc.File() // a dup(2) of the socket, outside the netpoller
+	raw, err := sc.SyscallConn()
 	if err != nil {
 		return nil, fmt.Errorf("blocking transport: %w", err)
 	}
-	fd := int(f.Fd()) // Fd puts the descriptor in blocking mode
-	nfd, err := syscall.Dup(fd)
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("blocking transport: dup: %w", err)
+	nfd, dupErr := -1, error(nil)
+	if err := raw.Control(func(fd uintptr) { nfd, dupErr = syscall.Dup(int(fd)) }); err != nil {
+		return nil, fmt.Errorf("blocking transport: %w", err)
 	}
+	if dupErr != nil {
+		return nil, fmt.Errorf("blocking transport: dup: %w", dupErr)
+	}
+	// The duplicate shares the socket's file status flags: take it out of
+	// non-blocking mode (the netpoller never sees it).
 	if err := syscall.SetNonblock(nfd, false); err != nil {
 		syscall.Close(nfd)
 		return nil, fmt.Errorf("blocking transport: %w", err)

@@ -84,6 +84,26 @@ def _shade_window(fig: go.Figure, start_s: float | None, end_s: float | None) ->
                   annotation_font=dict(size=11, color="#777"), layer="below")
 
 
+#: Above this many legend entries the legend goes under the plot: above it, it covers the title.
+LEGEND_ABOVE_MAX = 3
+
+
+def _legend_below(fig: go.Figure, names: list[str]) -> None:
+    """Put a legend of many (or long) entries under the plot and make room for it.
+
+    The template puts the legend above the plot, which is right for two or three short entries;
+    eight configuration labels of ~50 characters wrap into four rows that run over the title.
+    Rows are estimated from the longest label (≈7 px per character at the legend's font).
+    """
+    if len(names) <= LEGEND_ABOVE_MAX and sum(len(n) for n in names) < 90:
+        return
+    width = fig.layout.width or WIDTH
+    per_row = max(1, min(3, int((width - 100) // (60 + 7 * max(len(n) for n in names)))))
+    rows = math.ceil(len(names) / per_row)
+    fig.update_layout(height=HEIGHT + 22 * rows, margin=dict(b=90 + 22 * rows),
+                      legend=dict(orientation="h", yanchor="top", y=-0.16, x=0.0))
+
+
 def throughput(
     intervals_df: pd.DataFrame,
     *,
@@ -130,7 +150,10 @@ def throughput(
         _shade_window(fig, *window)
     fig.update_xaxes(title_text="minutes since measurement start")
     fig.update_yaxes(title_text=y_title or f"{unit} per {interval:g} s", tickformat=",")
-    fig.update_layout(showlegend=df[by].nunique() > 1 if len(df) else False)
+    names = [(labels or {}).get(key, str(key)) for key in df[by].unique()]
+    fig.update_layout(showlegend=len(names) > 1)
+    if len(names) > 1:
+        _legend_below(fig, names)
     return fig
 
 
@@ -358,10 +381,7 @@ def rss_over_time(
         _shade_window(fig, *window)
     fig.update_xaxes(title_text="minutes since measurement start (negative: warmup)")
     fig.update_yaxes(title_text="mysqld RSS (MB)", tickformat=",")
-    # Many configurations: the legend goes under the plot, where it cannot cover the title.
-    rows = math.ceil(len(labels) / 3)
-    fig.update_layout(height=HEIGHT + 22 * rows, margin=dict(b=90 + 22 * rows),
-                      legend=dict(orientation="h", yanchor="top", y=-0.16, x=0.0))
+    _legend_below(fig, list(labels.values()))
     return fig
 
 

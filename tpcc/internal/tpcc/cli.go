@@ -144,7 +144,7 @@ func runOptions(o *RunOpts, mode, lateUnit, transport *string) *optSet {
 		s.intVar(&o.LateMS[i], strconv.Itoa(i), "", 0, fmt.Sprintf("%s response-time limit (default %d)", label, lateThresholds[i]))
 	}
 	s.strVar(mode, "", "mode", string(ModeTpccMysql), "tpcc-mysql (tpcc_start's workload, default) or batched (fewer round trips; TpmC not comparable)")
-	s.strVar(transport, "", "transport", string(TransportNetpoll), "how connections wait for replies: netpoll (Go's network poller, default) or blocking (a blocking socket per connection, as tpcc_start; tpcc-mysql mode only)")
+	s.strVar(transport, "", "transport", string(TransportNetpoll), "how connections wait for replies: netpoll (Go's network poller, default) or blocking (a blocking socket per connection, as tpcc_start; slower on a quiet host, see docs/benchmarks.md; tpcc-mysql mode only)")
 	s.boolVar(&o.JSON, "json", "one JSON object per line instead of tpcc_start text")
 	s.strVar(lateUnit, "", "late-unit", "ms", "unit of the late thresholds: ms (tpcc-mysql behaviour) or s (TPC-C spec)")
 	s.uintVar(&o.Seed, "seed", uint64(time.Now().UnixNano()), "random seed")

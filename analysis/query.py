@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from flushbench.errors import AnalysisError
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run, RunMetadata, RunVariable
+from store.models import Cell, Experiment, Run, RunEvent, RunMetadata, RunVariable
 
 #: Status counters the derived sampler series need (rates and checkpoint figures).
 DEFAULT_COUNTERS: tuple[str, ...] = (
@@ -282,8 +282,9 @@ def runs(
     DataFrame
         One row per run: ``run_id, experiment_id, cell_id, cell_key, position, cell_label,
         is_baseline, knobs`` (dict), one column per knob, ``repetition, attempt, order_index,
-        status, started_at, measure_started_at, finished_at, error, tpmc_driver`` and the
-        metadata columns (``hostname, server_version, dataset_key…``, ``extra``).
+        status, started_at, measure_started_at, finished_at, error, tpmc_driver``,
+        ``event_warnings`` (the runner's warnings, ``; ``-joined) and the metadata columns
+        (``hostname, server_version, dataset_key…``, ``extra``).
     """
     with session_scope(db) as s:
         cols = [
@@ -304,6 +305,14 @@ def runs(
         else:
             exp = resolve_experiment(s, experiment)
             rows = s.connection().execute(q.where(Cell.experiment_id == exp.id)).all()
+        # Warnings the runner recorded while running (a host pause, a THP mode put back…):
+        # they qualify the run's figures, so they travel with the run.
+        warned = fetch(s, select(RunEvent.run_id, RunEvent.message)
+                       .where(RunEvent.level == "warning").order_by(RunEvent.id),
+                       RunEvent.run_id, [int(r[0]) for r in rows])
+    event_warnings: dict[int, list[str]] = {}
+    for run_id, message in warned:
+        event_warnings.setdefault(int(run_id), []).append(str(message))
     names = [
         "run_id", "experiment_id", "cell_id", "cell_key", "position", "cell_label",
         "is_baseline", "knobs", "repetition", "attempt", "order_index", "status",
@@ -314,6 +323,7 @@ def runs(
     for c in ("started_at", "measure_started_at", "finished_at"):
         df[c] = utc(df[c])
     df["is_baseline"] = df["is_baseline"].astype(bool)
+    df["event_warnings"] = ["; ".join(event_warnings.get(int(r), [])) for r in df["run_id"]]
     df["tpmc_driver"] = [
         float(d["tpmc"]) if isinstance(d, dict) and d.get("tpmc") is not None else math.nan
         for d in df["driver_summary"]

@@ -70,6 +70,11 @@ def run_summary(
     if "warnings" not in out.columns:
         out["warnings"] = ""
     out["warnings"] = out["warnings"].fillna("")
+    if "event_warnings" in out.columns:  # the runner's own warnings come first
+        out["warnings"] = [
+            "; ".join(w for w in (ev, st) if w)
+            for ev, st in zip(out["event_warnings"].fillna(""), out["warnings"], strict=True)
+        ]
     if "notpm" not in out:
         out["notpm"] = math.nan  # not one run has a window interval
     done_no_data = (out["status"] == "done") & out["notpm"].isna()

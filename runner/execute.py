@@ -25,6 +25,7 @@ from runner.connection import ConnectionInfo
 from runner.datasets import DatasetError, DatasetKey, ensure_dataset, restore
 from runner.disk import dispose_datadir
 from runner.host.cgroups import reap_stale_groups
+from runner.host.clock import ClockWatch, pause_warning
 from runner.host.controls import RunHostControls
 from runner.host.proof import IoCounters
 from runner.host.thp import restore_leftover_thp, thp_setting
@@ -439,6 +440,7 @@ def _measure(
         rec.sample(sample)
         reporter.sample(sample)
 
+    clock = ClockWatch()  # a host pause during the run becomes a run warning (runner.host.clock)
     sampler = None
     if exp.sampling.enabled:
         sampler = Sampler(
@@ -486,6 +488,9 @@ def _measure(
     finally:
         if sampler is not None:
             sampler.stop()
+        if (paused := pause_warning(clock.jump_s())) is not None:
+            rec.event("warning", "host-paused", paused)
+            reporter.phase(f"warning: {paused}")
     _storage_proof(controls, io_before, io_after, measured_s, pinned, rec)
     heartbeat.check()  # a lease lost mid-measure: the driver was stopped, say why
     rec.set_run_fields(driver_summary=outcome.summary)

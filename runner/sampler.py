@@ -324,6 +324,8 @@ class Sampler(threading.Thread):
         self.callback_failures = 0
         self._stop_event = threading.Event()
         self._conn: Any = None
+        #: Seconds per step of the latest sample (named as in a miss reason).
+        self._step_s: dict[str, float] = {}
         # None: not known yet; False: this server has no LSN status variables (use the fallback).
         self._status_has_lsn: bool | None = None
 
@@ -338,21 +340,18 @@ class Sampler(threading.Thread):
                 delay = t0_mono + k * self.interval - time.monotonic()
                 if delay > 0 and self._stop_event.wait(delay):
                     break
+                tick_started = time.monotonic()
                 record = self._sample(k)
                 self._deliver(record)
+                spent = time.monotonic() - tick_started
                 k += 1
                 # Ticks whose time passed while this sample ran are missed, and say why.
+                reason = None
                 while not self._stop_event.is_set() and (
                     t0_mono + k * self.interval < time.monotonic()
                 ):
-                    took = record.collect_s if record.collect_s is not None else float("nan")
-                    self._deliver(
-                        self._missed(
-                            k,
-                            f"sample {record.seq} took {took:.3f} s, longer than the"
-                            f" {self.interval:g} s interval",
-                        )
-                    )
+                    reason = reason or self._overrun_reason(record, spent)
+                    self._deliver(self._missed(k, reason))
                     k += 1
         finally:
             self._close()
@@ -379,6 +378,26 @@ class Sampler(threading.Thread):
             self.callback_failures += 1
             log.exception("sampler: on_sample failed for sample %d", record.seq)
 
+    def _overrun_reason(self, record: SampleRecord, spent: float) -> str:
+        """Why the ticks after ``record`` were missed: which part of its tick ran long.
+
+        A tick is reading the sample (``collect_s``, with its slowest step named: a query the
+        server was slow to answer, or /proc blocked behind mysqld's memory map lock) and then
+        storing it; either can overrun the interval, and the researcher needs to know which.
+        """
+        collect = record.collect_s if record.collect_s is not None else 0.0
+        store = max(spent - collect, 0.0)
+        if store > collect:
+            return (f"storing sample {record.seq} took {store:.3f} s (reading it {collect:.3f} s),"
+                    f" longer than the {self.interval:g} s interval")
+        steps = dict(self._step_s)
+        slowest = max(steps, key=steps.__getitem__) if steps else None
+        detail = ""
+        if slowest is not None and steps[slowest] > 0.5 * collect:
+            detail = f" ({slowest} {steps[slowest]:.3f} s)"
+        return (f"sample {record.seq} took {collect:.3f} s{detail}, longer than the"
+                f" {self.interval:g} s interval")
+
     def _missed(self, seq: int, reason: str, collect_s: float | None = None) -> SampleRecord:
         return SampleRecord(
             seq=seq,
@@ -403,16 +422,27 @@ class Sampler(threading.Thread):
 
     def collect(self, seq: int) -> SampleRecord:
         """Read one sample now (raises when the server cannot be read)."""
+        self._step_s = {}
+        mark = time.perf_counter()
+
+        def step(name: str) -> None:
+            nonlocal mark
+            now = time.perf_counter()
+            self._step_s[name] = self._step_s.get(name, 0.0) + now - mark
+            mark = now
+
         if self._conn is None:
             self._conn = self.connect()
             if hasattr(self._conn, "_read_timeout"):
                 # A hung (not dead) server must not hang the sampler: pymysql applies this
                 # before every read; the caller's connect() has no read_timeout argument.
                 self._conn._read_timeout = self._conn._write_timeout = self.read_timeout_s
+            step("connecting")
         ts = dt.datetime.now(dt.UTC)
         with self._conn.cursor() as cur:
             cur.execute("SHOW GLOBAL STATUS")
             counters = numeric_status(cur.fetchall())
+            step("SHOW GLOBAL STATUS")
             engine_text = None
             need_fallback = self._status_has_lsn is False or (
                 self._status_has_lsn is None and "Innodb_lsn_current" not in counters
@@ -423,6 +453,7 @@ class Sampler(threading.Thread):
                 engine_text = row[2] if row else None
                 if isinstance(engine_text, bytes):
                     engine_text = engine_text.decode("utf-8", "replace")
+                step("SHOW ENGINE INNODB STATUS")
         if self._status_has_lsn is None:
             self._status_has_lsn = "Innodb_lsn_current" in counters
 
@@ -445,8 +476,12 @@ class Sampler(threading.Thread):
         mysqld = _resolve_pid(self.mysqld_pid)
         if mysqld is not None:
             record.mysqld_rss_bytes, record.mysqld_vsz_bytes = proc_memory(mysqld)
+            step("/proc/PID/status")
             for name, value in proc_memory_split(mysqld).items():
                 setattr(record, name, value)
+            # smaps_rollup walks mysqld's mappings under its mmap lock: the step most likely to
+            # wait on mysqld (see proc_memory_split).
+            step("/proc/PID/smaps_rollup")
             record.mysqld_cpu_user_s, record.mysqld_cpu_sys_s = proc_cpu(mysqld)
         driver = _resolve_pid(self.driver_pid)
         if driver is not None:

@@ -15,7 +15,16 @@ import pytest
 from analysis import frames as F
 from runner.spec import ExperimentSpec
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Interval, Run, RunMetadata, RunVariable, Sample
+from store.models import (
+    Cell,
+    Experiment,
+    Interval,
+    Run,
+    RunEvent,
+    RunMetadata,
+    RunVariable,
+    Sample,
+)
 from tests.support.synthetic_store import SynthCell, build_store, experiment_spec
 
 T0 = dt.datetime(2024, 6, 1, 12, 0, 0, tzinfo=dt.UTC)
@@ -263,3 +272,22 @@ def test_build_store_into_an_open_db(db_path: Path) -> None:
     exp_id = build_store(ResultsDB(db_path), [SynthCell(knobs={})], repetitions=1,
                          duration=60, warmup=10, n_counters=30)
     assert F.experiment_info(db_path, exp_id)["id"] == exp_id
+
+
+def test_runner_warnings_travel_with_the_run(tmp_path: Path) -> None:
+    """A warning event (a host pause) is in runs() and first in the run summary's warnings."""
+    from analysis.query import runs
+    from analysis.summaries import run_summary
+
+    db = tmp_path / "r.sqlite"
+    run_id = _hand_store(db, variables={}, samples=[])
+    with ResultsDB(db).session() as s:
+        s.add(RunEvent(run_id=run_id, level="info", kind="cpu-placement", message="placed"))
+        s.add(RunEvent(run_id=run_id, level="warning", kind="host-paused",
+                       message="host paused: the wall clock moved 65 s more"))
+        s.commit()
+    assert list(runs(db, "hand")["event_warnings"]) == [
+        "host paused: the wall clock moved 65 s more"]
+    warnings = run_summary(db, "hand")["warnings"].iloc[0]
+    assert warnings.startswith("host paused: the wall clock moved 65 s more")
+    assert "placed" not in warnings

@@ -4,6 +4,7 @@ a tick overrun and a server that goes away recorded as missed)."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import os
 import threading
 import time
@@ -277,8 +278,39 @@ def test_a_slow_sample_makes_the_next_ticks_missed(server: DbServer) -> None:
     for r in records[1:3]:
         assert r.missed and r.ts is None
         assert "sample 0 took" in r.miss_reason
+        assert "(connecting 0.5" in r.miss_reason  # the slow step is named
         assert "longer than the 0.2 s interval" in r.miss_reason
         assert r.scheduled_ts == sampler.scheduled(r.seq)
+
+
+@pytest.mark.mysql
+def test_a_slow_store_is_not_blamed_on_the_sample(server: DbServer) -> None:
+    """Reading took milliseconds, storing it half a second: the reason says storing."""
+    records: list[SampleRecord] = []
+
+    def slow_store(record: SampleRecord) -> None:
+        records.append(record)
+        if record.seq == 0:
+            time.sleep(0.5)
+
+    sampler = _sampler(server, records, on_sample=slow_store)
+    _collect(sampler, records, lambda: len(records) >= 4)
+    assert not records[0].missed and records[0].collect_s < 0.5
+    assert records[1].missed
+    assert records[1].miss_reason.startswith("storing sample 0 took 0.5")
+    assert "reading it 0.0" in records[1].miss_reason
+
+
+def test_overrun_reason_names_the_slowest_step_only_when_it_dominates() -> None:
+    sampler = Sampler(connect=lambda: None, interval=5.0, on_sample=lambda r: None)
+    record = SampleRecord(seq=12, scheduled_ts=dt.datetime.now(dt.UTC), collect_s=30.7)
+    sampler._step_s = {"SHOW GLOBAL STATUS": 0.01, "/proc/PID/smaps_rollup": 30.6}
+    assert sampler._overrun_reason(record, spent=30.75) == (
+        "sample 12 took 30.700 s (/proc/PID/smaps_rollup 30.600 s), longer than the 5 s interval")
+    sampler._step_s = {"SHOW GLOBAL STATUS": 3.0, "/proc/PID/smaps_rollup": 3.0}
+    record.collect_s = 6.0
+    assert sampler._overrun_reason(record, spent=6.1) == (
+        "sample 12 took 6.000 s, longer than the 5 s interval")
 
 
 @pytest.mark.mysql

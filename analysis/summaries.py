@@ -83,7 +83,9 @@ def run_summary(
         reported = idf.groupby("run_id").size() if len(idf) else pd.Series(dtype=int)
         out.loc[done_no_data, "warnings"] = [
             f"done, no data in window: {int(reported.get(r, 0))} intervals reported, none "
-            "inside the measurement window" for r in out.loc[done_no_data, "run_id"]
+            "inside the measurement window" + (f"; {w}" if w else "")
+            for r, w in zip(out.loc[done_no_data, "run_id"], out.loc[done_no_data, "warnings"],
+                            strict=True)
         ]
     out.attrs["knobs"] = rdf.attrs.get("knobs", knob_names(rdf["knobs"]))
     return out

@@ -341,6 +341,8 @@ class Sampler(threading.Thread):
                 if delay > 0 and self._stop_event.wait(delay):
                     break
                 tick_started = time.monotonic()
+                # Woken late (beyond the wait's own jitter): the host did not run this thread.
+                woke_late = max(tick_started - (t0_mono + k * self.interval), 0.0)
                 record = self._sample(k)
                 self._deliver(record)
                 spent = time.monotonic() - tick_started
@@ -350,7 +352,7 @@ class Sampler(threading.Thread):
                 while not self._stop_event.is_set() and (
                     t0_mono + k * self.interval < time.monotonic()
                 ):
-                    reason = reason or self._overrun_reason(record, spent)
+                    reason = reason or self._overrun_reason(record, spent, woke_late)
                     self._deliver(self._missed(k, reason))
                     k += 1
         finally:
@@ -378,15 +380,21 @@ class Sampler(threading.Thread):
             self.callback_failures += 1
             log.exception("sampler: on_sample failed for sample %d", record.seq)
 
-    def _overrun_reason(self, record: SampleRecord, spent: float) -> str:
+    def _overrun_reason(self, record: SampleRecord, spent: float, woke_late: float = 0.0) -> str:
         """Why the ticks after ``record`` were missed: which part of its tick ran long.
 
-        A tick is reading the sample (``collect_s``, with its slowest step named: a query the
-        server was slow to answer, or /proc blocked behind mysqld's memory map lock) and then
-        storing it; either can overrun the interval, and the researcher needs to know which.
+        A tick is waking up on time, reading the sample (``collect_s``, with its slowest step
+        named: a query the server was slow to answer, or /proc blocked behind mysqld's memory
+        map lock) and then storing it; any of the three can overrun the interval, and the
+        researcher needs to know which. Waking late means the host did not run the sampler —
+        and then not mysqld or the driver either (docs/domain.md § 3, host pauses).
         """
         collect = record.collect_s if record.collect_s is not None else 0.0
         store = max(spent - collect, 0.0)
+        if woke_late > max(collect, store):
+            return (f"the sampler woke {woke_late:.3f} s late for sample {record.seq} (reading it "
+                    f"{collect:.3f} s, storing it {store:.3f} s): the host did not run it (CPU "
+                    f"starvation or a paused VM), longer than the {self.interval:g} s interval")
         if store > collect:
             return (f"storing sample {record.seq} took {store:.3f} s (reading it {collect:.3f} s),"
                     f" longer than the {self.interval:g} s interval")

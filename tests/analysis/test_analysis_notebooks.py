@@ -13,6 +13,8 @@ from nbclient import NotebookClient
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 #: The 2011 study's results, committed with its report (docs/study-2011/README.md).
 STUDY_DB = NOTEBOOKS.parent / "docs" / "study-2011" / "stability-2011.sqlite"
+#: The allocator example's results (docs/allocators/README.md): a sysbench experiment.
+ALLOCATORS_DB = NOTEBOOKS.parent / "docs" / "allocators" / "allocators-example.sqlite"
 
 
 def _execute(name: str, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
@@ -57,3 +59,23 @@ def test_the_stability_notebook_opens_the_committed_2011_study(
     text = "".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
                    for o in outputs)
     assert "max_dirty_pages_pct" in text
+
+
+def test_the_explore_notebook_shows_the_allocator_example_in_tps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sysbench experiment is explored in its own metric (TPS), never as NOTPM."""
+    db = tmp_path / "allocators-example.sqlite"
+    shutil.copy(ALLOCATORS_DB, db)
+    monkeypatch.setenv("FLUSHBENCH_DB", str(db))
+    monkeypatch.setenv("FLUSHBENCH_EXPERIMENT", "allocators-example")
+    outputs = _execute("explore.ipynb", monkeypatch)
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    figures = [o["data"]["application/vnd.plotly.v1+json"] for o in outputs
+               if "application/vnd.plotly.v1+json" in o.get("data", {})]
+    assert figures, "no figure was displayed"
+    tables = "".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
+    assert "TPS_mean" in tables and "notpm_mean" not in tables
+    titles = [str(f["layout"].get("title", {}).get("text", "")) for f in figures]
+    assert any(t.startswith("TPS per 10 s interval") for t in titles), titles
+    assert any("(TPS, window average)" in t for t in titles), titles

@@ -307,6 +307,10 @@ def test_overrun_reason_names_the_slowest_step_only_when_it_dominates() -> None:
     sampler._step_s = {"SHOW GLOBAL STATUS": 0.01, "/proc/PID/smaps_rollup": 30.6}
     assert sampler._overrun_reason(record, spent=30.75) == (
         "sample 12 took 30.700 s (/proc/PID/smaps_rollup 30.600 s), longer than the 5 s interval")
+    # Woken 25 s late, then a quick sample: the host, not the sample, lost the ticks.
+    record.collect_s = 0.036
+    assert sampler._overrun_reason(record, spent=0.05, woke_late=25.0).startswith(
+        "the sampler woke 25.000 s late for sample 12 (reading it 0.036 s, storing it 0.014 s)")
     sampler._step_s = {"SHOW GLOBAL STATUS": 3.0, "/proc/PID/smaps_rollup": 3.0}
     record.collect_s = 6.0
     assert sampler._overrun_reason(record, spent=6.1) == (

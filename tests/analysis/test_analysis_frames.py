@@ -15,16 +15,7 @@ import pytest
 from analysis import frames as F
 from runner.spec import ExperimentSpec
 from store.db import ResultsDB
-from store.models import (
-    Cell,
-    Experiment,
-    Interval,
-    Run,
-    RunEvent,
-    RunMetadata,
-    RunVariable,
-    Sample,
-)
+from store.models import Cell, Experiment, Interval, Run, RunMetadata, RunVariable, Sample
 from tests.support.synthetic_store import SynthCell, build_store, experiment_spec
 
 T0 = dt.datetime(2024, 6, 1, 12, 0, 0, tzinfo=dt.UTC)
@@ -278,6 +269,7 @@ def test_runner_warnings_travel_with_the_run(tmp_path: Path) -> None:
     """A warning event (a host pause) is in runs() and first in the run summary's warnings."""
     from analysis.query import runs
     from analysis.summaries import run_summary
+    from store.models import RunEvent
 
     db = tmp_path / "r.sqlite"
     run_id = _hand_store(db, variables={}, samples=[])

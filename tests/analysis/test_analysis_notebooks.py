@@ -44,18 +44,28 @@ def test_notebook_runs(name: str, real_results_db: Path, monkeypatch: pytest.Mon
     assert figures, "no figure was displayed"
 
 
+def _execute_on_committed_db(name: str, committed: Path, experiment: str, tmp_path: Path,
+                             monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], list[dict]]:
+    """Run notebook ``name`` on a copy of a committed results DB (never written): its outputs
+    (none an error) and the plotly figures it displayed (at least one)."""
+    db = tmp_path / committed.name
+    shutil.copy(committed, db)
+    monkeypatch.setenv("FLUSHBENCH_DB", str(db))
+    monkeypatch.setenv("FLUSHBENCH_EXPERIMENT", experiment)
+    outputs = _execute(name, monkeypatch)
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    figures = [o["data"]["application/vnd.plotly.v1+json"] for o in outputs
+               if "application/vnd.plotly.v1+json" in o.get("data", {})]
+    assert figures, "no figure was displayed"
+    return outputs, figures
+
+
 def test_the_stability_notebook_opens_the_committed_2011_study(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """docs/study-2011's database stays readable by the notebook (on a copy: never written)."""
-    db = tmp_path / "stability-2011.sqlite"
-    shutil.copy(STUDY_DB, db)
-    monkeypatch.setenv("FLUSHBENCH_DB", str(db))
-    monkeypatch.setenv("FLUSHBENCH_EXPERIMENT", "stability-2011")
-    outputs = _execute("stability-study.ipynb", monkeypatch)
-    assert not [o for o in outputs if o.get("output_type") == "error"]
-    figures = [o for o in outputs if "application/vnd.plotly.v1+json" in o.get("data", {})]
-    assert figures, "no figure was displayed"
+    """docs/study-2011's database stays readable by the notebook."""
+    outputs, _ = _execute_on_committed_db("stability-study.ipynb", STUDY_DB, "stability-2011",
+                                          tmp_path, monkeypatch)
     text = "".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
                    for o in outputs)
     assert "max_dirty_pages_pct" in text
@@ -65,15 +75,8 @@ def test_the_explore_notebook_shows_the_allocator_example_in_tps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A sysbench experiment is explored in its own metric (TPS), never as NOTPM."""
-    db = tmp_path / "allocators-example.sqlite"
-    shutil.copy(ALLOCATORS_DB, db)
-    monkeypatch.setenv("FLUSHBENCH_DB", str(db))
-    monkeypatch.setenv("FLUSHBENCH_EXPERIMENT", "allocators-example")
-    outputs = _execute("explore.ipynb", monkeypatch)
-    assert not [o for o in outputs if o.get("output_type") == "error"]
-    figures = [o["data"]["application/vnd.plotly.v1+json"] for o in outputs
-               if "application/vnd.plotly.v1+json" in o.get("data", {})]
-    assert figures, "no figure was displayed"
+    outputs, figures = _execute_on_committed_db("explore.ipynb", ALLOCATORS_DB,
+                                                "allocators-example", tmp_path, monkeypatch)
     tables = "".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
     assert "TPS_mean" in tables and "notpm_mean" not in tables
     titles = [str(f["layout"].get("title", {}).get("text", "")) for f in figures]

@@ -488,6 +488,8 @@ def _measure(
     finally:
         if sampler is not None:
             sampler.stop()
+            if (missed := sampler.missed_warning()) is not None:
+                rec.event("warning", "samples-missed", missed)
         if (paused := pause_warning(clock.jump_s())) is not None:
             rec.event("warning", "host-paused", paused)
             reporter.phase(f"warning: {paused}")

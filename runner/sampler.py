@@ -322,6 +322,8 @@ class Sampler(threading.Thread):
         self.samples_taken = 0
         self.samples_missed = 0
         self.callback_failures = 0
+        #: Why the first missed tick was missed (the run warning quotes it).
+        self.first_miss_reason: str | None = None
         self._stop_event = threading.Event()
         self._conn: Any = None
         #: Seconds per step of the latest sample (named as in a miss reason).
@@ -369,9 +371,24 @@ class Sampler(threading.Thread):
         assert self.t0 is not None
         return self.t0 + dt.timedelta(seconds=seq * self.interval)
 
+    def missed_warning(self) -> str | None:
+        """The run warning for missed ticks: how many of how many, and why the first was.
+
+        A gap in the samples is a gap in every curve drawn from them (checkpoint age, dirty
+        pages, RSS), and a reason such as "the host did not run it" qualifies the throughput
+        too, so the run says so rather than leaving it to the samples table.
+        """
+        if not self.samples_missed:
+            return None
+        total = self.samples_missed + self.samples_taken
+        return (f"{self.samples_missed} of {total} sampler ticks missed "
+                f"(first: {self.first_miss_reason})")
+
     def _deliver(self, record: SampleRecord) -> None:
         if record.missed:
             self.samples_missed += 1
+            if self.first_miss_reason is None:
+                self.first_miss_reason = record.miss_reason
         else:
             self.samples_taken += 1
         try:

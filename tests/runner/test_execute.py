@@ -129,6 +129,12 @@ def test_cells_apply_their_variables_and_allocator(tmp_path: Path, work: Path) -
             assert len(samples) >= 4
             taken = [x for x in samples if not x.missed]
             assert taken and all(x.status_z and x.lsn and x.mysqld_rss_bytes for x in taken)
+            # Missed ticks (a busy CI host may miss some) are a run warning, and only then.
+            missed = len(samples) - len(taken)
+            warned = [e.message for e in events_of(db, run.id) if e.kind == "samples-missed"]
+            assert len(warned) == (1 if missed else 0)
+            if missed:
+                assert warned[0].startswith(f"{missed} of {len(samples)} sampler ticks missed")
 
 
 def test_resume_keeps_finished_runs(tmp_path: Path, work: Path) -> None:

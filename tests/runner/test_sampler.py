@@ -281,6 +281,12 @@ def test_a_slow_sample_makes_the_next_ticks_missed(server: DbServer) -> None:
         assert "(connecting 0.5" in r.miss_reason  # the slow step is named
         assert "longer than the 0.2 s interval" in r.miss_reason
         assert r.scheduled_ts == sampler.scheduled(r.seq)
+    # The run's warning counts the misses and quotes why the first one happened.
+    warning = sampler.missed_warning()
+    assert warning is not None
+    assert warning.startswith(f"{sampler.samples_missed} of "
+                              f"{sampler.samples_missed + sampler.samples_taken} sampler ticks")
+    assert f"(first: {records[1].miss_reason})" in warning
 
 
 @pytest.mark.mysql
@@ -303,6 +309,7 @@ def test_a_slow_store_is_not_blamed_on_the_sample(server: DbServer) -> None:
 
 def test_overrun_reason_names_the_slowest_step_only_when_it_dominates() -> None:
     sampler = Sampler(connect=lambda: None, interval=5.0, on_sample=lambda r: None)
+    assert sampler.missed_warning() is None  # nothing missed: no run warning
     record = SampleRecord(seq=12, scheduled_ts=dt.datetime.now(dt.UTC), collect_s=30.7)
     sampler._step_s = {"SHOW GLOBAL STATUS": 0.01, "/proc/PID/smaps_rollup": 30.6}
     assert sampler._overrun_reason(record, spent=30.75) == (

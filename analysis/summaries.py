@@ -69,24 +69,23 @@ def run_summary(
     out = rdf.merge(stats, left_on="run_id", right_index=True, how="left")
     if "warnings" not in out.columns:
         out["warnings"] = ""
-    out["warnings"] = out["warnings"].fillna("")
-    if "event_warnings" in out.columns:  # the runner's own warnings come first
-        out["warnings"] = [
-            "; ".join(w for w in (ev, st) if w)
-            for ev, st in zip(out["event_warnings"].fillna(""), out["warnings"], strict=True)
-        ]
     if "notpm" not in out:
         out["notpm"] = math.nan  # not one run has a window interval
+    # A finished run must never vanish from a table: say it has nothing to count.
+    no_data = pd.Series("", index=out.index)
     done_no_data = (out["status"] == "done") & out["notpm"].isna()
     if done_no_data.any():
-        # A finished run must never vanish from a table: say it has nothing to count.
         reported = idf.groupby("run_id").size() if len(idf) else pd.Series(dtype=int)
-        out.loc[done_no_data, "warnings"] = [
+        no_data[done_no_data] = [
             f"done, no data in window: {int(reported.get(r, 0))} intervals reported, none "
-            "inside the measurement window" + (f"; {w}" if w else "")
-            for r, w in zip(out.loc[done_no_data, "run_id"], out.loc[done_no_data, "warnings"],
-                            strict=True)
+            "inside the measurement window" for r in out.loc[done_no_data, "run_id"]
         ]
+    # One list per run: no data first, then the runner's own warnings, then the shape's.
+    events = out.get("event_warnings", pd.Series("", index=out.index))
+    out["warnings"] = [
+        "; ".join(w for w in parts if w)
+        for parts in zip(no_data, events.fillna(""), out["warnings"].fillna(""), strict=True)
+    ]
     out.attrs["knobs"] = rdf.attrs.get("knobs", knob_names(rdf["knobs"]))
     return out
 

@@ -491,8 +491,8 @@ def _measure(
             if (missed := sampler.missed_warning()) is not None:
                 rec.event("warning", "samples-missed", missed)
         if (paused := pause_warning(clock.jump_s())) is not None:
+            # Like every warning event it reaches the run's "done" line through run_summary.
             rec.event("warning", "host-paused", paused)
-            reporter.phase(f"warning: {paused}")
     _storage_proof(controls, io_before, io_after, measured_s, pinned, rec)
     heartbeat.check()  # a lease lost mid-measure: the driver was stopped, say why
     rec.set_run_fields(driver_summary=outcome.summary)

@@ -22,6 +22,7 @@ from sqlalchemy import select
 from analysis import frames
 from analysis.query import session_scope
 from analysis.series import RATE_COUNTERS, samples
+from flushbench.errors import FlushbenchError
 from store.models import RunEvent
 
 #: Counters whose per-second rate the sampler frame does not derive itself.
@@ -98,4 +99,10 @@ def markdown(table: pd.DataFrame) -> str:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+    args = sys.argv[1:]
+    if not 1 <= len(args) <= 2 or (len(args) == 2 and not args[1].isdigit()):
+        sys.exit("usage: io_breakdown.py RESULTS_DB [FROM_POSITION]")
+    try:
+        main(args[0], int(args[1]) if len(args) == 2 else 1)
+    except FlushbenchError as exc:
+        sys.exit(f"error: {exc}")

@@ -1,4 +1,6 @@
-"""Opening the results database: URL resolution, SQLite pragmas, revision checks, upgrades.
+"""Opening the results database: URL resolution, SQLite pragmas, revision checks.
+
+Upgrades (with their backup and row-count checks) live in ``store/migrate.py``.
 
 SQLite is the default (one file, WAL, foreign keys on). Any SQLAlchemy URL works, so several
 benchmark hosts can share a PostgreSQL database (``postgresql+psycopg://…``); the URL's
@@ -7,27 +9,27 @@ password, if any, is never logged or stored.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
-import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from flushbench.errors import StoreError
 from store.checks import check_sqlite_file, guarded, parse_url
+from store.migrate import (
+    RevisionHook,
+    UpgradeResult,
+    alembic_config,  # noqa: F401 - re-exported: tests and tools build Alembic configs here
+    checked_revision,
+    current_revision,
+    head_revision,
+    upgrade_database,
+)
 
 #: Where results go when neither ``--db`` nor ``FLUSHBENCH_DB`` says otherwise.
 DEFAULT_DB_PATH = Path("results") / "flushbench.sqlite"
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 
 def resolve_url(db: str | os.PathLike[str] | None = None) -> str:
@@ -39,11 +41,15 @@ def resolve_url(db: str | os.PathLike[str] | None = None) -> str:
 
 
 def redacted(url: str) -> str:
-    """The URL with any password replaced by ``***`` — the only form that may be printed."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - an unparseable URL is shown without anything after @
-        return url.split("@")[-1] if "@" in url else url
+    """The URL with any password replaced by ``***`` — the only form that may be printed.
+
+    Delegates to :func:`flushbench.redaction.redact_url` (userinfo, ``?password=``, an
+    unencoded ``@``); the password is remembered so a driver's echo of it is masked too.
+    """
+    from flushbench.redaction import redact_url, remember_url
+
+    remember_url(url)
+    return redact_url(url)
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DBAPI types vary
@@ -70,112 +76,21 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
-def alembic_config(url: str) -> Config:
-    """An Alembic config pointing at this package's migrations and the given database."""
-    cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
-    # '%' must be escaped for ConfigParser interpolation (URL-encoded passwords contain it).
-    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-    return cfg
+def upgrade(
+    db: str | os.PathLike[str] | None = None,
+    *,
+    i_have_a_backup: bool = False,
+    backup_dir: Path | None = None,
+    on_revision: RevisionHook | None = None,
+) -> UpgradeResult:
+    """Create the database, or migrate it to head without losing a row.
 
-
-def head_revision() -> str:
-    """The single head revision of the migrations (tests assert there is exactly one)."""
-    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    heads = script.get_heads()
-    if len(heads) != 1:
-        raise StoreError(f"the migrations have {len(heads)} heads: {heads}", fix="merge them")
-    return heads[0]
-
-
-def _known_revisions() -> set[str]:
-    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    return {rev.revision for rev in script.walk_revisions()}
-
-
-def _has_foreign_tables(engine: Engine) -> bool:
-    """Whether a database without a flushbench revision holds tables of someone else."""
-    return bool(set(sa.inspect(engine).get_table_names()) - {"alembic_version"})
-
-
-def checked_revision(engine: Engine, shown: str) -> str | None:
-    """The database's revision, refusing one a newer flushbench wrote or a foreign schema.
-
-    Raises
-    ------
-    StoreError
-        An unknown (newer) revision, or tables without a flushbench revision.
+    An existing schema is backed up first and every table's row count verified after the
+    migration (``store/migrate.py``); a new, empty database is simply created.
     """
-    current = current_revision(engine)
-    if current is not None and current not in _known_revisions():
-        raise StoreError(
-            f"the results database is at revision {current}, which this flushbench does not"
-            " know: a newer flushbench wrote it",
-            where=shown,
-            fix="use the newer flushbench, or another --db",
-        )
-    if current is None and _has_foreign_tables(engine):
-        raise StoreError(
-            "not a flushbench results database (it has tables but no flushbench schema)",
-            where=shown,
-            fix="point --db at a flushbench database or an empty one; nothing was written",
-        )
-    return current
-
-
-def current_revision(engine: Engine) -> str | None:
-    """The revision the database is at, or None for an empty database."""
-    with engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
-
-
-def upgrade(db: str | None = None) -> str:
-    """Migrate the database to the head revision (creating it if empty); return the revision."""
     url = resolve_url(db)
-    shown = redacted(url)
-    parsed = parse_url(url, shown)
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        check_sqlite_file(Path(parsed.database), shown, create=True)
-    engine = guarded(shown, lambda: make_engine(url))
-    try:
-        cfg = alembic_config(url)
-        # Two processes opening a new database at once (a worker and `status`, two workers)
-        # must not both create the tables: the second waits, then finds the database at head.
-        with _migration_lock(engine.url), guarded(shown, engine.begin) as conn:
-            if conn.dialect.name == "postgresql":
-                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})")
-            # Checked under the lock: before it, another process may be halfway through
-            # creating the tables, which would look like someone else's database.
-            guarded(shown, lambda: checked_revision(engine, shown))
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
-        return current_revision(engine) or ""
-    finally:
-        engine.dispose()
-
-
-#: Advisory lock key that serializes migrations on PostgreSQL ("flushben" in ASCII).
-_PG_MIGRATION_LOCK = 0x666C75736862656E
-
-
-@contextlib.contextmanager
-def _migration_lock(url: sa.engine.URL) -> Iterator[None]:
-    """An exclusive ``flock`` on a SQLite file while it is migrated (no-op for servers).
-
-    ``flock`` locks are separate from the POSIX record locks SQLite itself takes, so this
-    serializes migrators without getting in SQLite's way.
-    """
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
-        yield
-        return
-    path = Path(url.database)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "ab") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return upgrade_database(url, redacted(url), i_have_a_backup=i_have_a_backup,
+                            backup_dir=backup_dir, on_revision=on_revision)
 
 
 class ResultsDB:

@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from flushbench.cli import app
+from flushbench.cli.console import literal, make_console, shown
 from flushbench.cli.options import DbOption, dry_run_progress
 from flushbench.errors import ConfigError, FlushbenchError
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = make_console()
+err_console = make_console(stderr=True)
 
 db_app = typer.Typer(help="Results database maintenance.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -41,10 +41,11 @@ def validate(
             failures.append(exc)
             continue
         exp = report.experiment
-        console.print(f"{path}: ok: {len(report.cells)} cells × {exp.repetitions_label()}"
-                      f" on {report.server.label}", soft_wrap=True)
+        console.print(literal(f"{path}: ok: {len(report.cells)} cells ×"
+                              f" {exp.repetitions_label()} on {report.server.label}"),
+                      soft_wrap=True)
         for note in report.notes:
-            console.print(f"  note: {note}", soft_wrap=True)
+            console.print(literal(f"  note: {note}"), soft_wrap=True)
     if len(failures) == 1 and len(files) == 1:
         raise failures[0]
     if failures:
@@ -62,7 +63,7 @@ def plan(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> None
     from runner.spec import load_experiment
 
     exp = load_experiment(file)
-    render_plan(make_plan(exp, str(file)), Console(highlight=False, width=max(console.width, 140)))
+    render_plan(make_plan(exp, str(file)), make_console(width=max(console.width, 140)))
 
 
 @app.command()
@@ -72,7 +73,7 @@ def doctor(
     """Check the environment: servers, drivers, allocators, huge pages, disk, permissions."""
     from runner.doctor import run_doctor
 
-    checks = run_doctor(db=db)
+    checks = [*run_doctor(db=db), _database_check(db)]
     table = Table(title="flushbench doctor")
     table.add_column("check")
     table.add_column("status")
@@ -80,32 +81,86 @@ def doctor(
     table.add_column("fix")
     colors = {"ok": "green", "FAIL": "bold red", "warn": "yellow"}
     for c in checks:
-        table.add_row(c.name, f"[{colors[c.status]}]{c.status}[/]", c.detail, c.fix or "")
-    Console(highlight=False, width=max(console.width, 160)).print(table)
+        table.add_row(c.name, f"[{colors[c.status]}]{c.status}[/]", literal(c.detail),
+                      literal(c.fix or ""))
+    make_console(width=max(console.width, 160)).print(table)
     failed = [c for c in checks if c.status == "FAIL"]
     if failed:
         err_console.print(f"{len(failed)} required check(s) failed: "
-                          + ", ".join(c.name for c in failed))
+                          + shown(", ".join(c.name for c in failed)))
         # SystemExit, not typer.Exit: main() runs click with standalone_mode=False, which turns
         # typer.Exit into a return value that would be lost.
         raise SystemExit(1)
     console.print("all required checks passed")
 
 
+def _database_check(db: str | None):  # noqa: ANN202 - a runner.doctor.Check
+    """Open the results database read-only-minded (never created here) and say what it is.
+
+    An explicit ``--db`` / ``$FLUSHBENCH_DB`` must be a usable flushbench database at the
+    latest schema (required); the default path may simply not exist yet (a warning).
+    """
+    import os
+
+    from runner.doctor import Check
+    from store.db import ResultsDB, current_revision, redacted, resolve_url
+
+    explicit = db is not None or bool(os.environ.get("FLUSHBENCH_DB"))
+    where = redacted(resolve_url(db))
+    try:
+        with ResultsDB(db, create=False) as results:
+            revision = current_revision(results.engine)
+        return Check("results database", True, f"{where}: at revision {revision}", None)
+    except FlushbenchError as exc:
+        return Check("results database", False, f"{where}: {exc.what}",
+                     exc.fix or "check --db / $FLUSHBENCH_DB", required=explicit)
+
+
 @db_app.command("upgrade")
-def db_upgrade(db: DbOption = None) -> None:
-    """Create or migrate the results database to the latest schema."""
+def db_upgrade(
+    db: DbOption = None,
+    i_have_a_backup: Annotated[bool, typer.Option(
+        "--i-have-a-backup",
+        help="PostgreSQL without pg_dump on PATH: migrate anyway; you took your own backup.",
+    )] = False,
+    backup_dir: Annotated[Path | None, typer.Option(
+        help="Where pg_dump's backup goes (default results/backups). A SQLite backup always"
+             " goes beside its file.",
+    )] = None,
+) -> None:
+    """Create the results database, or migrate it to the latest schema without losing a row.
+
+    An existing schema is backed up first (a copy beside a SQLite file; pg_dump for
+    PostgreSQL), migrated in one transaction, and every table's row count is checked against
+    the backup; on any difference nothing is kept and the backup is restored.
+    """
     from sqlalchemy.exc import SQLAlchemyError
 
     from flushbench.errors import StoreError
     from store.db import redacted, resolve_url, upgrade
 
     url = resolve_url(db)
+    shown = redacted(url)
     try:
-        revision = upgrade(url)
+        result = upgrade(url, i_have_a_backup=i_have_a_backup, backup_dir=backup_dir,
+                         on_revision=lambda rev: console.print(f"  applied revision {rev}"))
     except SQLAlchemyError as exc:
         # The driver's message names host and port, never the password; the URL is redacted.
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        raise StoreError(f"cannot upgrade the results database: {reason}", where=redacted(url),
+        raise StoreError(f"cannot upgrade the results database: {reason}", where=shown,
                          fix="check the URL, that the server is up, and the credentials") from None
-    console.print(f"{redacted(url)}: at revision {revision}", soft_wrap=True)
+    if result.before == result.after:
+        console.print(f"{shown}: at revision {result.after} (already the latest schema)",
+                      soft_wrap=True)
+        return
+    if result.before is None:
+        console.print(f"{shown}: created at revision {result.after}", soft_wrap=True)
+        return
+    console.print(f"{shown}: upgraded from revision {result.before} to {result.after}",
+                  soft_wrap=True)
+    if result.backup is not None:
+        console.print(f"backup: {result.backup} ({result.backup_note})", soft_wrap=True)
+    else:
+        console.print(f"backup: {result.backup_note}", soft_wrap=True)
+    kept = ", ".join(f"{name} {count}" for name, count in result.counts.items())
+    console.print(f"rows kept, checked table by table: {kept}", soft_wrap=True)

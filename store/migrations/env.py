@@ -29,6 +29,9 @@ def _run(connection) -> None:  # noqa: ANN001 - an SQLAlchemy Connection
         target_metadata=target_metadata,
         render_as_batch=True,
         compare_type=True,
+        # store/migrate.py passes a hook run after each revision (progress; tests inject
+        # failures through it).
+        on_version_apply=config.attributes.get("on_version_apply") or (),
     )
     with context.begin_transaction():
         context.run_migrations()

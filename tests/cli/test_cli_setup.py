@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from flushbench import paths
+from store.migrate import head_revision
 
 FLUSHBENCH = Path(sys.executable).parent / "flushbench"
 MARIADBD = Path("/usr/sbin/mariadbd")
@@ -136,11 +137,13 @@ def test_db_upgrade_creates_database(tmp_path: Path) -> None:
     result = _run("db", "upgrade", "--db", str(db))
     assert result.returncode == 0, result.stderr
     assert db.exists()
-    assert f"sqlite:///{db}: at revision " in result.stdout
+    assert f"sqlite:///{db}: created at revision " in result.stdout
     # Idempotent, and FLUSHBENCH_DB works like --db.
     again = _run("db", "upgrade", env={"FLUSHBENCH_DB": str(db)})
     assert again.returncode == 0
-    assert again.stdout == result.stdout
+    assert again.stdout == (f"sqlite:///{db}: at revision {head_revision()}"
+                            " (already the latest schema)\n")
+    assert list(db.parent.glob("*.pre-upgrade-*")) == []  # nothing to back up
 
 
 def test_db_upgrade_never_prints_the_password() -> None:
@@ -149,4 +152,4 @@ def test_db_upgrade_never_prints_the_password() -> None:
     assert result.returncode == 2
     assert "s3cret-pw" not in result.stdout + result.stderr
     assert "postgresql+psycopg://bench:***@127.0.0.1:1/flushbench" in result.stderr
-    assert "cannot upgrade the results database" in result.stderr
+    assert "cannot use the results database" in result.stderr

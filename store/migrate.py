@@ -1,0 +1,407 @@
+"""Schema upgrades that cannot lose a row: a backup first, foreign keys off, counts verified.
+
+Why this module exists: SQLite's batch migrations re-create a table (copy, drop, rename). With
+``PRAGMA foreign_keys=ON`` — which every flushbench connection sets — dropping ``experiments``
+cascades ``ON DELETE CASCADE`` down to cells, runs, intervals and samples, so an upgrade from an
+old revision silently emptied the database. So an upgrade here:
+
+1. takes the migration lock (``flock`` on SQLite, an advisory lock on PostgreSQL);
+2. writes a backup before touching an existing schema: a consistent copy next to a SQLite file
+   (SQLite's online backup API, safe on a live WAL database), or ``pg_dump`` on PostgreSQL
+   (refused without one unless the user says ``--i-have-a-backup``);
+3. migrates on a connection of its own with foreign keys **off**, in one transaction (explicit
+   ``BEGIN IMMEDIATE`` on SQLite, whose Python driver would otherwise autocommit DDL);
+4. before committing, runs ``PRAGMA foreign_key_check`` and compares the row count of every
+   table the old schema had with its count before: any difference rolls back;
+5. on any failure restores the SQLite backup, so the file is exactly what it was.
+
+``docs/architecture.md`` ("Changing the schema") says how a migration is written and tested.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import os
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+from flushbench.errors import StoreError
+from store.checks import check_sqlite_file, guarded, parse_url
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+#: Advisory lock key that serializes migrations on PostgreSQL ("flushben" in ASCII).
+_PG_MIGRATION_LOCK = 0x666C75736862656E
+#: Tables whose counts are not data (Alembic's own bookkeeping).
+_NOT_DATA = frozenset({"alembic_version"})
+
+
+@dataclass
+class UpgradeResult:
+    """What one upgrade did, for the CLI to say.
+
+    Attributes
+    ----------
+    before, after:
+        The revision before (None: a new, empty database) and after.
+    backup:
+        Where the backup was written (a file path), or None when none was needed (a new or
+        already current database) or the user said they have one.
+    backup_note:
+        How the backup was made or why there is none, in words.
+    counts:
+        Rows per table before the upgrade, verified equal after it (empty for a new database).
+    """
+
+    before: str | None
+    after: str
+    backup: Path | None = None
+    backup_note: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class MigrationCheckFailed(StoreError):
+    """A migration changed what it must keep (rows lost, dangling references): rolled back."""
+
+
+def alembic_config(url: str) -> Config:
+    """An Alembic config pointing at this package's migrations and the given database."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    # '%' must be escaped for ConfigParser interpolation (URL-encoded passwords contain it).
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def head_revision() -> str:
+    """The single head revision of the migrations (tests assert there is exactly one)."""
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    heads = script.get_heads()
+    if len(heads) != 1:
+        raise StoreError(f"the migrations have {len(heads)} heads: {heads}", fix="merge them")
+    return heads[0]
+
+
+def known_revisions() -> set[str]:
+    """Every revision these migrations know (a database at another one is from a newer tool)."""
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    return {rev.revision for rev in script.walk_revisions()}
+
+
+def current_revision(engine_or_conn: Engine | Connection) -> str | None:
+    """The revision the database is at, or None for an empty database."""
+    if isinstance(engine_or_conn, Connection):
+        return MigrationContext.configure(engine_or_conn).get_current_revision()
+    with engine_or_conn.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def checked_revision(conn: Engine | Connection, shown: str) -> str | None:
+    """The database's revision, refusing one a newer flushbench wrote or a foreign schema.
+
+    Raises
+    ------
+    StoreError
+        An unknown (newer) revision, or tables without a flushbench revision.
+    """
+    current = current_revision(conn)
+    if current is not None and current not in known_revisions():
+        raise StoreError(
+            f"the results database is at revision {current}, which this flushbench does not"
+            " know: a newer flushbench wrote it",
+            where=shown,
+            fix="use the newer flushbench, or another --db",
+        )
+    if current is None and set(sa.inspect(conn).get_table_names()) - _NOT_DATA:
+        raise StoreError(
+            "not a flushbench results database (it has tables but no flushbench schema)",
+            where=shown,
+            fix="point --db at a flushbench database or an empty one; nothing was written",
+        )
+    return current
+
+
+def migration_engine(url: str) -> Engine:
+    """An engine for migrating: on SQLite, foreign keys off and DDL inside one transaction.
+
+    Python's ``sqlite3`` commits DDL on its own unless the connection is in autocommit mode
+    with an explicit ``BEGIN`` (SQLAlchemy's documented recipe); ``PRAGMA foreign_keys`` is a
+    no-op inside a transaction, so it is set as the connection opens.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, poolclass=sa.pool.NullPool)
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, _record) -> None:  # noqa: ANN001 - DBAPI types vary
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=OFF")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def table_counts(conn: Connection) -> dict[str, int]:
+    """Rows per data table (every table but Alembic's), by name."""
+    names = sorted(set(sa.inspect(conn).get_table_names()) - _NOT_DATA)
+    preparer = conn.dialect.identifier_preparer
+    return {name: int(conn.exec_driver_sql(
+        f"SELECT COUNT(*) FROM {preparer.quote(name)}").scalar_one()) for name in names}
+
+
+def _foreign_key_problems(conn: Connection) -> list[str]:
+    """Rows whose foreign key points nowhere (SQLite only: PostgreSQL enforces them itself)."""
+    if conn.dialect.name != "sqlite":
+        return []
+    rows = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
+    return [f"{row[0]} rowid {row[1]} → {row[2]}" for row in rows[:10]]
+
+
+def verify_kept(before: dict[str, int], after: dict[str, int], shown: str) -> None:
+    """Refuse an upgrade that lost (or invented) rows of a table the old schema had.
+
+    Raises
+    ------
+    MigrationCheckFailed
+        Naming every table whose count changed, with both counts.
+    """
+    changed = [f"{name}: {count} before, {after.get(name, 0)} after"
+               for name, count in before.items() if after.get(name, 0) != count]
+    if changed:
+        raise MigrationCheckFailed(
+            "the upgrade changed row counts (" + "; ".join(changed) + ")",
+            where=shown,
+            fix="nothing was kept from it; report this as a bug with the backup file",
+        )
+
+
+#: Called after each revision is applied, with the revision id; tests use it to inject a
+#: failure in the middle of a chain, the CLI to show progress.
+RevisionHook = Callable[[str], None]
+
+
+def _migrate(conn: Connection, url: str, on_revision: RevisionHook | None) -> None:
+    """Run Alembic from the connection's revision to head inside the caller's transaction."""
+    cfg = alembic_config(url)
+    cfg.attributes["connection"] = conn
+    if on_revision is not None:
+        cfg.attributes["on_version_apply"] = (
+            lambda *, step, **_: on_revision(str(step.up_revision_id)))
+    command.upgrade(cfg, "head")
+
+
+def sqlite_file_counts(path: Path) -> dict[str, int]:
+    """Rows per data table of a SQLite file, read-only (a backup, a fixture)."""
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        names = [row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        return {name: conn.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()[0]
+                for name in sorted(set(names) - _NOT_DATA)}
+    finally:
+        conn.close()
+
+
+def _timestamp() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def sqlite_backup_path(path: Path, revision: str) -> Path:
+    """Where the backup of ``path`` at ``revision`` goes: beside it, never overwriting one."""
+    base = path.with_name(f"{path.stem}.pre-upgrade-{revision}-{_timestamp()}{path.suffix}")
+    candidate, n = base, 1
+    while candidate.exists():
+        candidate = base.with_name(f"{base.stem}-{n}{base.suffix}")
+        n += 1
+    return candidate
+
+
+def sqlite_copy(source: Path, target: Path) -> None:
+    """A consistent copy through SQLite's online backup API (safe while others write)."""
+    src = sqlite3.connect(f"{source.as_uri()}?mode=ro", uri=True)
+    try:
+        dst = sqlite3.connect(target)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+
+
+def sqlite_backup(source: Path, target: Path) -> None:
+    """A backup file: a consistent copy that is one self-contained file (no -wal, no -shm)."""
+    sqlite_copy(source, target)
+    conn = sqlite3.connect(target)
+    try:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        conn.close()
+
+
+def _pg_dump(url: sa.engine.URL, backup_dir: Path, revision: str) -> Path:
+    """Dump a PostgreSQL database with ``pg_dump`` (custom format).
+
+    The connection goes to ``pg_dump`` as a libpq URI without the password (which would show in
+    ``ps``); the password, from the URL's userinfo or its ``password`` parameter, goes by
+    ``PGPASSWORD``.
+    """
+    backup_dir.mkdir(parents=True, exist_ok=True)
+    name = url.database or "flushbench"
+    target = backup_dir / f"{name}.pre-upgrade-{revision}-{_timestamp()}.dump"
+    query = dict(url.query)
+    password = url.password or query.pop("password", None)
+    libpq = url.set(drivername="postgresql", password=None, query=query)
+    env = {**os.environ, "PGCONNECT_TIMEOUT": "10"}
+    if password:
+        env["PGPASSWORD"] = str(password if isinstance(password, str) else password[0])
+    args = ["pg_dump", "--format=custom", "--no-owner", f"--file={target}",
+            f"--dbname={libpq.render_as_string(hide_password=False)}"]
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, check=False,
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        target.unlink(missing_ok=True)
+        reason = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise StoreError(
+            f"pg_dump failed before the upgrade, so nothing was changed: {reason}",
+            where=url.render_as_string(hide_password=True),
+            fix="fix what pg_dump says, or take your own backup and pass --i-have-a-backup",
+        )
+    return target
+
+
+@contextlib.contextmanager
+def _file_lock(url: sa.engine.URL) -> Iterator[None]:
+    """An exclusive ``flock`` on a SQLite file while it is migrated (no-op for servers).
+
+    ``flock`` locks are separate from the POSIX record locks SQLite itself takes, so this
+    serializes migrators without getting in SQLite's way.
+    """
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        yield
+        return
+    path = Path(url.database)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def upgrade_database(
+    url: str,
+    shown: str,
+    *,
+    i_have_a_backup: bool = False,
+    backup_dir: Path | None = None,
+    on_revision: RevisionHook | None = None,
+) -> UpgradeResult:
+    """Bring the database to head without losing a row (see the module docstring).
+
+    Parameters
+    ----------
+    url, shown:
+        The database URL and its printable (redacted) form.
+    i_have_a_backup:
+        PostgreSQL without ``pg_dump``: the user vouches for their own backup.
+    backup_dir:
+        Where a PostgreSQL dump goes (default ``results/backups``); a SQLite backup always goes
+        beside its file.
+    on_revision:
+        Called after each revision is applied (inside the transaction).
+
+    Raises
+    ------
+    StoreError
+        A foreign or newer database, no way to back up, a failed check (rolled back and, on
+        SQLite, the backup restored), or a database error.
+    """
+    parsed = parse_url(url, shown)
+    is_sqlite = parsed.get_backend_name() == "sqlite"
+    path = Path(parsed.database) if is_sqlite and parsed.database not in (None, "", ":memory:") \
+        else None
+    if path is not None:
+        check_sqlite_file(path, shown, create=True)
+    engine = guarded(shown, lambda: migration_engine(url))
+    head = head_revision()
+    try:
+        with _file_lock(engine.url):
+            with guarded(shown, engine.connect) as probe:
+                before = guarded(shown, lambda: checked_revision(probe, shown))
+            if before == head:
+                return UpgradeResult(before, head, backup_note="already at the latest schema")
+            result = UpgradeResult(before, head)
+            if before is not None:
+                if path is not None:
+                    result.backup = sqlite_backup_path(path, before)
+                    guarded(shown, lambda: sqlite_backup(path, result.backup))
+                    result.backup_note = "a consistent copy made with SQLite's backup API"
+                elif shutil.which("pg_dump"):
+                    result.backup = _pg_dump(parsed, backup_dir or Path("results/backups"),
+                                             before)
+                    result.backup_note = "pg_dump --format=custom (restore with pg_restore)"
+                elif i_have_a_backup:
+                    result.backup_note = "none made: you said you have a backup"
+                else:
+                    raise StoreError(
+                        "refusing to change the schema of a PostgreSQL results database"
+                        " without a backup, and pg_dump is not on PATH",
+                        where=shown,
+                        fix="install pg_dump (Debian: postgresql-client), or back the"
+                            " database up yourself and pass --i-have-a-backup",
+                    )
+            try:
+                with guarded(shown, engine.begin) as conn:
+                    if conn.dialect.name == "postgresql":
+                        conn.exec_driver_sql(
+                            f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})")
+                    # Checked again under the transaction: another process may have migrated.
+                    before_now = checked_revision(conn, shown)
+                    if before_now == head:
+                        return UpgradeResult(before_now, head,
+                                             backup_note="already at the latest schema")
+                    counts = table_counts(conn) if before_now is not None else {}
+                    if result.backup is not None and path is not None:
+                        # The backup must hold what is about to change, or it is no backup.
+                        verify_kept(sqlite_file_counts(result.backup), counts, shown)
+                    # A new database is just created: no progress worth showing.
+                    _migrate(conn, url, on_revision if before_now is not None else None)
+                    dangling = _foreign_key_problems(conn)
+                    if dangling:
+                        raise MigrationCheckFailed(
+                            "the upgrade left rows pointing at nothing: " + ", ".join(dangling),
+                            where=shown, fix="report this as a bug with the backup file")
+                    verify_kept(counts, table_counts(conn), shown)
+                    result.counts = counts
+            except BaseException:
+                if result.backup is not None and path is not None:
+                    sqlite_copy(result.backup, path)
+                raise
+        return result
+    finally:
+        engine.dispose()

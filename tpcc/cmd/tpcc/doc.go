@@ -1,4 +1,4 @@
-// Package tpcc is flushbench's TPC-C driver: schema and parallel loader
+// Command tpcc is flushbench's TPC-C driver: schema and parallel loader
 // (tpcc-mysql's schema, TPC-C 4.3 data), the run loop with tpcc_start
 // compatible text output or JSON lines, and the consistency check (3.3.2).
 //
@@ -13,12 +13,13 @@
 //     item/stock/update/insert per line); one 23-card deck shared by all
 //     connections; any error retried with the same input up to 2000 times.
 //     Implemented below database/sql on the driver's Conn/Stmt
-//     (session.go, txn_tpccmysql.go, worker_tpccmysql.go), checked against a
-//     real tpcc_start run's general log (testdata/statement-shapes.txt).
+//     (internal/mysqlwire's Session, internal/workload/tpccmysql), checked
+//     against a real tpcc_start run's general log
+//     (testdata/statement-shapes.txt).
 //   - ModeBatched: the same business transactions in fewer round trips
 //     (IN lists, multi-row inserts, one join for Stock-Level, one commit per
 //     Delivery) with the spec's data updates. A different workload: its TpmC
-//     is not comparable with tpcc_start's (worker.go, txn_*.go).
+//     is not comparable with tpcc_start's (internal/workload/batched).
 //
 // Decisions common to both modes:
 //
@@ -47,4 +48,12 @@
 //     interval (summary still printed).
 //   - Options follow getopt as tpcc_load/tpcc_start do (-w10 and -w 10);
 //     flushbench's own options are long (--json, --mode, --workers).
-package tpcc
+//
+// Packages (internal/): getopt (tpcc_start's option syntax), mysqlwire
+// (connections, errors, transport, the Session below database/sql, the
+// loader's INSERT buffer), spec (transaction types, deck, random
+// functions, cardinalities), schema, load, check, measure (histogram,
+// counters), report (text/JSON sinks, -f/-t files), workload (Worker, Env)
+// with workload/tpccmysql and workload/batched (one file per transaction),
+// and run (the run loop). This package is the CLI only.
+package main

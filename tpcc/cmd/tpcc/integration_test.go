@@ -1,4 +1,4 @@
-package tpcc
+package main
 
 // Integration tests against a real MariaDB started in a sandbox. They run the
 // CLI as a subprocess (this test binary re-executed with TPCC_TEST_MAIN=1) so
@@ -26,11 +26,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"flushbench/tpcc/internal/run"
 )
 
 func TestMain(m *testing.M) {
 	if os.Getenv("TPCC_TEST_MAIN") == "1" {
-		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	flag.Parse()
 	code := m.Run()
@@ -426,15 +428,15 @@ func TestRunErrors(t *testing.T) {
 
 func TestCLIErrorsNoServer(t *testing.T) {
 	r := tpcc(t, "run", "-d", "x", "-w", "1", "--bogus")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "unknown option --bogus") {
+	if r.code != run.ExitUsage || !strings.Contains(r.stderr, "unknown option --bogus") {
 		t.Errorf("unknown flag: %d %q", r.code, r.stderr)
 	}
 	r = tpcc(t, "frobnicate")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "unknown command") {
+	if r.code != run.ExitUsage || !strings.Contains(r.stderr, "unknown command") {
 		t.Errorf("unknown command: %d %q", r.code, r.stderr)
 	}
 	r = tpcc(t, "run", "-d", "x")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "-w") {
+	if r.code != run.ExitUsage || !strings.Contains(r.stderr, "-w") {
 		t.Errorf("missing -w: %d %q", r.code, r.stderr)
 	}
 	// Unreachable: a TCP port nobody listens on.
@@ -453,17 +455,17 @@ func TestCLIErrorsNoServer(t *testing.T) {
 		t.Errorf("unreachable, blocking transport: %d %q", r.code, r.stderr)
 	}
 	r = tpcc(t, "run", "-d", "x", "-w", "1", "--transport", "carrier-pigeon")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "--transport must be netpoll or blocking") {
+	if r.code != run.ExitUsage || !strings.Contains(r.stderr, "--transport must be netpoll or blocking") {
 		t.Errorf("bad transport: %d %q", r.code, r.stderr)
 	}
 	r = tpcc(t, "run", "-d", "x", "-w", "1", "--transport", "blocking", "--mode", "batched")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "needs --mode tpcc-mysql") {
+	if r.code != run.ExitUsage || !strings.Contains(r.stderr, "needs --mode tpcc-mysql") {
 		t.Errorf("blocking + batched: %d %q", r.code, r.stderr)
 	}
 }
 
 // TestServerKilledMidRun: intervals printed so far stay on stdout, the error
-// goes to stderr and the exit code is ExitServerLost.
+// goes to stderr and the exit code is run.ExitServerLost.
 func TestServerKilledMidRun(t *testing.T) {
 	s, err := startServer(t)
 	if err != nil {
@@ -484,8 +486,8 @@ func TestServerKilledMidRun(t *testing.T) {
 	s.kill()
 	code := waitExit(t, cmd)
 	ivs, sum := parseJSONLines(t, out.String())
-	if code != ExitServerLost || len(ivs) < 2 || sum != nil {
-		t.Errorf("exit %d (want %d), %d intervals, summary %v\nstderr: %s", code, ExitServerLost, len(ivs), sum, errb.String())
+	if code != run.ExitServerLost || len(ivs) < 2 || sum != nil {
+		t.Errorf("exit %d (want %d), %d intervals, summary %v\nstderr: %s", code, run.ExitServerLost, len(ivs), sum, errb.String())
 	}
 	if !strings.Contains(errb.String(), "lost") {
 		t.Errorf("stderr should explain the lost server: %q", errb.String())

@@ -1,13 +1,7 @@
-// Command tpcc is flushbench's TPC-C driver for MySQL/MariaDB: load, run
-// (tpcc_start compatible output or JSON lines) and check.
 package main
 
-import (
-	"os"
-
-	"flushbench/tpcc/internal/tpcc"
-)
+import "os"
 
 func main() {
-	os.Exit(tpcc.Main(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -1,17 +1,21 @@
-package tpcc
+package main
 
 import (
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
+
+	"flushbench/tpcc/internal/getopt"
+	"flushbench/tpcc/internal/load"
+	"flushbench/tpcc/internal/run"
 )
 
 // Every tpcc_start / tpcc_load option must work glued (-w10) and separate
 // (-w 10), as getopt accepts them; flushbench's long options keep working.
 
 type runParsed struct {
-	o                         RunOpts
+	o                         run.Opts
 	mode, lateUnit, transport string
 }
 
@@ -19,16 +23,16 @@ func parseRun(t *testing.T, args ...string) (runParsed, error) {
 	t.Helper()
 	var p runParsed
 	s := runOptions(&p.o, &p.mode, &p.lateUnit, &p.transport)
-	err := s.parse(args)
+	err := s.Parse(args)
 	p.o.Seed = 0
 	return p, err
 }
 
-func parseLoad(t *testing.T, args ...string) (LoadOpts, error) {
+func parseLoad(t *testing.T, args ...string) (load.Opts, error) {
 	t.Helper()
-	var o LoadOpts
+	var o load.Opts
 	s := loadOptions(&o)
-	err := s.parse(args)
+	err := s.Parse(args)
 	o.Seed, o.Workers = 0, 0
 	return o, err
 }
@@ -78,18 +82,18 @@ func TestRunOptionsBothForms(t *testing.T) {
 func TestLoadOptionsBothForms(t *testing.T) {
 	cases := []struct {
 		opt, val string
-		check    func(o LoadOpts) bool
+		check    func(o load.Opts) bool
 	}{
-		{"h", "db1", func(o LoadOpts) bool { return o.Conn.Host == "db1" }},
-		{"P", "3310", func(o LoadOpts) bool { return o.Conn.Port == 3310 }},
-		{"S", "/run/mysqld.sock", func(o LoadOpts) bool { return o.Conn.Socket == "/run/mysqld.sock" }},
-		{"d", "tpcc1000", func(o LoadOpts) bool { return o.Conn.DB == "tpcc1000" }},
-		{"u", "root", func(o LoadOpts) bool { return o.Conn.User == "root" }},
-		{"p", "pw", func(o LoadOpts) bool { return o.Conn.Password == "pw" }},
-		{"w", "1000", func(o LoadOpts) bool { return o.W == 1000 }},
-		{"l", "3", func(o LoadOpts) bool { return o.Part == 3 }},
-		{"m", "11", func(o LoadOpts) bool { return o.MinW == 11 }},
-		{"n", "20", func(o LoadOpts) bool { return o.MaxW == 20 }},
+		{"h", "db1", func(o load.Opts) bool { return o.Conn.Host == "db1" }},
+		{"P", "3310", func(o load.Opts) bool { return o.Conn.Port == 3310 }},
+		{"S", "/run/mysqld.sock", func(o load.Opts) bool { return o.Conn.Socket == "/run/mysqld.sock" }},
+		{"d", "tpcc1000", func(o load.Opts) bool { return o.Conn.DB == "tpcc1000" }},
+		{"u", "root", func(o load.Opts) bool { return o.Conn.User == "root" }},
+		{"p", "pw", func(o load.Opts) bool { return o.Conn.Password == "pw" }},
+		{"w", "1000", func(o load.Opts) bool { return o.W == 1000 }},
+		{"l", "3", func(o load.Opts) bool { return o.Part == 3 }},
+		{"m", "11", func(o load.Opts) bool { return o.MinW == 11 }},
+		{"n", "20", func(o load.Opts) bool { return o.MaxW == 20 }},
 	}
 	for _, c := range cases {
 		glued, err1 := parseLoad(t, "-"+c.opt+c.val)
@@ -131,12 +135,12 @@ func TestLongOptions(t *testing.T) {
 	if err != nil || p.mode != "tpcc-mysql" {
 		t.Errorf("--mode=: %+v %v", p, err)
 	}
-	if p, _ := parseRun(t); p.mode != string(ModeTpccMysql) {
+	if p, _ := parseRun(t); p.mode != string(run.ModeTpccMysql) {
 		t.Errorf("default mode %q", p.mode)
 	}
-	var o LoadOpts
+	var o load.Opts
 	s := loadOptions(&o)
-	if err := s.parse([]string{"--workers", "3", "--drop", "-workers", "5"}); err != nil || o.Workers != 5 || !o.Drop {
+	if err := s.Parse([]string{"--workers", "3", "--drop", "-workers", "5"}); err != nil || o.Workers != 5 || !o.Drop {
 		t.Errorf("load long options: %+v %v", o, err)
 	}
 }
@@ -157,13 +161,13 @@ func TestOptionErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := parseRun(t, c.args...)
-		var ue usageError
+		var ue getopt.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want usage error containing %q", c.args, err, c.want)
 		}
 	}
 	for _, h := range []string{"-help", "--help"} {
-		if _, err := parseRun(t, h); !errors.Is(err, errHelp) {
+		if _, err := parseRun(t, h); !errors.Is(err, getopt.ErrHelp) {
 			t.Errorf("%s: %v", h, err)
 		}
 	}

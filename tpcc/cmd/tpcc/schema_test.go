@@ -1,4 +1,4 @@
-package tpcc
+package main
 
 import (
 	"database/sql"
@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"flushbench/tpcc/internal/schema"
+	"flushbench/tpcc/internal/spec"
 )
 
 // tableOptionNoise matches what differs between servers and their settings
@@ -53,8 +56,8 @@ func fixtureCreates(t *testing.T) map[string]string {
 // TABLE of all nine tables with tpcc-mysql's own schema on MariaDB.
 func TestSchemaMatchesTpccMysql(t *testing.T) {
 	want := fixtureCreates(t)
-	if len(want) != len(tableNames) {
-		t.Fatalf("fixture has %d tables, want %d", len(want), len(tableNames))
+	if len(want) != len(schema.TableNames) {
+		t.Fatalf("fixture has %d tables, want %d", len(want), len(schema.TableNames))
 	}
 	s := sharedServer(t)
 	r := tpcc(t, append([]string{"load", "-d", "schema1", "-w", "1", "--workers", "2"}, sock(s)...)...)
@@ -66,7 +69,7 @@ func TestSchemaMatchesTpccMysql(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	names := append([]string{}, tableNames...)
+	names := append([]string{}, schema.TableNames...)
 	sort.Strings(names)
 	for _, tbl := range names {
 		var n, create string
@@ -100,11 +103,11 @@ func TestPartialLoad(t *testing.T) {
 	}
 	defer db.Close()
 	for q, want := range map[string]int{
-		"SELECT COUNT(*) FROM item":                      numItems,
+		"SELECT COUNT(*) FROM item":                      spec.NumItems,
 		"SELECT COUNT(*) FROM warehouse WHERE w_id = 2":  1,
 		"SELECT COUNT(*) FROM warehouse":                 1,
-		"SELECT COUNT(*) FROM stock WHERE s_w_id = 2":    numItems,
-		"SELECT COUNT(*) FROM customer WHERE c_w_id = 2": districtsPerW * customersPerD,
+		"SELECT COUNT(*) FROM stock WHERE s_w_id = 2":    spec.NumItems,
+		"SELECT COUNT(*) FROM customer WHERE c_w_id = 2": spec.DistrictsPerW * spec.CustomersPerD,
 		"SELECT COUNT(*) FROM orders":                    0,
 		"SELECT COUNT(*) FROM information_schema.referential_constraints WHERE constraint_schema = 'part'": 10,
 	} {

@@ -1,4 +1,4 @@
-package tpcc
+package main
 
 import (
 	"bufio"
@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"flushbench/tpcc/internal/spec"
+	"flushbench/tpcc/internal/workload/tpccmysql"
 )
 
 // The statement stream of tpcc-mysql mode, captured by the server's general
@@ -234,8 +237,8 @@ func TestTpccMysqlStatementStream(t *testing.T) {
 			continue // the run's schema check, the admin connection
 		}
 		workers++
-		if prepares != numMStmts {
-			t.Errorf("thread %s prepared %d statements, want %d (once per connection)", thread, prepares, numMStmts)
+		if prepares != tpccmysql.NumStatements {
+			t.Errorf("thread %s prepared %d statements, want %d (once per connection)", thread, prepares, tpccmysql.NumStatements)
 		}
 		var cur string // type of the open business transaction
 		var seq []string
@@ -282,7 +285,7 @@ func TestTpccMysqlStatementStream(t *testing.T) {
 				}
 				seq = append(seq, idOf[cur][l.arg])
 				commits++
-				if cur != "Delivery" || commits == districtsPerW {
+				if cur != "Delivery" || commits == spec.DistrictsPerW {
 					end()
 				}
 			case "Execute":

@@ -1,14 +1,20 @@
-package tpcc
+// Package check is tpcc check: TPC-C's consistency conditions (3.3.2) as
+// queries that count violations.
+package check
 
 import (
 	"context"
 	"fmt"
 	"io"
+
+	"flushbench/tpcc/internal/mysqlwire"
+	"flushbench/tpcc/internal/schema"
+	"flushbench/tpcc/internal/spec"
 )
 
-// CheckOpts configures tpcc check.
-type CheckOpts struct {
-	Conn ConnOpts
+// Opts configures tpcc check.
+type Opts struct {
+	Conn mysqlwire.ConnOpts
 	W    int
 	Out  io.Writer
 }
@@ -51,14 +57,14 @@ var conditions = []condition{
   ON h.h_w_id = d_w_id AND h.h_d_id = d_id WHERE d_w_id <= ? AND d_ytd <> COALESCE(h.s, 0)`, 2},
 }
 
-// Check runs the consistency conditions and reports whether all passed.
-func Check(ctx context.Context, o CheckOpts) (bool, error) {
-	db, err := openDB(ctx, &o.Conn, true, nil, 1)
+// Run runs the consistency conditions and reports whether all passed.
+func Run(ctx context.Context, o Opts) (bool, error) {
+	db, err := mysqlwire.OpenDB(ctx, &o.Conn, true, nil, 1)
 	if err != nil {
 		return false, err
 	}
 	defer db.Close()
-	if err := ensureLoaded(ctx, db, o.Conn.DB, o.W); err != nil {
+	if err := schema.EnsureLoaded(ctx, db, o.Conn.DB, o.W); err != nil {
 		return false, err
 	}
 	// Sanity: every district of 1..W exists (otherwise the per-district
@@ -68,8 +74,8 @@ func Check(ctx context.Context, o CheckOpts) (bool, error) {
 		return false, err
 	}
 	allOK := true
-	if nd != o.W*districtsPerW {
-		fmt.Fprintf(o.Out, "Districts present (%d expected): FAIL (%d found)\n", o.W*districtsPerW, nd)
+	if nd != o.W*spec.DistrictsPerW {
+		fmt.Fprintf(o.Out, "Districts present (%d expected): FAIL (%d found)\n", o.W*spec.DistrictsPerW, nd)
 		allOK = false
 	}
 	for _, c := range conditions {

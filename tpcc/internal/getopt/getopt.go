@@ -1,4 +1,6 @@
-package tpcc
+// Package getopt parses command lines the way tpcc_load and tpcc_start do
+// (POSIX getopt), plus flushbench's long options.
+package getopt
 
 import (
 	"errors"
@@ -17,14 +19,15 @@ import (
 // exactly a long option's name (-json, -workers 4, -help) is that long
 // option; this shadows getopt readings such as "-drop" = "-d rop".
 
-// errHelp is returned by parse for -help / --help.
-var errHelp = errors.New("help requested")
+// ErrHelp is returned by parse for -help / --help.
+var ErrHelp = errors.New("help requested")
 
-// usageError is a command-line mistake (exit code 2).
-type usageError struct{ msg string }
+// UsageError is a command-line mistake (exit code 2).
+type UsageError struct{ msg string }
 
-func (e usageError) Error() string { return e.msg }
+func (e UsageError) Error() string { return e.msg }
 
+// option is one declared option and whether it was given.
 type option struct {
 	short string // one character, or ""
 	long  string // "", or the long name
@@ -34,17 +37,18 @@ type option struct {
 	seen  bool
 }
 
-// optSet is one command's options.
-type optSet struct {
-	cmd  string
+// Set is one command's options.
+type Set struct {
+	Cmd  string // the command's name, for messages
 	opts []*option
 }
 
-func (s *optSet) add(short, long string, arg bool, help string, set func(string) error) {
+func (s *Set) add(short, long string, arg bool, help string, set func(string) error) {
 	s.opts = append(s.opts, &option{short: short, long: long, arg: arg, help: help, set: set})
 }
 
-func (s *optSet) intVar(p *int, short, long string, def int, help string) {
+// Int declares an integer option (short and/or long name) stored in *p.
+func (s *Set) Int(p *int, short, long string, def int, help string) {
 	*p = def
 	s.add(short, long, true, help, func(v string) error {
 		n, err := strconv.Atoi(v)
@@ -56,7 +60,8 @@ func (s *optSet) intVar(p *int, short, long string, def int, help string) {
 	})
 }
 
-func (s *optSet) uintVar(p *uint64, long string, def uint64, help string) {
+// Uint declares a long option taking a non-negative integer.
+func (s *Set) Uint(p *uint64, long string, def uint64, help string) {
 	*p = def
 	s.add("", long, true, help, func(v string) error {
 		n, err := strconv.ParseUint(v, 10, 64)
@@ -68,12 +73,14 @@ func (s *optSet) uintVar(p *uint64, long string, def uint64, help string) {
 	})
 }
 
-func (s *optSet) strVar(p *string, short, long, def, help string) {
+// String declares a string option (short and/or long name).
+func (s *Set) String(p *string, short, long, def, help string) {
 	*p = def
 	s.add(short, long, true, help, func(v string) error { *p = v; return nil })
 }
 
-func (s *optSet) boolVar(p *bool, long, help string) {
+// Bool declares a long flag (--name, or --name=false).
+func (s *Set) Bool(p *bool, long, help string) {
 	s.add("", long, false, help, func(v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -84,7 +91,7 @@ func (s *optSet) boolVar(p *bool, long, help string) {
 	})
 }
 
-func (s *optSet) byShort(c string) *option {
+func (s *Set) byShort(c string) *option {
 	for _, o := range s.opts {
 		if o.short == c {
 			return o
@@ -93,7 +100,7 @@ func (s *optSet) byShort(c string) *option {
 	return nil
 }
 
-func (s *optSet) byLong(name string) *option {
+func (s *Set) byLong(name string) *option {
 	for _, o := range s.opts {
 		if o.long != "" && o.long == name {
 			return o
@@ -102,8 +109,8 @@ func (s *optSet) byLong(name string) *option {
 	return nil
 }
 
-// was reports whether the option with this short or long name was given.
-func (s *optSet) was(name string) bool {
+// Was reports whether the option with this short or long name was given.
+func (s *Set) Was(name string) bool {
 	for _, o := range s.opts {
 		if (o.short == name || o.long == name) && o.seen {
 			return true
@@ -119,19 +126,19 @@ func (o *option) name() string {
 	return "--" + o.long
 }
 
-// parse applies args. It returns errHelp for -help/--help and a usageError
+// Parse applies args. It returns ErrHelp for -help/--help and a usageError
 // for anything it cannot take.
-func (s *optSet) parse(args []string) error {
+func (s *Set) Parse(args []string) error {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
 			if i+1 < len(args) {
-				return usageError{fmt.Sprintf("unexpected argument %q", args[i+1])}
+				return UsageError{fmt.Sprintf("unexpected argument %q", args[i+1])}
 			}
 			return nil
 		}
 		if len(a) < 2 || a[0] != '-' {
-			return usageError{fmt.Sprintf("unexpected argument %q (options start with -)", a)}
+			return UsageError{fmt.Sprintf("unexpected argument %q (options start with -)", a)}
 		}
 		body := strings.TrimPrefix(a, "-")
 		double := strings.HasPrefix(a, "--")
@@ -140,12 +147,12 @@ func (s *optSet) parse(args []string) error {
 		}
 		name, value, hasValue := strings.Cut(body, "=")
 		if name == "help" || name == "h" && double {
-			return errHelp
+			return ErrHelp
 		}
 		if o := s.byLong(name); o != nil && (double || len(name) > 1) {
 			if o.arg && !hasValue {
 				if i+1 >= len(args) {
-					return usageError{fmt.Sprintf("option --%s needs a value", name)}
+					return UsageError{fmt.Sprintf("option --%s needs a value", name)}
 				}
 				i++
 				value = args[i]
@@ -158,19 +165,19 @@ func (s *optSet) parse(args []string) error {
 			continue
 		}
 		if double {
-			return usageError{fmt.Sprintf("unknown option --%s (see tpcc %s --help)", name, s.cmd)}
+			return UsageError{fmt.Sprintf("unknown option --%s (see tpcc %s --help)", name, s.Cmd)}
 		}
 		o := s.byShort(a[1:2])
 		if o == nil {
-			return usageError{fmt.Sprintf("unknown option -%s (see tpcc %s --help)", a[1:2], s.cmd)}
+			return UsageError{fmt.Sprintf("unknown option -%s (see tpcc %s --help)", a[1:2], s.Cmd)}
 		}
 		if !o.arg {
-			return usageError{fmt.Sprintf("option -%s takes no value", o.short)}
+			return UsageError{fmt.Sprintf("option -%s takes no value", o.short)}
 		}
 		value = a[2:]
 		if value == "" {
 			if i+1 >= len(args) {
-				return usageError{fmt.Sprintf("option -%s needs a value", o.short)}
+				return UsageError{fmt.Sprintf("option -%s needs a value", o.short)}
 			}
 			i++
 			value = args[i]
@@ -185,14 +192,14 @@ func (s *optSet) parse(args []string) error {
 func (o *option) apply(v string) error {
 	o.seen = true
 	if err := o.set(v); err != nil {
-		return usageError{fmt.Sprintf("option %s: %v", o.name(), err)}
+		return UsageError{fmt.Sprintf("option %s: %v", o.name(), err)}
 	}
 	return nil
 }
 
-// usage writes the option list.
-func (s *optSet) usage(w io.Writer, synopsis string) {
-	fmt.Fprintf(w, "usage: tpcc %s %s\n\noptions (-x10 and -x 10 both work):\n", s.cmd, synopsis)
+// Usage writes the option list.
+func (s *Set) Usage(w io.Writer, synopsis string) {
+	fmt.Fprintf(w, "usage: tpcc %s %s\n\noptions (-x10 and -x 10 both work):\n", s.Cmd, synopsis)
 	for _, o := range s.opts {
 		var names string
 		switch {

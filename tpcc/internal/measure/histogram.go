@@ -1,4 +1,7 @@
-package tpcc
+// Package measure is what the run measures: a log-linear latency histogram,
+// tpcc-mysql's per-type counters (sc, lt, rt, fl) per interval and for the
+// measurement phase, and the per-connection recorder the reporter drains.
+package measure
 
 import (
 	"math/bits"

@@ -1,4 +1,4 @@
-package tpcc
+package measure
 
 import (
 	"math"

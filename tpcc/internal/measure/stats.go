@@ -1,8 +1,10 @@
-package tpcc
+package measure
 
 import (
 	"sync"
 	"time"
+
+	"flushbench/tpcc/internal/spec"
 )
 
 // Counters are tpcc-mysql's per-type raw results: sc (completed within the
@@ -21,7 +23,7 @@ type TypeInterval struct {
 
 // IntervalStats is one reporting interval across all types.
 type IntervalStats struct {
-	T [numTxTypes]TypeInterval
+	T [spec.NumTxTypes]TypeInterval
 }
 
 func (s *IntervalStats) merge(o *IntervalStats) {
@@ -54,18 +56,18 @@ func (s *IntervalStats) Errors() uint64 {
 }
 
 // Completed is sc+lt for type t.
-func (s *IntervalStats) Completed(t TxType) uint64 { return s.T[t].SC + s.T[t].LT }
+func (s *IntervalStats) Completed(t spec.TxType) uint64 { return s.T[t].SC + s.T[t].LT }
 
-// workerStats is owned by one worker; the reporter drains it at each tick.
+// Recorder is owned by one connection; the reporter drains it at each tick.
 // The mutex is uncontended except for that drain, so recording stays cheap
 // without a shared hot lock.
-type workerStats struct {
+type Recorder struct {
 	mu  sync.Mutex
 	cur IntervalStats
 }
 
-// record accounts one finished transaction.
-func (w *workerStats) record(t TxType, rt time.Duration, retries int, failed bool, late time.Duration) {
+// Record accounts one finished transaction.
+func (w *Recorder) Record(t spec.TxType, rt time.Duration, retries int, failed bool, late time.Duration) {
 	w.mu.Lock()
 	ti := &w.cur.T[t]
 	ti.RT += uint64(retries)
@@ -85,8 +87,8 @@ func (w *workerStats) record(t TxType, rt time.Duration, retries int, failed boo
 	w.mu.Unlock()
 }
 
-// drainInto moves the worker's current interval into dst and resets it.
-func (w *workerStats) drainInto(dst *IntervalStats) {
+// DrainInto moves the connection's current interval into dst and resets it.
+func (w *Recorder) DrainInto(dst *IntervalStats) {
 	w.mu.Lock()
 	dst.merge(&w.cur)
 	for i := range w.cur.T {
@@ -97,10 +99,11 @@ func (w *workerStats) drainInto(dst *IntervalStats) {
 
 // Totals accumulates the measurement phase.
 type Totals struct {
-	T [numTxTypes]Counters
+	T [spec.NumTxTypes]Counters
 }
 
-func (t *Totals) add(s *IntervalStats) {
+// Add accumulates one measurement interval.
+func (t *Totals) Add(s *IntervalStats) {
 	for i := range t.T {
 		t.T[i].SC += s.T[i].SC
 		t.T[i].LT += s.T[i].LT
@@ -133,5 +136,5 @@ func (t *Totals) TpmC(measureS float64) float64 {
 	if measureS <= 0 {
 		return 0
 	}
-	return float64(t.T[TxNewOrder].SC+t.T[TxNewOrder].LT) * 60 / measureS
+	return float64(t.T[spec.TxNewOrder].SC+t.T[spec.TxNewOrder].LT) * 60 / measureS
 }

@@ -1,4 +1,8 @@
-package tpcc
+// Package mysqlwire is the driver's MySQL layer: connection options and
+// error classification, the blocking-socket transport, the session below
+// database/sql that tpcc-mysql mode drives, and the loader's multi-row
+// INSERT buffer.
+package mysqlwire
 
 import (
 	"context"
@@ -54,9 +58,9 @@ func (o *ConnOpts) config(withDB bool, params map[string]string) *mysql.Config {
 	return c
 }
 
-// openDB opens a pool and verifies the connection, translating the common
+// OpenDB opens a pool and verifies the connection, translating the common
 // failures into messages that say what to do.
-func openDB(ctx context.Context, o *ConnOpts, withDB bool, params map[string]string, maxConns int) (*sql.DB, error) {
+func OpenDB(ctx context.Context, o *ConnOpts, withDB bool, params map[string]string, maxConns int) (*sql.DB, error) {
 	conn, err := mysql.NewConnector(o.config(withDB, params))
 	if err != nil {
 		return nil, err
@@ -67,7 +71,7 @@ func openDB(ctx context.Context, o *ConnOpts, withDB bool, params map[string]str
 	db.SetConnMaxLifetime(0)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, o.explain(err)
+		return nil, o.Explain(err)
 	}
 	return db, nil
 }
@@ -82,8 +86,8 @@ const (
 	erDBAccessDenied = 1044
 )
 
-// explain turns a connection-time error into an actionable message.
-func (o *ConnOpts) explain(err error) error {
+// Explain turns a connection-time error into an actionable message.
+func (o *ConnOpts) Explain(err error) error {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		switch me.Number {
@@ -96,21 +100,21 @@ func (o *ConnOpts) explain(err error) error {
 		}
 		return err
 	}
-	if isConnLost(err) {
+	if IsConnLost(err) {
 		return fmt.Errorf("cannot connect to MySQL server at %s (is it running?): %w", o.where(), err)
 	}
 	return err
 }
 
-// isRetryable reports deadlocks and lock wait timeouts, which TPC-C drivers
+// IsRetryable reports deadlocks and lock wait timeouts, which TPC-C drivers
 // retry rather than count as failures.
-func isRetryable(err error) bool {
+func IsRetryable(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && (me.Number == erDeadlock || me.Number == erLockWait)
 }
 
-// isConnLost reports errors that mean the connection (or server) is gone.
-func isConnLost(err error) bool {
+// IsConnLost reports errors that mean the connection (or server) is gone.
+func IsConnLost(err error) bool {
 	if err == nil {
 		return false
 	}
@@ -132,7 +136,7 @@ func isConnLost(err error) bool {
 	return strings.Contains(err.Error(), "connection refused")
 }
 
-// quoteIdent quotes a MySQL identifier with backticks.
-func quoteIdent(s string) string {
+// QuoteIdent quotes a MySQL identifier with backticks.
+func QuoteIdent(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
 }

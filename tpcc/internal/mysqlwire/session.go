@@ -1,4 +1,4 @@
-package tpcc
+package mysqlwire
 
 import (
 	"context"
@@ -11,25 +11,26 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// session is one client connection driven below database/sql: the
+// Session is one client connection driven below database/sql: the
 // go-sql-driver driver.Conn and its server-side prepared statements, called
 // directly. database/sql adds per call a connection lock, argument
 // conversion into NamedValues, a Stmt-per-connection lookup and copies in
 // Scan; at ~84 round trips per New-Order (tpcc-mysql mode) that overhead is
 // a large part of the client's CPU. The driver's own Stmt.Exec/Query take
 // []driver.Value as is, and row values that are []byte point into the
-// driver's read buffer (valid until the next call on the session).
-type session struct {
+// driver's read buffer (valid until the next call on the Session).
+type Session struct {
 	conn  driver.Conn
 	q     driver.Execer //nolint:staticcheck // the non-context form skips the driver's cancel watcher
 	stmts []driver.Stmt
 	args  []driver.Value
-	row   [16]driver.Value
+	// Row holds the columns Next and QueryOne read.
+	Row [16]driver.Value
 }
 
-// openSession connects with c and prepares texts (statement i is texts[i]),
+// OpenSession connects with c and prepares texts (statement i is texts[i]),
 // once per connection as tpcc_start does.
-func openSession(ctx context.Context, c driver.Connector, texts []string) (*session, error) {
+func OpenSession(ctx context.Context, c driver.Connector, texts []string) (*Session, error) {
 	dc, err := c.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -39,11 +40,11 @@ func openSession(ctx context.Context, c driver.Connector, texts []string) (*sess
 		dc.Close()
 		return nil, errors.New("the MySQL driver connection does not implement Exec")
 	}
-	s := &session{conn: dc, q: q, args: make([]driver.Value, 0, 16)}
+	s := &Session{conn: dc, q: q, args: make([]driver.Value, 0, 16)}
 	for _, t := range texts {
 		st, err := dc.Prepare(t)
 		if err != nil {
-			s.close()
+			s.Close()
 			return nil, fmt.Errorf("preparing %q: %w", t, err)
 		}
 		s.stmts = append(s.stmts, st)
@@ -51,83 +52,85 @@ func openSession(ctx context.Context, c driver.Connector, texts []string) (*sess
 	return s, nil
 }
 
-func (s *session) close() {
+// Close closes the statements and the connection.
+func (s *Session) Close() {
 	for _, st := range s.stmts {
 		st.Close()
 	}
 	s.conn.Close()
 }
 
-// Argument helpers append to s.args; the next exec or query consumes them.
-func (s *session) i(v int) *session     { s.args = append(s.args, int64(v)); return s }
-func (s *session) b(v []byte) *session  { s.args = append(s.args, v); return s }
-func (s *session) f(v float64) *session { s.args = append(s.args, v); return s }
+// Int, Bytes and Float append an argument; the next exec or query consumes them.
+func (s *Session) Int(v int) *Session       { s.args = append(s.args, int64(v)); return s }
+func (s *Session) Bytes(v []byte) *Session  { s.args = append(s.args, v); return s }
+func (s *Session) Float(v float64) *Session { s.args = append(s.args, v); return s }
 
-// exec runs statement id with the pending arguments and discards the result.
-func (s *session) exec(id int) error {
+// Exec runs statement id with the pending arguments and discards the result.
+func (s *Session) Exec(id int) error {
 	_, err := s.stmts[id].Exec(s.args) //nolint:staticcheck
 	s.args = s.args[:0]
 	return err
 }
 
-// query runs statement id with the pending arguments; read it with next and
+// Query runs statement id with the pending arguments; read it with Next and
 // always close it.
-func (s *session) query(id int) (driver.Rows, error) {
+func (s *Session) Query(id int) (driver.Rows, error) {
 	rows, err := s.stmts[id].Query(s.args) //nolint:staticcheck
 	s.args = s.args[:0]
 	return rows, err
 }
 
-// next reads the next row's n columns into s.row; false at the end.
-func (s *session) next(rows driver.Rows, n int) (bool, error) {
-	err := rows.Next(s.row[:n])
+// Next reads the next row's n columns into s.Row; false at the end.
+func (s *Session) Next(rows driver.Rows, n int) (bool, error) {
+	err := rows.Next(s.Row[:n])
 	if err == io.EOF {
 		return false, nil
 	}
 	return err == nil, err
 }
 
-// errNoRow is returned when a statement that must return a row returned
+// ErrNoRow is returned when a statement that must return a row returned
 // none; like any error in tpcc-mysql mode it rolls back and retries.
-type errNoRow struct{ what string }
+type ErrNoRow struct{ What string }
 
-func (e errNoRow) Error() string { return "no row returned by " + e.what }
+func (e ErrNoRow) Error() string { return "no row returned by " + e.What }
 
-// queryOne runs statement id, reads its first row's n columns into s.row and
+// QueryOne runs statement id, reads its first row's n columns into s.Row and
 // hands them to use before the remaining rows are drained (the []byte values
-// are only valid until then). A missing row is errNoRow.
-func (s *session) queryOne(id, n int, what string, use func(row []driver.Value)) error {
-	rows, err := s.query(id)
+// are only valid until then). A missing row is ErrNoRow.
+func (s *Session) QueryOne(id, n int, what string, use func(row []driver.Value)) error {
+	rows, err := s.Query(id)
 	if err != nil {
 		return err
 	}
-	ok, err := s.next(rows, n)
+	ok, err := s.Next(rows, n)
 	if ok && use != nil {
-		use(s.row[:n])
+		use(s.Row[:n])
 	}
 	if cerr := rows.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil && !ok {
-		err = errNoRow{what}
+		err = ErrNoRow{what}
 	}
 	return err
 }
 
-// commit and rollback are text COMMIT / ROLLBACK, as mysql_commit and
+// Commit and Rollback are text COMMIT / ROLLBACK, as mysql_commit and
 // mysql_rollback send them.
-func (s *session) commit() error {
+func (s *Session) Commit() error {
 	_, err := s.q.Exec("COMMIT", nil)
 	return err
 }
 
-func (s *session) rollback() error {
+// Rollback is the text ROLLBACK.
+func (s *Session) Rollback() error {
 	_, err := s.q.Exec("ROLLBACK", nil)
 	return err
 }
 
-// asInt converts an integer column value (int64, or decimal text).
-func asInt(v driver.Value) int64 {
+// AsInt converts an integer column value (int64, or decimal text).
+func AsInt(v driver.Value) int64 {
 	switch x := v.(type) {
 	case int64:
 		return x
@@ -140,12 +143,12 @@ func asInt(v driver.Value) int64 {
 	return 0
 }
 
-// asFloat converts a DECIMAL (text) or numeric value to float64, as
+// AsFloat converts a DECIMAL (text) or numeric value to float64, as
 // tpcc-mysql binds money and rates into C floats.
-func asFloat(v driver.Value) float64 {
+func AsFloat(v driver.Value) float64 {
 	switch x := v.(type) {
 	case []byte:
-		return float64(parseFixed(x, 4)) / 1e4
+		return float64(ParseFixed(x, 4)) / 1e4
 	case float64:
 		return x
 	case float32:
@@ -156,10 +159,10 @@ func asFloat(v driver.Value) float64 {
 	return 0
 }
 
-// newConnector builds the driver connector for the session's connections:
-// autocommit off once per session (tpcc_start's mysql_autocommit(0)), over
+// NewConnector builds the driver connector for the Session's connections:
+// autocommit off once per Session (tpcc_start's mysql_autocommit(0)), over
 // the chosen transport.
-func newConnector(o *ConnOpts, db string, t Transport) (driver.Connector, error) {
+func NewConnector(o *ConnOpts, db string, t Transport) (driver.Connector, error) {
 	c := *o
 	c.DB = db
 	cfg := c.config(true, map[string]string{"autocommit": "0"})

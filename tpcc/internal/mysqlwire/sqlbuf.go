@@ -1,4 +1,4 @@
-package tpcc
+package mysqlwire
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"strconv"
 )
 
-// batchInsert accumulates a multi-row INSERT as SQL text and sends it when it
+// BatchInsert accumulates a multi-row INSERT as SQL text and sends it when it
 // is large enough. Values are appended straight into one reused buffer (no
 // placeholders, no per-value allocation); this is safe because the loader
 // only generates digits and [A-Za-z0-9] strings, which need no escaping.
-type batchInsert struct {
+type BatchInsert struct {
 	conn    *sql.Conn
 	prefix  string // "INSERT INTO t (cols) VALUES "
 	buf     []byte
@@ -21,12 +21,14 @@ type batchInsert struct {
 
 const batchMaxBytes = 512 << 10
 
-func newBatch(conn *sql.Conn, prefix string, maxRows int) *batchInsert {
-	return &batchInsert{conn: conn, prefix: prefix, maxRows: maxRows, buf: make([]byte, 0, batchMaxBytes+8192)}
+// NewBatchInsert starts a multi-row INSERT whose text begins with prefix
+// ("INSERT INTO t (cols) VALUES "), sent every maxRows rows.
+func NewBatchInsert(conn *sql.Conn, prefix string, maxRows int) *BatchInsert {
+	return &BatchInsert{conn: conn, prefix: prefix, maxRows: maxRows, buf: make([]byte, 0, batchMaxBytes+8192)}
 }
 
-// begin opens a new row tuple.
-func (b *batchInsert) begin() {
+// Begin opens a new row tuple.
+func (b *BatchInsert) Begin() {
 	if b.rows == 0 {
 		b.buf = append(b.buf[:0], b.prefix...)
 	} else {
@@ -36,57 +38,59 @@ func (b *batchInsert) begin() {
 	b.first = true
 }
 
-func (b *batchInsert) sep() {
+func (b *BatchInsert) sep() {
 	if !b.first {
 		b.buf = append(b.buf, ',')
 	}
 	b.first = false
 }
 
-func (b *batchInsert) int(v int) {
+// Int appends an integer value.
+func (b *BatchInsert) Int(v int) {
 	b.sep()
 	b.buf = strconv.AppendInt(b.buf, int64(v), 10)
 }
 
-func (b *batchInsert) null() {
+// Null appends NULL.
+func (b *BatchInsert) Null() {
 	b.sep()
 	b.buf = append(b.buf, "NULL"...)
 }
 
-// lit appends a quoted literal that needs no escaping.
-func (b *batchInsert) lit(s string) {
+// Lit appends a quoted literal that needs no escaping.
+func (b *BatchInsert) Lit(s string) {
 	b.sep()
 	b.buf = append(b.buf, '\'')
 	b.buf = append(b.buf, s...)
 	b.buf = append(b.buf, '\'')
 }
 
-// str appends a quoted value produced by gen (which appends to its argument).
-func (b *batchInsert) str(gen func([]byte) []byte) {
+// Str appends a quoted value produced by gen (which appends to its argument).
+func (b *BatchInsert) Str(gen func([]byte) []byte) {
 	b.sep()
 	b.buf = append(b.buf, '\'')
 	b.buf = gen(b.buf)
 	b.buf = append(b.buf, '\'')
 }
 
-// fixed appends v/10^scale with exactly scale decimals (money, tax rates).
-func (b *batchInsert) fixed(v int, scale int) {
+// Fixed appends v/10^scale with exactly scale decimals (money, tax rates).
+func (b *BatchInsert) Fixed(v int, scale int) {
 	b.sep()
-	b.buf = appendFixed(b.buf, int64(v), scale)
+	b.buf = AppendFixed(b.buf, int64(v), scale)
 }
 
-// end closes the row and flushes if the batch is full.
-func (b *batchInsert) end(ctx context.Context) error {
+// End closes the row and flushes if the batch is full.
+func (b *BatchInsert) End(ctx context.Context) error {
 	b.buf = append(b.buf, ')')
 	b.rows++
 	if b.rows >= b.maxRows || len(b.buf) >= batchMaxBytes {
-		return b.flush(ctx)
+		return b.Flush(ctx)
 	}
 	return nil
 }
 
-// flush sends the pending rows, if any.
-func (b *batchInsert) flush(ctx context.Context) error {
+// Flush sends the pending rows, if any.
+func (b *BatchInsert) Flush(ctx context.Context) error {
 	if b.rows == 0 {
 		return nil
 	}
@@ -97,8 +101,8 @@ func (b *batchInsert) flush(ctx context.Context) error {
 
 var pow10 = [...]int64{1, 10, 100, 1000, 10000, 100000}
 
-// appendFixed formats v scaled down by 10^scale, e.g. (12345, 2) -> "123.45".
-func appendFixed(b []byte, v int64, scale int) []byte {
+// AppendFixed formats v scaled down by 10^scale, e.g. (12345, 2) -> "123.45".
+func AppendFixed(b []byte, v int64, scale int) []byte {
 	if v < 0 {
 		b = append(b, '-')
 		v = -v
@@ -116,10 +120,10 @@ func appendFixed(b []byte, v int64, scale int) []byte {
 	return b
 }
 
-// parseFixed parses a decimal such as "-12.3456" into an integer scaled by
+// ParseFixed parses a decimal such as "-12.3456" into an integer scaled by
 // 10^scale (extra digits are truncated). It avoids float conversions for
 // values read back as DECIMAL text.
-func parseFixed(s []byte, scale int) int64 {
+func ParseFixed(s []byte, scale int) int64 {
 	var v int64
 	neg := false
 	frac := -1

@@ -1,4 +1,4 @@
-package tpcc
+package mysqlwire
 
 import (
 	"context"
@@ -32,12 +32,12 @@ const (
 	TransportBlocking Transport = "blocking"
 )
 
-// blockingGOMAXPROCS is the GOMAXPROCS a run with blocking sockets needs:
+// BlockingGOMAXPROCS is the GOMAXPROCS a run with blocking sockets needs:
 // at least one P per connection plus two. A goroutine blocked in a read
 // keeps its P; with idle Ps left, the runtime's sysmon does not take the P
 // away (which would cost a hand-off to another thread on every round trip);
 // an idle P costs nothing.
-func blockingGOMAXPROCS(conns int) int {
+func BlockingGOMAXPROCS(conns int) int {
 	return max(runtime.NumCPU(), conns+2)
 }
 

@@ -1,4 +1,4 @@
-package tpcc
+package report
 
 import (
 	"bufio"
@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"flushbench/tpcc/internal/measure"
+	"flushbench/tpcc/internal/mysqlwire"
+	"flushbench/tpcc/internal/spec"
 )
 
 const fixture = "../../testdata/tpcc_start-w10-c16-60s-mariadb10.11.log"
@@ -56,23 +60,25 @@ func TestIntervalLineMatchesFixture(t *testing.T) {
 func TestSummaryMatchesFixture(t *testing.T) {
 	fx := readFixture(t)
 	want := fx[strings.Index(fx, "\n<Raw Results>"):]
-	var tot Totals
+	var tot measure.Totals
 	raw := [][4]uint64{{9, 11250, 0, 0}, {1337, 9919, 0, 0}, {342, 783, 0, 0}, {513, 613, 0, 0}, {1, 1125, 0, 0}}
 	avg := []float64{54.1, 15.4, 8.6, 99.8, 190.4}
 	for i, r := range raw {
-		tot.T[i] = Counters{SC: r[0], LT: r[1], RT: r[2], FL: r[3], SumMS: avg[i] * float64(r[0]+r[1])}
+		tot.T[i] = measure.Counters{SC: r[0], LT: r[1], RT: r[2], FL: r[3], SumMS: avg[i] * float64(r[0]+r[1])}
 	}
-	if got := formatSummaryText(&tot, 60, lateThresholds); got != want {
+	if got := formatSummaryText(&tot, 60, spec.LateThresholds); got != want {
 		t.Errorf("summary mismatch\ngot:\n%s\nwant:\n%s", got, want)
 	}
 }
 
 func TestHeaderAndIntervalFromStats(t *testing.T) {
 	var b strings.Builder
-	tw := &textWriter{w: &b}
-	tw.header(&RunOpts{Conn: ConnOpts{Host: "127.0.0.1", Port: 33061, DB: "tpcc10", User: "root"}, W: 10, Conns: 16, RampupS: 10, MeasureS: 60, IntervalS: 10})
-	tw.rampup(10)
-	tw.measuringStart()
+	// Through the Sink, as the run loop calls it: header, ramp-up, the
+	// (unprinted) ramp-up interval whose end starts the measurement.
+	var sink Sink = NewTextSink(&b, Settings{Conn: mysqlwire.ConnOpts{Host: "127.0.0.1", Port: 33061, DB: "tpcc10", User: "root"}, W: 10, Conns: 16, RampupS: 10, MeasureS: 60, IntervalS: 10})
+	sink.Begin()
+	sink.Started()
+	sink.Interval(&Interval{Seq: 1, ElapsedS: 10, LengthS: 10, EndsRampup: true, Stats: &measure.IntervalStats{}})
 	fx := readFixture(t)
 	want := fx[:strings.Index(fx, "  10, trx:")]
 	if b.String() != want {
@@ -80,16 +86,17 @@ func TestHeaderAndIntervalFromStats(t *testing.T) {
 	}
 	// The password never appears.
 	b.Reset()
-	tw.header(&RunOpts{Conn: ConnOpts{Host: "h", Port: 1, DB: "d", User: "u", Password: "s3cret"}, W: 1, Conns: 1})
+	tw := NewTextSink(&b, Settings{})
+	tw.header(&Settings{Conn: mysqlwire.ConnOpts{Host: "h", Port: 1, DB: "d", User: "u", Password: "s3cret"}, W: 1, Conns: 1})
 	if strings.Contains(b.String(), "s3cret") {
 		t.Error("password printed in header")
 	}
 
-	var s IntervalStats
-	s.T[TxNewOrder].Hist.Record(10 * time.Millisecond)
-	s.T[TxNewOrder].SC = 1
-	s.T[TxPayment].Hist.Record(2500 * time.Microsecond)
-	s.T[TxPayment].LT = 1
+	var s measure.IntervalStats
+	s.T[spec.TxNewOrder].Hist.Record(10 * time.Millisecond)
+	s.T[spec.TxNewOrder].SC = 1
+	s.T[spec.TxPayment].Hist.Record(2500 * time.Microsecond)
+	s.T[spec.TxPayment].LT = 1
 	got := string(appendIntervalText(nil, intervalLineOf(20, &s)))
 	if got != "  20, trx: 1, 95%: 10.000, 99%: 10.000, max_rt: 10.000, 1|2.500, 0|0.000, 0|0.000, 0|0.000\n" {
 		t.Errorf("interval from stats: %q", got)
@@ -97,12 +104,12 @@ func TestHeaderAndIntervalFromStats(t *testing.T) {
 }
 
 func TestIntervalJSON(t *testing.T) {
-	var s IntervalStats
+	var s measure.IntervalStats
 	for i := 0; i < 100; i++ {
-		s.T[TxNewOrder].Hist.Record(time.Duration(i+1) * time.Millisecond)
+		s.T[spec.TxNewOrder].Hist.Record(time.Duration(i+1) * time.Millisecond)
 	}
-	s.T[TxNewOrder].SC, s.T[TxNewOrder].LT = 60, 40
-	s.T[TxPayment].RT, s.T[TxDelivery].FL = 3, 2
+	s.T[spec.TxNewOrder].SC, s.T[spec.TxNewOrder].LT = 60, 40
+	s.T[spec.TxPayment].RT, s.T[spec.TxDelivery].FL = 3, 2
 	ts := time.Date(2026, 11, 21, 10, 0, 20, 123, time.UTC)
 	line := appendIntervalJSON(nil, 2, ts, 20, 10, "measure", &s)
 	var m map[string]any
@@ -138,9 +145,9 @@ func TestIntervalJSON(t *testing.T) {
 }
 
 func TestSummaryJSON(t *testing.T) {
-	var tot Totals
-	tot.T[TxNewOrder] = Counters{SC: 9, LT: 11250, SumMS: 54.1 * 11259}
-	tot.T[TxPayment] = Counters{SC: 1, RT: 4, FL: 1}
+	var tot measure.Totals
+	tot.T[spec.TxNewOrder] = measure.Counters{SC: 9, LT: 11250, SumMS: 54.1 * 11259}
+	tot.T[spec.TxPayment] = measure.Counters{SC: 1, RT: 4, FL: 1}
 	line := appendSummaryJSON(nil, 60, &tot, true)
 	var m struct {
 		Type        string  `json:"type"`

@@ -1,4 +1,4 @@
-package tpcc
+package report
 
 import (
 	"bufio"
@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// runFiles are tpcc_start's optional per-New-Order files: -f (report file,
+// RunFiles are tpcc_start's optional per-New-Order files: -f (report file,
 // "<seconds reported so far> <response ms>" for every completed New-Order,
 // 0 during ramp-up) and -t (trx file, the wall-clock start and finish of
 // every committed one).
-type runFiles struct {
+type RunFiles struct {
 	mu          sync.Mutex
 	report, trx *bufio.Writer
 	fr, ft      *os.File
@@ -22,8 +22,9 @@ type runFiles struct {
 	buf         []byte
 }
 
-func openRunFiles(report, trx string) (*runFiles, error) {
-	f := &runFiles{}
+// OpenRunFiles creates the files that are named ("" for none).
+func OpenRunFiles(report, trx string) (*RunFiles, error) {
+	f := &RunFiles{}
 	var err error
 	if report != "" {
 		if f.fr, err = os.Create(report); err != nil {
@@ -33,7 +34,7 @@ func openRunFiles(report, trx string) (*runFiles, error) {
 	}
 	if trx != "" {
 		if f.ft, err = os.Create(trx); err != nil {
-			f.close()
+			f.Close()
 			return nil, fmt.Errorf("-t transaction file: %w", err)
 		}
 		f.trx = bufio.NewWriterSize(f.ft, 64<<10)
@@ -41,8 +42,8 @@ func openRunFiles(report, trx string) (*runFiles, error) {
 	return f, nil
 }
 
-// newOrder records one completed New-Order of connection conn.
-func (f *runFiles) newOrder(conn int, start time.Time, rt time.Duration, rolledBack bool) {
+// NewOrder records one completed New-Order of connection conn.
+func (f *RunFiles) NewOrder(conn int, start time.Time, rt time.Duration, rolledBack bool) {
 	if f.report == nil && f.trx == nil {
 		return
 	}
@@ -61,7 +62,8 @@ func (f *runFiles) newOrder(conn int, start time.Time, rt time.Duration, rolledB
 	}
 }
 
-func (f *runFiles) close() {
+// Close flushes and closes the files.
+func (f *RunFiles) Close() {
 	for _, w := range []*bufio.Writer{f.report, f.trx} {
 		if w != nil {
 			w.Flush()
@@ -73,3 +75,7 @@ func (f *runFiles) close() {
 		}
 	}
 }
+
+// SetMeasuredSeconds sets the "seconds reported so far" the -f file prints
+// (tpcc_start's time count), at each measurement boundary.
+func (f *RunFiles) SetMeasuredSeconds(s int) { f.timeCount.Store(int64(s)) }

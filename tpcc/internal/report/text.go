@@ -1,17 +1,65 @@
-package tpcc
+package report
 
 import (
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"flushbench/tpcc/internal/measure"
+	"flushbench/tpcc/internal/mysqlwire"
+	"flushbench/tpcc/internal/spec"
 )
 
-// textWriter prints tpcc-mysql (tpcc_start) compatible text output, so tools
-// that parse tpcc_start logs can parse ours.
-type textWriter struct {
-	w io.Writer
+// Settings are the run options tpcc_start's header echoes.
+type Settings struct {
+	Conn                                   mysqlwire.ConnOpts
+	W, Conns, RampupS, MeasureS, IntervalS int
 }
+
+// TextSink prints tpcc-mysql (tpcc_start) compatible text output, so tools
+// that parse tpcc_start logs can parse ours: the header, ramp-up and
+// measuring markers, one line per measurement interval (ramp-up intervals
+// are not printed, as in tpcc_start) and the summary.
+type TextSink struct {
+	w io.Writer
+	o Settings
+}
+
+// NewTextSink writes to w; o is echoed in the header.
+func NewTextSink(w io.Writer, o Settings) *TextSink { return &TextSink{w: w, o: o} }
+
+// Begin prints the header.
+func (t *TextSink) Begin() { t.header(&t.o) }
+
+// Started prints the ramp-up marker, or the measuring one without ramp-up.
+func (t *TextSink) Started() {
+	if t.o.RampupS > 0 {
+		t.rampup(t.o.RampupS)
+	} else {
+		t.measuringStart()
+	}
+}
+
+// Interval prints a measurement interval's line (seconds counted from the
+// end of ramp-up), and the measuring marker when ramp-up ends.
+func (t *TextSink) Interval(iv *Interval) {
+	if iv.Measure {
+		t.interval(int(iv.ElapsedS-float64(t.o.RampupS)+0.5), iv.Stats)
+	}
+	if iv.EndsRampup {
+		t.measuringStart()
+	}
+}
+
+// Stopping prints tpcc_start's "STOPPING THREADS".
+func (t *TextSink) Stopping() { t.stopping() }
+
+// Stopped prints one dot per connection.
+func (t *TextSink) Stopped(conns int) { t.dots(conns) }
+
+// Summary prints <Raw Results> through <TpmC>.
+func (t *TextSink) Summary(s *Summary) { t.summary(s.Totals, s.MeasuredS, s.Limits) }
 
 // maskPassword hides the password: tpcc-mysql echoes it, we never do.
 func maskPassword(p string) string {
@@ -21,7 +69,7 @@ func maskPassword(p string) string {
 	return "*****"
 }
 
-func (t *textWriter) header(o *RunOpts) {
+func (t *TextSink) header(o *Settings) {
 	var b strings.Builder
 	b.WriteString("***************************************\n")
 	b.WriteString("*** ###easy### TPC-C Load Generator ***\n")
@@ -60,15 +108,15 @@ func (t *textWriter) header(o *RunOpts) {
 	io.WriteString(t.w, b.String())
 }
 
-func (t *textWriter) rampup(s int) {
+func (t *TextSink) rampup(s int) {
 	fmt.Fprintf(t.w, "\nRAMP-UP TIME.(%d sec.)\n", s)
 }
 
-func (t *textWriter) measuringStart() {
+func (t *TextSink) measuringStart() {
 	io.WriteString(t.w, "\nMEASURING START.\n\n")
 }
 
-func (t *textWriter) interval(sec int, s *IntervalStats) {
+func (t *TextSink) interval(sec int, s *measure.IntervalStats) {
 	t.w.Write(appendIntervalText(nil, intervalLineOf(sec, s)))
 }
 
@@ -81,10 +129,10 @@ type intervalLine struct {
 	Max                 [4]float64 // their max response time, ms
 }
 
-func intervalLineOf(sec int, s *IntervalStats) intervalLine {
-	no := &s.T[TxNewOrder].Hist
-	l := intervalLine{Sec: sec, NOCount: s.Completed(TxNewOrder), NOP95: no.PercentileMS(95), NOP99: no.PercentileMS(99), NOMax: no.MaxMS()}
-	for t := TxPayment; t < numTxTypes; t++ {
+func intervalLineOf(sec int, s *measure.IntervalStats) intervalLine {
+	no := &s.T[spec.TxNewOrder].Hist
+	l := intervalLine{Sec: sec, NOCount: s.Completed(spec.TxNewOrder), NOP95: no.PercentileMS(95), NOP99: no.PercentileMS(99), NOMax: no.MaxMS()}
+	for t := spec.TxPayment; t < spec.NumTxTypes; t++ {
 		l.Count[t-1] = s.Completed(t)
 		l.Max[t-1] = s.T[t].Hist.MaxMS()
 	}
@@ -99,21 +147,21 @@ func appendIntervalText(b []byte, l intervalLine) []byte {
 		l.Sec, l.NOCount, l.NOP95, l.NOP99, l.NOMax, l.Count[0], l.Max[0], l.Count[1], l.Max[1], l.Count[2], l.Max[2], l.Count[3], l.Max[3])
 }
 
-func (t *textWriter) stopping() {
+func (t *TextSink) stopping() {
 	io.WriteString(t.w, "\nSTOPPING THREADS")
 }
 
-func (t *textWriter) dots(n int) {
+func (t *TextSink) dots(n int) {
 	io.WriteString(t.w, strings.Repeat(".", n)+"\n")
 }
 
-func (t *textWriter) summary(tot *Totals, measureS float64, limits [numTxTypes]int) {
+func (t *TextSink) summary(tot *measure.Totals, measureS float64, limits [spec.NumTxTypes]int) {
 	io.WriteString(t.w, formatSummaryText(tot, measureS, limits))
 }
 
 // formatSummaryText renders <Raw Results> through <TpmC> as tpcc_start does;
 // limits are the late thresholds in force (printed in parentheses).
-func formatSummaryText(tot *Totals, measureS float64, limits [numTxTypes]int) string {
+func formatSummaryText(tot *measure.Totals, measureS float64, limits [spec.NumTxTypes]int) string {
 	var b strings.Builder
 	b.WriteString("\n<Raw Results>\n")
 	for i := range tot.T {
@@ -135,21 +183,21 @@ func formatSummaryText(tot *Totals, measureS float64, limits [numTxTypes]int) st
 	for i := range tot.T {
 		all += tot.T[i].SC + tot.T[i].LT
 	}
-	minPct := [numTxTypes]float64{0, 43.0, 4.0, 4.0, 4.0}
-	for t := TxPayment; t < numTxTypes; t++ {
+	minPct := [spec.NumTxTypes]float64{0, 43.0, 4.0, 4.0, 4.0}
+	for t := spec.TxPayment; t < spec.NumTxTypes; t++ {
 		pct := 0.0
 		if all > 0 {
 			pct = float64(tot.T[t].SC+tot.T[t].LT) * 100 / float64(all)
 		}
-		fmt.Fprintf(&b, "%15s: %3.2f%% (>=%4.1f%%) %s\n", txLabels[t], pct, minPct[t], okNG(pct >= minPct[t]))
+		fmt.Fprintf(&b, "%15s: %3.2f%% (>=%4.1f%%) %s\n", spec.Labels[t], pct, minPct[t], okNG(pct >= minPct[t]))
 	}
 	b.WriteString(" [response time (at least 90% passed)]\n")
-	for t := TxNewOrder; t < numTxTypes; t++ {
+	for t := spec.TxNewOrder; t < spec.NumTxTypes; t++ {
 		pct := 0.0
 		if n := tot.T[t].SC + tot.T[t].LT; n > 0 {
 			pct = float64(tot.T[t].SC) * 100 / float64(n)
 		}
-		fmt.Fprintf(&b, "%15s: %3.2f%%  %s\n", txLabels[t], pct, okNG(pct >= 90))
+		fmt.Fprintf(&b, "%15s: %3.2f%%  %s\n", spec.Labels[t], pct, okNG(pct >= 90))
 	}
 	fmt.Fprintf(&b, "\n<TpmC>\n                 %.3f TpmC\n", tot.TpmC(measureS))
 	return b.String()

@@ -1,187 +1,96 @@
-package tpcc
+// Package run is tpcc run's life: check the options and the loaded schemas,
+// connect one Worker per connection (workload/tpccmysql or
+// workload/batched), run them while the interval schedule drains their
+// recorders into a report.Sink, stop them, and write the summary.
+package run
 
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"flushbench/tpcc/internal/measure"
+	"flushbench/tpcc/internal/mysqlwire"
+	"flushbench/tpcc/internal/report"
+	"flushbench/tpcc/internal/schema"
+	"flushbench/tpcc/internal/spec"
+	"flushbench/tpcc/internal/workload"
+	"flushbench/tpcc/internal/workload/batched"
+	"flushbench/tpcc/internal/workload/tpccmysql"
 )
-
-// Mode selects the workload tpcc run drives.
-type Mode string
-
-const (
-	// ModeTpccMysql is tpcc-mysql's own workload (the default): the same
-	// statements, round trips, lock order and commit points per transaction
-	// type as tpcc_start, one deck shared by all connections, tpcc-mysql's
-	// retries and lateness counting. Its TpmC is comparable with tpcc_start's.
-	ModeTpccMysql Mode = "tpcc-mysql"
-	// ModeBatched is flushbench's earlier workload: the same TPC-C business
-	// transactions with fewer round trips (IN lists, multi-row inserts, one
-	// join for Stock-Level, one commit per Delivery) and the spec's data
-	// updates. A different workload: its TpmC is not comparable with
-	// tpcc_start's.
-	ModeBatched Mode = "batched"
-)
-
-// RunOpts configures tpcc run (tpcc_start's -w -c -r -l -i -f -t -m -o
-// -0..-4).
-type RunOpts struct {
-	Conn ConnOpts
-	Mode Mode
-	// Transport is how tpcc-mysql-mode connections wait for the server
-	// (--transport; empty: netpoll).
-	Transport Transport
-	W         int
-	Conns     int
-	RampupS   int
-	MeasureS  int
-	IntervalS int
-	JSON      bool
-	// LateMS overrides tpcc-mysql's late thresholds per type (-0..-4);
-	// 0 keeps the default 5/5/5/80/20.
-	LateMS [numTxTypes]int
-	// ReportFile (-f) receives "<interval second> <response ms>" per
-	// New-Order; TrxFile (-t) "t_num: N finish: s ns start: s ns" per
-	// committed New-Order, as tpcc_start writes them.
-	ReportFile, TrxFile string
-	// MultiSchema (-m) > 0 spreads connections over databases
-	// <db>_<(conn % MultiSchema) + SchemaOffset> (-o).
-	MultiSchema, SchemaOffset int
-	// CPUProfile is a pprof output file (--cpuprofile), for tuning.
-	CPUProfile string
-	// LateUnit scales the late thresholds {5,5,5,80,20}. tpcc-mysql compares
-	// them with response times in milliseconds (see the fixtures: New-Order at
-	// ~54 ms average is almost always "lt"), so Millisecond reproduces its
-	// sc/lt split; Second gives the TPC-C spec's 90th-percentile limits.
-	LateUnit time.Duration
-	Seed     uint64
-	Out      io.Writer
-	Err      io.Writer
-}
-
-// Exit codes of tpcc run.
-const (
-	ExitOK          = 0
-	ExitError       = 1
-	ExitUsage       = 2
-	ExitServerLost  = 3
-	ExitInterrupted = 130 // interrupted before one full measurement interval
-)
-
-// lateThresholds are tpcc-mysql's per-type limits, printed as "(5)" etc.
-var lateThresholds = [numTxTypes]int{5, 5, 5, 80, 20}
-
-type runner struct {
-	RunOpts
-	db     *sql.DB
-	consts Constants
-	late   [numTxTypes]time.Duration
-	deck   *SharedDeck
-	files  *runFiles
-
-	errMu    sync.Mutex
-	errShown int
-}
-
-// maxErrorsShown limits per-run error messages on stderr; all are counted.
-const maxErrorsShown = 10
-
-func (r *runner) noteError(t TxType, err error) {
-	r.errMu.Lock()
-	defer r.errMu.Unlock()
-	if r.errShown < maxErrorsShown {
-		r.errShown++
-		fmt.Fprintf(r.Err, "tpcc: %s failed: %v\n", t, err)
-	}
-}
-
-// tick is one reporting boundary, in seconds from the run start.
-type tick struct {
-	at      int
-	measure bool // the interval ending here belongs to the measurement phase
-}
-
-// schedule returns the interval boundaries: every -i seconds during ramp-up,
-// a boundary exactly at the end of ramp-up (so no interval mixes phases),
-// then every -i seconds of measurement, the last one at rampup+measure.
-func schedule(rampup, measure, interval int) []tick {
-	var ts []tick
-	for t := interval; t < rampup; t += interval {
-		ts = append(ts, tick{at: t})
-	}
-	if rampup > 0 {
-		ts = append(ts, tick{at: rampup})
-	}
-	for t := interval; t < measure; t += interval {
-		ts = append(ts, tick{at: rampup + t, measure: true})
-	}
-	ts = append(ts, tick{at: rampup + measure, measure: true})
-	return ts
-}
-
-// driverWorker is one connection's transaction loop, in either mode.
-type driverWorker interface {
-	connect(ctx context.Context) error
-	loop(stop *atomic.Bool) error
-	workerStats() *workerStats
-	close()
-}
-
-// schemaOf returns the database connection i uses (tpcc_start -m/-o).
-func (o *RunOpts) schemaOf(i int) string {
-	if o.MultiSchema > 0 {
-		return o.Conn.DB + "_" + strconv.Itoa(i%o.MultiSchema+o.SchemaOffset)
-	}
-	return o.Conn.DB
-}
 
 // Run executes the benchmark and returns the process exit code.
-func Run(ctx context.Context, o RunOpts) (int, error) {
-	if o.W < 1 || o.Conns < 1 || o.MeasureS < 1 || o.IntervalS < 1 || o.RampupS < 0 {
-		return ExitUsage, errors.New("need -w >= 1, -c >= 1, -l >= 1, -i >= 1, -r >= 0")
+func Run(ctx context.Context, o Opts) (int, error) {
+	if err := o.normalize(); err != nil {
+		return ExitUsage, err
 	}
-	if o.Mode == "" {
-		o.Mode = ModeTpccMysql
+	if o.Transport == mysqlwire.TransportBlocking {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(mysqlwire.BlockingGOMAXPROCS(o.Conns)))
 	}
-	if o.Mode != ModeTpccMysql && o.Mode != ModeBatched {
-		return ExitUsage, fmt.Errorf("--mode must be %s or %s, not %q", ModeTpccMysql, ModeBatched, o.Mode)
-	}
-	if o.LateUnit == 0 {
-		o.LateUnit = time.Millisecond
-	}
-	if o.Transport == "" {
-		o.Transport = TransportNetpoll
-	}
-	if o.Transport == TransportBlocking {
-		if o.Mode != ModeTpccMysql {
-			return ExitUsage, errors.New("--transport blocking needs --mode tpcc-mysql")
-		}
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(blockingGOMAXPROCS(o.Conns)))
-	}
-	rn := &runner{RunOpts: o}
-	for i, v := range lateThresholds {
-		if o.LateMS[i] > 0 {
-			v = o.LateMS[i]
-		}
-		rn.late[i] = time.Duration(v) * o.LateUnit
-	}
-	rn.consts = RunConstants(NewRand(o.Seed))
-	rn.deck = NewSharedDeck(o.Seed ^ 0x5DEECE66D)
-	files, err := openRunFiles(o.ReportFile, o.TrxFile)
+	env := newEnv(&o)
+	files, err := report.OpenRunFiles(o.ReportFile, o.TrxFile)
 	if err != nil {
 		return ExitError, err
 	}
-	defer files.close()
-	rn.files = files
+	defer files.Close()
+	env.NewOrders = files
+	if env.DB, err = openSchemas(ctx, &o); err != nil {
+		return ExitError, err
+	}
+	defer env.DB.Close()
+	workers, err := connectWorkers(ctx, &o, env)
+	if err != nil {
+		return ExitError, err
+	}
+	defer func() {
+		for _, w := range workers {
+			w.Close()
+		}
+	}()
+	sink := newSink(&o)
+	sink.Begin()
 
-	// Every schema the connections use must hold at least -w warehouses.
+	var stop atomic.Bool
+	m := &meter{o: &o, workers: workers, sink: sink, files: files, start: time.Now()}
+	fatal, done := startLoops(workers, &stop)
+	sink.Started()
+	if err := m.follow(ctx, fatal); err != nil {
+		stop.Store(true)
+		return ExitServerLost, err
+	}
+	stop.Store(true)
+	sink.Stopping()
+	waitLoops(done, o.Err)
+	sink.Stopped(len(workers))
+	sink.Summary(&report.Summary{Totals: &m.totals, MeasuredS: m.measuredS, Interrupted: m.interrupted, Limits: o.lateLimits()})
+	if m.interrupted && m.fullMeasureIntervals == 0 {
+		return ExitInterrupted, nil
+	}
+	return ExitOK, nil
+}
+
+// newEnv is what the connections share: the late limits as durations, the
+// run-time NURand constants, tpcc-mysql mode's deck and the error log.
+func newEnv(o *Opts) *workload.Env {
+	env := &workload.Env{W: o.W, Errors: workload.NewErrorLog(o.Err)}
+	for i, v := range o.lateLimits() {
+		env.Late[i] = time.Duration(v) * o.LateUnit
+	}
+	env.Consts = spec.RunConstants(spec.NewRand(o.Seed))
+	env.Deck = spec.NewSharedDeck(o.Seed ^ 0x5DEECE66D)
+	return env
+}
+
+// openSchemas checks that every schema the connections use (-m/-o) holds
+// at least -w warehouses, and returns a pool on the first (batched mode's
+// connections come from it).
+func openSchemas(ctx context.Context, o *Opts) (*sql.DB, error) {
+	var first *sql.DB
 	seen := map[string]bool{}
 	for i := 0; i < o.Conns; i++ {
 		name := o.schemaOf(i)
@@ -191,165 +100,152 @@ func Run(ctx context.Context, o RunOpts) (int, error) {
 		seen[name] = true
 		c := o.Conn
 		c.DB = name
-		db, err := openDB(ctx, &c, true, map[string]string{"autocommit": "0"}, o.Conns+1)
+		db, err := mysqlwire.OpenDB(ctx, &c, true, map[string]string{"autocommit": "0"}, o.Conns+1)
+		if err == nil {
+			err = schema.EnsureLoaded(ctx, db, name, o.W)
+			if err != nil {
+				db.Close()
+			}
+		}
 		if err != nil {
-			return ExitError, err
+			if first != nil {
+				first.Close()
+			}
+			return nil, err
 		}
-		if err := ensureLoaded(ctx, db, name, o.W); err != nil {
-			db.Close()
-			return ExitError, err
-		}
-		if rn.db == nil {
-			rn.db = db
-			defer db.Close()
+		if first == nil {
+			first = db
 		} else {
 			db.Close()
 		}
 	}
+	return first, nil
+}
 
-	workers := make([]driverWorker, o.Conns)
+// connectWorkers creates and connects one worker per connection, each with
+// its own seed.
+func connectWorkers(ctx context.Context, o *Opts, env *workload.Env) ([]workload.Worker, error) {
+	workers := make([]workload.Worker, o.Conns)
 	for i := range workers {
 		seed := o.Seed + uint64(i+1)*0x9E3779B97F4A7C15
 		if o.Mode == ModeBatched {
-			workers[i] = newWorker(i, rn, seed)
+			workers[i] = batched.NewWorker(i, env, seed)
 		} else {
-			conn, err := newConnector(&o.Conn, o.schemaOf(i), o.Transport)
+			conn, err := mysqlwire.NewConnector(&o.Conn, o.schemaOf(i), o.Transport)
 			if err != nil {
-				return ExitError, err
+				return nil, err
 			}
-			workers[i] = newMWorker(i, rn, seed, o.schemaOf(i), conn)
+			workers[i] = tpccmysql.NewWorker(i, env, seed, conn)
 		}
-		if err := workers[i].connect(ctx); err != nil {
-			return ExitError, o.Conn.explain(err)
+		if err := workers[i].Connect(ctx); err != nil {
+			return nil, o.Conn.Explain(err)
 		}
 	}
-	defer func() {
-		for _, w := range workers {
-			w.close()
-		}
-	}()
+	return workers, nil
+}
 
-	var tw *textWriter
-	if !o.JSON {
-		tw = &textWriter{w: o.Out}
-		tw.header(&o)
+// newSink is the output --json chooses.
+func newSink(o *Opts) report.Sink {
+	if o.JSON {
+		return report.NewJSONSink(o.Out)
 	}
+	return report.NewTextSink(o.Out, report.Settings{Conn: o.Conn, W: o.W, Conns: o.Conns,
+		RampupS: o.RampupS, MeasureS: o.MeasureS, IntervalS: o.IntervalS})
+}
 
-	var stop atomic.Bool
-	fatal := make(chan error, len(workers))
+// startLoops runs every worker's loop in its own goroutine. A loop's fatal
+// error arrives on fatal; done closes when all loops have returned.
+func startLoops(workers []workload.Worker, stop *atomic.Bool) (fatal <-chan error, done <-chan struct{}) {
+	errs := make(chan error, len(workers))
+	finished := make(chan struct{})
 	var wg sync.WaitGroup
-	start := time.Now()
 	for _, w := range workers {
 		wg.Add(1)
-		go func(w driverWorker) {
+		go func(w workload.Worker) {
 			defer wg.Done()
-			if err := w.loop(&stop); err != nil {
-				fatal <- err
+			if err := w.Loop(stop); err != nil {
+				errs <- err
 			}
 		}(w)
 	}
+	go func() { wg.Wait(); close(finished) }()
+	return errs, finished
+}
 
-	var totals Totals
-	var agg IntervalStats
-	seq := 0
-	prev := 0.0
-	measuredS := 0.0
-	fullMeasureIntervals := 0
-	interrupted := false
-	collect := func() {
-		agg = IntervalStats{}
-		for _, w := range workers {
-			w.workerStats().drainInto(&agg)
-		}
-	}
-	emit := func(now time.Time, elapsed float64, measure bool) {
-		seq++
-		if measure {
-			totals.add(&agg)
-			measuredS += elapsed - prev
-		}
-		if o.JSON {
-			phase := "warmup"
-			if measure {
-				phase = "measure"
-			}
-			writeLine(o.Out, appendIntervalJSON(nil, seq, now, elapsed, elapsed-prev, phase, &agg))
-		} else if measure {
-			tw.interval(int(elapsed-float64(o.RampupS)+0.5), &agg)
-		}
-		prev = elapsed
-	}
-
-	if tw != nil && o.RampupS > 0 {
-		tw.rampup(o.RampupS)
-	}
-	if tw != nil && o.RampupS == 0 {
-		tw.measuringStart()
-	}
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-loop:
-	for _, tk := range schedule(o.RampupS, o.MeasureS, o.IntervalS) {
-		timer.Reset(time.Until(start.Add(time.Duration(tk.at) * time.Second)))
-		select {
-		case <-timer.C:
-			collect()
-			now := time.Now()
-			emit(now, float64(tk.at), tk.measure)
-			if tk.measure {
-				fullMeasureIntervals++
-				files.timeCount.Store(int64(tk.at - o.RampupS))
-			}
-			if tw != nil && !tk.measure && tk.at == o.RampupS {
-				tw.measuringStart()
-			}
-		case err := <-fatal:
-			stop.Store(true)
-			return ExitServerLost, fmt.Errorf("server connection lost during run: %w", err)
-		case <-ctx.Done():
-			// Signal: report the partial interval so the summary equals
-			// the sum of the printed intervals, then stop.
-			collect()
-			now := time.Now()
-			emit(now, now.Sub(start).Seconds(), tk.measure)
-			interrupted = true
-			break loop
-		}
-	}
-	stop.Store(true)
-	if tw != nil {
-		tw.stopping()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+// waitLoops waits for the loops to finish their transaction in flight, at
+// most 30 s.
+func waitLoops(done <-chan struct{}, stderr io.Writer) {
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
-		fmt.Fprintln(o.Err, "tpcc: some connections did not finish their transaction within 30 s")
+		fmt.Fprintln(stderr, "tpcc: some connections did not finish their transaction within 30 s")
 	}
-	if tw != nil {
-		tw.dots(len(workers))
-	}
-
-	if o.JSON {
-		writeLine(o.Out, appendSummaryJSON(nil, measuredS, &totals, interrupted))
-	} else {
-		limits := lateThresholds
-		for i, v := range o.LateMS {
-			if v > 0 {
-				limits[i] = v
-			}
-		}
-		tw.summary(&totals, measuredS, limits)
-	}
-	if interrupted && fullMeasureIntervals == 0 {
-		return ExitInterrupted, nil
-	}
-	return ExitOK, nil
 }
 
-// writeLine writes b plus a newline in one call; stdout is unbuffered, so
-// each line is visible to a reader immediately.
-func writeLine(w io.Writer, b []byte) {
-	w.Write(append(b, '\n'))
+// meter follows the schedule: at each boundary it drains the workers'
+// recorders into one interval, hands it to the sink and adds measurement
+// intervals to the totals.
+type meter struct {
+	o       *Opts
+	workers []workload.Worker
+	sink    report.Sink
+	files   *report.RunFiles
+	start   time.Time
+
+	agg                  measure.IntervalStats
+	totals               measure.Totals
+	seq                  int
+	prevS                float64 // elapsed seconds at the previous boundary
+	measuredS            float64
+	fullMeasureIntervals int
+	interrupted          bool
+}
+
+// follow waits for each boundary of the schedule. A worker's fatal error
+// ends it with that error; a signal ends it after reporting the partial
+// interval (so the summary equals the sum of the printed intervals).
+func (m *meter) follow(ctx context.Context, fatal <-chan error) error {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for _, tk := range schedule(m.o.RampupS, m.o.MeasureS, m.o.IntervalS) {
+		timer.Reset(time.Until(m.start.Add(time.Duration(tk.at) * time.Second)))
+		select {
+		case <-timer.C:
+			m.collect()
+			m.emit(time.Now(), float64(tk.at), tk.measure, !tk.measure && tk.at == m.o.RampupS)
+			if tk.measure {
+				m.fullMeasureIntervals++
+				m.files.SetMeasuredSeconds(tk.at - m.o.RampupS)
+			}
+		case err := <-fatal:
+			return fmt.Errorf("server connection lost during run: %w", err)
+		case <-ctx.Done():
+			m.collect()
+			now := time.Now()
+			m.emit(now, now.Sub(m.start).Seconds(), tk.measure, false)
+			m.interrupted = true
+			return nil
+		}
+	}
+	return nil
+}
+
+// collect drains every worker's recorder into m.agg.
+func (m *meter) collect() {
+	m.agg = measure.IntervalStats{}
+	for _, w := range m.workers {
+		w.Recorder().DrainInto(&m.agg)
+	}
+}
+
+// emit closes the interval ending at elapsed seconds.
+func (m *meter) emit(now time.Time, elapsed float64, measure, endsRampup bool) {
+	m.seq++
+	if measure {
+		m.totals.Add(&m.agg)
+		m.measuredS += elapsed - m.prevS
+	}
+	m.sink.Interval(&report.Interval{Seq: m.seq, At: now, ElapsedS: elapsed, LengthS: elapsed - m.prevS,
+		Measure: measure, EndsRampup: endsRampup, Stats: &m.agg})
+	m.prevS = elapsed
 }

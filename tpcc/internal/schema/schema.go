@@ -1,4 +1,6 @@
-package tpcc
+// Package schema is tpcc-mysql's schema (tables, secondary indexes, foreign
+// keys) and the checks that a database holds a loaded dataset.
+package schema
 
 import (
 	"context"
@@ -7,8 +9,8 @@ import (
 	"strings"
 )
 
-// tableNames are the nine TPC-C tables with tpcc-mysql's names.
-var tableNames = []string{"warehouse", "district", "customer", "history", "new_orders", "orders", "order_line", "item", "stock"}
+// TableNames are the nine TPC-C tables with tpcc-mysql's names.
+var TableNames = []string{"warehouse", "district", "customer", "history", "new_orders", "orders", "order_line", "item", "stock"}
 
 // The schema is tpcc-mysql's (create_table.sql followed by add_fkey_idx.sql),
 // so a dataset loaded by either tool runs under the other and the secondary
@@ -18,10 +20,10 @@ var tableNames = []string{"warehouse", "district", "customer", "history", "new_o
 // is SHOW CREATE TABLE of tpcc-mysql's own DDL; TestSchemaMatchesTpccMysql
 // compares ours with it.
 
-// tableDDL creates the nine tables with their primary keys only; the bulk
+// TableDDL creates the nine tables with their primary keys only; the bulk
 // load goes into these (appending in primary-key order, no secondary index
 // maintenance).
-var tableDDL = []string{
+var TableDDL = []string{
 	`CREATE TABLE IF NOT EXISTS warehouse (
   w_id SMALLINT NOT NULL,
   w_name VARCHAR(10), w_street_1 VARCHAR(20), w_street_2 VARCHAR(20), w_city VARCHAR(20),
@@ -66,14 +68,14 @@ var tableDDL = []string{
   PRIMARY KEY (s_w_id, s_i_id)) ENGINE=InnoDB`,
 }
 
-// indexDDL is what tpcc-mysql's add_fkey_idx.sql adds: four secondary
+// IndexDDL is what tpcc-mysql's add_fkey_idx.sql adds: four secondary
 // indexes, then ten foreign keys (history's two create their own indexes).
 // One entry per table, each a single ALTER TABLE so the table is rebuilt at
 // most once; the entries touch different tables and run in parallel after the
 // bulk load. Within a table the clause order gives tpcc-mysql's index order.
 // Run with foreign_key_checks=0, so adding a foreign key validates nothing
 // and is an in-place metadata change.
-var indexDDL = []string{
+var IndexDDL = []string{
 	`ALTER TABLE customer ADD INDEX idx_customer (c_w_id, c_d_id, c_last, c_first),
   ADD CONSTRAINT fkey_customer_1 FOREIGN KEY (c_w_id, c_d_id) REFERENCES district (d_w_id, d_id)`,
 	`ALTER TABLE orders ADD INDEX idx_orders (o_w_id, o_d_id, o_c_id, o_id),
@@ -91,8 +93,8 @@ var indexDDL = []string{
 	`ALTER TABLE new_orders ADD CONSTRAINT fkey_new_orders_1 FOREIGN KEY (no_w_id, no_d_id, no_o_id) REFERENCES orders (o_w_id, o_d_id, o_id)`,
 }
 
-// listTables returns the tables present in database dbName.
-func listTables(ctx context.Context, db *sql.DB, dbName string) ([]string, error) {
+// ListTables returns the tables present in database dbName.
+func ListTables(ctx context.Context, db *sql.DB, dbName string) ([]string, error) {
 	rows, err := db.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = ?", dbName)
 	if err != nil {
 		return nil, err
@@ -109,10 +111,10 @@ func listTables(ctx context.Context, db *sql.DB, dbName string) ([]string, error
 	return out, rows.Err()
 }
 
-// ensureLoaded verifies that the TPC-C tables exist and that at least
+// EnsureLoaded verifies that the TPC-C tables exist and that at least
 // wantW warehouses were loaded; it is the precondition for run and check.
-func ensureLoaded(ctx context.Context, db *sql.DB, dbName string, wantW int) error {
-	have, err := listTables(ctx, db, dbName)
+func EnsureLoaded(ctx context.Context, db *sql.DB, dbName string, wantW int) error {
+	have, err := ListTables(ctx, db, dbName)
 	if err != nil {
 		return err
 	}
@@ -121,7 +123,7 @@ func ensureLoaded(ctx context.Context, db *sql.DB, dbName string, wantW int) err
 		set[t] = true
 	}
 	var missing []string
-	for _, t := range tableNames {
+	for _, t := range TableNames {
 		if !set[t] {
 			missing = append(missing, t)
 		}

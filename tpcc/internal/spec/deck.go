@@ -1,25 +1,6 @@
-package tpcc
+package spec
 
-// TxType identifies one of the five TPC-C transactions. The numeric values
-// are the indexes tpcc-mysql prints in <Raw Results> ([0]..[4]).
-type TxType int
-
-const (
-	TxNewOrder TxType = iota
-	TxPayment
-	TxOrderStatus
-	TxDelivery
-	TxStockLevel
-	numTxTypes
-)
-
-// txNames are the JSON keys for each type.
-var txNames = [numTxTypes]string{"new_order", "payment", "order_status", "delivery", "stock_level"}
-
-// txLabels are the names tpcc-mysql uses in its constraint check.
-var txLabels = [numTxTypes]string{"New-Order", "Payment", "Order-Status", "Delivery", "Stock-Level"}
-
-func (t TxType) String() string { return txNames[t] }
+import "sync"
 
 // deckSize is the number of cards per round: 10 New-Order, 10 Payment and
 // one each of Order-Status, Delivery and Stock-Level, as in tpcc-mysql. This
@@ -58,5 +39,24 @@ func (d *Deck) Next() TxType {
 	}
 	t := d.cards[d.pos]
 	d.pos++
+	return t
+}
+
+// SharedDeck is tpcc-mysql's sequence.c: one deck of 23 cards for all
+// connections, reshuffled under the lock when it runs out, so the mix is
+// exact across the whole client rather than per connection.
+type SharedDeck struct {
+	mu sync.Mutex
+	d  *Deck
+}
+
+// NewSharedDeck returns a shared deck shuffled with its own generator.
+func NewSharedDeck(seed uint64) *SharedDeck { return &SharedDeck{d: NewDeck(NewRand(seed))} }
+
+// Next deals the next card.
+func (s *SharedDeck) Next() TxType {
+	s.mu.Lock()
+	t := s.d.Next()
+	s.mu.Unlock()
 	return t
 }

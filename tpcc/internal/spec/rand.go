@@ -1,4 +1,7 @@
-package tpcc
+// Package spec holds what TPC-C itself defines and both workloads share:
+// the transaction types and their deck, the random functions and NURand
+// constants (2.1.6), the cardinalities and the customer last names.
+package spec
 
 import (
 	"math/rand/v2"
@@ -139,4 +142,14 @@ func LastName(b []byte, num int) []byte {
 	b = append(b, syllables[num/100]...)
 	b = append(b, syllables[(num/10)%10]...)
 	return append(b, syllables[num%10]...)
+}
+
+// OtherWarehouse returns a warehouse id in [1, w] other than home,
+// uniformly (w must be at least 2).
+func (r *Rand) OtherWarehouse(home, w int) int {
+	x := r.Uniform(1, w-1)
+	if x >= home {
+		x++
+	}
+	return x
 }

@@ -1,4 +1,4 @@
-package tpcc
+package spec
 
 import (
 	"strings"
@@ -116,24 +116,5 @@ func TestStrings(t *testing.T) {
 	// ~10% contain ORIGINAL; 2000 draws => expect ~200.
 	if orig < 120 || orig > 300 {
 		t.Errorf("ORIGINAL in %d of 2000 data strings, want ~200", orig)
-	}
-}
-
-func TestFixed(t *testing.T) {
-	cases := []struct {
-		v     int64
-		scale int
-		s     string
-	}{{12345, 2, "123.45"}, {5, 2, "0.05"}, {-1000, 2, "-10.00"}, {2000, 4, "0.2000"}, {0, 2, "0.00"}, {30000000, 2, "300000.00"}}
-	for _, c := range cases {
-		if got := string(appendFixed(nil, c.v, c.scale)); got != c.s {
-			t.Errorf("appendFixed(%d,%d) = %q want %q", c.v, c.scale, got, c.s)
-		}
-		if got := parseFixed([]byte(c.s), c.scale); got != c.v {
-			t.Errorf("parseFixed(%q) = %d want %d", c.s, got, c.v)
-		}
-	}
-	if got := parseFixed([]byte("7"), 2); got != 700 {
-		t.Errorf("parseFixed(7) = %d", got)
 	}
 }

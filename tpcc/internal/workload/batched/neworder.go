@@ -1,15 +1,16 @@
-package tpcc
+package batched
 
 import (
 	"bytes"
 	"database/sql"
 	"sort"
+
+	"flushbench/tpcc/internal/mysqlwire"
+	"flushbench/tpcc/internal/spec"
 )
 
-const maxOrderLines = 15
-
-// olLine is one order line's input and working state.
-type olLine struct {
+// orderLine is one order line's input and working state.
+type orderLine struct {
 	iid, supW, qty int
 	price          int64 // cents
 	found          bool
@@ -22,29 +23,29 @@ type olLine struct {
 	amountLen      int
 }
 
-// newOrderIn is a New-Order's input (TPC-C 2.4.1).
-type newOrderIn struct {
+// newOrderInput is a New-Order's input (TPC-C 2.4.1).
+type newOrderInput struct {
 	w, d, c, n int
 	allLocal   bool
-	lines      [maxOrderLines]olLine
+	lines      [spec.MaxOrderLines]orderLine
 	groups     []int // distinct supply warehouses, ascending
 }
 
 // Queries whose text depends on the number of order lines are built once.
 var (
-	qItems     [maxOrderLines + 1]string
-	qStock     [maxOrderLines + 1]string
-	qOrderLine [maxOrderLines + 1]string
+	newOrderItems       [spec.MaxOrderLines + 1]string
+	newOrderStock       [spec.MaxOrderLines + 1]string
+	newOrderInsertLines [spec.MaxOrderLines + 1]string
 )
 
 func init() {
-	for n := 1; n <= maxOrderLines; n++ {
-		qItems[n] = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN " + inList(n)
+	for n := 1; n <= spec.MaxOrderLines; n++ {
+		newOrderItems[n] = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN " + inList(n)
 		// ELT picks s_dist_<d_id> server-side: one statement per line count
 		// instead of one per (line count, district). FORCE INDEX: with long
 		// IN lists MariaDB 10.11 otherwise may choose to scan the whole
 		// s_w_id range (100k rows) or go through the s_i_id index.
-		qStock[n] = "SELECT s_i_id, s_quantity, s_data, ELT(?, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, " +
+		newOrderStock[n] = "SELECT s_i_id, s_quantity, s_data, ELT(?, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, " +
 			"s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10) FROM stock FORCE INDEX (PRIMARY) WHERE s_w_id = ? AND s_i_id IN " + inList(n) + " FOR UPDATE"
 		q := "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info) VALUES "
 		for i := 0; i < n; i++ {
@@ -53,18 +54,17 @@ func init() {
 			}
 			q += "(?,?,?,?,?,?,?,?,?)"
 		}
-		qOrderLine[n] = q
+		newOrderInsertLines[n] = q
 	}
 }
 
 const (
-	qNOCustWh    = "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?"
-	qNOStockUpd  = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_w_id = ? AND s_i_id = ?"
-	qNODistrict  = "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ? FOR UPDATE"
-	qNODistUpd   = "UPDATE district SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?"
-	qNOOrder     = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, NOW(), ?, ?)"
-	qNONewOrder  = "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"
-	unusedItemID = numItems + 1
+	newOrderCustomer       = "SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?"
+	newOrderStockUpdate    = "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_w_id = ? AND s_i_id = ?"
+	newOrderDistrict       = "SELECT d_next_o_id, d_tax FROM district WHERE d_w_id = ? AND d_id = ? FOR UPDATE"
+	newOrderDistrictUpdate = "UPDATE district SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?"
+	newOrderInsertOrder    = "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, NOW(), ?, ?)"
+	newOrderInsertNewOrder = "INSERT INTO new_orders (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)"
 )
 
 var original = []byte("ORIGINAL")
@@ -78,14 +78,14 @@ func (w *worker) genNewOrder(home int) {
 	r := w.rng
 	in := &w.no
 	in.w = home
-	in.d = r.Uniform(1, districtsPerW)
+	in.d = r.Uniform(1, spec.DistrictsPerW)
 	in.c = r.CustomerID()
-	in.n = r.Uniform(5, maxOrderLines)
+	in.n = r.Uniform(5, spec.MaxOrderLines)
 	in.allLocal = true
 	rbk := r.Uniform(1, 100) == 1
 	for i := 0; i < in.n; i++ {
 		l := &in.lines[i]
-		*l = olLine{}
+		*l = orderLine{}
 	draw:
 		for {
 			l.iid = r.ItemID()
@@ -97,14 +97,14 @@ func (w *worker) genNewOrder(home int) {
 			break
 		}
 		l.supW = home
-		if w.rn.W > 1 && r.Uniform(1, 100) == 1 {
+		if w.env.W > 1 && r.Uniform(1, 100) == 1 {
 			l.supW = w.otherWarehouse(home)
 			in.allLocal = false
 		}
 		l.qty = r.Uniform(1, 10)
 	}
 	if rbk {
-		in.lines[in.n-1].iid = unusedItemID
+		in.lines[in.n-1].iid = spec.UnusedItemID
 	}
 	in.groups = in.groups[:0]
 	for i := 0; i < in.n; i++ {
@@ -130,18 +130,50 @@ func (w *worker) genNewOrder(home int) {
 // concurrent New-Orders do not deadlock on stock.
 func (w *worker) newOrder() error {
 	in := &w.no
-	n := in.n
+	allFound, err := w.readItems(in)
+	if err != nil {
+		return err
+	}
+	if !allFound {
+		// The 1% unused item: the business transaction rolls back (and
+		// still counts as completed, as in tpcc-mysql and TPC-C 2.4.2.3).
+		return w.rollback()
+	}
+	var cDiscount, cLast, cCredit, wTax []byte
+	if err := w.queryRow(newOrderCustomer, []any{&cDiscount, &cLast, &cCredit, &wTax}, in.w, in.d, in.c); err != nil {
+		return err
+	}
+	for _, sw := range in.groups {
+		if err := w.lockStock(in, sw); err != nil {
+			return err
+		}
+	}
+	total, err := w.updateStock(in)
+	if err != nil {
+		return err
+	}
+	dTax, err := w.insertOrder(in)
+	if err != nil {
+		return err
+	}
+	// Total = sum(ol_amount) * (1 - c_discount) * (1 + w_tax + d_tax); the
+	// terminal output is not displayed, but the value is computed per spec.
+	_ = float64(total) * (1 - float64(mysqlwire.ParseFixed(cDiscount, 4))/1e4) *
+		(1 + float64(mysqlwire.ParseFixed(wTax, 4)+mysqlwire.ParseFixed(dTax, 4))/1e4)
+	return w.commit()
+}
 
-	// Items: one round trip for all lines. A missing id is the 1% unused
-	// item: the business transaction rolls back (and still counts as
-	// completed, as in tpcc-mysql and TPC-C 2.4.2.3).
+// readItems reads all lines' items in one round trip and reports whether
+// every item id was found.
+func (w *worker) readItems(in *newOrderInput) (bool, error) {
+	n := in.n
 	args := w.args[:0]
 	for i := 0; i < n; i++ {
 		args = append(args, in.lines[i].iid)
 	}
-	rows, err := w.query(qItems[n], args...)
+	rows, err := w.query(newOrderItems[n], args...)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var iid int64
 	var price, name, data sql.RawBytes
@@ -149,13 +181,13 @@ func (w *worker) newOrder() error {
 	for rows.Next() {
 		if err := rows.Scan(&iid, &price, &name, &data); err != nil {
 			rows.Close()
-			return err
+			return false, err
 		}
 		for i := 0; i < n; i++ {
 			l := &in.lines[i]
 			if int64(l.iid) == iid {
 				l.found = true
-				l.price = parseFixed(price, 2)
+				l.price = mysqlwire.ParseFixed(price, 2)
 				l.original = bytes.Contains(data, original)
 				found++
 				break
@@ -163,57 +195,54 @@ func (w *worker) newOrder() error {
 		}
 	}
 	if err := rows.Close(); err != nil {
-		return err
+		return false, err
 	}
-	if found < n {
-		return w.rollback()
-	}
+	return found == n, nil
+}
 
-	var cDiscount, cLast, cCredit, wTax []byte
-	if err := w.queryRow(qNOCustWh, []any{&cDiscount, &cLast, &cCredit, &wTax}, in.w, in.d, in.c); err != nil {
-		return err
-	}
-
-	// Stock: one locking read per supply warehouse (almost always one).
-	for _, sw := range in.groups {
-		args = args[:0]
-		args = append(args, in.d, sw)
-		for i := 0; i < n; i++ {
-			if in.lines[i].supW == sw {
-				args = append(args, in.lines[i].iid)
-			}
-		}
-		rows, err := w.query(qStock[len(args)-2], args...)
-		if err != nil {
-			return err
-		}
-		var sIID, sQty int64
-		var sData, sDist sql.RawBytes
-		for rows.Next() {
-			if err := rows.Scan(&sIID, &sQty, &sData, &sDist); err != nil {
-				rows.Close()
-				return err
-			}
-			for i := 0; i < n; i++ {
-				l := &in.lines[i]
-				if l.supW == sw && int64(l.iid) == sIID {
-					l.sQty = int(sQty)
-					l.distLen = copy(l.dist[:], sDist)
-					l.brand = 'G'
-					if l.original && bytes.Contains(sData, original) {
-						l.brand = 'B'
-					}
-					break
-				}
-			}
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-	}
-
-	var total int64
+// lockStock reads and locks the stock rows of the lines supplied by
+// warehouse sw: one locking read per supply warehouse (almost always one).
+func (w *worker) lockStock(in *newOrderInput, sw int) error {
+	n := in.n
+	args := w.args[:0]
+	args = append(args, in.d, sw)
 	for i := 0; i < n; i++ {
+		if in.lines[i].supW == sw {
+			args = append(args, in.lines[i].iid)
+		}
+	}
+	rows, err := w.query(newOrderStock[len(args)-2], args...)
+	if err != nil {
+		return err
+	}
+	var sIID, sQty int64
+	var sData, sDist sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&sIID, &sQty, &sData, &sDist); err != nil {
+			rows.Close()
+			return err
+		}
+		for i := 0; i < n; i++ {
+			l := &in.lines[i]
+			if l.supW == sw && int64(l.iid) == sIID {
+				l.sQty = int(sQty)
+				l.distLen = copy(l.dist[:], sDist)
+				l.brand = 'G'
+				if l.original && bytes.Contains(sData, original) {
+					l.brand = 'B'
+				}
+				break
+			}
+		}
+	}
+	return rows.Close()
+}
+
+// updateStock writes each line's stock update and returns the order's
+// amount in cents (each line's ol_amount is kept as text for its insert).
+func (w *worker) updateStock(in *newOrderInput) (int64, error) {
+	var total int64
+	for i := 0; i < in.n; i++ {
 		l := &in.lines[i]
 		q := l.sQty - l.qty
 		if l.sQty < l.qty+10 {
@@ -223,43 +252,45 @@ func (w *worker) newOrder() error {
 		if l.supW != in.w {
 			remote = 1
 		}
-		if _, err := w.exec(qNOStockUpd, q, l.qty, remote, l.supW, l.iid); err != nil {
-			return err
+		if _, err := w.exec(newOrderStockUpdate, q, l.qty, remote, l.supW, l.iid); err != nil {
+			return 0, err
 		}
 		amt := int64(l.qty) * l.price
 		total += amt
-		l.amountLen = len(appendFixed(l.amount[:0], amt, 2))
+		l.amountLen = len(mysqlwire.AppendFixed(l.amount[:0], amt, 2))
 	}
+	return total, nil
+}
 
+// insertOrder takes the district's next order id and inserts the order,
+// new-order and order-line rows; it returns d_tax.
+func (w *worker) insertOrder(in *newOrderInput) ([]byte, error) {
+	n := in.n
 	var oID int64
 	var dTax []byte
-	if err := w.queryRow(qNODistrict, []any{&oID, &dTax}, in.w, in.d); err != nil {
-		return err
+	if err := w.queryRow(newOrderDistrict, []any{&oID, &dTax}, in.w, in.d); err != nil {
+		return nil, err
 	}
-	if _, err := w.exec(qNODistUpd, oID+1, in.w, in.d); err != nil {
-		return err
+	if _, err := w.exec(newOrderDistrictUpdate, oID+1, in.w, in.d); err != nil {
+		return nil, err
 	}
 	allLocal := 0
 	if in.allLocal {
 		allLocal = 1
 	}
-	if _, err := w.exec(qNOOrder, oID, in.d, in.w, in.c, n, allLocal); err != nil {
-		return err
+	if _, err := w.exec(newOrderInsertOrder, oID, in.d, in.w, in.c, n, allLocal); err != nil {
+		return nil, err
 	}
-	if _, err := w.exec(qNONewOrder, oID, in.d, in.w); err != nil {
-		return err
+	if _, err := w.exec(newOrderInsertNewOrder, oID, in.d, in.w); err != nil {
+		return nil, err
 	}
-	args = args[:0]
+	args := w.args[:0]
 	for i := 0; i < n; i++ {
 		l := &in.lines[i]
 		args = append(args, oID, in.d, in.w, i+1, l.iid, l.supW, l.qty, l.amount[:l.amountLen], l.dist[:l.distLen])
 	}
-	if _, err := w.exec(qOrderLine[n], args...); err != nil {
-		return err
+	if _, err := w.exec(newOrderInsertLines[n], args...); err != nil {
+		return nil, err
 	}
-	// Total = sum(ol_amount) * (1 - c_discount) * (1 + w_tax + d_tax); the
-	// terminal output is not displayed, but the value is computed per spec.
-	_ = float64(total) * (1 - float64(parseFixed(cDiscount, 4))/1e4) *
-		(1 + float64(parseFixed(wTax, 4)+parseFixed(dTax, 4))/1e4)
-	return w.commit()
+	return dTax, nil
 }

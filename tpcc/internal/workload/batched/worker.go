@@ -1,14 +1,23 @@
-package tpcc
+// Package batched is tpcc run --mode batched: the TPC-C business
+// transactions in fewer round trips (IN lists, multi-row inserts, one join
+// for Stock-Level, one commit per Delivery) with the spec's data updates,
+// through database/sql. A different workload from tpcc-mysql's: its TpmC is
+// not comparable with tpcc_start's.
+package batched
 
 import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"flushbench/tpcc/internal/measure"
+	"flushbench/tpcc/internal/mysqlwire"
+	"flushbench/tpcc/internal/spec"
+	"flushbench/tpcc/internal/workload"
 )
 
 // bg is used for every statement: a context without Done() lets database/sql
@@ -22,30 +31,31 @@ var errNoRows = sql.ErrNoRows
 // worker is one client connection driving transactions from its own deck.
 type worker struct {
 	id    int
-	rn    *runner
+	env   *workload.Env
 	conn  *sql.Conn
-	rng   *Rand
-	deck  *Deck
-	stats workerStats
+	rng   *spec.Rand
+	deck  *spec.Deck
+	stats measure.Recorder
 	stmts map[string]*sql.Stmt
 
 	// scratch, reused across transactions to avoid allocation
-	no   newOrderIn
+	no   newOrderInput
 	ids  []int64
 	args []any
 	buf  []byte
 }
 
-func newWorker(id int, rn *runner, seed uint64) *worker {
-	r := NewRand(seed)
-	r.C = rn.consts
-	return &worker{id: id, rn: rn, rng: r, deck: NewDeck(r), stmts: map[string]*sql.Stmt{},
+// NewWorker returns connection id's worker; seed is its own generator's.
+func NewWorker(id int, env *workload.Env, seed uint64) workload.Worker {
+	r := spec.NewRand(seed)
+	r.C = env.Consts
+	return &worker{id: id, env: env, rng: r, deck: spec.NewDeck(r), stmts: map[string]*sql.Stmt{},
 		args: make([]any, 0, 9*15), buf: make([]byte, 0, 600)}
 }
 
-// connect (re)opens the worker's dedicated connection. Prepared statements are
+// Connect (re)opens the worker's dedicated connection. Prepared statements are
 // per connection, so the cache is dropped with it.
-func (w *worker) connect(ctx context.Context) error {
+func (w *worker) Connect(ctx context.Context) error {
 	if w.conn != nil {
 		for _, s := range w.stmts {
 			s.Close()
@@ -54,7 +64,7 @@ func (w *worker) connect(ctx context.Context) error {
 		w.conn = nil
 	}
 	clear(w.stmts)
-	c, err := w.rn.db.Conn(ctx)
+	c, err := w.env.DB.Conn(ctx)
 	if err != nil {
 		return err
 	}
@@ -62,9 +72,11 @@ func (w *worker) connect(ctx context.Context) error {
 	return nil
 }
 
-func (w *worker) workerStats() *workerStats { return &w.stats }
+// Recorder is where Loop records.
+func (w *worker) Recorder() *measure.Recorder { return &w.stats }
 
-func (w *worker) close() {
+// Close closes the connection.
+func (w *worker) Close() {
 	if w.conn != nil {
 		w.conn.Close()
 		w.conn = nil
@@ -121,29 +133,17 @@ func (w *worker) rollback() error {
 }
 
 // otherWarehouse returns a warehouse id different from home, uniformly.
-func (w *worker) otherWarehouse(home int) int {
-	x := w.rng.Uniform(1, w.rn.W-1)
-	if x >= home {
-		x++
-	}
-	return x
-}
+func (w *worker) otherWarehouse(home int) int { return w.rng.OtherWarehouse(home, w.env.W) }
 
 // maxRetries bounds deadlock/lock-wait retries of one transaction; after
 // that it counts as a failure.
 const maxRetries = 20
 
-// errFatal marks a worker that lost its server and could not reconnect.
-type errFatal struct{ err error }
-
-func (e errFatal) Error() string { return e.err.Error() }
-func (e errFatal) Unwrap() error { return e.err }
-
-// loop runs transactions until stop is set. It returns only a fatal error.
-func (w *worker) loop(stop *atomic.Bool) error {
+// Loop runs transactions until stop is set. It returns only a fatal error.
+func (w *worker) Loop(stop *atomic.Bool) error {
 	for !stop.Load() {
 		t := w.deck.Next()
-		home := w.rng.Uniform(1, w.rn.W)
+		home := w.rng.Uniform(1, w.env.W)
 		w.genInput(t, home)
 		start := time.Now()
 		retries := 0
@@ -153,32 +153,32 @@ func (w *worker) loop(stop *atomic.Bool) error {
 			if err == nil {
 				break
 			}
-			if isConnLost(err) {
+			if mysqlwire.IsConnLost(err) {
 				if stop.Load() {
 					return nil
 				}
 				if rerr := w.reconnect(); rerr != nil {
-					return errFatal{fmt.Errorf("connection %d lost (%v) and reconnect failed: %w", w.id, err, rerr)}
+					return workload.ConnectionLost(w.id, err, rerr)
 				}
 				failed = true
 				break
 			}
-			if rbErr := w.rollback(); rbErr != nil && isConnLost(rbErr) {
+			if rbErr := w.rollback(); rbErr != nil && mysqlwire.IsConnLost(rbErr) {
 				if rerr := w.reconnect(); rerr != nil {
-					return errFatal{fmt.Errorf("connection %d lost (%v) and reconnect failed: %w", w.id, rbErr, rerr)}
+					return workload.ConnectionLost(w.id, rbErr, rerr)
 				}
 				failed = true
 				break
 			}
-			if isRetryable(err) && retries < maxRetries {
+			if mysqlwire.IsRetryable(err) && retries < maxRetries {
 				retries++
 				continue
 			}
-			w.rn.noteError(t, err)
+			w.env.Errors.Note(t, err)
 			failed = true
 			break
 		}
-		w.stats.record(t, time.Since(start), retries, failed, w.rn.late[t])
+		w.stats.Record(t, time.Since(start), retries, failed, w.env.Late[t])
 	}
 	return nil
 }
@@ -191,7 +191,7 @@ func (w *worker) reconnect() error {
 		if attempt > 0 {
 			time.Sleep(500 * time.Millisecond)
 		}
-		if err = w.connect(bg); err == nil {
+		if err = w.Connect(bg); err == nil {
 			if err = w.conn.PingContext(bg); err == nil {
 				return nil
 			}
@@ -200,25 +200,25 @@ func (w *worker) reconnect() error {
 	return err
 }
 
-func (w *worker) genInput(t TxType, home int) {
-	if t == TxNewOrder {
+func (w *worker) genInput(t spec.TxType, home int) {
+	if t == spec.TxNewOrder {
 		w.genNewOrder(home)
 	}
 	// The other transactions draw their inputs inside run: a retry after a
 	// deadlock redraws them, which TPC-C allows and keeps the code simple.
 }
 
-func (w *worker) run(t TxType, home int) error {
+func (w *worker) run(t spec.TxType, home int) error {
 	switch t {
-	case TxNewOrder:
+	case spec.TxNewOrder:
 		return w.newOrder()
-	case TxPayment:
+	case spec.TxPayment:
 		return w.payment(home)
-	case TxOrderStatus:
+	case spec.TxOrderStatus:
 		return w.orderStatus(home)
-	case TxDelivery:
+	case spec.TxDelivery:
 		return w.delivery(home)
-	case TxStockLevel:
+	case spec.TxStockLevel:
 		return w.stockLevel(home)
 	}
 	return errors.New("unknown transaction type")

@@ -1,12 +1,23 @@
-package tpcc
+// Package tpccmysql is tpcc run's default workload, tpcc-mysql's own: the
+// 35 statements tpcc_start prepares (statements.go), issued per
+// transaction type in the same order with the same round trips, lock order
+// and commit points (one file per transaction), one 23-card deck shared by
+// all connections, and any error retried with the same input up to 2000
+// times. It runs below database/sql on mysqlwire.Session; its statement
+// stream is checked against a real tpcc_start run's general log
+// (testdata/statement-shapes.txt, cmd/tpcc's TestTpccMysqlStatementStream).
+package tpccmysql
 
 import (
 	"context"
 	"database/sql/driver"
-	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"flushbench/tpcc/internal/measure"
+	"flushbench/tpcc/internal/mysqlwire"
+	"flushbench/tpcc/internal/spec"
+	"flushbench/tpcc/internal/workload"
 )
 
 // maxAttempts is tpcc-mysql's MAX_RETRY: a transaction that fails (any
@@ -15,40 +26,24 @@ import (
 // transaction counts in fl (its attempts minus one stay in rt).
 const maxAttempts = 2000
 
-// SharedDeck is tpcc-mysql's sequence.c: one deck of 23 cards for all
-// connections, reshuffled under the lock when it runs out, so the mix is
-// exact across the whole client rather than per connection.
-type SharedDeck struct {
-	mu sync.Mutex
-	d  *Deck
-}
+// bg is the reconnect's context: reconnecting is not cut short by a signal
+// (the stop flag ends the loop between transactions).
+var bg = context.Background()
 
-// NewSharedDeck returns a shared deck shuffled with its own generator.
-func NewSharedDeck(seed uint64) *SharedDeck { return &SharedDeck{d: NewDeck(NewRand(seed))} }
-
-// Next deals the next card.
-func (s *SharedDeck) Next() TxType {
-	s.mu.Lock()
-	t := s.d.Next()
-	s.mu.Unlock()
-	return t
-}
-
-// mWorker is one tpcc-mysql mode connection.
-type mWorker struct {
+// worker is one tpcc-mysql mode connection.
+type worker struct {
 	id    int
-	rn    *runner
-	db    string // schema (tpcc_start -m/-o: one of several)
+	env   *workload.Env
 	conn  driver.Connector
-	sess  *session
-	rng   *Rand
-	stats workerStats
+	sess  *mysqlwire.Session
+	rng   *spec.Rand
+	stats measure.Recorder
 
-	in         mInput
+	in         input
 	rolledBack bool
 
 	// scratch reused across transactions
-	order              [maxOrderLines]int
+	order              [spec.MaxOrderLines]int
 	ids                []int64
 	dist, hdata, cdata []byte
 	bal, sum           []byte
@@ -56,19 +51,23 @@ type mWorker struct {
 	nowText            []byte
 }
 
-func newMWorker(id int, rn *runner, seed uint64, db string, conn driver.Connector) *mWorker {
-	r := NewRand(seed)
-	r.C = rn.consts
-	return &mWorker{id: id, rn: rn, db: db, conn: conn, rng: r, ids: make([]int64, 0, 400),
+// NewWorker returns connection id's worker, which connects through conn
+// (mysqlwire.NewConnector: its schema and transport); seed is its own
+// generator's.
+func NewWorker(id int, env *workload.Env, seed uint64, conn driver.Connector) workload.Worker {
+	r := spec.NewRand(seed)
+	r.C = env.Consts
+	return &worker{id: id, env: env, conn: conn, rng: r, ids: make([]int64, 0, 400),
 		hdata: make([]byte, 0, 32), cdata: make([]byte, 0, 512), dist: make([]byte, 0, 24)}
 }
 
-func (w *mWorker) workerStats() *workerStats { return &w.stats }
+// Recorder is where Loop records.
+func (w *worker) Recorder() *measure.Recorder { return &w.stats }
 
-// connect opens the connection and prepares all statements.
-func (w *mWorker) connect(ctx context.Context) error {
-	w.close()
-	s, err := openSession(ctx, w.conn, mStmtTexts[:])
+// Connect opens the connection and prepares all statements.
+func (w *worker) Connect(ctx context.Context) error {
+	w.Close()
+	s, err := mysqlwire.OpenSession(ctx, w.conn, statementTexts[:])
 	if err != nil {
 		return err
 	}
@@ -76,16 +75,17 @@ func (w *mWorker) connect(ctx context.Context) error {
 	return nil
 }
 
-func (w *mWorker) close() {
+// Close closes the session.
+func (w *worker) Close() {
 	if w.sess != nil {
-		w.sess.close()
+		w.sess.Close()
 		w.sess = nil
 	}
 }
 
 // datetime is the client clock as 'YYYY-MM-DD HH:MM:SS' local time
 // (tpcc-mysql's gettimestamp), formatted once per second.
-func (w *mWorker) datetime() []byte {
+func (w *worker) datetime() []byte {
 	now := time.Now()
 	if sec := now.Unix(); sec != w.nowSec {
 		w.nowSec = sec
@@ -94,26 +94,27 @@ func (w *mWorker) datetime() []byte {
 	return w.nowText
 }
 
-func (w *mWorker) run(t TxType) error {
+// run runs one attempt of a transaction of type t.
+func (w *worker) run(t spec.TxType) error {
 	switch t {
-	case TxNewOrder:
+	case spec.TxNewOrder:
 		return w.newOrder()
-	case TxPayment:
+	case spec.TxPayment:
 		return w.payment()
-	case TxOrderStatus:
+	case spec.TxOrderStatus:
 		return w.orderStatus()
-	case TxDelivery:
+	case spec.TxDelivery:
 		return w.delivery()
 	default:
 		return w.stockLevel()
 	}
 }
 
-// loop runs transactions dealt from the shared deck until stop is set. It
+// Loop runs transactions dealt from the shared deck until stop is set. It
 // returns only a fatal error (server lost and not reachable again).
-func (w *mWorker) loop(stop *atomic.Bool) error {
+func (w *worker) Loop(stop *atomic.Bool) error {
 	for !stop.Load() {
-		t := w.rn.deck.Next()
+		t := w.env.Deck.Next()
 		w.genInput(t)
 		start := time.Now()
 		retries := 0
@@ -124,20 +125,20 @@ func (w *mWorker) loop(stop *atomic.Bool) error {
 			if err == nil {
 				break
 			}
-			if isConnLost(err) {
+			if mysqlwire.IsConnLost(err) {
 				if stop.Load() {
 					return nil
 				}
 				if rerr := w.reconnect(); rerr != nil {
-					return errFatal{fmt.Errorf("connection %d lost (%v) and reconnect failed: %w", w.id, err, rerr)}
+					return workload.ConnectionLost(w.id, err, rerr)
 				}
 				failed = true
 				break
 			}
-			w.rn.noteError(t, err)
-			if rbErr := w.sess.rollback(); rbErr != nil && isConnLost(rbErr) {
+			w.env.Errors.Note(t, err)
+			if rbErr := w.sess.Rollback(); rbErr != nil && mysqlwire.IsConnLost(rbErr) {
 				if rerr := w.reconnect(); rerr != nil {
-					return errFatal{fmt.Errorf("connection %d lost (%v) and reconnect failed: %w", w.id, rbErr, rerr)}
+					return workload.ConnectionLost(w.id, rbErr, rerr)
 				}
 				failed = true
 				break
@@ -149,9 +150,9 @@ func (w *mWorker) loop(stop *atomic.Bool) error {
 			retries++
 		}
 		rt := time.Since(start)
-		w.stats.record(t, rt, retries, failed, w.rn.late[t])
-		if t == TxNewOrder && !failed {
-			w.rn.files.newOrder(w.id, start, rt, w.rolledBack)
+		w.stats.Record(t, rt, retries, failed, w.env.Late[t])
+		if t == spec.TxNewOrder && !failed {
+			w.env.NewOrders.NewOrder(w.id, start, rt, w.rolledBack)
 		}
 	}
 	return nil
@@ -159,15 +160,26 @@ func (w *mWorker) loop(stop *atomic.Bool) error {
 
 // reconnect tries a few times to get a fresh connection; a server that
 // stays unreachable is fatal for the run.
-func (w *mWorker) reconnect() error {
+func (w *worker) reconnect() error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		if attempt > 0 {
 			time.Sleep(500 * time.Millisecond)
 		}
-		if err = w.connect(bg); err == nil {
+		if err = w.Connect(bg); err == nil {
 			return nil
 		}
 	}
 	return err
+}
+
+// appendBytes appends a text column value (nil for NULL).
+func appendBytes(dst []byte, v driver.Value) []byte {
+	switch x := v.(type) {
+	case []byte:
+		return append(dst, x...)
+	case string:
+		return append(dst, x...)
+	}
+	return dst
 }

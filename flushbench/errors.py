@@ -7,6 +7,33 @@ non-zero; anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+#: How much of a user's value a message may quote: a 1 MB string aliased a thousand times in
+#: a YAML file must not become a gigabyte of error text (or a MemoryError in the handler).
+QUOTE_LIMIT = 80
+
+
+def bounded(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(value)`` for a message, never longer than about ``limit`` characters.
+
+    Long strings are cut before ``repr`` so a huge value is never copied whole.
+    """
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value):,} characters)"
+    if isinstance(value, (list, tuple, dict, set, frozenset)) and len(value) > 8:
+        return f"<{type(value).__name__} of {len(value):,} items>"
+    try:
+        return bounded(repr(value), limit)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is still named
+        return f"<{type(value).__name__}>"
+
 
 class FlushbenchError(Exception):
     """An expected failure with a message a researcher can act on.

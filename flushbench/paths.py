@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import IO, Any
 
 #: The checkout flushbench runs from (configs/, experiments/, tpcc/ live here).
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -45,3 +46,17 @@ def named_file(
                 return alt
         return path
     return folder / f"{name_or_path}{suffixes[0]}"
+
+
+def open_private(path: Path, mode: str = "a") -> IO[Any]:
+    """Open a log file for writing, created with mode 0600 (logs may name hosts and users).
+
+    An existing file keeps its mode; ``mode`` is ``"a"`` or ``"w"`` (text, UTF-8, line
+    buffered).
+    """
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "a" else os.O_TRUNC)
+    # O_NONBLOCK: a FIFO named by mistake must not block the open (it is refused before,
+    # by flushbench.filecheck; this is the belt to that check's braces).
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, mode, encoding="utf-8", buffering=1)

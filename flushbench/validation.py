@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from flushbench.errors import ConfigError
+from flushbench.errors import ConfigError, bounded, quote
 
 
 def close_matches(name: str, choices: Iterable[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
@@ -52,13 +52,14 @@ class StrictModel(BaseModel):
             }
             for key in data:
                 if key not in allowed:
-                    close = close_matches(str(key), allowed)
+                    close = close_matches(bounded(str(key), 80), allowed)
                     hint = (
                         f"did you mean '{close[0]}'?"
                         if close
                         else ("allowed keys: " + ", ".join(sorted(allowed)))
                     )
-                    raise KeyedValueError(f"unknown key '{key}' — {hint}", str(key))
+                    raise KeyedValueError(f"unknown key {quote(str(key))} — {hint}",
+                                          bounded(str(key), 80))
         return data
 
 
@@ -75,6 +76,24 @@ def format_loc(loc: tuple[Any, ...]) -> str:
     return out or "(top level)"
 
 
+def error_location(err: dict[str, Any]) -> str:
+    """Where one pydantic error is, as ``matrix.io_capacity[1]`` (a KeyedValueError's key too)."""
+    loc = tuple(err["loc"])
+    cause = (err.get("ctx") or {}).get("error")
+    if isinstance(cause, KeyedValueError):
+        loc += cause.loc
+    return bounded(format_loc(loc), 200)
+
+
+def problem_message(err: dict[str, Any]) -> str:
+    """One pydantic error as a message, quoting at most a bounded prefix of the value."""
+    return _message(err)
+
+
+#: An invalid file lists at most this many problems (a value aliased 10,000 times is one).
+MAX_PROBLEMS = 20
+
+
 def _message(err: dict[str, Any]) -> str:
     msg = str(err.get("msg", ""))
     for prefix in ("Value error, ", "Assertion failed, "):
@@ -87,8 +106,8 @@ def _message(err: dict[str, Any]) -> str:
         and err.get("type") not in ("missing", "value_error")
         and not isinstance(err["input"], (dict, list))
     ):
-        msg += f" (got {err['input']!r})"
-    return msg
+        msg += f" (got {quote(err['input'])})"
+    return bounded(msg, 400)
 
 
 def config_error_from(
@@ -100,12 +119,12 @@ def config_error_from(
     """
     lines = []
     seen: set[str] = set()
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        cause = (err.get("ctx") or {}).get("error")
-        if isinstance(cause, KeyedValueError):
-            loc += cause.loc
-        line = f"{source}: {format_loc(loc)}: {_message(err)}"
+    errors = exc.errors(include_input=True, include_url=False)
+    for err in errors:
+        if len(lines) == MAX_PROBLEMS:
+            lines.append(f"… and more problems (only the first {MAX_PROBLEMS} are listed)")
+            break
+        line = f"{source}: {error_location(err)}: {_message(err)}"
         if line not in seen:
             seen.add(line)
             lines.append(line)
@@ -128,9 +147,9 @@ def load_versioned(path: Path, model: type[BaseModel], kind: str) -> Any:
             where=f"{path}: version",
             fix="add `version: 1` at the top",
         )
-    if data.get("version") != 1:
+    if type(data.get("version")) is not int or data.get("version") != 1:  # True == 1 in Python
         raise ConfigError(
-            f"unsupported version {data.get('version')!r}",
+            f"unsupported version {quote(data.get('version'))}",
             where=f"{path}: version",
             fix=f"this flushbench reads `version: 1` files (this is a {kind} file)",
         )

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from flushbench.errors import ConfigError
+from flushbench.filecheck import check_input_file
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -47,21 +47,7 @@ def read_text_file(path: Path, what: str = "file", max_bytes: int = MAX_FILE_BYT
     A FIFO, a device (``/dev/zero``), a directory or a file over ``max_bytes`` is refused
     without reading it; binary and non-UTF-8 content get a clear message.
     """
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise ConfigError(f"{what} not found", where=str(path), fix="check the path") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {what}: {exc.strerror}", where=str(path)) from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ConfigError(f"{what} is a directory", where=str(path), fix="name a file")
-    if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(f"{what} is not a regular file (a pipe, socket or device)",
-                          where=str(path), fix="name a regular file")
-    if info.st_size > max_bytes:
-        raise ConfigError(f"{what} is {info.st_size:,} bytes, more than the {max_bytes:,} a"
-                          " configuration file may have", where=str(path),
-                          fix="check that this is the right file")
+    check_input_file(path, what, max_bytes=max_bytes)
     try:
         data = path.read_bytes()
     except OSError as exc:

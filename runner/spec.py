@@ -275,6 +275,22 @@ class ExperimentSpec(StrictModel):
     #: and the analysis treats the host as a block (issue 13, docs/hosts.md).
     placement: Literal["one", "spread"] = "one"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_empty_values(cls, data: Any) -> Any:
+        # `max_dirty_pages_pct:` with nothing after it is YAML null, which the knob models
+        # read as "not set": an axis (or a fixed value) the user wrote would vanish silently.
+        if not isinstance(data, dict):
+            return data
+        for section in ("fixed", "matrix", "baseline"):
+            _refuse_empty(data.get(section), (section,), axis=section == "matrix")
+        for section in ("include", "exclude"):
+            items = data.get(section)
+            if isinstance(items, list):
+                for i, item in enumerate(items):
+                    _refuse_empty(item, (section, i), axis=False)
+        return data
+
     def resolved_window(self) -> dict[str, float]:
         """Run timing and the measurement window in seconds, defaults filled in.
 
@@ -368,6 +384,20 @@ class ExperimentSpec(StrictModel):
                 both[0],
             )
         return self
+
+
+def _refuse_empty(mapping: Any, loc: tuple[str | int, ...], *, axis: bool) -> None:
+    """A knob (or raw variable) written with no value is an error naming its key."""
+    if not isinstance(mapping, dict):
+        return
+    for key, value in mapping.items():
+        if key == "variables" and isinstance(value, dict):
+            _refuse_empty(value, (*loc, "variables"), axis=axis)
+            continue
+        if value is None:
+            what = ("has no levels — list at least one, e.g. [60, 90], or remove the key"
+                    if axis else "has no value — give one, or remove the key")
+            raise KeyedValueError(what, *loc, str(key))
 
 
 class CellSpec(StrictModel):

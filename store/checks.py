@@ -19,6 +19,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
 from flushbench.errors import StoreError
+from flushbench.filecheck import check_input_file
+from flushbench.redaction import remember_url
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: Tables only a flushbench database has (a database with other tables only is not ours).
@@ -28,14 +30,37 @@ T = TypeVar("T")
 
 
 def parse_url(url: str, shown: str) -> sa.engine.URL:
-    """The URL parsed, or a StoreError naming what is wrong with it."""
+    """The URL parsed, or a StoreError naming what is wrong with it (password never shown).
+
+    Refused before any connection: an unencoded ``@`` in the password (the driver would take
+    the password's tail for the host and print it), a port that is not 1–65535.
+    """
+    remember_url(url)  # its password is masked wherever a message would repeat it
+    if "://" in url:
+        rest = url.split("://", 1)[1]
+        authority = rest.split("?", 1)[0]
+        # Everything up to the last '@' is userinfo; a second '@' before it is in the password
+        # (or the user name) and must be written %40.
+        if authority.count("@") > 1 and "/" not in authority.rsplit("@", 1)[0]:
+            raise StoreError(
+                "the URL's user name or password holds an unencoded '@'", where=shown,
+                fix="percent-encode it: '@' is %40 (python3 -c 'import urllib.parse,sys;"
+                " print(urllib.parse.quote(sys.argv[1], safe=\"\"))' PASSWORD)",
+            )
     try:
-        return make_url(url)
+        parsed = make_url(url)
     except sa.exc.ArgumentError:
         raise StoreError(
             "not a database URL or path", where=shown,
             fix="give a file path or a URL like postgresql+psycopg://user@host/flushbench",
         ) from None
+    except ValueError:
+        raise StoreError("the URL's port is not a number", where=shown,
+                         fix="write the port as digits, e.g. host:5432") from None
+    if parsed.port is not None and not 1 <= parsed.port <= 65535:
+        raise StoreError(f"the URL's port {parsed.port} is not between 1 and 65535",
+                         where=shown, fix="use the server's port, e.g. 5432") from None
+    return parsed
 
 
 def check_sqlite_file(path: Path, shown: str, *, create: bool) -> None:
@@ -50,6 +75,9 @@ def check_sqlite_file(path: Path, shown: str, *, create: bool) -> None:
     if path.is_dir():
         raise StoreError("the results database path is a directory", where=shown,
                          fix="name a file, e.g. results/flushbench.sqlite")
+    if path.exists() or path.is_symlink():
+        # A FIFO would block the read below (and SQLite's open) forever; a device never ends.
+        check_input_file(path, "the results database", error=StoreError)
     if not path.exists():
         if not create:
             raise StoreError("no results database here", where=shown,

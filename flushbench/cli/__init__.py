@@ -10,16 +10,18 @@ Heavy imports (pandas, scipy, plotly) stay inside the verbs so ``flushbench --he
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from typer._click import exceptions as click_exceptions  # typer vendors its own click
 
-from flushbench.errors import FlushbenchError
-from flushbench.paths import work_dir
+from flushbench.cli.console import make_console, say
+from flushbench.errors import FlushbenchError, bounded
+from flushbench.paths import open_private, work_dir
+from flushbench.redaction import remember_url
 
 app = typer.Typer(
     name="flushbench",
@@ -28,7 +30,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True, highlight=False)
+err_console = make_console(stderr=True)
 
 
 def build_app() -> typer.Typer:
@@ -46,18 +48,26 @@ def _register() -> None:
 
 
 def _crash_log(exc: BaseException) -> str:
-    """Write the full traceback of a bug to a log file; return where it went."""
+    """Write the full traceback of a bug to a log file (mode 0600, redacted); return where."""
     import datetime as dt
     import tempfile
     import traceback
 
-    text = "".join(traceback.format_exception(exc))
+    from flushbench.redaction import redact, redact_argv
+
+    try:
+        text = "".join(traceback.format_exception(exc))
+    except Exception:  # noqa: BLE001 - a traceback that cannot be formatted still gets a log
+        text = f"{type(exc).__name__} (traceback could not be formatted)\n"
+    text = redact(bounded(text, 200_000))
+    argv = " ".join(redact_argv(sys.argv))
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     for folder in (work_dir() / "logs", Path(tempfile.gettempdir())):
         try:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"flushbench-crash-{stamp}-{os.getpid()}.log"
-            path.write_text(" ".join(sys.argv) + "\n\n" + text)
+            with open_private(path, "w") as handle:
+                handle.write(argv + "\n\n" + text)
             return str(path)
         except OSError:
             continue
@@ -65,11 +75,47 @@ def _crash_log(exc: BaseException) -> str:
 
 
 def _say(text: str) -> None:
-    """Print user text literally: brackets in keys, values and paths are not markup."""
+    """Print user text literally (no markup, no emoji, controls escaped) and redacted."""
+    say(err_console, text)
+
+
+#: errno values that mean "the user's file or folder", not a flushbench bug.
+_USER_ERRNOS = frozenset({
+    errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EISDIR,
+    errno.ENOTDIR, errno.ENOENT, errno.EEXIST, errno.ENAMETOOLONG, errno.ELOOP, errno.EBUSY,
+    errno.ETXTBSY, errno.ENXIO, errno.EFBIG,
+})
+
+
+def _os_error_message(exc: OSError) -> str:
+    """``error: PATH: permission denied — fix`` for a file problem the user can fix."""
+    where = exc.filename if exc.filename is not None else "(a file flushbench opened)"
+    reason = (exc.strerror or str(exc)).lower()
+    fix = {
+        errno.EACCES: "check the permissions of the file and its folder",
+        errno.EPERM: "the file is immutable or owned by someone else (lsattr, ls -l)",
+        errno.EROFS: "the file system is read-only: choose a writable place",
+        errno.ENOSPC: "free space on that disk, or choose another place",
+        errno.EDQUOT: "free space within your quota, or choose another place",
+        errno.EISDIR: "name a file, not a folder",
+        errno.ENOTDIR: "a part of the path is a file, not a folder",
+        errno.ENOENT: "check the path",
+    }.get(exc.errno or 0, "check the path")
+    return f"error: {where}: {reason} — {fix}"
+
+
+def _internal_error(exc: BaseException) -> str:
+    """The one-line message for a bug; bounded, and itself unable to fail."""
     try:
-        err_console.print(text, markup=False, soft_wrap=True)
-    except Exception:  # noqa: BLE001 - the error boundary itself must never fail
-        sys.stderr.write(text + "\n")
+        detail = bounded(str(exc), 300)
+    except Exception:  # noqa: BLE001 - str() of the exception itself failed
+        detail = "(message unavailable)"
+    try:
+        where = _crash_log(exc)
+    except Exception:  # noqa: BLE001 - the crash handler must never fail
+        where = "(the crash log could not be written)"
+    return (f"error: internal error ({type(exc).__name__}: {detail}) — this is a flushbench"
+            f" bug; the full traceback is in {where}")
 
 
 def main() -> None:
@@ -80,6 +126,10 @@ def main() -> None:
     goes to a log file), 130 interrupted.
     """
     _register()
+    # Every password given on the command line or in $FLUSHBENCH_DB is masked wherever it
+    # would be printed or written, even inside a driver's own message (flushbench.redaction).
+    for value in [*sys.argv[1:], os.environ.get("FLUSHBENCH_DB", "")]:
+        remember_url(value)
     try:
         code = app(standalone_mode=False)
     except FlushbenchError as exc:
@@ -89,7 +139,8 @@ def main() -> None:
         _say("interrupted")
         sys.exit(130)
     except click_exceptions.ClickException as exc:  # usage errors in standalone_mode=False
-        exc.show()
+        _say(f"error: {exc.format_message()}" if not isinstance(exc, click_exceptions.UsageError)
+             else _usage_text(exc))
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(1)
@@ -100,19 +151,38 @@ def main() -> None:
         sys.exit(0)
     except SystemExit:
         raise
+    except OSError as exc:
+        if exc.errno not in _USER_ERRNOS:
+            _say(_internal_error(exc))
+            sys.exit(70)
+        # A file or folder the user named cannot be used (read-only, immutable, full disk).
+        _say(_os_error_message(exc))
+        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - a bug: short message, traceback to a file
         if type(exc).__module__.startswith("sqlalchemy.") and hasattr(exc, "orig"):
             # The database went away or refused mid-command (read-only, locked, dropped).
             orig = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
-            _say(f"error: the results database failed: {orig} — check that it is reachable"
-                 " and writable (--db / $FLUSHBENCH_DB)")
+            _say(f"error: the results database failed: {bounded(orig, 300)} — check that it"
+                 " is reachable and writable (--db / $FLUSHBENCH_DB)")
             sys.exit(2)
-        where = _crash_log(exc)
-        _say(f"error: internal error ({type(exc).__name__}: {exc}) — this is a flushbench bug;"
-             f" the full traceback is in {where}")
+        _say(_internal_error(exc))
         sys.exit(70)
     # typer.Exit(n) comes back as the return value when standalone_mode is False.
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_text(exc: click_exceptions.UsageError) -> str:
+    """click's usage error (``Usage: … Try --help … Error: …``), user text shown literally."""
+    import io
+
+    buffer = io.StringIO()
+    ctx = exc.ctx
+    if ctx is not None:
+        buffer.write(ctx.get_usage() + "\n")
+        if ctx.command.get_help_option(ctx) is not None:
+            buffer.write(f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help.\n")
+    buffer.write(f"\nError: {exc.format_message()}")
+    return buffer.getvalue()
 
 
 if __name__ == "__main__":

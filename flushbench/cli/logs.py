@@ -14,7 +14,29 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from flushbench.errors import ConfigError
+from flushbench.filecheck import check_output_file, same_file
+from flushbench.paths import open_private
+from flushbench.redaction import redact
 from store.db import ResultsDB
+
+
+def check_log_file(log_file: Path, db_url: str | None = None) -> None:
+    """``--log-file`` must be a writable regular file (or absent), and not the results database.
+
+    Raises
+    ------
+    ConfigError
+        For a FIFO (it would block), a directory, a device, an unwritable path, or the results
+        database itself (log lines appended to it would damage it).
+    """
+    check_output_file(log_file, "the log file (--log-file)")
+    if db_url is not None and db_url.startswith("sqlite:///"):
+        db_path = Path(db_url.removeprefix("sqlite:///"))
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if same_file(log_file, db_path.with_name(db_path.name + suffix)):
+                raise ConfigError("the log file is the results database", where=str(log_file),
+                                  fix="name another file, e.g. work/logs/worker.log")
 
 
 def _stamp() -> str:
@@ -47,8 +69,9 @@ class LogReporter:
         self.stream = stream
         self.file: TextIO | None = None
         if log_file is not None:
+            check_log_file(log_file, db.url)
             log_file.parent.mkdir(parents=True, exist_ok=True)
-            self.file = log_file.open("a", encoding="utf-8", buffering=1)
+            self.file = open_private(log_file, "a")
         self._lock = threading.Lock()
         self._run: dict[str, Any] = {}
 
@@ -66,7 +89,7 @@ class LogReporter:
 
     def note(self, text: str) -> None:
         """One line, timestamped (also what the worker loop logs through)."""
-        line = f"{_stamp()} {text}\n"
+        line = f"{_stamp()} {redact(text)}\n"
         with self._lock:
             for sink in (self.stream, self.file):
                 if sink is not None:

@@ -33,7 +33,7 @@ def dry_run_progress(what: str) -> Iterator[Callable[[int, int], None]]:
     when there are more than a few: most experiments need one or two)."""
     from rich.progress import Progress
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, emoji=False, highlight=False)
     if not console.is_terminal:
         yield lambda done, total: None
         return
@@ -54,4 +54,4 @@ def dry_run_progress(what: str) -> Iterator[Callable[[int, int], None]]:
 def stdout_console() -> Console:
     """A console for results; piped to a log file it keeps lines up to 160 columns wide."""
     # Piped to a log file, rich would wrap tables at 80 columns; a log line can be wider.
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    return Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)

@@ -11,22 +11,32 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from flushbench.cli import app
+from flushbench.cli.console import literal, make_console, say, shown
 from flushbench.cli.options import DbOption
 from flushbench.errors import AnalysisError
+from flushbench.filecheck import check_output_dir, check_output_file
 
 ForceOption = Annotated[
     bool, typer.Option("--force", help="Compare runs even if host/server/dataset differ.")
 ]
+#: Ids are 64-bit signed integers in every database flushbench uses.
+MAX_ID = 2**63 - 1
 ExperimentArg = Annotated[str, typer.Argument(help="Experiment name (or id).")]
 
 
 def _console() -> Any:
-    from rich.console import Console
+    return make_console()
 
-    return Console(highlight=False)
+
+def _experiment(name_or_id: str) -> str:
+    """Refuse an id no database can hold (>= 2**63) before a query overflows on it."""
+    text = name_or_id.strip()
+    if text.isdigit() and int(text) > MAX_ID:
+        raise AnalysisError(f"no experiment {text[:30]}: ids are between 1 and {MAX_ID}",
+                            where="experiments", fix="list experiments with `flushbench status`")
+    return name_or_id
 
 
 def _f(value: Any, fmt: str = ",.0f") -> str:
@@ -49,8 +59,9 @@ def report_cmd(
     """Write a self-contained HTML report (and a PNG of every figure) for an experiment."""
     from analysis.report import write_report
 
-    path = write_report(db, experiment, out, png=not no_png, force=force)
-    _console().print(f"report: {path}")
+    check_output_dir(out, "the report folder")
+    path = write_report(db, _experiment(experiment), out, png=not no_png, force=force)
+    say(_console(), f"report: {path}")
 
 
 def _level(value: Any) -> str:
@@ -59,7 +70,7 @@ def _level(value: Any) -> str:
         return "on" if value else "off"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return escape(str(value))
+    return shown(str(value))
 
 
 @app.command("compare")
@@ -74,20 +85,20 @@ def compare_cmd(
     from analysis.compare import aa_floor_text, compare
     from analysis.metric import metric_view
 
-    cmp = compare(db, experiment, force=force)
+    cmp = compare(db, _experiment(experiment), force=force)
     m = metric_view(cmp.experiment)
     con = _console()
     exp = cmp.experiment
     win = exp["window"]
-    con.print(f"[bold]{escape(exp['name'])}[/] — window {win.start:g}–{win.end:g} s after "
+    con.print(f"[bold]{shown(exp['name'])}[/] — window {win.start:g}–{win.end:g} s after "
               f"{win.warmup:g} s warmup; "
-              f"{escape(', '.join(cmp.metadata.get('server_version', [])))}")
+              f"{shown(', '.join(cmp.metadata.get('server_version', [])))}")
     # Short ids keep the tables inside 80 columns; the legend gives the whole labels.
     cells = cmp.cells.set_index("cell_id")
     ids = {cid: f"C{int(cells.loc[cid, 'position']) + 1}" for cid in cells.index}
     con.print("configurations:")
     for cid, c in cells.sort_values("position").iterrows():
-        con.print(f"  {ids[cid]}  {escape(c['cell_label'])}"
+        con.print(f"  {ids[cid]}  {shown(c['cell_label'])}"
                   + (" (baseline)" if c["is_baseline"] else ""))
     t = Table(title="Against the baseline (mean of repetitions, 95% CI)")
     t.add_column("id")
@@ -116,7 +127,7 @@ def compare_cmd(
             mde = (f" — MDE ±{_f(c['mde_pct'], '.1f')}%"
                    if math.isfinite(c["mde_pct"]) and "could hide" not in c["verdict_reason"]
                    else "")
-            con.print(f"  {ids[r['cell_id']]}: {escape(c['verdict_reason'])}{mde}",
+            con.print(f"  {ids[r['cell_id']]}: {shown(c['verdict_reason'])}{mde}",
                       soft_wrap=True)
     floor = cmp.cells.attrs.get("noise_floor") or {}
     if floor.get("n"):
@@ -127,14 +138,14 @@ def compare_cmd(
         for col in ("knob", "level", "ratio", "95% CI", "p"):
             t.add_column(col, justify="left" if col in ("knob", "level") else "right")
         for _, r in me[me["estimable"]].iterrows():
-            t.add_row(escape(r["knob"]), f"{_level(r['level'])} vs {_level(r['reference'])}",
+            t.add_row(shown(r["knob"]), f"{_level(r['level'])} vs {_level(r['reference'])}",
                       f"{_f(r['ratio'], '.3f')}×",
                       f"{_f(r['ci_low'], '.3f')}–{_f(r['ci_high'], '.3f')}",
                       _f(r["p_value"], ".4f"))
         if me["estimable"].any():
             con.print(t)
         for _, r in me[~me["estimable"]].drop_duplicates("knob").iterrows():
-            con.print(f"main effect of {escape(r['knob'])}: {escape(r['reason'])}",
+            con.print(f"main effect of {shown(r['knob'])}: {shown(r['reason'])}",
                       soft_wrap=True)
     if len(cmp.interactions):
         it = cmp.interactions
@@ -142,13 +153,13 @@ def compare_cmd(
         for col in ("knob A", "knob B", "interaction %", "p"):
             t.add_column(col, justify="left" if col.startswith("knob") else "right")
         for _, r in it[it["estimable"]].iterrows():
-            t.add_row(escape(r["knob_a"]), escape(r["knob_b"]), _f(r["rms_pct"], ".2f"),
+            t.add_row(shown(r["knob_a"]), shown(r["knob_b"]), _f(r["rms_pct"], ".2f"),
                       _f(r["p_value"], ".4f"))
         if it["estimable"].any():
             con.print(t)
         for _, r in it[~it["estimable"]].iterrows():
-            con.print(f"interaction {escape(r['knob_a'])}×{escape(r['knob_b'])}: "
-                      f"{escape(r['reason'])}")
+            con.print(f"interaction {shown(r['knob_a'])}×{shown(r['knob_b'])}: "
+                      f"{shown(r['reason'])}")
     t = Table(title="Ranked by stability (100 × p5 / median; 100 = flat)")
     for col in ("rank", "id", "score", "CV %", f"{m.name} rank"):
         t.add_column(col, justify="right")
@@ -157,7 +168,7 @@ def compare_cmd(
                   _f(r["cv_pct_median"], ".1f"), str(r["rank_notpm"]))
     con.print(t)
     for w in cmp.warnings:
-        con.print(f"[yellow]warning:[/] {escape(w)}")
+        con.print(f"[yellow]warning:[/] {shown(w)}")
 
 
 @app.command("show")
@@ -171,6 +182,9 @@ def show_cmd(
     from analysis import frames
     from analysis.metric import metric_view
 
+    if not 1 <= run_id <= MAX_ID:
+        raise AnalysisError(f"no run {run_id}: run ids are between 1 and {MAX_ID}",
+                            where="runs", fix="list runs with `flushbench status`")
     rdf = frames.runs(db, run_ids=[run_id], all_attempts=True)
     if rdf.empty:
         raise AnalysisError(f"no run {run_id}", where="runs",
@@ -204,7 +218,7 @@ def show_cmd(
         ("warnings", str(r.get("warnings") or "none")),
     ]
     for k, v in rows:
-        t.add_row(k, v)
+        t.add_row(literal(k), literal(v))
     con.print(t)
 
 
@@ -220,5 +234,7 @@ def export_cmd(
     """Export an experiment's intervals, samples or run summaries as CSV or Parquet."""
     from analysis.export import export
 
-    path = export(db, experiment, out, fmt=fmt, what=what, force=force)
-    _console().print(f"wrote {path}")
+    if fmt in ("csv", "parquet") and what in ("intervals", "samples", "runs"):
+        check_output_file(out, "the export file (-o)")
+    path = export(db, _experiment(experiment), out, fmt=fmt, what=what, force=force)
+    say(_console(), f"wrote {path}")

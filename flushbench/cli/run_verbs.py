@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from flushbench.cli import app
+from flushbench.cli.console import literal, say
 from flushbench.cli.options import DbOption, WorkOption, stdout_console
 
 console = stdout_console()
@@ -44,6 +45,27 @@ LeaseOption = Annotated[
                  help="How long a claim holds without a heartbeat before another worker may"
                  " take the run over."),
 ]
+
+
+#: A lease longer than a day would keep a dead worker's run locked for that long.
+MAX_LEASE_S = 86400.0
+#: --idle-timeout above a week is a typo; "forever" is spelled as a negative number.
+MAX_IDLE_S = 7 * 86400.0
+
+
+def _check_seconds(option: str, value: float, *, allow_negative: bool = False) -> None:
+    """Refuse nan, infinities and absurd values for a seconds option (a clear usage error)."""
+    from flushbench.errors import ConfigError
+
+    limit = MAX_IDLE_S if allow_negative else MAX_LEASE_S
+    if not math.isfinite(value):
+        raise ConfigError(f"{option} {value} is not a finite number of seconds", where=option,
+                          fix=("give seconds, or a negative number to wait forever"
+                               if allow_negative else f"give seconds between 1 and {limit:.0f}"))
+    if value > limit:
+        raise ConfigError(f"{option} {value:g} is more than {limit:.0f} seconds", where=option,
+                          fix=f"give at most {limit:.0f} seconds"
+                          + (" (a negative number waits forever)" if allow_negative else ""))
 
 
 def _sigterm_as_interrupt() -> None:
@@ -81,11 +103,14 @@ def run(
     On a terminal a live panel shows progress; without one (nohup, systemd, cron) or with
     --log-file it writes one timestamped line per phase and per finished run.
     """
+    from flushbench.cli.logs import check_log_file
     from flushbench.cli.summary import print_cell_summary
     from runner.execute import prepare, run_experiment
-    from store.db import ResultsDB
+    from store.db import ResultsDB, resolve_url
 
     _sigterm_as_interrupt()
+    if log_file is not None:
+        check_log_file(log_file, resolve_url(db))
     ctx = prepare(file, work, keep_datadirs=keep_datadirs)  # once, before anything is written
     results = ResultsDB(db)
     holder: dict = {}
@@ -169,7 +194,7 @@ def queue_cancel(
     from store.db import ResultsDB
 
     n = queue.cancel(ResultsDB(db, create=False), experiment)
-    console.print(f"cancelled {n} queued run(s) of {experiment}")
+    say(console, f"cancelled {n} queued run(s) of {experiment}")
 
 
 @queue_app.command("unpin")
@@ -185,9 +210,9 @@ def queue_unpin(
 
     pinned = queue.unpin(ResultsDB(db, create=False), experiment)
     if not pinned:
-        console.print(f"{experiment} was not pinned to a host class")
+        say(console, f"{experiment} was not pinned to a host class")
         return
-    console.print(f"{experiment}: unpinned from host class {', '.join(pinned)}; the next"
+    say(console, f"{experiment}: unpinned from host class {', '.join(pinned)}; the next"
                   " worker of an allowed class takes its queued runs (runs already done stay"
                   " where they ran: `compare` compares runs of different hosts only with"
                   " --force)")
@@ -211,7 +236,8 @@ def status(db: DbOption = None) -> None:
     for col in cols:
         table.add_column(col, justify="right")
     for row in rows:
-        table.add_row(str(row["experiment_id"]), row["name"], *(str(row.get(c, 0)) for c in cols))
+        table.add_row(str(row["experiment_id"]), literal(row["name"]),
+                      *(str(row.get(c, 0)) for c in cols))
     console.print(table)
     workers = worker_rows(results)
     if not workers:
@@ -222,8 +248,8 @@ def status(db: DbOption = None) -> None:
                 "heartbeat"):
         wt.add_column(col)
     for w in workers:
-        wt.add_row(w.host_id, w.host_class, str(w.pid), w.state, w.experiment or "",
-                   str(w.run_id or ""), w.phase,
+        wt.add_row(literal(w.host_id), literal(w.host_class), str(w.pid), w.state,
+                   literal(w.experiment or ""), str(w.run_id or ""), literal(w.phase),
                    f"{w.lease_age_s:.0f} s" if w.lease_age_s is not None else "",
                    ("live" if w.live else "STALE") + f" ({w.heartbeat_age_s:.0f} s ago)")
     console.print(wt)
@@ -250,13 +276,17 @@ def worker(
     each claim's lease, a dead worker's run is taken over as a new attempt, and a host lock
     keeps two workers on one host from measuring at the same time (docs/hosts.md).
     """
-    from flushbench.cli.logs import LogReporter
+    from flushbench.cli.logs import LogReporter, check_log_file
     from runner.execute import ContextExecutor
     from runner.identity import local_identity
     from runner.worker import WorkerOptions, serve
-    from store.db import ResultsDB, redacted
+    from store.db import ResultsDB, redacted, resolve_url
 
     _sigterm_as_interrupt()
+    _check_seconds("--idle-timeout", idle_timeout, allow_negative=True)
+    _check_seconds("--lease-seconds", lease_seconds)
+    if log_file is not None:
+        check_log_file(log_file, resolve_url(db))
     results = ResultsDB(db, create=False)  # nothing is queued in a database that does not exist
     identity = local_identity(host_id, host_class)
     with LogReporter(results, log_file) as reporter:

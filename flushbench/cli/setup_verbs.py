@@ -97,8 +97,9 @@ def doctor(
 def _database_check(db: str | None):  # noqa: ANN202 - a runner.doctor.Check
     """Open the results database read-only-minded (never created here) and say what it is.
 
-    An explicit ``--db`` / ``$FLUSHBENCH_DB`` must be a usable flushbench database at the
-    latest schema (required); the default path may simply not exist yet (a warning).
+    A SQLite file that does not exist yet is fine (the first run creates it); one that exists,
+    or a server database, must be a usable flushbench database at the latest schema —
+    required when named by ``--db`` / ``$FLUSHBENCH_DB``, a warning for the default path.
     """
     import os
 
@@ -106,7 +107,13 @@ def _database_check(db: str | None):  # noqa: ANN202 - a runner.doctor.Check
     from store.db import ResultsDB, current_revision, redacted, resolve_url
 
     explicit = db is not None or bool(os.environ.get("FLUSHBENCH_DB"))
-    where = redacted(resolve_url(db))
+    url = resolve_url(db)
+    where = redacted(url)
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        if not path.exists() and not path.is_symlink():
+            return Check("results database", True, f"{where}: not created yet (the first run"
+                         " or `flushbench db upgrade` creates it)", None)
     try:
         with ResultsDB(db, create=False) as results:
             revision = current_revision(results.engine)

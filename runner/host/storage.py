@@ -8,21 +8,35 @@ are documented in ``docs/storage.md``.
 Units: IOPS are plain numbers (``3000``, ``3k``); bandwidths are bytes per second written as
 sizes (``125M`` = 125 MiB/s, ``1G``), with the 1024-based units of :mod:`flushbench.units`
 (the same as my.cnf sizes, and the unit cloud providers quote: gp3's baseline is 125 MiB/s).
+Both have a sane range (:data:`MIN_IOPS`…; docs/storage.md says why), checked at validate time.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, ValidationError
 
-from flushbench.errors import ConfigError
-from flushbench.units import format_size, parse_size
-from flushbench.validation import StrictModel, config_error_from
+from flushbench.errors import ConfigError, quote
+from flushbench.units import format_size, in_range, parse_count, parse_size
+from flushbench.validation import StrictModel, error_location, problem_message
 
-_IOPS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kK]?)\s*$")
+#: The sane ranges of a limit, checked when the experiment is validated (docs/storage.md,
+#: "Ranges"). Below the minimum mysqld cannot even start and stop in reasonable time (it
+#: writes its redo log, doublewrite buffer and every dirty page on shutdown: a 128M buffer
+#: pool of dirty pages is 8,192 page writes, 80 s at 100 IOPS); above the maximum no real
+#: device is that fast, so the value is a typo (10^21 overflows the kernel's 64-bit field).
+MIN_IOPS = 100
+MAX_IOPS = 10_000_000
+MIN_BANDWIDTH = 1024 * 1024
+MAX_BANDWIDTH = 100 * 1024**3
+_IOPS_WHY = (f"a single 7,200 rpm disk does about 100 random IOPS, and below {MIN_IOPS} mysqld"
+             " cannot flush its buffer pool and stop within minutes; no device does more than"
+             f" {MAX_IOPS:,} (a PCIe 5 NVMe does about 2,000,000)")
+_BW_WHY = ("below 1M/s mysqld's own start and shutdown writes (redo, doublewrite, dirty pages)"
+           " take many minutes; no single device moves more than 100G/s (a PCIe 5 NVMe moves"
+           " about 14 GB/s)")
 
 
 def parse_iops(value: Any) -> int:
@@ -31,22 +45,11 @@ def parse_iops(value: Any) -> int:
     Raises
     ------
     ValueError
-        If the value is not a positive whole number of operations per second.
+        If the value is not a whole number of operations per second in the sane range
+        :data:`MIN_IOPS`–:data:`MAX_IOPS` (with why).
     """
-    if isinstance(value, bool):
-        raise ValueError(f"expected IOPS like 3000 or 3k, got {value!r}")
-    if isinstance(value, int):
-        number = float(value)
-    elif isinstance(value, float):
-        number = value
-    else:
-        m = _IOPS_RE.match(str(value))
-        if not m:
-            raise ValueError(f"expected IOPS like 3000 or 3k, got {value!r}")
-        number = float(m.group(1)) * (1000 if m.group(2) else 1)
-    if not number.is_integer() or number < 1:
-        raise ValueError(f"IOPS must be a whole number >= 1, got {value!r}")
-    return int(number)
+    number = parse_count(value, "IOPS")
+    return int(in_range(number, MIN_IOPS, MAX_IOPS, what="IOPS", why=_IOPS_WHY))
 
 
 def parse_bandwidth(value: Any) -> int:
@@ -57,15 +60,13 @@ def parse_bandwidth(value: Any) -> int:
     Raises
     ------
     ValueError
-        If the value is not a size of at least 4 KiB per second.
+        If the value is not a size in the sane range 1M/s–100G/s (with why).
     """
     if isinstance(value, str) and value.strip().lower().endswith("/s"):
         value = value.strip()[:-2]
     result = parse_size(value)
-    # Below one page per second the kernel throttle would stall mysqld outright.
-    if result < 4096:
-        raise ValueError(f"bandwidth must be at least 4K per second, got {value!r}")
-    return result
+    return int(in_range(result, MIN_BANDWIDTH, MAX_BANDWIDTH, what="bandwidth",
+                        show=lambda n: f"{format_size(n)}/s", why=_BW_WHY))
 
 
 def _iops(value: Any) -> Any:
@@ -77,8 +78,10 @@ def _bandwidth(value: Any) -> Any:
 
 
 # The range applies to the number; None ("not limited") passes the parser untouched.
-Iops = Annotated[Annotated[int, Field(ge=1)] | None, BeforeValidator(_iops)]
-Bandwidth = Annotated[Annotated[int, Field(ge=4096)] | None, BeforeValidator(_bandwidth)]
+Iops = Annotated[Annotated[int, Field(ge=MIN_IOPS, le=MAX_IOPS)] | None,
+                 BeforeValidator(_iops)]
+Bandwidth = Annotated[Annotated[int, Field(ge=MIN_BANDWIDTH, le=MAX_BANDWIDTH)] | None,
+                      BeforeValidator(_bandwidth)]
 
 
 class StorageSpec(StrictModel):
@@ -203,7 +206,7 @@ def resolve_storage(value: str | Mapping[str, Any] | StorageSpec | None,
         name = value.strip()
         if name not in PRESETS:
             raise ConfigError(
-                f"unknown storage preset {name!r}",
+                f"unknown storage preset {quote(name)}",
                 where,
                 "use one of " + ", ".join(PRESETS) + " or a mapping such as "
                 "{write_iops: 1000, write_bandwidth: 125M}",
@@ -211,6 +214,14 @@ def resolve_storage(value: str | Mapping[str, Any] | StorageSpec | None,
         return PRESETS[name]
     if isinstance(value, Mapping):
         data = dict(value)
+        if not data:
+            raise ConfigError("an empty storage mapping sets no limit", where,
+                              "write `storage: unlimited` for the machine's own disk, or give"
+                              " limits such as {write_iops: 1000}")
+        empty = sorted(str(k) for k, v in data.items() if v is None)
+        if empty:
+            raise ConfigError(f"{empty[0]}: no value", where,
+                              "give a value (e.g. write_iops: 1000) or remove the key")
         preset = data.pop("preset", None)
         base: dict[str, Any] = {}
         if preset is not None:
@@ -220,9 +231,17 @@ def resolve_storage(value: str | Mapping[str, Any] | StorageSpec | None,
         try:
             return StorageSpec.model_validate(base)
         except ValidationError as exc:
-            raise config_error_from(exc, where) from None
+            # One problem, said once: its key inside the mapping and the message; `where` is
+            # the mapping's own place (a caller that adds its own location gets no doubling).
+            err = exc.errors()[0]
+            raise ConfigError(f"{error_location(err)}: {problem_message(err)}",
+                              where, _STORAGE_FIX) from None
     raise ConfigError(
-        f"storage must be a preset name or a mapping of limits, got {value!r}",
+        f"storage must be a preset name or a mapping of limits, got {quote(value)}",
         where,
         "write e.g. `storage: cloud-gp3` or `storage: {write_iops: 1000}`",
     )
+
+
+_STORAGE_FIX = ("see docs/storage.md: IOPS 100–10,000,000 (3000 or 3k), bandwidths 1M/s–100G/s"
+                " (125M = 125 MiB/s)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,8 @@ DEFAULT_DATABASE = "tpcc"
 TPCC_BYTES_PER_WAREHOUSE = int(100 * 1024**2 * 1.3)
 #: The built-in parallel loader on the reference machine (2 cores): ~15 s per warehouse.
 LOAD_S_PER_WAREHOUSE = 15.0
+#: What the built-in driver prints when run without arguments (tpcc/cmd/tpcc).
+TPCC_USAGE_MARK = b"usage: tpcc <command>"
 BUILD_FIX = (
     "run `make setup` (or cd tpcc && go build -o bin/tpcc ./cmd/tpcc; FLUSHBENCH_TPCC_BIN"
     " or workload.binaries.tpcc point elsewhere)"
@@ -163,10 +166,23 @@ class TpccWorkload(Workload):
         return []
 
     def problems(self) -> list[str]:
-        """The Go binary must exist (it is built from ``tpcc/``, not installed)."""
-        if self.binary.is_file() and os.access(self.binary, os.X_OK):
-            return []
-        return [f"the built-in TPC-C driver {self.binary} is not built — {BUILD_FIX}"]
+        """The Go binary must exist (it is built from ``tpcc/``) and be flushbench's driver.
+
+        Run without arguments it prints its usage (``usage: tpcc <command>``): any other
+        program named by ``workload.binaries.tpcc`` (``/bin/sh``…) is refused before a run.
+        """
+        if not (self.binary.is_file() and os.access(self.binary, os.X_OK)):
+            return [f"the built-in TPC-C driver {self.binary} is not built — {BUILD_FIX}"]
+        try:
+            proc = subprocess.run([str(self.binary)], stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return [f"{self.binary} does not answer as the built-in TPC-C driver ({exc}) —"
+                    f" {BUILD_FIX}"]
+        if TPCC_USAGE_MARK not in (proc.stdout + proc.stderr):
+            return [f"{self.binary} is not the built-in TPC-C driver (run without arguments it"
+                    f" does not print `usage: tpcc <command>`) — {BUILD_FIX}"]
+        return []
 
     def load(self, conn: ConnectionInfo, dataset: DatasetSpec, log_path: Path) -> None:
         """``tpcc load -w W --workers N`` into ``conn.database`` (created if missing)."""

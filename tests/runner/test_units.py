@@ -14,7 +14,8 @@ from flushbench.units import format_duration, format_size, parse_duration, parse
         ("8G", 8 * 1024**3),
         ("512K", 512 * 1024),
         ("1T", 1024**4),
-        ("128MB", 128 * 1024**2),
+        ("128MiB", 128 * 1024**2),
+        ("1GiB", 1024**3),
         ("1.5G", 3 * 1024**3 // 2),
         (1048576, 1048576),
         ("1048576", 1048576),
@@ -33,6 +34,8 @@ def test_parse_size(text, expected: int) -> None:
         (-5, "must not be negative"),
         (True, "expected a size like"),
         ("0.3K", "is not a whole number of bytes"),
+        ("128MB", "ambiguous"),  # decimal on disk specs, 1024-based in my.cnf: refused
+        ("1gb", "write 1G or 1GiB"),
     ],
 )
 def test_parse_size_rejects(text, message: str) -> None:
@@ -58,9 +61,15 @@ def test_parse_duration(text, expected: float) -> None:
     assert parse_duration(text) == expected
 
 
-@pytest.mark.parametrize("text", ["10 parsecs", "m30", "30x", "", "1h and 5m", True])
+@pytest.mark.parametrize("text", ["10 parsecs", "m30", "30x", "", "1h and 5m", True, "9" * 200])
 def test_parse_duration_rejects(text) -> None:
     with pytest.raises(ValueError, match="expected a duration like 10s"):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize("text", ["1m1m1m", "30m1h", "5s5s", "1ms1s"])
+def test_parse_duration_refuses_repeated_units(text) -> None:
+    with pytest.raises(ValueError, match="repeats a unit or has them out of order"):
         parse_duration(text)
 
 

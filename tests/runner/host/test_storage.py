@@ -20,9 +20,10 @@ def test_iops_units() -> None:
     assert parse_iops("3000") == 3000
     assert parse_iops("3k") == 3000
     assert parse_iops("1.5K") == 1500
-    for bad in ("fast", 0, "0.5", True, "-3"):
+    for bad in ("fast", 0, "0.5", True, "-3", 1, 99, 10**21, "11000k", float("inf")):
         with pytest.raises(ValueError):
             parse_iops(bad)
+    assert parse_iops(100) == 100 and parse_iops("10000k") == 10_000_000
 
 
 def test_bandwidth_units() -> None:
@@ -30,8 +31,12 @@ def test_bandwidth_units() -> None:
     assert parse_bandwidth("125M/s") == 125 * 1024**2
     assert parse_bandwidth("1G") == 1024**3
     assert parse_bandwidth(131072000) == 131072000
-    with pytest.raises(ValueError, match="at least 4K"):
+    with pytest.raises(ValueError, match="below the sane range 1M/s–100G/s"):
         parse_bandwidth("1K")
+    with pytest.raises(ValueError, match="below the sane range"):
+        parse_bandwidth("5K/s")  # issue 19: 5 KB/s let mysqld neither flush nor stop
+    with pytest.raises(ValueError, match="above the sane range"):
+        parse_bandwidth("1T")
     with pytest.raises(ValueError):
         parse_bandwidth("lots")
 
@@ -67,10 +72,19 @@ def test_errors_name_the_key_and_the_fix() -> None:
         resolve_storage({"write_iop": 100}, "x.yaml: storage")
     with pytest.raises(ConfigError, match="write_bandwidth"):
         resolve_storage({"write_bandwidth": "fast"}, "x.yaml: storage")
+    with pytest.raises(ConfigError) as err:
+        resolve_storage({"write_iops": "1x"}, "x.yaml: fixed.storage")
+    # The key path once, and a fix (never "— None").
+    assert str(err.value).count("storage") == 2 and "None" not in str(err.value)
+    assert str(err.value).startswith("x.yaml: fixed.storage: write_iops: expected IOPS")
+    with pytest.raises(ConfigError, match="empty storage mapping"):
+        resolve_storage({}, "x.yaml: storage")
+    with pytest.raises(ConfigError, match="write_iops: no value"):
+        resolve_storage({"write_iops": None}, "x.yaml: storage")
     with pytest.raises(ConfigError, match="preset name or a mapping"):
         resolve_storage(42, "x.yaml: storage")  # type: ignore[arg-type]
 
 
 def test_spec_is_frozen() -> None:
     with pytest.raises(ValidationError, match="frozen"):
-        StorageSpec(write_iops=1).write_iops = 2  # type: ignore[misc]
+        StorageSpec(write_iops=100).write_iops = 200  # type: ignore[misc]

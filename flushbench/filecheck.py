@@ -1,0 +1,137 @@
+"""The one check of every file flushbench opens: what it is, before it is opened.
+
+Opening a FIFO blocks until someone writes to it, reading ``/dev/zero`` never ends, a
+directory cannot be read as a file, and a 4 GB file named as an experiment is a mistake. So
+every path the tool reads (experiment files, server profiles, base configs, the results
+database) or writes (``--log-file``, ``report -o``, ``export -o``) is looked at with ``stat``
+first — which never blocks — and refused with the reason and the fix. The checks raise
+:class:`~flushbench.errors.ConfigError` (or the ``error`` class the caller gives, e.g.
+``StoreError`` for the database).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from flushbench.errors import ConfigError, FlushbenchError
+
+
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def check_input_file(
+    path: Path,
+    what: str = "file",
+    *,
+    max_bytes: int | None = None,
+    error: type[FlushbenchError] = ConfigError,
+    missing_fix: str = "check the path",
+) -> os.stat_result:
+    """Refuse anything but an existing regular file of at most ``max_bytes``; return its stat.
+
+    Raises
+    ------
+    FlushbenchError
+        (of class ``error``) for a missing file, a directory, a FIFO, a socket or a device,
+        an unreadable path, or a file larger than ``max_bytes``.
+    """
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise error(f"{what} not found", where=str(path), fix=missing_fix) from None
+    except OSError as exc:
+        raise error(f"cannot read {what}: {exc.strerror}", where=str(path),
+                    fix="check the path and its permissions") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise error(f"{what} is a directory", where=str(path), fix="name a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise error(f"{what} is {_kind(info.st_mode)}, not a regular file (it would block or"
+                    " never end)", where=str(path), fix="name a regular file")
+    if max_bytes is not None and info.st_size > max_bytes:
+        raise error(f"{what} is {info.st_size:,} bytes, more than the {max_bytes:,} a"
+                    " configuration file may have", where=str(path),
+                    fix="check that this is the right file")
+    if not os.access(path, os.R_OK):
+        raise error(f"cannot read {what}: permission denied", where=str(path),
+                    fix="check the file's permissions")
+    return info
+
+
+def _writable_parent(path: Path, what: str, error: type[FlushbenchError]) -> None:
+    """The nearest existing folder above ``path`` must be a writable directory."""
+    parent = next((p for p in path.absolute().parents if p.exists()), None)
+    if parent is None:
+        return
+    if not parent.is_dir():
+        raise error(f"cannot create {what}: {parent} is a file, not a folder", where=str(path),
+                    fix="choose a path under a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise error(f"cannot create {what}: {parent} is not writable", where=str(path),
+                    fix="choose a writable folder")
+
+
+def check_output_file(path: Path, what: str = "output file", *,
+                      error: type[FlushbenchError] = ConfigError) -> None:
+    """A file flushbench will write: absent (in a writable folder) or a writable regular file.
+
+    Raises
+    ------
+    FlushbenchError
+        For a directory, a FIFO, a device or socket, an unwritable file or folder.
+    """
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        _writable_parent(path, what, error)
+        return
+    except OSError as exc:
+        raise error(f"cannot use {what}: {exc.strerror}", where=str(path),
+                    fix="check the path") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise error(f"{what} is a directory", where=str(path), fix="name a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise error(f"{what} is {_kind(info.st_mode)}, not a regular file", where=str(path),
+                    fix="name a regular file")
+    if not os.access(path, os.W_OK):
+        raise error(f"{what} is not writable", where=str(path),
+                    fix="check its permissions, or choose another path")
+
+
+def check_output_dir(path: Path, what: str = "output folder", *,
+                     error: type[FlushbenchError] = ConfigError) -> None:
+    """A folder flushbench will write into: absent (creatable) or a writable directory."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        _writable_parent(path, what, error)
+        return
+    except OSError as exc:
+        raise error(f"cannot use {what}: {exc.strerror}", where=str(path),
+                    fix="check the path") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise error(f"{what} is a file, not a folder" if stat.S_ISREG(info.st_mode)
+                    else f"{what} is {_kind(info.st_mode)}, not a folder", where=str(path),
+                    fix="name a folder (it is created if missing)")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise error(f"{what} is not writable", where=str(path),
+                    fix="check its permissions, or choose another folder")
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name the same file (resolving links; False if either is missing)."""
+    try:
+        return a.resolve() == b.resolve() or os.path.samefile(a, b)
+    except OSError:
+        return False

@@ -25,6 +25,7 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from flushbench.errors import StoreError
+from flushbench.redaction import redact
 from flushbench.validation import did_you_mean
 from runner.identity import Identity, local_identity
 from runner.spec import CellSpec, ExperimentSpec, measurement_hash, run_order
@@ -463,7 +464,9 @@ def finish(
         if owner is not None:
             query = query.where(Run.lease_owner == owner, Run.status == "running")
         result = session.execute(
-            query.values(status=status, error=error, finished_at=utcnow(), lease_expires_at=None)
+            # Redacted: an error may quote a URL or a client command line (flushbench.redaction).
+            query.values(status=status, error=redact(error) if error else error,
+                         finished_at=utcnow(), lease_expires_at=None)
         )
         return result.rowcount == 1
 

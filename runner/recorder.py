@@ -151,8 +151,10 @@ class RunRecorder:
         """Record an event (errors keep their evidence, trimmed to the last 20,000 chars)."""
         if evidence is not None and len(evidence) > MAX_EVIDENCE_CHARS:
             evidence = "…" + evidence[-MAX_EVIDENCE_CHARS:]
-        row = dict(run_id=self.run_id, level=level, kind=kind, message=message,
-                   evidence=evidence)
+        from flushbench.redaction import redact  # one redaction for everything stored
+
+        row = dict(run_id=self.run_id, level=level, kind=kind, message=redact(message),
+                   evidence=redact(evidence) if evidence is not None else None)
         self._submit(lambda s: s.add(RunEvent(**row)))
 
     def set_run_fields(self, **fields: Any) -> None:

@@ -76,12 +76,17 @@ def server_label(flavor: str, version: tuple[int, ...]) -> str:
 def family(flavor: str, version: tuple[int, ...]) -> str:
     """The knob-table column: ``mariadb``, ``mariadb-old``, ``5.5``, ``5.6`` or ``8.0.30``.
 
+    MariaDB 5.5 (XtraDB 5.5 inside) is ``5.5``; ``mariadb-old`` is MariaDB 10.0–10.4.
+
     Raises
     ------
     ValueError
         For MySQL/Percona older than 5.5 (the knob table starts there).
     """
     v = tuple(version[:3])
+    if flavor == "mariadb" and v < (10, 0):
+        # MariaDB 5.5 is MySQL 5.5 with Percona's XtraDB 5.5 as its InnoDB: the 5.5 column.
+        return "5.5"
     if flavor == "mariadb":
         return "mariadb" if v >= (10, 5) else "mariadb-old"
     if v < (5, 5):
@@ -100,6 +105,19 @@ def uses_initialize(flavor: str, version: tuple[int, ...]) -> bool:
     mysql_install_db) instead.
     """
     return flavor != "mariadb" and tuple(version[:3]) >= (5, 7, 0)
+
+
+def resizes_redo(flavor: str, version: tuple[int, ...]) -> bool:
+    """Whether InnoDB recreates its redo files itself when their configured size changes.
+
+    MySQL/Percona 5.6.8+ and MariaDB 10.0+ do. MySQL/Percona 5.5 and MariaDB 5.5 refuse to
+    start ("log file ./ib_logfile0 is of different size"): after a clean shutdown the old
+    ``ib_logfile*`` must be removed, and InnoDB creates new ones of the configured size.
+    """
+    v = tuple(version[:3])
+    if flavor == "mariadb":
+        return v >= (10, 0)
+    return v >= (5, 6, 8)
 
 
 # --- values as the server shows them --------------------------------------------------------

@@ -19,6 +19,7 @@ from flushbench.errors import FlushbenchError
 from runner import knobs as knobs_mod
 from runner.preflight import DROP_CACHES, free_disk, human_size, read_meminfo
 from runner.proc import run_checked
+from runner.server.built import is_built_profile, rebuild_command
 from runner.server.profiles import (
     available_profiles,
     load_profile,
@@ -61,8 +62,13 @@ def _first_line(argv: list[str]) -> str:
 
 def _profile_checks() -> list[Check]:
     checks = []
+    built_any = False
     for name in available_profiles():
         example = name.startswith("example-")
+        if is_built_profile(profile_path(name)):
+            built_any = True
+            checks.append(_built_check(name))
+            continue
         try:
             server = resolve_server(load_profile(name), str(profile_path(name)))
         except FlushbenchError as exc:
@@ -80,7 +86,25 @@ def _profile_checks() -> list[Check]:
         if server.install_db is not None:
             checks.append(Check(f"{server.install_db.name} ({name})", True,
                                 str(server.install_db), required=not example))
+    if not built_any:
+        checks.append(Check("built servers", False, "none (MySQL 5.5, XtraDB 5.5 for the 2011"
+                            " servers)", "scripts/build-server.sh mysql-5.5|xtradb-5.5 SRC"
+                            " PREFIX (docs/servers.md)", required=False))
     return checks
+
+
+def _built_check(name: str) -> Check:
+    """A profile written by scripts/build-server.sh: optional, with its prefix and version."""
+    path = profile_path(name)
+    try:
+        server = resolve_server(load_profile(name), str(path))
+    except FlushbenchError as exc:
+        return Check(f"built server {name}", False, exc.what,
+                     f"rebuild it: {rebuild_command(path) or 'scripts/build-server.sh'}",
+                     required=False)
+    version = server.version_string.split("Ver", 1)[-1].split()[0]
+    return Check(f"built server {name}", True,
+                 f"{server.basedir} ({server.label}, {version})", required=False)
 
 
 def _tool_checks() -> list[Check]:

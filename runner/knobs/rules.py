@@ -4,19 +4,26 @@ The knob table (:mod:`runner.knobs.table`) names one rule per knob; a rule write
 :class:`Builder` for one cell and one server.
 
 An experiment says ``log_file_size: 4000M`` (the *total* redo size) and
-``flush_neighbor_pages: area``; what goes into my.cnf depends on the server:
+``flush_neighbor_pages: area``; what goes into my.cnf depends on the server. Where a knob's
+variable was renamed or exists only in some engines, the binary's own option list
+(``mysqld --verbose --help``, passed in as ``option_names``) decides; flavor and version
+decide only when no list is given:
 
 =====================  =======================  ===========================  =====================
 knob                   MariaDB 10.5+            MySQL/Percona 5.6–8.0.29     8.0.30+ / 5.5
 =====================  =======================  ===========================  =====================
 log_file_size (total)  innodb_log_file_size     file_size × files_in_group   redo_log_capacity /
                                                 (2 files)                    2 files, < 4G (5.5)
-flush_neighbor_pages   innodb_flush_neighbors   innodb_flush_neighbors       Percona 5.5:
-                       0/1/2                    0/1/2                        flush_neighbor_pages
-adaptive_checkpoint    absent                   Percona: cleaner_lsn_age_    Percona 5.5:
-                                                factor; MySQL: absent        adaptive_checkpoint
+flush_neighbor_pages   innodb_flush_neighbors   innodb_flush_neighbors       XtraDB 5.5: flush_
+                       0/1/2                    0/1/2                        neighbor_pages; MySQL
+                                                                             5.5: area built in
+adaptive_checkpoint    absent                   Percona: cleaner_lsn_age_    XtraDB 5.5: adaptive_
+                                                factor; MySQL: absent        flushing_method (5.5.8:
+                                                                             adaptive_checkpoint)
 =====================  =======================  ===========================  =====================
 
+The table of what each real binary accepts is generated into docs/domain.md by
+tests/runner/server/test_servers_55.py.
 """
 
 from __future__ import annotations
@@ -201,8 +208,11 @@ class Builder:
 
     @property
     def double_pct(self) -> bool:
-        # innodb_max_dirty_pages_pct became a double in MySQL 5.7 (MariaDB: always one).
-        return self.flavor == "mariadb" or self.version >= (5, 7)
+        # innodb_max_dirty_pages_pct became a double in MySQL 5.7 and MariaDB 10.x; the 5.5
+        # engines (MySQL 5.5, XtraDB 5.5 in MariaDB 5.5) take whole percents.
+        if self.flavor == "mariadb":
+            return self.version >= (10, 0)
+        return self.version >= (5, 7)
 
 
 def _pct(b: Builder, knob: str, name: str, value: float) -> None:
@@ -267,49 +277,63 @@ def _redo(b: Builder, total: int) -> None:
 
 
 _NEIGHBORS = {"none": "0", "cont": "1", "area": "2"}
+#: Percona's 5.5 spelling of the knob (XtraDB 5.5: Percona Server 5.5, MariaDB 5.5).
+PERCONA_NEIGHBORS = "innodb_flush_neighbor_pages"
+#: XtraDB 5.5's name for adaptive_checkpoint from Percona 5.5.10 on, and its values.
+FLUSHING_METHOD = "innodb_adaptive_flushing_method"
+FLUSHING_METHOD_VALUES = {"none": "native", "estimate": "estimate", "keep_average": "keep_average"}
+#: Percona 5.5.8's (and 5.1's) name, whose values are the knob's own.
+OLD_CHECKPOINT = "innodb_adaptive_checkpoint"
+OLD_CHECKPOINT_VALUES = ("none", "reflex", "estimate", "keep_average")
+#: Percona 5.6+'s nearest equivalent.
+LSN_AGE_FACTOR = "innodb_cleaner_lsn_age_factor"
 
 
 def _neighbors(b: Builder, value: str) -> None:
+    """The binary's option list decides the spelling; without it, flavor and family do."""
     knob = "flush_neighbor_pages"
-    if b.flavor == "percona" and b.family == "5.5":
-        b.set(knob, "innodb_flush_neighbor_pages", value)
-    elif b.family == "5.5":
-        if value == "area":
-            b.out.notes.append("flush_neighbor_pages=area is MySQL 5.5's built-in behaviour")
-        else:
-            b.absent(knob, value)
-    else:
+    percona_55 = b.flavor == "percona" and b.family == "5.5"
+    if b.has(PERCONA_NEIGHBORS, percona_55):
+        b.set(knob, PERCONA_NEIGHBORS, value)
+    elif b.has("innodb_flush_neighbors", b.family != "5.5"):
         b.set(knob, "innodb_flush_neighbors", _NEIGHBORS[value])
+    elif value == "area":
+        # MySQL 5.5's buf_flush_try_neighbors always flushes the whole area.
+        b.out.notes.append(f"flush_neighbor_pages=area is {b.label}'s built-in behaviour")
+    else:
+        b.absent(knob, value)
 
 
 def _adaptive_checkpoint(b: Builder, value: str) -> None:
+    """Which variable exists in the binary decides (Percona 5.5.8, XtraDB 5.5, Percona 5.6+).
+
+    Without an option list: Percona 5.5 up to 5.5.8 has the old name, later 5.5 the new one,
+    Percona 5.6+ innodb_cleaner_lsn_age_factor, everything else none of them.
+    """
     knob = "adaptive_checkpoint"
-    if b.flavor != "percona":
-        b.absent(knob, value)
-        return
-    if b.family == "5.5":
-        # Percona 5.5.8 called it innodb_adaptive_checkpoint; later 5.5 releases renamed it
-        # innodb_adaptive_flushing_method (none became "native", reflex was dropped).
-        old = b.has("innodb_adaptive_checkpoint", b.version <= (5, 5, 8))
-        if old:
-            if value not in ("none", "reflex", "estimate", "keep_average"):
-                b.fail(knob, f"adaptive_checkpoint={value} is not a value on {b.label}",
-                       "use none, reflex, estimate or keep_average")
-                return
-            b.set(knob, "innodb_adaptive_checkpoint", value)
-            return
-        mapped = {"none": "native", "estimate": "estimate", "keep_average": "keep_average"}
-        if value not in mapped:
+    percona = b.flavor == "percona"
+    p55 = percona and b.family == "5.5"
+    if b.has(OLD_CHECKPOINT, p55 and b.version <= (5, 5, 8)):
+        if value not in OLD_CHECKPOINT_VALUES:
             b.fail(knob, f"adaptive_checkpoint={value} is not a value on {b.label}"
-                   " (innodb_adaptive_flushing_method)", "use none, estimate or keep_average")
+                   f" ({OLD_CHECKPOINT})", "use none, reflex, estimate or keep_average")
             return
-        b.set(knob, "innodb_adaptive_flushing_method", mapped[value])
-        return
-    if value not in ("legacy", "high_checkpoint"):
-        b.fail(knob, f"adaptive_checkpoint={value} is not a value on {b.label}"
-               " (innodb_cleaner_lsn_age_factor)", "use legacy or high_checkpoint")
-        return
-    b.set(knob, "innodb_cleaner_lsn_age_factor", value)
+        b.set(knob, OLD_CHECKPOINT, value)
+    elif b.has(FLUSHING_METHOD, p55 and b.version > (5, 5, 8)):
+        # Percona renamed it in 5.5.10: none became "native", reflex was dropped.
+        if value not in FLUSHING_METHOD_VALUES:
+            b.fail(knob, f"adaptive_checkpoint={value} is not a value on {b.label}"
+                   f" ({FLUSHING_METHOD})", "use none, estimate or keep_average")
+            return
+        b.set(knob, FLUSHING_METHOD, FLUSHING_METHOD_VALUES[value])
+    elif b.has(LSN_AGE_FACTOR, percona and b.family != "5.5"):
+        if value not in ("legacy", "high_checkpoint"):
+            b.fail(knob, f"adaptive_checkpoint={value} is not a value on {b.label}"
+                   f" ({LSN_AGE_FACTOR})", "use legacy or high_checkpoint")
+            return
+        b.set(knob, LSN_AGE_FACTOR, value)
+    else:
+        b.absent(knob, value)
 
 
 # --- one rule per knob: (builder, validated value) → server options or a problem ------------
@@ -334,10 +358,14 @@ def plain(variable: str) -> Callable[[Builder, str, Any], None]:
 
 
 def percent(variable: str, *, absent_on_55: bool = False) -> Callable[[Builder, str, Any], None]:
-    """A percentage variable (a double from MySQL 5.7, always one on MariaDB)."""
+    """A percentage variable (a double from MySQL 5.7 and MariaDB 10).
+
+    ``absent_on_55``: the variable appeared in 5.6; the binary's option list decides when it
+    is known, the family otherwise.
+    """
 
     def rule(b: Builder, knob: str, value: Any) -> None:
-        if absent_on_55 and b.family == "5.5":
+        if absent_on_55 and not b.has(variable, b.family != "5.5"):
             b.absent(knob, value)
         else:
             _pct(b, knob, variable, value)
@@ -346,8 +374,8 @@ def percent(variable: str, *, absent_on_55: bool = False) -> Callable[[Builder, 
 
 
 def io_capacity_max(b: Builder, knob: str, value: int) -> None:
-    """innodb_io_capacity_max (5.6+, MariaDB)."""
-    if b.family == "5.5":
+    """innodb_io_capacity_max (5.6+, MariaDB 10): the binary's option list decides."""
+    if not b.has("innodb_io_capacity_max", b.family != "5.5"):
         b.absent(knob, value)
     else:
         b.set(knob, "innodb_io_capacity_max", str(value))

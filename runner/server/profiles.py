@@ -53,6 +53,10 @@ class ServerProfile(StrictModel):
         return self
 
 
+#: Profile names ``scripts/build-server.sh KIND`` writes by default (one per KIND).
+BUILDABLE = ("mysql-5.5", "xtradb-5.5")
+
+
 def available_profiles() -> list[str]:
     """Names of the profiles in ``configs/servers`` (file stems), sorted."""
     return paths.names_in(paths.SERVER_PROFILES_DIR, ".yaml")
@@ -80,6 +84,13 @@ def load_profile(name_or_path: str, relative_to: Path | None = None) -> ServerPr
     path = profile_path(name_or_path, relative_to)
     if not path.exists():
         if path.parent == paths.SERVER_PROFILES_DIR and "/" not in name_or_path:
+            if name_or_path in BUILDABLE:
+                raise ConfigError(
+                    f"server profile '{name_or_path}' is not built on this machine",
+                    where="server",
+                    fix=f"build it: scripts/build-server.sh {name_or_path} SRC PREFIX"
+                    " (SRC: your source tree or tarball; see docs/servers.md)",
+                )
             raise ConfigError(
                 f"unknown server profile '{name_or_path}'",
                 where="server",

@@ -28,7 +28,7 @@ from typing import Any
 import pymysql
 
 from flushbench.errors import PreflightError, ServerError
-from flushbench.flavors import values_equal
+from flushbench.flavors import resizes_redo, values_equal
 from runner.connection import ConnectionInfo
 from runner.proc import child
 from runner.server.profiles import ResolvedServer
@@ -174,6 +174,7 @@ class MysqldSandbox:
         if not self.layout.cnf.is_file():
             raise ServerError("my.cnf not written", str(self.layout.cnf), "call write_mycnf first")
         self.layout.create()
+        self._drop_stale_redo()
         env = self.server.env()
         env.update(self.env or {})
         if self.allocator:
@@ -213,6 +214,22 @@ class MysqldSandbox:
             self._release()
             raise
         return self
+
+    def _drop_stale_redo(self) -> None:
+        """Remove redo files a 5.5 server would refuse (see :mod:`runner.server.redo`)."""
+        from runner.server.options import option_list
+        from runner.server.redo import effective_options, stale_redo_files
+
+        if resizes_redo(self.server.flavor, self.server.version):
+            return
+        stale = stale_redo_files(self.server, self.layout.datadir,
+                                 effective_options(self.layout.cnf), option_list(self.server))
+        for path in stale:
+            path.unlink()
+        if stale:
+            with self.layout.error_log.open("a") as log:
+                log.write(f"flushbench: removed {', '.join(p.name for p in stale)} (redo size"
+                          f" changed; {self.server.label} recreates them at start)\n")
 
     def _wait_ready(self, timeout: float) -> None:
         assert self.proc is not None

@@ -1,0 +1,125 @@
+"""Server profiles for servers built from source by ``scripts/build-server.sh``.
+
+The script calls ``python -m runner.server.built`` as its very last step. The profile is
+checked before it is written: the installed ``bin/mysqld`` must run and report a 5.5 version,
+its flavor comes from ``mysqld --version`` (MariaDB 5.5 with XtraDB says ``MariaDB``, a
+Percona Server build says ``Percona``, Oracle's says neither), and
+:func:`runner.server.profiles.resolve_server` must accept it. The YAML is written to a
+temporary file and renamed, so a reader never sees half a profile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+
+from flushbench.errors import FlushbenchError
+from flushbench.flavors import parse_version
+from runner.server.profiles import ServerProfile, resolve_server, version_text
+
+#: First line of every profile this module writes; :func:`is_built_profile` looks for it.
+MARKER = "# Written by scripts/build-server.sh"
+
+#: The build command a skipped test or a missing profile names.
+BUILD_HINT = "scripts/build-server.sh {kind} SRC ~/.cache/flushbench/servers/{kind}"
+
+
+def profile_text(profile: ServerProfile, kind: str, source: str, key: str) -> str:
+    """The YAML of a built server's profile, with a header saying how to rebuild it."""
+    header = (
+        f"{MARKER} on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC (build key {key}).\n"
+        f"# Source: {source}\n"
+        f"# Rebuild: scripts/build-server.sh {kind} {source} {profile.basedir}\n"
+        "# Machine-specific (it names this machine's PREFIX): not meant to be committed.\n"
+    )
+    body = profile.model_dump(exclude_defaults=True, exclude_none=True)
+    body = {"version": 1, **{k: v for k, v in body.items() if k != "version"}}
+    return header + yaml.safe_dump(body, sort_keys=False)
+
+
+def build_profile(name: str, kind: str, prefix: Path) -> ServerProfile:
+    """Check the installed server under ``prefix`` and describe it as a profile.
+
+    Raises
+    ------
+    FlushbenchError
+        The binary does not run, is not 5.5, or the profile does not resolve.
+    """
+    mysqld = prefix / "bin" / "mysqld"
+    text = version_text(mysqld, dict(os.environ), str(mysqld))
+    version, detected = parse_version(text)
+    if version[:2] != (5, 5):
+        raise FlushbenchError(f"{mysqld} reports {text!r}, not a 5.5 server", str(mysqld))
+    flavor = detected or "mysql"
+    engine = "XtraDB" if kind == "xtradb-5.5" else "InnoDB"
+    profile = ServerProfile(
+        version=1,
+        name=name,
+        flavor=flavor,
+        description=f"{text.split('Ver', 1)[-1].split()[0]} built from source ({engine})",
+        basedir=str(prefix),
+    )
+    resolve_server(profile, str(prefix))
+    return profile
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def is_built_profile(path: Path) -> bool:
+    """Whether a profile file was written by ``scripts/build-server.sh``."""
+    try:
+        with path.open() as fh:
+            return fh.readline().startswith(MARKER)
+    except OSError:
+        return False
+
+
+def rebuild_command(path: Path) -> str | None:
+    """The ``# Rebuild:`` command in a built profile's header, or None."""
+    try:
+        for line in path.read_text().splitlines()[:6]:
+            if line.startswith("# Rebuild: "):
+                return line.removeprefix("# Rebuild: ").strip()
+    except OSError:
+        pass
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point for ``scripts/build-server.sh``: write ``--profile`` for ``--prefix``."""
+    parser = argparse.ArgumentParser(prog="python -m runner.server.built")
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--kind", required=True, choices=["mysql-5.5", "xtradb-5.5"])
+    parser.add_argument("--prefix", required=True, type=Path)
+    parser.add_argument("--profile", required=True, type=Path)
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--key", required=True)
+    args = parser.parse_args(argv)
+    try:
+        profile = build_profile(args.name, args.kind, args.prefix)
+    except FlushbenchError as exc:
+        print(f"build-server: the installed server does not work: {exc}", file=sys.stderr)
+        return 1
+    write_atomically(args.profile, profile_text(profile, args.kind, args.source, args.key))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# Build a 2011-era server (MySQL 5.5, or Percona's XtraDB 5.5) from a source tree the user
+# brings, install only what a flushbench sandbox needs, and write its server profile.
+#
+#   scripts/build-server.sh KIND SRC PREFIX [--name NAME]
+#
+#   KIND    mysql-5.5   Oracle MySQL 5.5.x source (stock InnoDB)
+#           xtradb-5.5  a 5.5 tree whose InnoDB is Percona's XtraDB: MariaDB 5.5.x
+#                       (storage/xtradb) or Percona Server 5.5.x
+#   SRC     a source directory, a source tarball (.tar.gz/.tar.xz/.tar.bz2/.tgz), or a git
+#           directory (bare or .git; HEAD is built, or $BUILD_SERVER_REV)
+#   PREFIX  where the server is installed (bin/mysqld, scripts/mysql_install_db, share/)
+#   NAME    profile name (default: KIND) -> configs/servers/NAME.yaml
+#
+# Steps: check the source is the product KIND names; install the Debian build dependencies
+# when missing (apt-get, idempotent); configure with cmake out of source and build at `nice`
+# with every core; `make install` into a staging directory and copy the sandbox's share of it
+# into PREFIX.tmp, renamed to PREFIX at the end; write the profile last, atomically. A stamp
+# in PREFIX keys the build on (source hash, flags): a second call with the same inputs only
+# rewrites the profile. Build directories live under $BUILD_SERVER_CACHE
+# (default ~/.cache/flushbench/build); an interrupted build resumes from there.
+# See docs/servers.md.
+set -euo pipefail
+# The whole script is one brace group: bash parses it before running any of it, so editing
+# (or updating) this file while a build runs cannot change what the running build does.
+{
+
+prog=build-server
+die() { printf '%s: %s\n' "$prog" "$*" >&2; exit 1; }
+usage() {
+  echo "usage: $0 {mysql-5.5|xtradb-5.5} SRC PREFIX [--name NAME]   (see docs/servers.md)" >&2
+  exit 2
+}
+[ $# -ge 3 ] || usage
+kind=$1 src_arg=$2 prefix_arg=$3
+shift 3
+name=$kind
+while [ $# -gt 0 ]; do
+  case $1 in
+    --name) [ $# -ge 2 ] || usage; name=$2; shift 2 ;;
+    *) usage ;;
+  esac
+done
+case $kind in mysql-5.5|xtradb-5.5) ;; *) die "unknown KIND '$kind': use mysql-5.5 or xtradb-5.5." ;; esac
+[[ $name =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die "profile name '$name' may hold only letters, digits, '.', '_' and '-'."
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+python=$repo/.venv/bin/python
+[ -x "$python" ] || python=$(command -v python3) || die "no python3 to write the server profile."
+cache=${BUILD_SERVER_CACHE:-$HOME/.cache/flushbench/build}
+started=$(date +%s)
+elapsed() { local s=$(( $(date +%s) - started )); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+log() { printf '\033[1m[%s %s]\033[0m %s\n' "$prog" "$(elapsed)" "$*"; }
+
+mkdir -p "$(dirname "$prefix_arg")"
+prefix=$(cd "$(dirname "$prefix_arg")" && pwd)/$(basename "$prefix_arg")
+profile=$repo/configs/servers/$name.yaml
+
+# --- the source: kind and content hash ------------------------------------------------------
+src_kind=
+if [ -d "$src_arg" ] && git --git-dir="$src_arg" rev-parse --git-dir >/dev/null 2>&1 \
+   && [ ! -f "$src_arg/CMakeLists.txt" ]; then
+  src_kind=git
+elif [ -d "$src_arg" ]; then
+  src_kind=dir
+elif [ -f "$src_arg" ]; then
+  case $src_arg in
+    *.tar.gz|*.tgz|*.tar.xz|*.txz|*.tar.bz2|*.tbz2|*.tar) src_kind=tarball ;;
+    *) die "$src_arg is neither a directory nor a .tar(.gz|.xz|.bz2) source tarball." ;;
+  esac
+else
+  die "source $src_arg does not exist."
+fi
+src_abs=$(cd "$(dirname "$src_arg")" && pwd)/$(basename "$src_arg")
+
+# The flags are part of the cache key: change them here and every server is rebuilt.
+common_flags=(
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  -DWITH_SSL=bundled -DWITH_ZLIB=system
+  -DWITH_EMBEDDED_SERVER=OFF -DWITH_UNIT_TESTS=OFF -DWITHOUT_DYNAMIC_PLUGINS=1
+  # Engines the study does not need (unknown names are ignored by the other product).
+  -DWITHOUT_TOKUDB=1 -DWITHOUT_OQGRAPH=1 -DWITHOUT_SPHINX=1 -DWITHOUT_FEDERATED=1
+  -DWITHOUT_FEDERATEDX=1 -DWITHOUT_ARCHIVE=1 -DWITHOUT_BLACKHOLE=1 -DWITHOUT_EXAMPLE=1
+  -DWITHOUT_CONNECT=1 -DWITHOUT_MROONGA=1 -DWITHOUT_SPIDER=1 -DWITHOUT_CASSANDRA=1
+  # 2011 C/C++ meets gcc 12: C++98 semantics, old-style globals, warnings never fatal.
+  "-DCMAKE_C_FLAGS=-fcommon -Wno-error"
+  "-DCMAKE_CXX_FLAGS=-std=gnu++98 -fpermissive -fcommon -Wno-narrowing -Wno-error"
+)
+flags_text="kind=$kind ${common_flags[*]} script=2"
+
+log "hashing source $src_arg ($src_kind)"
+case $src_kind in
+  git) rev=${BUILD_SERVER_REV:-HEAD}
+       src_hash=$(git --git-dir="$src_abs" rev-parse "$rev^{tree}" 2>/dev/null) \
+         || die "$src_arg has no revision '$rev' to build." ;;
+  tarball) src_hash=$(sha256sum "$src_abs" | cut -c1-64) ;;
+  dir) # Content of every file (paths included), so an edited tree is a new build.
+       src_hash=$(cd "$src_abs" && find . -type f ! -path './.git/*' -print0 | LC_ALL=C sort -z \
+                  | xargs -0 sha256sum | sha256sum | cut -c1-64) ;;
+esac
+key=$(printf '%s\n%s\n' "$src_hash" "$flags_text" | sha256sum | cut -c1-16)
+stamp_text="key=$key source=$src_abs"
+
+write_profile() {
+  "$python" -m runner.server.built --name "$name" --kind "$kind" --prefix "$prefix" \
+    --profile "$profile" --source "$src_abs" --key "$key"
+}
+
+# --- cache hit: same source and flags already installed ---------------------------------------
+if [ -f "$prefix/.flushbench-build" ] && grep -q "^key=$key " "$prefix/.flushbench-build" \
+   && [ -x "$prefix/bin/mysqld" ]; then
+  log "$prefix already holds this build (key $key); writing the profile only"
+  (cd "$repo" && write_profile)
+  log "done in $(elapsed)"
+  exit 0
+fi
+if [ -e "$prefix" ] && [ ! -f "$prefix/.flushbench-build" ] && [ -n "$(ls -A "$prefix" 2>/dev/null)" ]; then
+  die "$prefix exists and was not made by this script; choose another PREFIX or remove it."
+fi
+
+# --- cleanup on any exit: nothing half-installed, no profile ----------------------------------
+build=$cache/$key
+stage=$build/stage
+tmp_prefix=$prefix.tmp.$$
+child=
+finished=0
+cleanup() {
+  local code=$?
+  if [ -n "$child" ] && kill -0 "$child" 2>/dev/null; then
+    kill -TERM -- "-$child" 2>/dev/null || kill -TERM "$child" 2>/dev/null || true
+    wait "$child" 2>/dev/null || true
+  fi
+  rm -rf "$tmp_prefix" "$stage"
+  if [ "$finished" != 1 ] && [ "$code" = 0 ]; then code=1; fi
+  exit "$code"
+}
+trap cleanup EXIT
+trap 'die "interrupted after $(elapsed); nothing installed in $prefix and no profile written (run again to resume from $build)."' INT TERM HUP
+
+# --- unpack (tarball, git) or use the directory in place --------------------------------------
+mkdir -p "$build"
+buildlog=$build/build.log
+case $src_kind in
+  dir) srcdir=$src_abs ;;
+  *) srcdir=$build/src
+     if [ ! -f "$build/src.done" ]; then
+       rm -rf "$srcdir"; mkdir -p "$srcdir"
+       log "unpacking $src_arg into $srcdir"
+       if [ "$src_kind" = tarball ]; then
+         tar -xf "$src_abs" -C "$srcdir" 2>>"$buildlog" || die "cannot unpack $src_arg (not a readable tarball)."
+       else
+         git --git-dir="$src_abs" archive "$rev" 2>>"$buildlog" | tar -x -C "$srcdir" 2>>"$buildlog" \
+           || die "cannot export $rev from $src_arg (git archive failed: missing objects?)."
+       fi
+       # A tarball usually holds one top folder: build inside it.
+       if [ "$(ls -A "$srcdir" | wc -l)" = 1 ] && [ -d "$srcdir/$(ls -A "$srcdir")" ]; then
+         top=$(ls -A "$srcdir"); mv "$srcdir/$top" "$build/src.top" && rmdir "$srcdir" \
+           && mv "$build/src.top" "$srcdir"
+       fi
+       touch "$build/src.done"
+     fi ;;
+esac
+
+# --- is it the product KIND names? ------------------------------------------------------------
+what="$src_arg"
+[ -f "$srcdir/CMakeLists.txt" ] && [ -f "$srcdir/VERSION" ] && [ -f "$srcdir/sql/mysqld.cc" ] \
+  || die "$what is not a MySQL-family source tree (no CMakeLists.txt, VERSION, sql/mysqld.cc)."
+major=$(sed -n 's/^MYSQL_VERSION_MAJOR=//p' "$srcdir/VERSION")
+minor=$(sed -n 's/^MYSQL_VERSION_MINOR=//p' "$srcdir/VERSION")
+patch=$(sed -n 's/^MYSQL_VERSION_PATCH=//p' "$srcdir/VERSION")
+[ "$major.$minor" = 5.5 ] || die "$what is version $major.$minor.$patch, not the 5.5 that $kind needs."
+[ ! -f "$srcdir/CMakeCache.txt" ] \
+  || die "$what holds an in-source build (CMakeCache.txt at the top); give a clean tree (git clean -xdf, or a fresh tarball)."
+percona_knobs() { grep -lqsE 'adaptive_flushing_method|adaptive_checkpoint' "$srcdir"/storage/*/handler/ha_innodb.cc; }
+engine_flags=()
+if [ "$kind" = xtradb-5.5 ]; then
+  if [ -d "$srcdir/storage/xtradb" ]; then
+    engine_flags=(-DWITHOUT_INNOBASE=1)  # MariaDB: XtraDB becomes the InnoDB
+  elif ! percona_knobs; then
+    die "$what has no XtraDB (no storage/xtradb, no Percona knobs in ha_innodb.cc): use KIND mysql-5.5 for stock MySQL."
+  fi
+else
+  if [ -d "$srcdir/storage/xtradb" ] || percona_knobs; then
+    die "$what carries Percona's XtraDB, not stock InnoDB: use KIND xtradb-5.5."
+  fi
+fi
+log "source: $kind $major.$minor.$patch, key $key"
+
+# --- Debian build dependencies ----------------------------------------------------------------
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@";
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@";
+  else die "need root (or sudo) to run: $*"; fi
+}
+packages=(cmake bison make gcc g++ libncurses-dev libaio-dev zlib1g-dev)
+missing=()
+for pkg in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing build dependencies: ${missing[*]}"
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >>"$buildlog" 2>&1; then
+    as_root apt-get update >>"$buildlog" 2>&1 || true  # package lists may be stale or absent
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >>"$buildlog" 2>&1 \
+      || die "apt-get could not install ${missing[*]} (see $buildlog)."
+  fi
+fi
+
+# --- configure, build, install ----------------------------------------------------------------
+jobs=$(nproc 2>/dev/null || echo 2)
+# Run a step in its own process group (so an interrupt stops the compilers too), logging to
+# $buildlog and reporting make's percentage at most every 20 s.
+run_step() {
+  local what=$1; shift
+  setsid "$@" >>"$buildlog" 2>&1 &
+  child=$!
+  local last=-1 shown=0 pct from
+  from=$(( $(stat -c %s "$buildlog" 2>/dev/null || echo 0) + 1 ))  # this step's lines only
+  while kill -0 "$child" 2>/dev/null; do
+    sleep 2
+    pct=$(tail -c +"$from" "$buildlog" 2>/dev/null | grep -oE '^\[ *[0-9]+%\]' | tail -1 | tr -dc 0-9 || true)
+    if [ -n "$pct" ] && [ "$pct" != "$last" ] && [ $(( $(date +%s) - shown )) -ge 20 ]; then
+      log "$what: $pct %"; last=$pct; shown=$(date +%s)
+    fi
+  done
+  local rc=0
+  wait "$child" || rc=$?
+  child=
+  return $rc
+}
+obj=$build/obj
+mkdir -p "$obj"
+log "configuring (log: $buildlog)"
+run_step configure nice -n 19 cmake -S "$srcdir" -B "$obj" -DCMAKE_INSTALL_PREFIX="$prefix" \
+    "${common_flags[@]}" "${engine_flags[@]}" \
+  || die "cmake could not configure $what (last lines of $buildlog tell why)."
+log "building with $jobs jobs at nice 19"
+run_step make nice -n 19 make -C "$obj" -j"$jobs" \
+  || die "the build of $what failed (the first 'error:' in $buildlog tells why)."
+rm -rf "$stage"
+run_step install nice -n 19 make -C "$obj" install DESTDIR="$stage" \
+  || die "make install of $what failed (see $buildlog)."
+
+# --- keep what a sandbox needs ----------------------------------------------------------------
+inst=$stage$prefix
+rm -rf "$tmp_prefix"; mkdir -p "$tmp_prefix/bin" "$tmp_prefix/scripts"
+for bin in mysqld my_print_defaults resolveip; do
+  [ -x "$inst/bin/$bin" ] || die "the build of $what installed no bin/$bin."
+  cp -p "$inst/bin/$bin" "$tmp_prefix/bin/"
+done
+[ -f "$inst/scripts/mysql_install_db" ] || die "the build of $what installed no scripts/mysql_install_db."
+cp -p "$inst/scripts/mysql_install_db" "$tmp_prefix/scripts/"
+[ -d "$inst/share" ] || die "the build of $what installed no share/ (error messages, system tables)."
+cp -a "$inst/share" "$tmp_prefix/share"
+# Documentation and manual pages are not needed to run a sandbox.
+rm -rf "$tmp_prefix/share/man" "$tmp_prefix/share/info" "$tmp_prefix/share/doc"
+printf '%s\n' "$stamp_text" >"$tmp_prefix/.flushbench-build"
+printf 'version=%s\nflags=%s %s\nbuilt=%s\n' "$major.$minor.$patch" "${common_flags[*]}" \
+  "${engine_flags[*]}" "$(date -u +%FT%TZ)" >>"$tmp_prefix/.flushbench-build"
+
+# Swap the new install in; an older build at PREFIX is removed only now.
+old=
+if [ -e "$prefix" ]; then old=$prefix.old.$$; mv "$prefix" "$old"; fi
+mv "$tmp_prefix" "$prefix"
+[ -n "$old" ] && rm -rf "$old"
+rm -rf "$stage"
+
+(cd "$repo" && write_profile)
+size=$(du -sh "$prefix" | cut -f1)
+rm -rf "$obj" "$srcdir.done" "$build/src.done"
+[ "$src_kind" != dir ] && rm -rf "$build/src"
+log "built $kind $major.$minor.$patch into $prefix ($size) in $(elapsed); profile $profile"
+finished=1
+exit 0
+}

@@ -1,0 +1,216 @@
+"""scripts/build-server.sh against hostile sources, and the helpers behind it.
+
+Each hostile source must end with one clear sentence and leave no profile and no PREFIX.
+The checks run before any compiler does, so these tests take a second; the configure and
+interrupt cases need cmake (skipped with the reason when it is missing). A real build is
+exercised by tests/runner/test_servers_55.py on the servers built here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from flushbench.paths import REPO_ROOT
+from runner.server.built import is_built_profile, rebuild_command, write_atomically
+from runner.server.profiles import ServerProfile
+from runner.server.redo import effective_options, stale_redo_files
+
+SCRIPT = REPO_ROOT / "scripts" / "build-server.sh"
+PROFILE_NAME = "pytest-hostile-build"
+PROFILE = REPO_ROOT / "configs" / "servers" / f"{PROFILE_NAME}.yaml"
+
+
+def fake_tree(root: Path, version: str = "5.5.62", xtradb: bool = False,
+              cmake_body: str = "project(fake C)\n") -> Path:
+    """A directory shaped like a MySQL source tree (nothing in it compiles)."""
+    major, minor, patch = version.split(".")
+    (root / "sql").mkdir(parents=True)
+    (root / "sql" / "mysqld.cc").write_text("int main() { return 0; }\n")
+    (root / "VERSION").write_text(
+        f"MYSQL_VERSION_MAJOR={major}\nMYSQL_VERSION_MINOR={minor}\nMYSQL_VERSION_PATCH={patch}\n"
+    )
+    (root / "CMakeLists.txt").write_text(f"cmake_minimum_required(VERSION 3.5)\n{cmake_body}")
+    if xtradb:
+        (root / "storage" / "xtradb" / "handler").mkdir(parents=True)
+    return root
+
+
+def build(kind: str, src: Path, prefix: Path, cache: Path,
+          **popen: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "BUILD_SERVER_CACHE": str(cache)}
+    return subprocess.run([str(SCRIPT), kind, str(src), str(prefix), "--name", PROFILE_NAME],
+                          capture_output=True, text=True, timeout=120, env=env, check=False)
+
+
+def error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode != 0 and lines, proc
+    assert len(lines) == 1, proc.stderr  # one clear sentence, no trace
+    return lines[0]
+
+
+@pytest.fixture(autouse=True)
+def no_profile_left() -> None:
+    assert not PROFILE.exists()
+    yield
+    leftover = PROFILE.exists()
+    PROFILE.unlink(missing_ok=True)
+    assert not leftover, "a failed build wrote a profile"
+
+
+@pytest.mark.parametrize(
+    ("kind", "make_src", "expected"),
+    [
+        ("mysql-5.5", lambda p: (p / "README").parent, "is not a MySQL-family source tree"),
+        ("mysql-5.5", lambda p: fake_tree(p / "t", "5.6.51"), "not the 5.5 that mysql-5.5 needs"),
+        ("mysql-5.5", lambda p: fake_tree(p / "t", xtradb=True), "use KIND xtradb-5.5"),
+        ("xtradb-5.5", lambda p: fake_tree(p / "t"), "use KIND mysql-5.5"),
+        ("plain-5.5", lambda p: fake_tree(p / "t"), "unknown KIND"),
+    ],
+    ids=["not-a-tree", "wrong-version", "xtradb-as-mysql", "mysql-as-xtradb", "bad-kind"],
+)
+def test_wrong_source_is_one_sentence(kind: str, make_src, expected: str,
+                                      tmp_path: Path) -> None:
+    (tmp_path / "README").write_text("not a source tree\n")
+    src = make_src(tmp_path)
+    prefix = tmp_path / "prefix"
+    line = error_line(build(kind, src, prefix, tmp_path / "cache"))
+    assert line.startswith("build-server: ") and expected in line
+    assert not prefix.exists()
+
+
+def test_tarball_of_the_wrong_product(tmp_path: Path) -> None:
+    tree = fake_tree(tmp_path / "mariadb-5.5.44", "5.5.44", xtradb=True)
+    tarball = tmp_path / "mariadb-5.5.44.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tar:
+        tar.add(tree, arcname=tree.name)
+    line = error_line(build("mysql-5.5", tarball, tmp_path / "prefix", tmp_path / "cache"))
+    assert "carries Percona's XtraDB" in line and "use KIND xtradb-5.5" in line
+
+
+def test_unreadable_tarball(tmp_path: Path) -> None:
+    bogus = tmp_path / "mysql-5.5.62.tar.gz"
+    bogus.write_bytes(b"this is not gzip")
+    line = error_line(build("mysql-5.5", bogus, tmp_path / "prefix", tmp_path / "cache"))
+    assert "cannot unpack" in line
+
+
+def test_tree_configured_in_place_is_refused(tmp_path: Path) -> None:
+    src = fake_tree(tmp_path / "t")
+    (src / "CMakeCache.txt").write_text("# someone's in-source build\n")
+    line = error_line(build("mysql-5.5", src, tmp_path / "prefix", tmp_path / "cache"))
+    assert "in-source build" in line
+
+
+def test_foreign_prefix_is_never_overwritten(tmp_path: Path) -> None:
+    src = fake_tree(tmp_path / "t")
+    prefix = tmp_path / "prefix"
+    prefix.mkdir()
+    (prefix / "precious").write_text("mine")
+    line = error_line(build("mysql-5.5", src, prefix, tmp_path / "cache"))
+    assert "was not made by this script" in line
+    assert (prefix / "precious").read_text() == "mine"
+
+
+needs_cmake = pytest.mark.skipif(
+    shutil.which("cmake") is None or shutil.which("bison") is None,
+    reason="cmake/bison not installed (scripts/build-server.sh installs them on first use)",
+)
+
+
+@needs_cmake
+def test_tree_that_fails_to_configure(tmp_path: Path) -> None:
+    src = fake_tree(tmp_path / "t", cmake_body='message(FATAL_ERROR "broken tree")\n')
+    prefix = tmp_path / "prefix"
+    line = error_line(build("mysql-5.5", src, prefix, tmp_path / "cache"))
+    assert "cmake could not configure" in line and "build.log" in line
+    assert not prefix.exists()
+
+
+@needs_cmake
+def test_interrupted_build_leaves_nothing(tmp_path: Path) -> None:
+    # "Configuring" takes 60 s here: SIGTERM arrives in the middle of it.
+    src = fake_tree(tmp_path / "t", cmake_body="execute_process(COMMAND sleep 60)\n")
+    prefix = tmp_path / "prefix"
+    env = {**os.environ, "BUILD_SERVER_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.Popen([str(SCRIPT), "mysql-5.5", str(src), str(prefix), "--name",
+                             PROFILE_NAME], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "configuring" in line:
+            break
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "interrupted" in lines[0] and "no profile written" in lines[0]
+    assert not prefix.exists() and not list(tmp_path.glob("prefix.tmp.*"))
+    # The cmake child was stopped with the script: no sleep of ours survives.
+    out = subprocess.run(["pgrep", "-f", f"{src}"], capture_output=True, text=True)
+    assert out.stdout.strip() == ""
+
+
+# --- the Python helpers ------------------------------------------------------------------
+
+
+def test_profile_is_written_atomically_and_recognized(tmp_path: Path) -> None:
+    from runner.server.built import profile_text
+
+    profile = ServerProfile(version=1, name="xtradb-5.5", flavor="mariadb",
+                            basedir="/opt/x", description="5.5.44-MariaDB built from source")
+    path = tmp_path / "xtradb-5.5.yaml"
+    write_atomically(path, profile_text(profile, "xtradb-5.5", "/src/mariadb-5.5.44", "abc"))
+    assert is_built_profile(path)
+    assert rebuild_command(path) == "scripts/build-server.sh xtradb-5.5 /src/mariadb-5.5.44 /opt/x"
+    assert [p.name for p in tmp_path.iterdir()] == ["xtradb-5.5.yaml"]  # no temporary left
+    import yaml
+
+    assert yaml.safe_load(path.read_text())["basedir"] == "/opt/x"
+    assert not is_built_profile(REPO_ROOT / "configs" / "servers" / "mariadb-debian.yaml")
+
+
+def _server55(flavor: str = "mysql", version: tuple[int, int, int] = (5, 5, 62)):
+    from runner.server.profiles import ResolvedServer
+
+    return ResolvedServer(ServerProfile(version=1, name="x", flavor=flavor, basedir="/x"),
+                          flavor, Path("/x/bin/mysqld"), "install_db", version, "")
+
+
+def test_stale_redo_files_only_when_the_shape_differs(tmp_path: Path) -> None:
+    datadir = tmp_path / "data"
+    datadir.mkdir()
+    for i in range(2):
+        (datadir / f"ib_logfile{i}").write_bytes(b"\0" * 5 * 1024 * 1024)
+    defaults = {"innodb_log_file_size": "5242880", "innodb_log_files_in_group": "2"}
+    server = _server55()
+    assert stale_redo_files(server, datadir, {}, defaults) == []
+    assert stale_redo_files(server, datadir, {"innodb_log_file_size": "5M"}, defaults) == []
+    stale = stale_redo_files(server, datadir, {"innodb_log_file_size": "24M"}, defaults)
+    assert [p.name for p in stale] == ["ib_logfile0", "ib_logfile1"]
+    assert stale_redo_files(server, datadir, {"innodb_log_files_in_group": "3"}, defaults)
+    # Servers that resize their redo themselves are left alone.
+    assert stale_redo_files(_server55("mysql", (5, 6, 51)), datadir,
+                            {"innodb_log_file_size": "24M"}, defaults) == []
+    assert stale_redo_files(_server55("mariadb", (10, 11, 6)), datadir,
+                            {"innodb_log_file_size": "24M"}, defaults) == []
+    assert stale_redo_files(_server55("mariadb", (5, 5, 44)), datadir,
+                            {"innodb_log_file_size": "24M"}, defaults)
+
+
+def test_effective_options_last_one_wins(tmp_path: Path) -> None:
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[client]\nport=1\n[mysqld]\ninnodb-log-file-size = 48M\nskip-name-resolve\n"
+                   "# --- generated ---\n[mysqld]\ninnodb_log_file_size=24M\n")
+    opts = effective_options(cnf)
+    assert opts["innodb_log_file_size"] == "24M" and "port" not in opts
+    assert opts["skip_name_resolve"] == ""

@@ -257,7 +257,8 @@ func parseJSONLines(t *testing.T, out string) (intervals []intervalJSON, summary
 }
 
 // TestLoadRunCheck is the main end-to-end path: load 2 warehouses, check,
-// run with JSON and text output, check again.
+// run with JSON and text output, in both modes, over both transports and
+// with tpcc_start's -f/-t files, checking consistency after each run.
 func TestLoadRunCheck(t *testing.T) {
 	s := sharedServer(t)
 	conn := sock(s)
@@ -270,16 +271,45 @@ func TestLoadRunCheck(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "--drop") {
 		t.Errorf("second load without --drop should refuse: %d %s", r.code, r.stderr)
 	}
+	checkConsistent(t, conn, "after load")
+	checkJSONRun(t, conn)
+	checkConsistent(t, conn, "after JSON run")
+	checkTextRun(t, conn)
+	checkConsistent(t, conn, "after text run")
 
-	check := func(when string) {
-		r := tpcc(t, append([]string{"check", "-d", "it", "-w", "2"}, conn...)...)
-		if r.code != 0 || strings.Contains(r.stdout, "FAIL") || strings.Count(r.stdout, "PASS") < 7 {
-			t.Fatalf("check %s failed (%d):\n%s\n%s", when, r.code, r.stdout, r.stderr)
-		}
+	// The batched mode (a different workload) on the same data, with
+	// tpcc-mysql style flags and -f/-t files in the default mode.
+	r = tpcc(t, append([]string{"run", "-dit", "-w2", "-c2", "-r0", "-l2", "-i1", "--json", "--mode", "batched"}, conn...)...)
+	if _, sum := parseJSONLines(t, r.stdout); r.code != 0 || sum == nil || sum.TpmC <= 0 || sum.Errors != 0 {
+		t.Fatalf("batched run (%d): %+v\n%s", r.code, sum, r.stderr)
 	}
-	check("after load")
+	checkConsistent(t, conn, "after batched run")
 
-	r = tpcc(t, append([]string{"run", "-d", "it", "-w", "2", "-c", "4", "-r", "3", "-l", "9", "-i", "3", "--json"}, conn...)...)
+	// tpcc-mysql mode over blocking sockets (--transport blocking), on a unix
+	// socket here; the same statements, so the same checks hold.
+	r = tpcc(t, append([]string{"run", "-dit", "-w2", "-c3", "-r1", "-l3", "-i1", "--json", "--transport", "blocking"}, conn...)...)
+	if ivs, sum := parseJSONLines(t, r.stdout); r.code != 0 || sum == nil || sum.TpmC <= 0 || sum.Errors != 0 || len(ivs) != 4 {
+		t.Fatalf("blocking-transport run (%d): %+v\n%s", r.code, sum, r.stderr)
+	}
+	checkConsistent(t, conn, "after the blocking-transport run")
+	checkRunFiles(t, conn)
+	checkConsistent(t, conn, "after the run with files")
+}
+
+// checkConsistent runs tpcc check on database it.
+func checkConsistent(t *testing.T, conn []string, when string) {
+	t.Helper()
+	r := tpcc(t, append([]string{"check", "-d", "it", "-w", "2"}, conn...)...)
+	if r.code != 0 || strings.Contains(r.stdout, "FAIL") || strings.Count(r.stdout, "PASS") < 7 {
+		t.Fatalf("check %s failed (%d):\n%s\n%s", when, r.code, r.stdout, r.stderr)
+	}
+}
+
+// checkJSONRun: ramp-up and measurement intervals on exact ticks, and a
+// summary whose New-Order total is the sum of the measurement intervals.
+func checkJSONRun(t *testing.T, conn []string) {
+	t.Helper()
+	r := tpcc(t, append([]string{"run", "-d", "it", "-w", "2", "-c", "4", "-r", "3", "-l", "9", "-i", "3", "--json"}, conn...)...)
 	if r.code != 0 {
 		t.Fatalf("run failed (%d):\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -312,10 +342,12 @@ func TestLoadRunCheck(t *testing.T) {
 	if tot := sum.Totals["new_order"]; int(tot["sc"]+tot["lt"]) != noSum {
 		t.Errorf("summary New-Order sc+lt %v != sum of measure intervals %d", tot["sc"]+tot["lt"], noSum)
 	}
-	check("after JSON run")
+}
 
-	// Text output, tpcc_start compatible.
-	r = tpcc(t, append([]string{"run", "-d", "it", "-w", "2", "-c", "2", "-r", "1", "-l", "2", "-i", "1"}, conn...)...)
+// checkTextRun: the output is tpcc_start compatible.
+func checkTextRun(t *testing.T, conn []string) {
+	t.Helper()
+	r := tpcc(t, append([]string{"run", "-d", "it", "-w", "2", "-c", "2", "-r", "1", "-l", "2", "-i", "1"}, conn...)...)
 	if r.code != 0 {
 		t.Fatalf("text run failed (%d):\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -331,26 +363,15 @@ func TestLoadRunCheck(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^ {17}\d+\.\d{3} TpmC$`).MatchString(r.stdout) {
 		t.Errorf("no TpmC line:\n%s", r.stdout)
 	}
-	check("after text run")
+}
 
-	// The batched mode (a different workload) on the same data, with
-	// tpcc-mysql style flags and -f/-t files in the default mode.
-	r = tpcc(t, append([]string{"run", "-dit", "-w2", "-c2", "-r0", "-l2", "-i1", "--json", "--mode", "batched"}, conn...)...)
-	if _, sum := parseJSONLines(t, r.stdout); r.code != 0 || sum == nil || sum.TpmC <= 0 || sum.Errors != 0 {
-		t.Fatalf("batched run (%d): %+v\n%s", r.code, sum, r.stderr)
-	}
-	check("after batched run")
-
-	// tpcc-mysql mode over blocking sockets (--transport blocking), on a unix
-	// socket here; the same statements, so the same checks hold.
-	r = tpcc(t, append([]string{"run", "-dit", "-w2", "-c3", "-r1", "-l3", "-i1", "--json", "--transport", "blocking"}, conn...)...)
-	if ivs, sum := parseJSONLines(t, r.stdout); r.code != 0 || sum == nil || sum.TpmC <= 0 || sum.Errors != 0 || len(ivs) != 4 {
-		t.Fatalf("blocking-transport run (%d): %+v\n%s", r.code, sum, r.stderr)
-	}
-	check("after the blocking-transport run")
+// checkRunFiles: -f and -t write tpcc_start's lines; -0 shows as the
+// New-Order limit.
+func checkRunFiles(t *testing.T, conn []string) {
+	t.Helper()
 	dir := t.TempDir()
 	rep, trx := filepath.Join(dir, "rt.txt"), filepath.Join(dir, "trx.txt")
-	r = tpcc(t, append([]string{"run", "-dit", "-w2", "-c2", "-r1", "-l2", "-i1", "-f", rep, "-t" + trx, "-0", "1000"}, conn...)...)
+	r := tpcc(t, append([]string{"run", "-dit", "-w2", "-c2", "-r1", "-l2", "-i1", "-f", rep, "-t" + trx, "-0", "1000"}, conn...)...)
 	if r.code != 0 {
 		t.Fatalf("run with -f/-t (%d): %s", r.code, r.stderr)
 	}
@@ -376,7 +397,6 @@ func TestLoadRunCheck(t *testing.T) {
 			}
 		}
 	}
-	check("after the run with files")
 }
 
 func TestRunErrors(t *testing.T) {

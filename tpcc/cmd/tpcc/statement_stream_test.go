@@ -142,7 +142,26 @@ func TestTpccMysqlStatementStream(t *testing.T) {
 	if len(fx) != 5 {
 		t.Fatalf("fixture has %d transaction types", len(fx))
 	}
-	// The grammars must accept every sequence tpcc_start was seen issuing.
+	checkGrammarsAcceptFixture(t, fx)
+	logPath := captureRunLog(t)
+	c := newStreamChecker(t, fx)
+	workers := 0
+	for thread, lines := range readGeneralLog(t, logPath) {
+		if c.checkThread(thread, lines) {
+			workers++
+		}
+	}
+	if workers != 2 {
+		t.Fatalf("found %d driver connections in the general log, want 2", workers)
+	}
+	c.checkAverages()
+	t.Logf("transactions checked: %v; retried attempts: %d", fmt.Sprint(c.txns), c.retried)
+}
+
+// checkGrammarsAcceptFixture: the grammars must accept every sequence
+// tpcc_start was seen issuing.
+func checkGrammarsAcceptFixture(t *testing.T, fx map[string]*fixtureType) {
+	t.Helper()
 	for label, ft := range fx {
 		g := grammars[label]
 		if g == nil {
@@ -154,7 +173,13 @@ func TestTpccMysqlStatementStream(t *testing.T) {
 			}
 		}
 	}
+}
 
+// captureRunLog loads one warehouse, runs tpcc-mysql mode on two
+// connections for 6 s with the server's general log on, and returns the
+// log's path.
+func captureRunLog(t *testing.T) string {
+	t.Helper()
 	s := sharedServer(t)
 	conn := sock(s)
 	if r := tpcc(t, append([]string{"load", "-d", "shapes", "-w", "1", "--workers", "2"}, conn...)...); r.code != 0 {
@@ -179,13 +204,30 @@ func TestTpccMysqlStatementStream(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("run failed (%d): %s", r.code, r.stderr)
 	}
+	return logPath
+}
 
-	// Every fixture text, as a pattern matching its executions.
-	type known struct {
-		text string
-		re   *regexp.Regexp
-	}
-	var texts []known
+// knownText is a fixture statement text and the pattern of its executions.
+type knownText struct {
+	text string
+	re   *regexp.Regexp
+}
+
+// streamChecker reads the driver connections' statements against the
+// fixture and counts executions per transaction type.
+type streamChecker struct {
+	t       *testing.T
+	fx      map[string]*fixtureType
+	texts   []knownText
+	starts  map[string]string            // first statement of a database transaction -> type
+	idOf    map[string]map[string]string // type -> text -> id
+	counts  map[string]map[string]int    // type -> id -> executions
+	txns    map[string]int
+	retried int
+}
+
+func newStreamChecker(t *testing.T, fx map[string]*fixtureType) *streamChecker {
+	c := &streamChecker{t: t, fx: fx, idOf: map[string]map[string]string{}, counts: map[string]map[string]int{}, txns: map[string]int{}}
 	seen := map[string]bool{}
 	for _, ft := range fx {
 		for _, txt := range ft.stmts {
@@ -194,19 +236,10 @@ func TestTpccMysqlStatementStream(t *testing.T) {
 			}
 			seen[txt] = true
 			pat := strings.ReplaceAll(regexp.QuoteMeta(txt), `\?`, literal)
-			texts = append(texts, known{txt, regexp.MustCompile("^" + pat + "$")})
+			c.texts = append(c.texts, knownText{txt, regexp.MustCompile("^" + pat + "$")})
 		}
 	}
-	normalize := func(arg string) string {
-		for _, k := range texts {
-			if k.re.MatchString(arg) {
-				return k.text
-			}
-		}
-		return ""
-	}
-	// First statement of a database transaction -> its type.
-	starts := map[string]string{
+	c.starts = map[string]string{
 		fx["New-Order"].stmts["S1"]:    "New-Order",
 		fx["Payment"].stmts["S1"]:      "Payment",
 		fx["Order-Status"].stmts["S1"]: "Order-Status",
@@ -214,120 +247,149 @@ func TestTpccMysqlStatementStream(t *testing.T) {
 		fx["Delivery"].stmts["S1"]:     "Delivery",
 		fx["Stock-Level"].stmts["S1"]:  "Stock-Level",
 	}
-	idOf := map[string]map[string]string{} // type -> text -> id
 	for label, ft := range fx {
-		idOf[label] = map[string]string{}
+		c.idOf[label] = map[string]string{}
 		for id, txt := range ft.stmts {
-			idOf[label][txt] = id
+			c.idOf[label][txt] = id
 		}
 	}
+	return c
+}
 
-	counts := map[string]map[string]int{} // type -> id -> executions
-	txns := map[string]int{}
-	workers, retried := 0, 0
-	for thread, lines := range readGeneralLog(t, logPath) {
-		prepares, driverConn := 0, false
-		for _, l := range lines {
-			if l.command == "Prepare" {
-				prepares++
-				driverConn = driverConn || l.arg == fx["New-Order"].stmts["S1"]
-			}
-		}
-		if !driverConn {
-			continue // the run's schema check, the admin connection
-		}
-		workers++
-		if prepares != tpccmysql.NumStatements {
-			t.Errorf("thread %s prepared %d statements, want %d (once per connection)", thread, prepares, tpccmysql.NumStatements)
-		}
-		var cur string // type of the open business transaction
-		var seq []string
-		commits := 0
-		end := func() {
-			if cur == "" {
-				return
-			}
-			got := strings.Join(seq, " ")
-			if !grammars[cur].MatchString(got) {
-				t.Errorf("thread %s: %s sequence %q is not tpcc-mysql's", thread, cur, got)
-			}
-			if counts[cur] == nil {
-				counts[cur] = map[string]int{}
-			}
-			for _, id := range seq {
-				counts[cur][id]++
-			}
-			txns[cur]++
-			cur, seq, commits = "", nil, 0
-		}
-		for _, l := range lines {
-			switch l.command {
-			case "Connect", "Prepare", "Quit", "Close stmt":
-				continue
-			case "Query":
-				if l.arg != "COMMIT" && l.arg != "ROLLBACK" {
-					if cur == "" && len(seq) == 0 && strings.HasPrefix(l.arg, "SET autocommit") {
-						continue
-					}
-					t.Errorf("thread %s: unexpected query %q", thread, l.arg)
-					continue
-				}
-				if cur == "" {
-					t.Errorf("thread %s: %s outside a transaction", thread, l.arg)
-					continue
-				}
-				if l.arg == "ROLLBACK" && cur != "New-Order" {
-					// An attempt that failed (deadlock, lock wait) and
-					// is retried from the start, as tpcc_start does.
-					retried++
-					cur, seq, commits = "", nil, 0
-					continue
-				}
-				seq = append(seq, idOf[cur][l.arg])
-				commits++
-				if cur != "Delivery" || commits == spec.DistrictsPerW {
-					end()
-				}
-			case "Execute":
-				txt := normalize(l.arg)
-				if txt == "" {
-					t.Errorf("thread %s: statement not issued by tpcc_start: %q", thread, l.arg)
-					continue
-				}
-				if cur == "" {
-					if cur = starts[txt]; cur == "" {
-						t.Errorf("thread %s: transaction starts with %q", thread, txt)
-						continue
-					}
-				}
-				id := idOf[cur][txt]
-				if id == "" {
-					t.Errorf("thread %s: %s issued %q", thread, cur, txt)
-				}
-				seq = append(seq, id)
-			default:
-				t.Errorf("thread %s: unexpected command %s %q", thread, l.command, l.arg)
-			}
-		}
-		if cur != "" {
-			t.Errorf("thread %s: last %s transaction not finished: %v", thread, cur, seq)
+// normalize returns the fixture text an executed statement instantiates
+// ("" for none).
+func (c *streamChecker) normalize(arg string) string {
+	for _, k := range c.texts {
+		if k.re.MatchString(arg) {
+			return k.text
 		}
 	}
-	if workers != 2 {
-		t.Fatalf("found %d driver connections in the general log, want 2", workers)
-	}
+	return ""
+}
 
-	// Average executions per transaction: exactly the fixture's where it is
-	// a whole number; within a sampling tolerance where it depends on
-	// random input.
-	for label, ft := range fx {
-		n := txns[label]
+// checkThread checks one server thread's statements if it is a driver
+// connection (it prepared New-Order's first statement), and says whether
+// it was.
+func (c *streamChecker) checkThread(thread string, lines []logLine) bool {
+	prepares, driverConn := 0, false
+	for _, l := range lines {
+		if l.command == "Prepare" {
+			prepares++
+			driverConn = driverConn || l.arg == c.fx["New-Order"].stmts["S1"]
+		}
+	}
+	if !driverConn {
+		return false // the run's schema check, the admin connection
+	}
+	if prepares != tpccmysql.NumStatements {
+		c.t.Errorf("thread %s prepared %d statements, want %d (once per connection)", thread, prepares, tpccmysql.NumStatements)
+	}
+	th := &threadStream{c: c, thread: thread}
+	for _, l := range lines {
+		switch l.command {
+		case "Connect", "Prepare", "Quit", "Close stmt":
+		case "Query":
+			th.query(l.arg)
+		case "Execute":
+			th.execute(l.arg)
+		default:
+			c.t.Errorf("thread %s: unexpected command %s %q", thread, l.command, l.arg)
+		}
+	}
+	if th.cur != "" {
+		c.t.Errorf("thread %s: last %s transaction not finished: %v", thread, th.cur, th.seq)
+	}
+	return true
+}
+
+// threadStream follows one connection's business transactions.
+type threadStream struct {
+	c       *streamChecker
+	thread  string
+	cur     string   // type of the open business transaction
+	seq     []string // its statement ids so far
+	commits int
+}
+
+// query takes a text COMMIT or ROLLBACK (or the session's SET autocommit).
+func (th *threadStream) query(arg string) {
+	t := th.c.t
+	if arg != "COMMIT" && arg != "ROLLBACK" {
+		if th.cur == "" && len(th.seq) == 0 && strings.HasPrefix(arg, "SET autocommit") {
+			return
+		}
+		t.Errorf("thread %s: unexpected query %q", th.thread, arg)
+		return
+	}
+	if th.cur == "" {
+		t.Errorf("thread %s: %s outside a transaction", th.thread, arg)
+		return
+	}
+	if arg == "ROLLBACK" && th.cur != "New-Order" {
+		// An attempt that failed (deadlock, lock wait) and is retried
+		// from the start, as tpcc_start does.
+		th.c.retried++
+		th.cur, th.seq, th.commits = "", nil, 0
+		return
+	}
+	th.seq = append(th.seq, th.c.idOf[th.cur][arg])
+	th.commits++
+	if th.cur != "Delivery" || th.commits == spec.DistrictsPerW {
+		th.end()
+	}
+}
+
+// execute takes one executed prepared statement.
+func (th *threadStream) execute(arg string) {
+	t := th.c.t
+	txt := th.c.normalize(arg)
+	if txt == "" {
+		t.Errorf("thread %s: statement not issued by tpcc_start: %q", th.thread, arg)
+		return
+	}
+	if th.cur == "" {
+		if th.cur = th.c.starts[txt]; th.cur == "" {
+			t.Errorf("thread %s: transaction starts with %q", th.thread, txt)
+			return
+		}
+	}
+	id := th.c.idOf[th.cur][txt]
+	if id == "" {
+		t.Errorf("thread %s: %s issued %q", th.thread, th.cur, txt)
+	}
+	th.seq = append(th.seq, id)
+}
+
+// end checks the finished business transaction against its grammar and
+// counts its statements.
+func (th *threadStream) end() {
+	c := th.c
+	got := strings.Join(th.seq, " ")
+	if !grammars[th.cur].MatchString(got) {
+		c.t.Errorf("thread %s: %s sequence %q is not tpcc-mysql's", th.thread, th.cur, got)
+	}
+	if c.counts[th.cur] == nil {
+		c.counts[th.cur] = map[string]int{}
+	}
+	for _, id := range th.seq {
+		c.counts[th.cur][id]++
+	}
+	c.txns[th.cur]++
+	th.cur, th.seq, th.commits = "", nil, 0
+}
+
+// checkAverages compares average executions per transaction: exactly the
+// fixture's where it is a whole number; within a sampling tolerance where
+// it depends on random input.
+func (c *streamChecker) checkAverages() {
+	for label, ft := range c.fx {
+		n := c.txns[label]
 		if n == 0 {
-			t.Errorf("no %s transactions in the run", label)
+			c.t.Errorf("no %s transactions in the run", label)
 			continue
 		}
 		for id, want := range ft.avg {
-			got := float64(counts[label][id]) / float64(n)
+			got := float64(c.counts[label][id]) / float64(n)
 			var tol float64
 			switch {
 			case want == math.Trunc(want):
@@ -338,10 +400,9 @@ func TestTpccMysqlStatementStream(t *testing.T) {
 				tol = 0.15 * want
 			}
 			if math.Abs(got-want) > tol {
-				t.Errorf("%s %s (%s): %.3f per transaction over %d, tpcc_start %.3f (tolerance %.3f)",
+				c.t.Errorf("%s %s (%s): %.3f per transaction over %d, tpcc_start %.3f (tolerance %.3f)",
 					label, id, ft.stmts[id], got, n, want, tol)
 			}
 		}
 	}
-	t.Logf("transactions checked: %v; retried attempts: %d", fmt.Sprint(txns), retried)
 }

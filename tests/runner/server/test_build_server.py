@@ -214,3 +214,25 @@ def test_effective_options_last_one_wins(tmp_path: Path) -> None:
     opts = effective_options(cnf)
     assert opts["innodb_log_file_size"] == "24M" and "port" not in opts
     assert opts["skip_name_resolve"] == ""
+
+
+def test_doctor_lists_built_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flushbench import paths
+    from runner import doctor
+    from runner.server.built import profile_text
+
+    monkeypatch.setattr(paths, "SERVER_PROFILES_DIR", tmp_path)
+    checks = {c.name: c for c in doctor._profile_checks()}
+    assert not checks["built servers"].ok and not checks["built servers"].required
+    assert "scripts/build-server.sh" in (checks["built servers"].fix or "")
+
+    gone = ServerProfile(version=1, name="mysql-5.5", flavor="mysql",
+                         basedir=str(tmp_path / "removed-prefix"))
+    write_atomically(tmp_path / "mysql-5.5.yaml",
+                     profile_text(gone, "mysql-5.5", "/src/mysql-5.5.62", "k"))
+    checks = {c.name: c for c in doctor._profile_checks()}
+    built = checks["built server mysql-5.5"]
+    assert (built.ok, built.required) == (False, False)  # optional: runs on MariaDB still work
+    assert built.fix == (f"rebuild it: scripts/build-server.sh mysql-5.5 /src/mysql-5.5.62"
+                         f" {tmp_path / 'removed-prefix'}")
+    assert "built servers" not in checks

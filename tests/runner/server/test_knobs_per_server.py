@@ -178,12 +178,15 @@ def test_every_knob_applies_or_is_refused(name: str, request: pytest.FixtureRequ
         assert "built-in" in outcomes[("flush_neighbor_pages", "area")].note
 
 
+def _reason(out: Outcome) -> str:
+    reason = out.refused.split(": ", 1)[-1].split(" — ")[0].split("\n")[0]
+    return re.sub(r"^\S+=\S+ is ", "", reason)
+
+
 def _cell(out: Outcome) -> str:
     level = _level_text(out.level)
     if out.refused:
-        reason = out.refused.split(": ", 1)[-1].split(" — ")[0].split("\n")[0]
-        reason = re.sub(r"^\S+=\S+ is ", "", reason)
-        return f"{level}: refused ({reason})"
+        return f"{level}: refused ({_reason(out)})"
     if out.applied:
         return f"{level}: " + ", ".join(f"{k}={v}" for k, v in out.applied.items())
     return f"{level}: {out.note}"
@@ -195,7 +198,14 @@ def render_table(observed: dict[str, dict[tuple[str, object], Outcome]],
     head = "| knob | " + " | ".join(f"{s} ({versions[s]})" for s in SERVERS) + " |"
     lines = [TABLE_START, "", head, "|---" * (len(SERVERS) + 1) + "|"]
     for knob, levels in LEVELS.items():
-        cells = ["<br>".join(_cell(observed[s][(knob, lv)]) for lv in levels) for s in SERVERS]
+        cells = []
+        for server in SERVERS:
+            outs = [observed[server][(knob, lv)] for lv in levels]
+            reasons = {_reason(o) for o in outs if o.refused}
+            if len(levels) > 1 and all(o.refused for o in outs) and len(reasons) == 1:
+                cells.append(f"every level refused ({reasons.pop()})")
+            else:
+                cells.append("<br>".join(_cell(o) for o in outs))
         lines.append(f"| {knob} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     lines += ["", TABLE_END]
     return "\n".join(lines)

@@ -49,7 +49,7 @@ def check_input_file(
     """
     try:
         info = path.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise error(f"{what} not found", where=str(path), fix=missing_fix) from None
     except OSError as exc:
         raise error(f"cannot read {what}: {exc.strerror}", where=str(path),
@@ -93,7 +93,7 @@ def check_output_file(path: Path, what: str = "output file", *,
     """
     try:
         info = path.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         _writable_parent(path, what, error)
         return
     except OSError as exc:
@@ -114,7 +114,7 @@ def check_output_dir(path: Path, what: str = "output folder", *,
     """A folder flushbench will write into: absent (creatable) or a writable directory."""
     try:
         info = path.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         _writable_parent(path, what, error)
         return
     except OSError as exc:

@@ -38,7 +38,8 @@ _KEYS = "|".join(sorted(SECRET_KEYS, key=len, reverse=True))
 _URL_RE = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)([^\s'\"<>`]+)")
 #: ``password=VALUE`` after ``?``, ``&``, ``;``, a space or the start (libpq keyword strings).
 _PARAM_RE = re.compile(
-    rf"(?i)((?:^|[?&;\s,(])(?:{_KEYS})\s*=\s*)('[^']*'|\"[^\"]*\"|[^&;\s'\",)]+)")
+    rf"(?i)((?:^|[?&;\s,(])(?:{_KEYS})\s*=\s*)('[^']*'|\"[^\"]*\"|(?:[^&;\s'\",):]|:(?!\s|$))+)")
+# (a value may hold ':' but not end with ': ', the separator of ``where: what``)
 #: ``--password=X``, ``--mysql-password=X`` (the spaced form only in :func:`redact_argv`, where
 #: it cannot be prose).
 _LONG_OPT_RE = re.compile(r"(?i)((?<!\S)--[\w-]*pass(?:word|wd)?)(=)(\S+)")

@@ -237,7 +237,7 @@ def resolve_storage(value: str | Mapping[str, Any] | StorageSpec | None,
             raise ConfigError(f"{error_location(err)}: {problem_message(err)}",
                               where, _STORAGE_FIX) from None
     raise ConfigError(
-        f"storage must be a preset name or a mapping of limits, got {quote(value)}",
+        f"must be a preset name or a mapping of limits, got {quote(value)}",
         where,
         "write e.g. `storage: cloud-gp3` or `storage: {write_iops: 1000}`",
     )

@@ -208,6 +208,13 @@ def base_config_path(name_or_path: str, relative_to: Path | None = None) -> Path
             where="base_config",
             fix=did_you_mean(name_or_path, available_base_configs()),
         )
+    if path.exists():  # a directory, FIFO or device: say which (flushbench.filecheck)
+        from flushbench.filecheck import check_input_file
+
+        try:
+            check_input_file(path, f"base config file {path}")
+        except ConfigError as exc:
+            raise ConfigError(exc.what, where="base_config", fix=exc.fix) from None
     raise ConfigError(f"base config file {path} not found", where="base_config",
                       fix="check the path")
 

@@ -176,9 +176,12 @@ class TpccWorkload(Workload):
         try:
             proc = subprocess.run([str(self.binary)], stdin=subprocess.DEVNULL,
                                   capture_output=True, timeout=10, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return [f"{self.binary} does not answer as the built-in TPC-C driver ({exc}) —"
-                    f" {BUILD_FIX}"]
+        except OSError as exc:
+            return [f"{self.binary} is not the built-in TPC-C driver: it cannot be run"
+                    f" ({exc.strerror}) — {BUILD_FIX}"]
+        except subprocess.TimeoutExpired:
+            return [f"{self.binary} is not the built-in TPC-C driver: it did not print its usage"
+                    f" within 10 s — {BUILD_FIX}"]
         if TPCC_USAGE_MARK not in (proc.stdout + proc.stderr):
             return [f"{self.binary} is not the built-in TPC-C driver (run without arguments it"
                     f" does not print `usage: tpcc <command>`) — {BUILD_FIX}"]

@@ -1,5 +1,5 @@
 # Thin entry points; the real work is in scripts/ and the flushbench CLI.
-.PHONY: setup quickstart test bench lint
+.PHONY: setup quickstart test test-fast bench lint
 
 setup:
 	bash scripts/setup.sh
@@ -11,6 +11,12 @@ quickstart: setup
 
 test: setup
 	bash scripts/test.sh
+
+# The inner loop: lint, Go tests and every Python test that starts no server and changes
+# nothing on the host (no mysqld, no PostgreSQL, no cgroups/THP), and none marked `slow`
+# (notebooks, headless Chromium, many processes). Target: under 90 s.
+test-fast: setup
+	FLUSHBENCH_FAST_LANE=1 bash scripts/test.sh -m "not mysql and not postgres and not host_control and not slow"
 
 bench: setup
 	bash bench/run_all.sh

@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.local/bin:$PATH"
+# Let pytest cache its rewritten test modules (a caller's PYTHONDONTWRITEBYTECODE would make
+# every run recompile them).
+unset PYTHONDONTWRITEBYTECODE
 # Tests that need a real server must fail, not skip, when the server is missing.
 export FLUSHBENCH_REQUIRE_MYSQL=1
 # ... and so must the PostgreSQL results-store tests (the suite starts its own cluster).

@@ -43,9 +43,22 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         print(f"killed {len(killed)} server(s) left by an earlier, killed test session")
 
 
+#: ``make test-fast`` sets this: the lane deselects the ``mysql``/``postgres``/``host_control``
+#: tests, and a test that still reaches for a server fails here instead of slowing the lane.
+FAST_LANE = os.environ.get("FLUSHBENCH_FAST_LANE") == "1"
+
+
+def refuse_in_fast_lane(what: str) -> None:
+    """Fail a fast-lane test that starts ``what``: it lacks the marker that deselects it."""
+    if FAST_LANE:
+        pytest.fail(f"this test starts {what} but runs in `make test-fast`: mark it"
+                    " `mysql` or `postgres` (pyproject.toml lists the markers)")
+
+
 @pytest.fixture(scope="session")
 def mariadb_server() -> ResolvedServer:
     """The Debian MariaDB build (skips the test when it is not installed)."""
+    refuse_in_fast_lane("a MariaDB sandbox")
     if not (MARIADBD.is_file() and MARIADB_INSTALL_DB.is_file()):
         message = "MariaDB server (mariadbd, mariadb-install-db) is not installed"
         if os.environ.get("FLUSHBENCH_REQUIRE_MYSQL") == "1":
@@ -126,6 +139,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[PgCluster]:
     """A throwaway PostgreSQL cluster for the session (initdb in a temp dir, unix socket)."""
+    refuse_in_fast_lane("a PostgreSQL cluster")
     try:
         cluster = PgCluster().init().start()
     except PostgresUnavailable as exc:
@@ -189,6 +203,7 @@ def real_results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     The report and notebook tests read it, so what they check is what a researcher sees after
     ``flushbench run``, not only synthetic data.
     """
+    refuse_in_fast_lane("a real experiment run")
     from flushbench.paths import tpcc_binary
     from runner.execute import run_experiment
     from store.db import ResultsDB

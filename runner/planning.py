@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from flushbench.units import format_duration
@@ -112,7 +113,7 @@ def render_plan(p: Plan, console: Console) -> None:
     """Print the plan: cells with translated variables, run order with ETAs, totals."""
     exp, rep = p.experiment, p.report
     console.print(
-        f"[bold]{exp.name}[/] ({p.source}) on [bold]{rep.server.label}[/]"
+        f"[bold]{exp.name}[/] ({escape(p.source)}) on [bold]{rep.server.label}[/]"
         f" ({rep.server.version_string.split(' for ')[0]}), base config {rep.base_config}"
     )
     cells = Table(title="Cells", show_lines=True)
@@ -127,8 +128,9 @@ def render_plan(p: Plan, console: Console) -> None:
         if tr.allocator:
             client.append(f"LD_PRELOAD={tr.allocator}")
         client.append(f"connections={tr.connections or exp.workload.connections}")
-        label = cell.label + (" [bold](baseline)[/]" if cell.is_baseline else "")
-        cells.add_row(str(n), label, cell.key, _variables_text(tr.server_options),
+        # User values are text, not markup ("[/b]" in a file name must not reach rich).
+        label = escape(cell.label) + (" [bold](baseline)[/]" if cell.is_baseline else "")
+        cells.add_row(str(n), label, cell.key, escape(_variables_text(tr.server_options)),
                       "\n".join(client))
     console.print(cells)
 
@@ -141,7 +143,8 @@ def render_plan(p: Plan, console: Console) -> None:
     runs.add_column("est.", justify="right")
     runs.add_column("starts at", justify="right")
     for r in p.runs:
-        runs.add_row(str(r.index), str(index[r.cell.key]), str(r.repetition), r.cell.label,
+        runs.add_row(str(r.index), str(index[r.cell.key]), str(r.repetition),
+                     escape(r.cell.label),
                      format_duration(r.seconds), "+" + format_duration(r.starts_at))
     console.print(runs)
 
@@ -158,4 +161,4 @@ def render_plan(p: Plan, console: Console) -> None:
         + f" (free {free}); datadirs are removed after each run (failed ones kept, at most 3)"
     )
     for note in p.notes:
-        console.print(f"note: {note}", soft_wrap=True)
+        console.print(f"note: {escape(note)}", soft_wrap=True)

@@ -13,6 +13,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from flushbench.cli.console import literal
 from flushbench.units import format_duration
 
 
@@ -70,7 +71,7 @@ class LiveReporter:
     def run_finished(self, run_id: int, status: str, error: str | None) -> None:
         line = f"run {run_id} {status}" + (f": {error}" if error else "")
         self.finished.append((status, line))
-        self.console.print(Text(line, style="green" if status == "done" else "red"))
+        self.console.print(literal(line, style="green" if status == "done" else "red"))
         self._refresh()
 
     def _refresh(self) -> None:
@@ -81,10 +82,10 @@ class LiveReporter:
         table = Table.grid(padding=(0, 2))
         table.add_row(
             Text(f"[{self.index}/{self.total}]", style="bold"),
-            Text(self.header),
+            literal(self.header),
         )
         table.add_row(
-            Text(self.phase_text, style="cyan"),
+            literal(self.phase_text, style="cyan"),
             Text(
                 f"elapsed {format_duration(elapsed)} · ETA {format_duration(eta)}"
                 + (f" · NOTPM {self.notpm:,.0f}" if self.notpm is not None else "")

@@ -7,6 +7,7 @@ import math
 from rich.console import Console
 from rich.table import Table
 
+from flushbench.cli.console import literal
 from store.db import ResultsDB
 
 
@@ -55,12 +56,12 @@ def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> N
         mins = [float(min_by_run[r]) for r in run_ids if r in min_by_run]
         label = cell["cell_label"] + (" (baseline)" if cell["is_baseline"] else "")
         table.add_row(
-            label,
+            literal(label),
             str(cell["n_done"]),
             str(cell["n_failed"]),
             _fmt(m.of(cell["notpm_mean"])),
             _fmt(m.of(min(mins))) if mins else "—",
             _fmt(cell["score_median"], ".0f"),
-            str(cell["warnings"] or ""),
+            literal(cell["warnings"] or ""),
         )
     console.print(table)

@@ -231,6 +231,18 @@ CASES: list[Case] = [
             absent=["❌"]),
     db_case("r2-rich-show-markup", ["show", "[/b]"], ["Invalid value for 'run_id'"],
             usage=True),
+    # --- a non-ASCII value echoed back by mysqld: shown as it is, never a crash ---------------
+    v("r2-nonascii-echo-enum", exp({"fixed": {"variables": {"innodb_flush_method": "fäst"}}}),
+      ["fixed.variables.innodb_flush_method", "mariadb-10.11 says", "'fäst'"]),
+    v("r2-nonascii-echo-sql-mode", exp({"fixed": {"variables": {"sql_mode": "TRADITIONAL,é"}}}),
+      ["fixed.variables.sql_mode", "'TRADITIONAL,é'"]),
+    v("r2-nonascii-echo-long", exp({"fixed": {"variables": {"sql_mode": "é" * 300}}}),
+      ["fixed.variables.sql_mode", "mariadb-10.11 says"]),
+    v("r2-nonascii-echo-charset", exp({"fixed": {"variables": {"character_set_server": "ütf8"}}}),
+      ["mariadb-10.11 says", "ütf8"]),
+    v("r2-nonascii-base-config", exp({"base_config": "{tmp}/b.cnf"}),
+      ["{tmp}/b.cnf", "innodb_flush_method", "'fäst'"],
+      files={"b.cnf": "[mysqld]\ninnodb_flush_method=fäst\n"}),
     # --- ids no database can hold -------------------------------------------------------------
     db_case("r2-show-id-2-63", ["show", str(2**63)], ["no run", "run ids are between 1 and"]),
     db_case("r2-show-id-huge", ["show", "99999999999999999999"], ["run ids are between"]),
@@ -608,6 +620,29 @@ def test_readme_allow_variables_example_validates(case_dir: Path, cli: CliRun) -
     code, out, err = cli(["validate", str(case_dir / "x.yaml")])
     assert code == 0, err
     assert "ok: 2 cells" in out
+
+
+def test_plan_prints_markup_values_literally(case_dir: Path, cli: CliRun) -> None:
+    """Values that look like rich markup or emoji codes are printed as written by `plan`."""
+    (case_dir / "x.yaml").write_text(exp({
+        "allow_variables": ["innodb_buffer_pool_filename"],
+        "matrix": {"doublewrite": DELETE,
+                   "variables": {"innodb_buffer_pool_filename": ["[/b]x", ":x:[dim]y"]}}}))
+    code, out, err = cli(["plan", str(case_dir / "x.yaml")])
+    assert code == 0, err
+    assert "innodb_buffer_pool_filename=[/b]x" in out
+    assert "innodb_buffer_pool_filename=:x:[dim]y" in out and "❌" not in out
+
+
+def test_non_ascii_echo_on_an_ascii_terminal(case_dir: Path) -> None:
+    """mysqld's echo of a non-ASCII value on a terminal that cannot show it: still one error."""
+    (case_dir / "x.yaml").write_text(exp({"fixed": {"variables": {"sql_mode": "TRADITIONAL,é"}}}))
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "FLUSHBENCH_WORK": str(case_dir / "w")}
+    proc = subprocess.run([FB, "validate", str(case_dir / "x.yaml")], capture_output=True,
+                          env=env, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(b"error: ") and b"fixed.variables.sql_mode" in proc.stderr
+    assert b"internal error" not in proc.stderr and b"Traceback" not in proc.stderr
 
 
 def test_doctor_checks_the_database(case_dir: Path) -> None:

@@ -247,6 +247,8 @@ rm -rf "$tmp_prefix"; mkdir -p "$tmp_prefix/bin" "$tmp_prefix/scripts"
 for bin in mysqld my_print_defaults resolveip; do
   [ -x "$inst/bin/$bin" ] || die "the build of $what installed no bin/$bin."
   cp -p "$inst/bin/$bin" "$tmp_prefix/bin/"
+  # Debug info is ~50 MB of mysqld; the symbol table (what perf needs) stays.
+  strip --strip-debug "$tmp_prefix/bin/$bin" 2>>"$buildlog" || true
 done
 [ -f "$inst/scripts/mysql_install_db" ] || die "the build of $what installed no scripts/mysql_install_db."
 cp -p "$inst/scripts/mysql_install_db" "$tmp_prefix/scripts/"

@@ -25,7 +25,10 @@ from runner.proc import run_checked
 from runner.server.profiles import ResolvedServer
 
 _HEADER = "Variables (--variable-name=value)"
-_LOG_PREFIX_RE = re.compile(r"^\d{4}-\d\d-\d\d\s+\d+:\d\d:\d\d\s+\d+\s+")
+#: ``2026-11-23 21:37:16 0 `` (MariaDB 10, MySQL 5.6+) or ``261123 21:37:16 `` (5.5).
+_LOG_PREFIX_RE = re.compile(
+    r"^(?:\d{4}-\d\d-\d\d\s+\d+:\d\d:\d\d\s+\d+\s+|\d{6}\s+\d+:\d\d:\d\d\s+)"
+)
 #: stderr lines about the host, not about the options we passed.
 _NOISE = (
     "max_open_files",
@@ -33,6 +36,8 @@ _NOISE = (
     "Parsing options for plugin",  # follows the specific "Error while setting value" line
     "Changed limits",
     "setrlimit",
+    # 5.5 reads plugin names from the datadir's mysql.plugin even for --help; there is none.
+    "Could not open mysql.plugin table",
 )
 
 _LIST_CACHE: dict[tuple[str, int, str], dict[str, str]] = {}

@@ -132,6 +132,8 @@ cleanup() {
   fi
   rm -rf "$tmp_prefix" "$stage"
   if [ "$finished" != 1 ] && [ "$code" = 0 ]; then code=1; fi
+  # Refused before configuring: nothing worth resuming (an unpacked tarball at most).
+  if [ "$finished" != 1 ] && [ ! -d "$build/obj" ]; then rm -rf "$build"; fi
   exit "$code"
 }
 trap cleanup EXIT

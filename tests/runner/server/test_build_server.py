@@ -85,6 +85,7 @@ def test_wrong_source_is_one_sentence(kind: str, make_src, expected: str,
     line = error_line(build(kind, src, prefix, tmp_path / "cache"))
     assert line.startswith("build-server: ") and expected in line
     assert not prefix.exists()
+    assert not list((tmp_path / "cache").glob("*"))  # nothing to resume, nothing kept
 
 
 def test_tarball_of_the_wrong_product(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -132,11 +132,14 @@ def config_error_from(
     return ConfigError(what, fix=fix, problems=lines)
 
 
-def load_versioned(path: Path, model: type[BaseModel], kind: str) -> Any:
+def load_versioned(path: Path, model: type[BaseModel], kind: str,
+                   raw_check: Callable[[dict[str, Any]], None] | None = None) -> Any:
     """Read a ``version: 1`` YAML file and validate it as ``model``.
 
     Every problem is a :class:`ConfigError` naming the file and key path; ``kind`` says what the
-    file is in messages ("experiment", "server profile").
+    file is in messages ("experiment", "server profile"). ``raw_check`` looks at the file's
+    raw data first (rules for what a *file* may say, e.g. no key without a value) and raises
+    :class:`KeyedValueError`.
     """
     from flushbench.yamlio import read_yaml_mapping  # yamlio imports errors only: no cycle
 
@@ -153,6 +156,11 @@ def load_versioned(path: Path, model: type[BaseModel], kind: str) -> Any:
             where=f"{path}: version",
             fix=f"this flushbench reads `version: 1` files (this is a {kind} file)",
         )
+    if raw_check is not None:
+        try:
+            raw_check(data)
+        except KeyedValueError as exc:
+            raise ConfigError(str(exc), where=f"{path}: {format_loc(exc.loc)}") from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

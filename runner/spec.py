@@ -275,22 +275,6 @@ class ExperimentSpec(StrictModel):
     #: and the analysis treats the host as a block (issue 13, docs/hosts.md).
     placement: Literal["one", "spread"] = "one"
 
-    @model_validator(mode="before")
-    @classmethod
-    def _no_empty_values(cls, data: Any) -> Any:
-        # `max_dirty_pages_pct:` with nothing after it is YAML null, which the knob models
-        # read as "not set": an axis (or a fixed value) the user wrote would vanish silently.
-        if not isinstance(data, dict):
-            return data
-        for section in ("fixed", "matrix", "baseline"):
-            _refuse_empty(data.get(section), (section,), axis=section == "matrix")
-        for section in ("include", "exclude"):
-            items = data.get(section)
-            if isinstance(items, list):
-                for i, item in enumerate(items):
-                    _refuse_empty(item, (section, i), axis=False)
-        return data
-
     def resolved_window(self) -> dict[str, float]:
         """Run timing and the measurement window in seconds, defaults filled in.
 
@@ -384,6 +368,27 @@ class ExperimentSpec(StrictModel):
                 both[0],
             )
         return self
+
+
+def no_empty_values(data: dict[str, Any]) -> None:
+    """Refuse a knob, raw variable or axis written with no value in an experiment *file*.
+
+    ``max_dirty_pages_pct:`` with nothing after it is YAML null, which the knob models read as
+    "not set": an axis (or a fixed value) the user wrote would vanish silently. Checked on the
+    file's raw data only: a stored (dumped) experiment has None for every unset knob.
+
+    Raises
+    ------
+    KeyedValueError
+        Naming the key path (``matrix.max_dirty_pages_pct``).
+    """
+    for section in ("fixed", "matrix", "baseline"):
+        _refuse_empty(data.get(section), (section,), axis=section == "matrix")
+    for section in ("include", "exclude"):
+        items = data.get(section)
+        if isinstance(items, list):
+            for i, item in enumerate(items):
+                _refuse_empty(item, (section, i), axis=False)
 
 
 def _refuse_empty(mapping: Any, loc: tuple[str | int, ...], *, axis: bool) -> None:
@@ -592,4 +597,4 @@ def spec_hash(exp: ExperimentSpec) -> str:
 
 def load_experiment(path: str | Path) -> ExperimentSpec:
     """Read and validate an experiment file; errors name the file and key path."""
-    return load_versioned(Path(path), ExperimentSpec, "experiment")
+    return load_versioned(Path(path), ExperimentSpec, "experiment", raw_check=no_empty_values)

@@ -158,6 +158,15 @@ def main() -> None:
         # A file or folder the user named cannot be used (read-only, immutable, full disk).
         _say(_os_error_message(exc))
         sys.exit(2)
+    except RuntimeError as exc:
+        if not str(exc).startswith("Symlink loop from "):
+            _say(_internal_error(exc))
+            sys.exit(70)
+        # pathlib's resolve() of a path whose symlinks loop (Python < 3.13 raises this, not
+        # OSError ELOOP): the path the user gave cannot be used.
+        looped = str(exc).removeprefix("Symlink loop from ").strip("'")
+        _say(f"error: {looped}: too many levels of symbolic links — check the path")
+        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - a bug: short message, traceback to a file
         if type(exc).__module__.startswith("sqlalchemy.") and hasattr(exc, "orig"):
             # The database went away or refused mid-command (read-only, locked, dropped).

@@ -68,6 +68,15 @@ def _check_seconds(option: str, value: float, *, allow_negative: bool = False) -
                           + (" (a negative number waits forever)" if allow_negative else ""))
 
 
+def _check_work(work: Path | None) -> None:
+    """The work folder (``--work`` or ``$FLUSHBENCH_WORK``) must be a writable folder."""
+    from flushbench.filecheck import check_output_dir
+    from flushbench.paths import work_dir
+
+    check_output_dir(work if work is not None else work_dir(),
+                     "the work folder (--work / $FLUSHBENCH_WORK)")
+
+
 def _sigterm_as_interrupt() -> None:
     # A service manager stops us with SIGTERM: treat it like Ctrl-C so the current run is
     # marked interrupted (and redone on resume) instead of being left "running".
@@ -111,6 +120,7 @@ def run(
     _sigterm_as_interrupt()
     if log_file is not None:
         check_log_file(log_file, resolve_url(db))
+    _check_work(work)
     ctx = prepare(file, work, keep_datadirs=keep_datadirs)  # once, before anything is written
     results = ResultsDB(db)
     holder: dict = {}
@@ -168,6 +178,7 @@ def queue_add(
     from runner.execute import prepare, stored_cells
     from store.db import ResultsDB
 
+    _check_work(work)
     ctx = prepare(file, work)
     enq = queue.enqueue(
         ResultsDB(db), ctx.exp, ctx.cells, stored_cells(ctx), ctx.source, fresh=fresh,
@@ -285,6 +296,7 @@ def worker(
     _sigterm_as_interrupt()
     _check_seconds("--idle-timeout", idle_timeout, allow_negative=True)
     _check_seconds("--lease-seconds", lease_seconds)
+    _check_work(work)
     if log_file is not None:
         check_log_file(log_file, resolve_url(db))
     results = ResultsDB(db, create=False)  # nothing is queued in a database that does not exist

@@ -326,6 +326,21 @@ CASES: list[Case] = [
       ["base_config", "is a directory"], files={"d.cnf/keep": "x"}),
     v("r2-base-config-dev", exp({"base_config": "/dev/null"}), ["base_config", "is a device"]),
     v("r2-profile-dev", exp({"server": "/dev/zero"}), ["/dev/zero", "is a device"]),
+    Case("r2-work-is-file", ["run", "{tmp}/x.yaml", "--work", "{tmp}/keep.txt", "--db",
+                             "{tmp}/new.sqlite"], ["the work folder", "is a file, not a folder"],
+         files={"x.yaml": OK, "keep.txt": "x"}),
+    Case("r2-work-env-dev", ["queue", "add", "{tmp}/x.yaml", "--db", "{tmp}/new.sqlite"],
+         ["/dev/null: the work folder", "is a device"], files={"x.yaml": OK},
+         env={"FLUSHBENCH_WORK": "/dev/null"}),
+    db_case("r2-work-worker-file", ["worker", "--work", "{tmp}/keep.txt"],
+            ["the work folder", "is a file"], files={"keep.txt": "x"}),
+    Case("r2-db-symlink-loop", ["status", "--db", "{tmp}/loop1"],
+         ["{tmp}/loop1: too many levels of symbolic links"], files={"loop1": "SYMLINK_LOOP"}),
+    Case("r2-export-db-symlink-loop", ["export", "x", "-o", "{tmp}/e.csv", "--db",
+                                       "{tmp}/loop1"], ["too many levels of symbolic links"],
+         files={"loop1": "SYMLINK_LOOP"}),
+    Case("r2-validate-symlink-loop", ["validate", "{tmp}/loop1"],
+         ["{tmp}/loop1", "Too many levels of symbolic links"], files={"loop1": "SYMLINK_LOOP"}),
     # --- verbs on an experiment that is only queued: a sentence, not a crash -------------------
     Case("r2-export-queued-only", ["export", "hostile", "-o", "{tmp}/e.csv", "--db",
                                    "{tmp}/q.sqlite"], ["hostile"], files={"q.sqlite": "QUEUED"}),
@@ -369,7 +384,10 @@ def _write(tmp: Path, files: dict[str, str | bytes]) -> None:
     for name, content in files.items():
         path = tmp / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        if content == "QUEUED":
+        if content == "SYMLINK_LOOP":  # NAME -> NAME.other -> NAME
+            os.symlink(f"{path}.other", path)
+            os.symlink(path, f"{path}.other")
+        elif content == "QUEUED":
             path.write_bytes(_queued_db(tmp))
         elif isinstance(content, bytes):
             path.write_bytes(content)
@@ -620,6 +638,17 @@ def test_readme_allow_variables_example_validates(case_dir: Path, cli: CliRun) -
     code, out, err = cli(["validate", str(case_dir / "x.yaml")])
     assert code == 0, err
     assert "ok: 2 cells" in out
+
+
+def test_a_stored_experiment_validates_again(case_dir: Path) -> None:
+    """The file-only rules (no key without a value) do not refuse a stored experiment, whose
+    dump has None for every knob left unset: a worker re-validates it before running."""
+    from runner.spec import ExperimentSpec, load_experiment
+
+    (case_dir / "x.yaml").write_text(exp({"fixed": {"io_capacity": 400}}))
+    loaded = load_experiment(case_dir / "x.yaml")
+    again = ExperimentSpec.model_validate(loaded.model_dump(mode="json"))
+    assert again == loaded
 
 
 def test_plan_prints_markup_values_literally(case_dir: Path, cli: CliRun) -> None:

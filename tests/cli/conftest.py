@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +31,16 @@ def cli(capsys: pytest.CaptureFixture[str]) -> CliRun:
         return code, out, err
 
     return run
+
+
+@pytest.fixture
+def case_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh folder that is also the current directory, work dir and default results path
+    (the hostile-input tables: whatever a case writes shows up here)."""
+    folder = tmp_path / "case"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("FLUSHBENCH_WORK", str(folder / "work"))
+    monkeypatch.delenv("FLUSHBENCH_DB", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+    return folder

@@ -396,18 +396,6 @@ def _snapshot(tmp: Path) -> dict[str, bytes]:
     return {str(p.relative_to(tmp)): p.read_bytes() for p in tmp.rglob("*") if p.is_file()}
 
 
-@pytest.fixture
-def case_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder that is also the current directory, work dir and default results path."""
-    folder = tmp_path / "case"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("FLUSHBENCH_WORK", str(folder / "work"))
-    monkeypatch.delenv("FLUSHBENCH_DB", raising=False)
-    monkeypatch.setenv("COLUMNS", "200")
-    return folder
-
-
 def test_enough_cases() -> None:
     assert len(CASES) >= 100
     assert len({c.id for c in CASES}) == len(CASES)

@@ -26,7 +26,8 @@ import pytest
 import yaml
 
 from tests.cli.conftest import CliRun
-from tests.cli.test_hostile_inputs import BASE, OK, exp
+from tests.cli.test_hostile_inputs import BASE, OK, _fill, _snapshot, exp
+from tests.cli.test_hostile_inputs import _write as _write_round1
 from tests.support.patching import DELETE, merge
 
 pytestmark = pytest.mark.mysql  # validate runs preflight: the binary's own --help parse
@@ -354,10 +355,6 @@ CASES: list[Case] = [
 ]
 
 
-def _fill(value: str, tmp: Path) -> str:
-    return value.replace("{tmp}", str(tmp))
-
-
 _QUEUED_DB: dict[str, bytes] = {}
 
 
@@ -381,34 +378,18 @@ def _queued_db(tmp: Path) -> bytes:
 
 
 def _write(tmp: Path, files: dict[str, str | bytes]) -> None:
+    """Round 1's files, plus a symlink loop and a database with a queued-only experiment."""
+    plain = {}
     for name, content in files.items():
         path = tmp / name
-        path.parent.mkdir(parents=True, exist_ok=True)
         if content == "SYMLINK_LOOP":  # NAME -> NAME.other -> NAME
             os.symlink(f"{path}.other", path)
             os.symlink(path, f"{path}.other")
         elif content == "QUEUED":
             path.write_bytes(_queued_db(tmp))
-        elif isinstance(content, bytes):
-            path.write_bytes(content)
         else:
-            path.write_text(_fill(content, tmp))
-
-
-def _snapshot(tmp: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(tmp)): p.read_bytes() for p in tmp.rglob("*") if p.is_file()}
-
-
-@pytest.fixture
-def case_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder that is also the current directory, work dir and default results path."""
-    folder = tmp_path / "case"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("FLUSHBENCH_WORK", str(folder / "work"))
-    monkeypatch.delenv("FLUSHBENCH_DB", raising=False)
-    monkeypatch.setenv("COLUMNS", "200")
-    return folder
+            plain[name] = content
+    _write_round1(tmp, plain)
 
 
 def test_enough_new_cases() -> None:

@@ -29,6 +29,7 @@ from analysis.frames import (
     ExperimentRef,
     Frames,
     load,
+    require_finished,
     varying_knobs,
 )
 from analysis.hosts import blocked_comparison, host_of, method_note
@@ -294,14 +295,7 @@ def compare(
     """
     fr = frames if frames is not None else load(db, experiment)
     rs = fr.run_summary
-    done = rs[(rs["status"] == "done") & rs["notpm"].notna()]
-    if done.empty:
-        raise AnalysisError(
-            f"experiment {fr.experiment['name']!r} has no finished run with intervals in "
-            "its measurement window",
-            where="runs",
-            fix="run it (`flushbench run`) or check `flushbench status` for failures",
-        )
+    done = require_finished(fr)
     spread = (fr.experiment["spec"].get("placement") == "spread"
               and host_of(done).nunique() > 1)
     # Spread over hosts, runs are never compared across hosts: the host is a block, so a

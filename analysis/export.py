@@ -23,7 +23,8 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     ------
     AnalysisError
         An unknown format or table; ``out`` is the results database itself (never written);
-        ``out`` exists and ``force`` is false; ``out`` is a directory.
+        ``out`` exists and ``force`` is false; ``out`` is a directory; the experiment has no
+        row of that table (nothing finished yet): an empty file would look like a lost export.
     """
     from analysis import frames
     from store.db import resolve_url
@@ -47,7 +48,8 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     from analysis.memory import MB, MEMORY_COLUMNS
     from analysis.metric import metric_view
 
-    m = metric_view(frames.experiment_info(db, experiment))
+    info = frames.experiment_info(db, experiment)
+    m = metric_view(info)
     metric_col = m.name.lower()
     if what == "intervals":  # `what` was checked above
         df = frames.intervals(db, experiment)
@@ -60,11 +62,23 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     else:
         df = frames.run_summary(db, experiment)
         df[metric_col] = df["notpm"] * m.scale  # the window average in the metric's unit
+    if df.empty:
+        # An empty file would look like an export that lost its rows: say why there are none.
+        rdf = frames.runs(db, info["id"])
+        finished = bool((rdf["status"] == "done").any())
+        raise AnalysisError(
+            f"experiment {info['name']!r} has no {what} to export"
+            + (": its done runs recorded none" if finished else " yet")
+            + f" ({frames.runs_in_words(rdf)})",
+            where=f"--what {what}",
+            fix="`flushbench show RUN` tells what a done run recorded" if finished else
+            "export again once a run is done (`flushbench status` shows the queue)",
+        )
     # Dict columns (knobs, extra, driver_summary) become JSON text in both formats.
     import json
 
     for col in df.columns:
-        if df[col].map(lambda v: isinstance(v, (dict, list))).any():
+        if any(isinstance(v, (dict, list)) for v in df[col]):
             df[col] = df[col].map(lambda v: json.dumps(v, sort_keys=True, default=str))
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":

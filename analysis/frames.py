@@ -27,6 +27,7 @@ from analysis.query import (
     resolve_experiment,
     run_variables,
     runs,
+    runs_in_words,
     session_scope,
     status_counters,
     varying_knobs,
@@ -34,6 +35,7 @@ from analysis.query import (
 )
 from analysis.series import MB, RATE_COUNTERS, intervals, limits_from_variables, samples
 from analysis.summaries import cell_summary, representative_runs, run_summary
+from flushbench.errors import AnalysisError
 
 __all__ = [
     "CHECKED_METADATA",
@@ -54,10 +56,12 @@ __all__ = [
     "limits_from_variables",
     "load",
     "representative_runs",
+    "require_finished",
     "resolve_experiment",
     "run_summary",
     "run_variables",
     "runs",
+    "runs_in_words",
     "samples",
     "session_scope",
     "status_counters",
@@ -75,6 +79,24 @@ class Frames:
     intervals: pd.DataFrame
     run_summary: pd.DataFrame
     cell_summary: pd.DataFrame
+
+
+def require_finished(fr: Frames) -> pd.DataFrame:
+    """The done runs with data in the measurement window; AnalysisError when there is none.
+
+    What every table and figure needs: a notebook calls it before its first plot so that an
+    experiment still queued, all failed, or without cells stops with this sentence.
+    """
+    rs = fr.run_summary
+    done = rs[(rs["status"] == "done") & rs["notpm"].notna()]
+    if done.empty:
+        raise AnalysisError(
+            f"experiment {fr.experiment['name']!r} has no finished run with intervals in "
+            f"its measurement window ({runs_in_words(fr.runs)})",
+            where="runs",
+            fix="run it (`flushbench run`) or check `flushbench status` for failures",
+        )
+    return done
 
 
 def load(db: DB, experiment: ExperimentRef = None, *, detail: bool = False) -> Frames:

@@ -340,6 +340,19 @@ def runs(
     return df
 
 
+def runs_in_words(rdf: pd.DataFrame) -> str:
+    """What an experiment's runs are, for a "nothing to show yet" sentence.
+
+    ``"4 runs: 2 failed, 2 queued"``; ``"no run"`` when the experiment has none (no cell, or
+    nothing queued).
+    """
+    if rdf.empty:
+        return "no run"
+    counts = rdf["status"].value_counts().sort_index()
+    return (f"{len(rdf)} run{'s' if len(rdf) > 1 else ''}: "
+            + ", ".join(f"{n} {status}" for status, n in counts.items()))
+
+
 def knob_names(knobs: Iterable[Any]) -> list[str]:
     """Knob names in first-seen order over a column of knob dicts."""
     seen: dict[str, None] = {}
@@ -379,9 +392,10 @@ def run_context(db: DB, experiment: ExperimentRef, run_ids: Sequence[int] | None
 def window_columns(rdf: pd.DataFrame, windows: dict[int, Window]) -> pd.DataFrame:
     """Per run: start times, warmup and the window's start/end (indexed by run id)."""
     ctx = rdf[["run_id", "experiment_id", "started_at", "measure_started_at"]].copy()
-    ctx["warmup"] = [windows[int(e)].warmup for e in ctx["experiment_id"]]
-    ctx["w_start"] = [windows[int(e)].start for e in ctx["experiment_id"]]
-    ctx["w_end"] = [windows[int(e)].end for e in ctx["experiment_id"]]
+    # dtype=float: with no run at all, an empty column would take the frame's datetime dtype.
+    for col, attr in (("warmup", "warmup"), ("w_start", "start"), ("w_end", "end")):
+        ctx[col] = pd.Series([getattr(windows[int(e)], attr) for e in ctx["experiment_id"]],
+                             index=ctx.index, dtype=float)
     return ctx.set_index("run_id")
 
 

@@ -54,6 +54,17 @@ RATE_COUNTERS: dict[str, tuple[str, float]] = {
     "Innodb_log_waits": ("log_waits_per_s", 1.0),
 }
 
+
+def per_run(df: pd.DataFrame, values: pd.Series) -> pd.Series:
+    """``values`` (indexed by run id) for each row of ``df``, in its dtype.
+
+    ``df["run_id"].map(values)`` does the same but fails on an empty frame with a datetime
+    ``values`` (pandas casts the empty result to float).
+    """
+    return pd.Series(values.reindex(df["run_id"].to_numpy()).to_numpy(), index=df.index,
+                     dtype=values.dtype)
+
+
 # ---------------------------------------------------------------------------- intervals
 
 
@@ -268,14 +279,14 @@ def samples(
 
     ctx = window_columns(rdf, windows)
     when = df["ts"].where(df["ts"].notna(), df["scheduled_ts"])
-    measure_start = df["run_id"].map(ctx["measure_started_at"])
-    fallback = df["run_id"].map(ctx["started_at"]) + pd.to_timedelta(
-        df["run_id"].map(ctx["warmup"]), unit="s"
+    measure_start = per_run(df, ctx["measure_started_at"])
+    fallback = per_run(df, ctx["started_at"]) + pd.to_timedelta(
+        per_run(df, ctx["warmup"]), unit="s"
     )
     measure_start = measure_start.where(measure_start.notna(), fallback)
     df["t"] = (when - measure_start).dt.total_seconds()
-    w_start = df["run_id"].map(ctx["w_start"])
-    w_end = df["run_id"].map(ctx["w_end"])
+    w_start = per_run(df, ctx["w_start"])
+    w_end = per_run(df, ctx["w_end"])
     df["in_window"] = (~df["missed"]) & (df["t"] >= w_start) & (df["t"] <= w_end)
 
     # Levels.

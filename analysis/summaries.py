@@ -90,6 +90,15 @@ def run_summary(
     return out
 
 
+#: The columns of :func:`cell_summary` (the knob columns come after ``knobs``).
+CELL_COLUMNS: tuple[str, ...] = (
+    "cell_id", "position", "cell_label", "is_baseline", "knobs", "n_done", "n_no_data",
+    "n_failed", "n_other", "notpm_mean", "notpm_median", "notpm_ci_low", "notpm_ci_high",
+    "notpm_min", "notpm_max", "notpm_cv_pct", "score_median", "score_min", "cv_pct_median",
+    "holes_share_max", "period_s_median", "oscillating_runs", "noisy_runs", "warnings",
+)
+
+
 def cell_summary(
     db: DB,
     experiment: ExperimentRef = None,
@@ -159,7 +168,11 @@ def cell_summary(
                                                                else [])
             ),
         })
-    out = pd.DataFrame(rows).sort_values("position").reset_index(drop=True)
+    # An experiment with no cell, or no run yet, still has a (empty) table with its columns:
+    # the callers select columns by name and say "nothing finished" themselves.
+    columns = dict.fromkeys([*CELL_COLUMNS[:5], *names, *CELL_COLUMNS[5:]])  # ordered, unique
+    out = pd.DataFrame(rows, columns=list(columns))
+    out = out.sort_values("position").reset_index(drop=True)
     out.attrs["knobs"] = names
     return out
 

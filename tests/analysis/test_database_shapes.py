@@ -1,0 +1,221 @@
+"""Every read verb on every valid database shape: a clear sentence, never an internal error.
+
+The table is shapes (:mod:`tests.support.db_shapes`: no experiment, no cells, cells without
+runs, only queued / running / failed runs, done runs without intervals or samples, a failed
+baseline, a mix) × read verbs (``status``, ``show``, ``compare``, ``report``, ``export`` in
+each table and format, and the notebooks). Each verb either succeeds (exit 0) with what it
+promises, or refuses (exit 2) with one ``error: …`` line that says *why* — which runs the
+experiment has — never a traceback or a crash log. Which of the two is expected is part of the
+table, so a verb that starts refusing good data fails here too.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from sqlalchemy import select
+
+from store.db import ResultsDB
+from store.models import Run
+from tests.support.cli_runner import CliRun
+from tests.support.db_shapes import NAME, SHAPES
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a shape holds, hence what each verb must do with it."""
+
+    #: A fragment of the sentence every refusal must contain (what the runs are).
+    words: str
+    #: Some done run has intervals in its window: compare and report succeed.
+    analysable: bool = False
+    has_runs: bool = True
+    has_intervals: bool = False
+    has_samples: bool = False
+
+
+FACTS: dict[str, Facts] = {
+    "empty": Facts("no experiment 'shape' in the results database", has_runs=False),
+    "no-cells": Facts("(no run)", has_runs=False),
+    "cells-no-runs": Facts("(no run)", has_runs=False),
+    "only-queued": Facts("(4 runs: 4 queued)"),
+    "only-running": Facts("(4 runs: 3 queued, 1 running)"),
+    "only-failed": Facts("(4 runs: 4 failed)"),
+    "done-without-rows": Facts("(4 runs: 4 done)"),
+    "intervals-no-samples": Facts("(4 runs: 4 done)", analysable=True, has_intervals=True),
+    "samples-no-intervals": Facts("(4 runs: 4 done)", has_samples=True),
+    "baseline-failed": Facts("", analysable=True, has_intervals=True, has_samples=True),
+    "one-cell-one-run": Facts("", analysable=True, has_intervals=True, has_samples=True),
+    "mix": Facts("", analysable=True, has_intervals=True, has_samples=True),
+}
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def test_the_table_covers_every_shape() -> None:
+    assert set(FACTS) == set(SHAPES)
+
+
+@pytest.fixture(scope="session")
+def shape_store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each shape built once (a verb gets a copy: some verbs reap or write)."""
+    root = tmp_path_factory.mktemp("shapes")
+    out = {}
+    for name, build in SHAPES.items():
+        build(root / f"{name}.sqlite").dispose()
+        out[name] = root / f"{name}.sqlite"
+    return out
+
+
+@pytest.fixture
+def shape_db(request: pytest.FixtureRequest, shape_store: dict[str, Path],
+             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private copy (sqlite3 backup API: WAL included) of the shape ``request.param``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FLUSHBENCH_WORK", str(tmp_path / "work"))
+    dst = tmp_path / "results.sqlite"
+    src_conn, dst_conn = sqlite3.connect(shape_store[request.param]), sqlite3.connect(dst)
+    with dst_conn:
+        src_conn.backup(dst_conn)
+    src_conn.close()
+    dst_conn.close()
+    return dst
+
+
+def _clean(code: int, out: str, err: str) -> None:
+    """Exit 0 or 2; never an internal error, a traceback or a crash log."""
+    text = out + err
+    assert code in (0, 2), f"exit {code}\n{text}"
+    assert "Traceback" not in text and "internal error" not in text, text
+    assert not list(Path("work").glob("logs/flushbench-crash-*")), text
+
+
+def _refused(code: int, out: str, err: str, words: str) -> None:
+    """Exit 2 with one ``error:`` line saying what the experiment's runs are."""
+    assert code == 2, f"exit {code}, expected a refusal\n{out}\n{err}"
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert words in lines[0], lines[0]
+
+
+def _run_ids(db: Path) -> list[int]:
+    rdb = ResultsDB(db, create=False)
+    try:
+        with rdb.session() as s:
+            return list(s.scalars(select(Run.id).order_by(Run.id)))
+    finally:
+        rdb.dispose()
+
+
+SHAPE_IDS = sorted(SHAPES)
+
+
+@pytest.mark.parametrize("shape_db", SHAPE_IDS, indirect=True)
+def test_status(shape_db: Path, cli: CliRun) -> None:
+    code, out, err = cli(["status", "--db", str(shape_db)])
+    _clean(code, out, err)
+    assert code == 0 and out.strip(), err
+
+
+@pytest.mark.parametrize("shape_db", SHAPE_IDS, indirect=True)
+def test_show_every_run(shape_db: Path, request: pytest.FixtureRequest, cli: CliRun) -> None:
+    ids = _run_ids(shape_db)
+    for run_id in ids or [1]:
+        code, out, err = cli(["show", str(run_id), "--db", str(shape_db)])
+        _clean(code, out, err)
+        if ids:
+            assert code == 0 and f"run {run_id}" in out and "status" in out, err
+        else:
+            _refused(code, out, err, "no run 1")
+
+
+@pytest.mark.parametrize("verb", ["compare", "report"])
+@pytest.mark.parametrize("shape_db", SHAPE_IDS, indirect=True)
+def test_compare_and_report(shape_db: Path, verb: str, request: pytest.FixtureRequest,
+                            cli: CliRun) -> None:
+    facts = FACTS[request.node.callspec.params["shape_db"]]
+    extra = ["-o", "rep", "--no-png"] if verb == "report" else []
+    code, out, err = cli([verb, NAME, *extra, "--db", str(shape_db)])
+    _clean(code, out, err)
+    if not facts.analysable:
+        _refused(code, out, err, facts.words)
+        assert not Path("rep/report.html").exists()
+    elif verb == "report":
+        assert code == 0 and Path("rep/report.html").stat().st_size > 10_000, err
+    else:
+        assert code == 0 and "Against the baseline" in out, err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape_db", ["mix", "intervals-no-samples"], indirect=True)
+def test_report_with_pngs(shape_db: Path, cli: CliRun) -> None:
+    """The PNG export too (a report whose runs have no samples has fewer figures)."""
+    code, out, err = cli(["report", NAME, "-o", "rep", "--db", str(shape_db)])
+    _clean(code, out, err)
+    assert code == 0, err
+    pngs = list(Path("rep/figures").glob("*.png"))
+    assert pngs and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+
+
+@pytest.mark.parametrize(("what", "fmt"), [("intervals", "csv"), ("intervals", "parquet"),
+                                           ("samples", "csv"), ("runs", "parquet")])
+@pytest.mark.parametrize("shape_db", SHAPE_IDS, indirect=True)
+def test_export(shape_db: Path, what: str, fmt: str, request: pytest.FixtureRequest,
+                cli: CliRun) -> None:
+    facts = FACTS[request.node.callspec.params["shape_db"]]
+    target = Path(f"out.{fmt}")
+    code, out, err = cli(["export", NAME, "-o", str(target), "--what", what, "--format", fmt,
+                          "--db", str(shape_db)])
+    _clean(code, out, err)
+    has = {"intervals": facts.has_intervals, "samples": facts.has_samples,
+           "runs": facts.has_runs}[what]
+    if not has:
+        _refused(code, out, err, facts.words or "no experiment")
+        assert not target.exists()  # no empty file that looks like a lost export
+        return
+    assert code == 0, err
+    df = pd.read_csv(target) if fmt == "csv" else pd.read_parquet(target)
+    assert len(df) and "run_id" in df.columns
+
+
+def _execute(name: str, db: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], str]:
+    """Run a notebook on ``db``; its outputs and the error that stopped it ("" if none)."""
+    repo = NOTEBOOKS.parent
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [
+        str(repo), os.environ.get("PYTHONPATH", "")])))
+    monkeypatch.setenv("FLUSHBENCH_DB", str(db))
+    monkeypatch.setenv("FLUSHBENCH_EXPERIMENT", NAME)
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = NotebookClient(nb, kernel_name="python3", timeout=120,
+                            resources={"metadata": {"path": str(repo)}})
+    try:
+        client.execute()
+    except CellExecutionError:
+        pass
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    errors = [f"{o['ename']}: {o['evalue']}" for o in outputs if o.get("output_type") == "error"]
+    return outputs, errors[0] if errors else ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("notebook", ["explore.ipynb", "stability-study.ipynb"])
+@pytest.mark.parametrize("shape_db", SHAPE_IDS, indirect=True)
+def test_notebook(shape_db: Path, notebook: str, request: pytest.FixtureRequest,
+                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notebook runs to the end, or stops at the first cell that needs a finished run with
+    the same sentence the verbs print (a flushbench error, never a KeyError deep in pandas)."""
+    facts = FACTS[request.node.callspec.params["shape_db"]]
+    outputs, error = _execute(notebook, shape_db, monkeypatch)
+    if facts.analysable:
+        assert not error, error
+        assert any("application/vnd.plotly.v1+json" in o.get("data", {}) for o in outputs)
+    else:
+        assert error.startswith("AnalysisError: "), error
+        assert facts.words in error and "\n" not in error, error

@@ -386,6 +386,7 @@ def _execute_run(
     finally:
         layout.cleanup()
         _dispose(ctx, layout, run_dir, rec, ended)
+        rec.close()  # the disk reserve kept for recording a failure (runner.recorder)
 
 
 def _dispose(ctx: ExperimentContext, layout: SandboxLayout, run_dir: Path,

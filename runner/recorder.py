@@ -6,16 +6,23 @@ short transaction; when the database blinks (PostgreSQL restarting, the network 
 SQLite busy past its timeout) the rows stay buffered, the run goes on, and the next write or
 the worker's heartbeat writes them — in order — when the database is back. Only a buffer
 that fills up (the database gone for hours) fails the run, with that reason.
+
+Each batch is one transaction, and the run's ``done`` status is written after the last batch
+(``runner.execute``), so a worker killed mid-run never leaves a ``done`` run missing rows. A
+full disk is not "not now": the run fails at once; a reserve file kept next to a SQLite
+database while the run records is deleted then, so the failure itself can still be written.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import update
@@ -34,8 +41,43 @@ MAX_BUFFERED = 10_000
 RETRY_S = 0.5
 
 
+#: A full disk is an OperationalError too, but waiting does not cure it: SQLite's
+#: SQLITE_FULL text, the OS's ENOSPC text, PostgreSQL's SQLSTATE 53100 (disk_full).
+_DISK_FULL_TEXTS = ("database or disk is full", "no space left on device")
+_DISK_FULL_SQLSTATE = "53100"
+
+#: Room kept on a SQLite results file's file system while a run records: a file
+#: ``<database>-reserve-<run id>`` of this size, deleted when the disk fills so that the
+#: run's failure (its error event and its ``failed`` status) can still be written.
+RESERVE_BYTES = 1 << 20
+
+#: Test hook, inert unless set (to a directory): the first measure-phase interval this process
+#: records is written inside its transaction, then the recorder creates ``stalled-<pid>`` in
+#: that directory and waits (up to STALL_MAX_S) with the transaction open — intervals sent,
+#: nothing committed, the sampler's rows waiting behind it — so a test can SIGKILL the worker
+#: at that exact point (tests/runner/test_recording_safety.py). Never set it in production.
+STALL_ENV = "FLUSHBENCH_TEST_STALL_RECORDING"
+STALL_MAX_S = 600.0
+_stalled = threading.Event()
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether a database error says the disk holding the database is full."""
+    orig = getattr(exc, "orig", None)
+    if getattr(orig, "sqlstate", None) == _DISK_FULL_SQLSTATE:
+        return True
+    text = str(orig if orig is not None else exc).lower()
+    return any(t in text for t in _DISK_FULL_TEXTS)
+
+
 def is_transient(exc: BaseException) -> bool:
-    """Whether a database error means "not now" (connection lost, server restarting, busy)."""
+    """Whether a database error means "not now" (connection lost, server restarting, busy).
+
+    A full disk is not transient: the run fails at once with that reason instead of
+    buffering rows for hours.
+    """
+    if is_disk_full(exc):
+        return False
     if isinstance(exc, OperationalError | InterfaceError):
         return True
     return isinstance(exc, DBAPIError) and bool(exc.connection_invalidated)
@@ -84,6 +126,23 @@ class RunRecorder:
         self._pending: deque[Callable[[Session], None]] = deque()
         self._queue_lock = threading.Lock()
         self._write_lock = threading.Lock()
+        #: Set when the disk filled: every later row write raises it (a run that lost rows
+        #: must never end done); events still go through (they are the failure's evidence).
+        self.failure: StoreError | None = None
+        self._reserve = _reserve_path(db, run_id)
+        if self._reserve is not None:
+            try:
+                with self._reserve.open("wb") as f:
+                    f.write(b"\0" * RESERVE_BYTES)  # written, not sparse: the blocks are taken
+            except OSError:  # no room even for the reserve: the first write will say so
+                self._reserve.unlink(missing_ok=True)
+                self._reserve = None
+
+    def close(self) -> None:
+        """Give back the disk reserve (call once the run's status is written)."""
+        if self._reserve is not None:
+            self._reserve.unlink(missing_ok=True)
+            self._reserve = None
 
     # --- the buffer ------------------------------------------------------------------------
 
@@ -121,6 +180,8 @@ class RunRecorder:
                     for op in batch:
                         op(s)
             except SQLAlchemyError as exc:
+                if is_disk_full(exc):
+                    raise self._disk_full(len(batch)) from exc
                 if not is_transient(exc):
                     raise
                 if self.down_since is None:
@@ -131,6 +192,31 @@ class RunRecorder:
                     self._pending.popleft()
             self.down_since = None
             return not self._pending
+
+    def _disk_full(self, lost: int) -> StoreError:
+        """Record the disk-full failure: drop the batch, free the reserve, remember why."""
+        # Nothing of the batch is in the database (its transaction rolled back); drop it so
+        # that the failure's own small writes are not stuck behind it.
+        with self._queue_lock:
+            self._pending.clear()
+        if self.failure is None:
+            self.failure = StoreError(
+                f"the results database's disk is full: {lost} write(s) of run {self.run_id}"
+                " could not be stored",
+                where=redacted(self.db.url),
+                fix="free space on the file system that holds the results database (this"
+                " run is recorded as failed)",
+            )
+        if self._reserve is not None:  # room for the error event and the failed status
+            self._reserve.unlink(missing_ok=True)
+            self._reserve = None
+        return self.failure
+
+    def _row(self, op: Callable[[Session], None]) -> None:
+        """Submit a row write, refused once the disk filled (the run can no longer be whole)."""
+        if self.failure is not None:
+            raise self.failure
+        self._submit(op)
 
     def drain(self, timeout_s: float) -> None:
         """Flush until the buffer is empty; StoreError when the database stays down."""
@@ -160,29 +246,61 @@ class RunRecorder:
     def set_run_fields(self, **fields: Any) -> None:
         """Update columns of the run row (run_dir, measure_started_at, driver_summary…)."""
         stmt = update(Run).where(Run.id == self.run_id).values(**fields)
-        self._submit(lambda s: s.execute(stmt))
+        self._row(lambda s: s.execute(stmt))
 
     def metadata(self, **fields: Any) -> None:
         """Store (or replace) the run's metadata row."""
-        self._submit(lambda s: s.merge(RunMetadata(run_id=self.run_id, **fields)))
+        self._row(lambda s: s.merge(RunMetadata(run_id=self.run_id, **fields)))
 
     def variables(self, values: dict[str, str]) -> None:
         """Store the ``SHOW GLOBAL VARIABLES`` snapshot taken right after start."""
         rows = [(name, str(value)) for name, value in sorted(values.items())]
-        self._submit(lambda s: s.add_all(
+        self._row(lambda s: s.add_all(
             RunVariable(run_id=self.run_id, name=n, value=v) for n, v in rows))
 
     def interval(self, record: Any) -> None:
         """Store one driver interval (an ``IntervalRecord``)."""
         fields = dataclasses.asdict(record)
-        self._submit(lambda s: s.add(Interval(run_id=self.run_id, **fields)))
+
+        def write(s: Session) -> None:
+            s.add(Interval(run_id=self.run_id, **fields))
+            if fields.get("phase") == "measure" and os.environ.get(STALL_ENV):
+                _stall_here(s)
+
+        self._row(write)
         self.intervals_written += 1
 
     def sample(self, record: Any) -> None:
         """Store one sampler tick (a ``SampleRecord``)."""
         fields = dataclasses.asdict(record)
-        self._submit(lambda s: s.add(Sample(run_id=self.run_id, **fields)))
+        try:
+            self._row(lambda s: s.add(Sample(run_id=self.run_id, **fields)))
+        except StoreError as exc:
+            if exc is self.failure:
+                return  # the sampler's thread cannot act on it: the run's next write fails it
+            raise
         self.samples_written += 1
+
+
+def _reserve_path(db: ResultsDB, run_id: int) -> Path | None:
+    """Where the disk reserve of a run goes: next to a SQLite file; None on a server."""
+    url = db.engine.url
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    return Path(f"{url.database}-reserve-{run_id}")
+
+
+def _stall_here(s: Session) -> None:
+    """The STALL_ENV hook: send the pending INSERTs, say so, wait inside the transaction."""
+    if _stalled.is_set():
+        return
+    _stalled.set()
+    s.flush()
+    marker = Path(os.environ[STALL_ENV]) / f"stalled-{os.getpid()}"
+    marker.write_text(f"{os.getpid()}\n")
+    deadline = time.monotonic() + STALL_MAX_S
+    while time.monotonic() < deadline:  # the test SIGKILLs this process meanwhile
+        time.sleep(0.2)
 
 
 def as_utc(value: dt.datetime) -> dt.datetime:

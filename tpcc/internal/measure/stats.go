@@ -26,34 +26,34 @@ type IntervalStats struct {
 	T [spec.NumTxTypes]TypeInterval
 }
 
+// add accumulates o into c.
+func (c *Counters) add(o *Counters) {
+	c.SC += o.SC
+	c.LT += o.LT
+	c.RT += o.RT
+	c.FL += o.FL
+	c.SumMS += o.SumMS
+}
+
 func (s *IntervalStats) merge(o *IntervalStats) {
 	for i := range s.T {
 		s.T[i].Hist.Merge(&o.T[i].Hist)
-		s.T[i].SC += o.T[i].SC
-		s.T[i].LT += o.T[i].LT
-		s.T[i].RT += o.T[i].RT
-		s.T[i].FL += o.T[i].FL
-		s.T[i].SumMS += o.T[i].SumMS
+		s.T[i].Counters.add(&o.T[i].Counters)
 	}
+}
+
+// counters is the interval's counters without the histograms.
+func (s *IntervalStats) counters() Totals {
+	var t Totals
+	t.Add(s)
+	return t
 }
 
 // Retries sums rt over all types.
-func (s *IntervalStats) Retries() uint64 {
-	var n uint64
-	for i := range s.T {
-		n += s.T[i].RT
-	}
-	return n
-}
+func (s *IntervalStats) Retries() uint64 { c := s.counters(); return c.Retries() }
 
 // Errors sums fl over all types.
-func (s *IntervalStats) Errors() uint64 {
-	var n uint64
-	for i := range s.T {
-		n += s.T[i].FL
-	}
-	return n
-}
+func (s *IntervalStats) Errors() uint64 { c := s.counters(); return c.Errors() }
 
 // Completed is sc+lt for type t.
 func (s *IntervalStats) Completed(t spec.TxType) uint64 { return s.T[t].SC + s.T[t].LT }
@@ -105,15 +105,11 @@ type Totals struct {
 // Add accumulates one measurement interval.
 func (t *Totals) Add(s *IntervalStats) {
 	for i := range t.T {
-		t.T[i].SC += s.T[i].SC
-		t.T[i].LT += s.T[i].LT
-		t.T[i].RT += s.T[i].RT
-		t.T[i].FL += s.T[i].FL
-		t.T[i].SumMS += s.T[i].SumMS
+		t.T[i].add(&s.T[i].Counters)
 	}
 }
 
-// Retries sums rt.
+// Retries sums rt over all types.
 func (t *Totals) Retries() uint64 {
 	var n uint64
 	for i := range t.T {
@@ -122,7 +118,7 @@ func (t *Totals) Retries() uint64 {
 	return n
 }
 
-// Errors sums fl.
+// Errors sums fl over all types.
 func (t *Totals) Errors() uint64 {
 	var n uint64
 	for i := range t.T {

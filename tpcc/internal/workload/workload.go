@@ -85,3 +85,18 @@ func (e FatalError) Unwrap() error { return e.Err }
 func ConnectionLost(id int, err, rerr error) error {
 	return FatalError{fmt.Errorf("connection %d lost (%v) and reconnect failed: %w", id, err, rerr)}
 }
+
+// Reconnect calls connect up to three times, 500 ms apart, and returns its
+// last error: a server that stays unreachable is fatal for the run.
+func Reconnect(connect func() error) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 {
+			time.Sleep(500 * time.Millisecond)
+		}
+		if err = connect(); err == nil {
+			return nil
+		}
+	}
+	return err
+}

@@ -186,18 +186,12 @@ func (w *worker) Loop(stop *atomic.Bool) error {
 // reconnect tries a few times to get a fresh connection; a server that
 // stays unreachable is fatal for the run.
 func (w *worker) reconnect() error {
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if attempt > 0 {
-			time.Sleep(500 * time.Millisecond)
+	return workload.Reconnect(func() error {
+		if err := w.Connect(bg); err != nil {
+			return err
 		}
-		if err = w.Connect(bg); err == nil {
-			if err = w.conn.PingContext(bg); err == nil {
-				return nil
-			}
-		}
-	}
-	return err
+		return w.conn.PingContext(bg)
+	})
 }
 
 func (w *worker) genInput(t spec.TxType, home int) {

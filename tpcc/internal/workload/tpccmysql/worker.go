@@ -161,16 +161,7 @@ func (w *worker) Loop(stop *atomic.Bool) error {
 // reconnect tries a few times to get a fresh connection; a server that
 // stays unreachable is fatal for the run.
 func (w *worker) reconnect() error {
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if attempt > 0 {
-			time.Sleep(500 * time.Millisecond)
-		}
-		if err = w.Connect(bg); err == nil {
-			return nil
-		}
-	}
-	return err
+	return workload.Reconnect(func() error { return w.Connect(bg) })
 }
 
 // appendBytes appends a text column value (nil for NULL).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
@@ -60,7 +60,34 @@ class StrictModel(BaseModel):
                     )
                     raise KeyedValueError(f"unknown key {quote(str(key))} — {hint}",
                                           bounded(str(key), 80))
+            for key, value in data.items():
+                # YAML's true/false are Python ints: `repetitions: true` would be 1.
+                if isinstance(value, bool) and _wants_number(cls, str(key)):
+                    raise KeyedValueError(f"expected a number, got {value}", str(key))
         return data
+
+
+def _wants_number(model: type[BaseModel], key: str) -> bool:
+    """Whether ``key`` of ``model`` takes a number and never a boolean."""
+    field = model.model_fields.get(key) or next(
+        (f for f in model.model_fields.values() if f.alias == key), None)
+    if field is None:
+        return False
+    kinds: set[Any] = set()
+
+    def collect(tp: Any) -> None:
+        args = get_args(tp)
+        if get_origin(tp) is Annotated:
+            collect(args[0])
+        elif args and get_origin(tp) is not Literal:
+            for arg in args:
+                collect(arg)
+        else:
+            kinds.add(tp)
+
+    collect(field.annotation)
+    return bool(kinds & {int, float}) and bool not in kinds and not kinds - {int, float,
+                                                                               type(None)}
 
 
 def format_loc(loc: tuple[Any, ...]) -> str:

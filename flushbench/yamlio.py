@@ -19,6 +19,11 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     seen: dict[Any, yaml.Node] = {}
     for key_node, _value in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        if not isinstance(key, (str, int, float, bool)) and key is not None:
+            # `? [a, b]` makes a list a key: no flushbench key is one (and it cannot be hashed).
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a key must be a plain name, not a {type(key).__name__}",
+                key_node.start_mark)
         if key in seen:
             raise yaml.constructor.ConstructorError(
                 None,

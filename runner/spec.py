@@ -403,6 +403,11 @@ def _refuse_empty(mapping: Any, loc: tuple[str | int, ...], *, axis: bool) -> No
             what = ("has no levels — list at least one, e.g. [60, 90], or remove the key"
                     if axis else "has no value — give one, or remove the key")
             raise KeyedValueError(what, *loc, str(key))
+        if axis and isinstance(value, list):
+            for i, level in enumerate(value):
+                if level is None:
+                    raise KeyedValueError("this level is empty — give a value or remove it",
+                                          *loc, str(key), i)
 
 
 class CellSpec(StrictModel):

@@ -124,7 +124,7 @@ CASES: list[Case] = [
     storage("r2-storage-iops-zero", {"read_iops": 0}, ["read_iops", "below the sane range"]),
     storage("r2-storage-iops-fraction", {"write_iops": 1000.5}, ["whole number"]),
     storage("r2-storage-iops-word", {"write_iops": "fast"}, ["expected IOPS like 3000"]),
-    storage("r2-storage-iops-bool", {"write_iops": True}, ["expected IOPS like 3000"]),
+    storage("r2-storage-iops-bool", {"write_iops": True}, ["expected a number, got True"]),
     storage("r2-storage-iops-negative", {"write_iops": -100}, ["whole number"]),
     storage("r2-storage-bw-5k", {"write_bandwidth": "5K"}, ["write_bandwidth", "below the sane"
                                                              " range 1M/s–100G/s"]),
@@ -163,6 +163,19 @@ CASES: list[Case] = [
     v("r2-version-float", exp({"version": 1.0}), ["version", "unsupported version 1.0"]),
     v("r2-version-false", exp({"version": False}), ["unsupported version False"]),
     v("r2-version-null", exp({"version": None}), ["unsupported version None"]),
+    v("r2-bool-repetitions", exp({"repetitions": True}), ["repetitions",
+                                                          "expected a number, got True"]),
+    v("r2-bool-baseline-repetitions", exp({"baseline_repetitions": True}),
+      ["baseline_repetitions", "expected a number"]),
+    v("r2-bool-connections", exp({"workload": {"connections": True}}),
+      ["workload.connections", "expected a number"]),
+    v("r2-bool-duration", exp({"workload": {"duration": False}}), ["workload.duration"]),
+    v("r2-bool-max-cells", exp({"max_cells": True}), ["max_cells", "expected a number"]),
+    v("r2-axis-null-level", exp({"matrix": {"doublewrite": [True, None]}}),
+      ["matrix.doublewrite[1]", "this level is empty"]),
+    v("r2-axis-null-storage-level", exp({"matrix": {"storage": [None]}}),
+      ["matrix.storage[0]", "this level is empty"]),
+    v("r2-yaml-list-key", "version: 1\n? [a, b]\n: 1\n", ["a key must be a plain name"]),
     # --- the TPC-C driver binary must be the driver -------------------------------------------
     v("r2-tpcc-binary-sh", exp({"dataset": TPCC_DATASET, "workload": {
         **TPCC_WORKLOAD, "binaries": {"tpcc": "/bin/sh"}}}),

@@ -19,8 +19,9 @@ import numpy as np
 from analysis.statistics.hypothesis_tests import mann_whitney
 from analysis.statistics.intervals import mean_ci, ratio_ci
 from analysis.statistics.oscillation import detect_oscillation
+from analysis.statistics.power import runs_needed
 from analysis.statistics.shape import describe_shape
-from analysis.statistics.verdicts import FASTER, SLOWER, verdict
+from analysis.statistics.verdicts import FASTER, SLOWER, cv_to_log_sd, verdict
 
 INTERVAL_S = 10.0
 
@@ -177,17 +178,23 @@ def verdict_tables(rng: np.random.Generator, trials: int) -> None:
             print(f"{100 * cv:>3.0f}% {n:>3} {pct(fp / trials):>7} {pct(p10 / trials):>11} "
                   f"{pct(p5 / trials):>10} {mde:>12.1f}%")
     # Power of the rule at its own stated MDE (is the MDE honest?).
-    print("\npower of the verdict at the true shift = its median stated MDE (target 80 %)")
+    print("\npower of the verdict at the true shift = its median stated MDE (target 78-85 %)")
     for cv in (0.03, 0.10):
         s = np.sqrt(np.log1p(cv * cv))
-        for n in (5, 10):
-            mde = float(np.median([verdict(np.exp(rng.normal(0, s, n)),
-                                           np.exp(rng.normal(0, s, n))).mde_pct
-                                   for _ in range(200)]))
-            hits = sum(verdict(np.exp(rng.normal(0, s, n)),
-                               (1 + mde / 100) * np.exp(rng.normal(0, s, n))).verdict == FASTER
+        for n_a, n_b in ((3, 5), (4, 4), (5, 5), (10, 10)):
+            mde = float(np.median([verdict(np.exp(rng.normal(0, s, n_a)),
+                                           np.exp(rng.normal(0, s, n_b))).mde_pct
+                                   for _ in range(2000)]))
+            hits = sum(verdict(np.exp(rng.normal(0, s, n_a)),
+                               (1 + mde / 100) * np.exp(rng.normal(0, s, n_b))).verdict == FASTER
                        for _ in range(trials))
-            print(f"  CV {100 * cv:.0f}%, {n} vs {n}: MDE {mde:.1f}% → power {pct(hits / trials)}")
+            print(f"  CV {100 * cv:.0f}%, {n_a} vs {n_b}: MDE {mde:.1f}% → power "
+                  f"{pct(hits / trials)}")
+    print("\nruns per cell the power planner asks for (80 % power, both cells equal)")
+    print(f"{'CV':>4} " + " ".join(f"{f'+{e}%':>6}" for e in (5, 10, 20, 33, 55)))
+    for cv in (0.02, 0.03, 0.05, 0.10):
+        need = [runs_needed(e, cv_to_log_sd(cv)) for e in (5, 10, 20, 33, 55)]
+        print(f"{100 * cv:>3.0f}% " + " ".join(f"{n if n else '>50':>6}" for n in need))
     print("\nexact Mann-Whitney vs scipy's default where values tie: "
           f"1,2,2,3 vs 2,3,4,5 → exact p = {mann_whitney([1, 2, 2, 3], [2, 3, 4, 5]).p_value:.3f}")
 
@@ -195,16 +202,19 @@ def verdict_tables(rng: np.random.Generator, trials: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a quarter of the trials")
+    parser.add_argument("--only", choices=("oscillation", "shape", "intervals", "verdicts"),
+                        help="print one table group only")
     args = parser.parse_args()
     scale = 4 if args.quick else 1
     rng = np.random.default_rng(20110107)
     start = time.process_time()
     print(f"# analysis.statistics calibration — {dt.date.today()} — {platform.node()} "
           f"({platform.processor() or platform.machine()}, numpy {np.__version__})")
-    oscillation_tables(rng, 2000 // scale)
-    shape_tables(rng, 1000 // scale)
-    interval_tables(rng, 10000 // scale)
-    verdict_tables(rng, 4000 // scale)
+    groups = {"oscillation": (oscillation_tables, 2000), "shape": (shape_tables, 1000),
+              "intervals": (interval_tables, 10000), "verdicts": (verdict_tables, 4000)}
+    for name, (table, trials) in groups.items():
+        if args.only in (None, name):
+            table(rng, trials // scale)
     print(f"\nCPU {time.process_time() - start:.0f} s")
 
 

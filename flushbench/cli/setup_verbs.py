@@ -6,6 +6,7 @@ Each verb is a thin wrapper over a library function (:func:`runner.preflight.val
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -56,14 +57,102 @@ def validate(
 
 
 @app.command()
-def plan(file: Annotated[Path, typer.Argument(help="Experiment file.")]) -> None:
-    """Print cells, translated server variables, run order, ETA and disk needed."""
+def plan(
+    file: Annotated[Path, typer.Argument(help="Experiment file.")],
+    detect: Annotated[str | None, typer.Option(
+        help="A change to detect, e.g. 10%: print the runs each comparison needs for it.")] = None,
+    cv: Annotated[str | None, typer.Option(
+        help="With --detect: the run-to-run noise as a CV, e.g. 3%.")] = None,
+    pilot: Annotated[str | None, typer.Option(
+        help="With --detect: take the noise from this experiment's baseline runs.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Print cells, translated server variables, run order, ETA and disk needed.
+
+    With --detect, also the repetitions each comparison needs to find that change with 80 %
+    power by the report's own verdict rule, and the machine hours they cost; the noise comes
+    from --cv, --pilot, or the experiment's own baseline runs already in the database.
+    """
     from runner.planning import plan as make_plan
     from runner.planning import render_plan
     from runner.spec import load_experiment
 
+    if detect is None and (cv is not None or pilot is not None):
+        raise ConfigError("--cv and --pilot only go with --detect", where="plan",
+                          fix="add --detect 10% (the change you want to find)")
+    if cv is not None and pilot is not None:
+        raise ConfigError("give --cv or --pilot, not both", where="plan",
+                          fix="--cv states the noise; --pilot measures it from a database")
+    effect = _percent(detect, "--detect") if detect is not None else None
+    stated_cv = _percent(cv, "--cv") / 100 if cv is not None else None
     exp = load_experiment(file)
-    render_plan(make_plan(exp, str(file)), make_console(width=max(console.width, 140)))
+    made = make_plan(exp, str(file))
+    wide = make_console(width=max(console.width, 140))
+    render_plan(made, wide)
+    if effect is not None:
+        _print_power(made, effect, stated_cv, pilot, db, wide)
+
+
+def _percent(text: str, option: str) -> float:
+    """``10%`` or ``10`` → 10.0; anything else, or outside (0, 1000), is a ConfigError."""
+    raw = text.strip().removesuffix("%").strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < 1000):
+        raise ConfigError(f"{option} {shown(text)} is not a percentage between 0 and 1000",
+                          where="plan", fix=f"write e.g. {option} 10%")
+    return value
+
+
+def _print_power(made, effect: float, cv: float | None, pilot: str | None,  # noqa: ANN001
+                 db: str | None, out) -> None:  # noqa: ANN001 - a runner Plan, a Console
+    """The power table of ``plan --detect``: per comparison, MDE now and runs needed."""
+    from analysis.power_plan import Noise, comparison_power, pilot_noise, power_sentence
+
+    exp = made.experiment
+    if cv is not None:
+        noise = Noise(cv, f"--cv {100 * cv:g} %")
+    else:
+        try:
+            noise = pilot_noise(db, pilot or exp.name)
+        except FlushbenchError as exc:
+            if pilot is not None:
+                raise
+            raise ConfigError(
+                f"--detect needs a noise figure, and the database has none for {exp.name!r}"
+                f" ({exc.what})", where="plan",
+                fix="give --cv 3% (a stated CV) or --pilot EXPERIMENT (measured)") from None
+    seconds: dict[str, list[float]] = {}
+    for run in made.runs:
+        seconds.setdefault(run.cell.key, []).append(run.seconds)
+    base = next((c for c in made.cells if c.is_baseline), None)
+    if base is None:
+        raise ConfigError("--detect compares cells with the baseline, and this experiment has"
+                          " none", where=made.source, fix="set `baseline:` in the file")
+    table = Table(title=f"Power: finding {effect:g} %")
+    for column in ("comparison", "runs now", "MDE now", "runs needed per cell", "machine hours"):
+        table.add_column(column, justify="left" if column == "comparison" else "right")
+    short = []
+    for cell in made.cells:
+        if cell.is_baseline:
+            continue
+        per_run = max(seconds.get(cell.key, [0.0]) + seconds.get(base.key, [0.0]))
+        row = comparison_power(cell.label, exp.repetitions_of(base), exp.repetitions_of(cell),
+                               per_run, effect, noise)
+        mde = "∞" if math.isinf(row.mde_pct) else f"±{row.mde_pct:.1f} %"
+        table.add_row(literal(cell.label), f"{row.n_baseline} vs {row.n_other}", mde,
+                      str(row.runs_needed) if row.runs_needed else "> 50",
+                      f"{row.hours_needed:.1f}" if row.hours_needed is not None else "-")
+        if not row.can_detect:
+            short.append(cell.label)
+    out.print(table)
+    out.print(literal(power_sentence(effect, noise)))
+    if short:
+        out.print(f"[yellow]warning:[/] the declared repetitions cannot find {effect:g} % in"
+                  f" {len(short)} of {len(made.cells) - 1} comparison(s); raise"
+                  " `repetitions` (and `baseline_repetitions`) to the runs needed above")
 
 
 @app.command()

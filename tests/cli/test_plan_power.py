@@ -1,0 +1,48 @@
+"""``plan --detect``: the power table, its noise sources and its refusals (real preflight)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import CliRun
+
+pytestmark = pytest.mark.mysql  # plan runs preflight: the binary parses each option set
+
+ROOT = Path(__file__).resolve().parents[2]
+STUDY = ROOT / "experiments" / "stability-2011.yaml"
+STUDY_DB = ROOT / "docs" / "study-2011" / "stability-2011.sqlite"
+
+
+def test_stated_cv_gives_runs_needed_and_a_warning(cli: CliRun) -> None:
+    code, out, err = cli(["plan", str(STUDY), "--detect", "12%", "--cv", "3%"])
+    assert code == 0, err
+    out = " ".join(out.split())
+    assert "Power: finding 12 %" in out and "noise from --cv 3 %" in out
+    # 5 vs 3 at CV 3 % finds 12 % (MDE ≈ 10 %); 4 per cell would too (power.runs_needed).
+    assert re.search(r"5 vs 3 │ ±(9\.\d|10\.\d) % │ 4 │", out), out
+    assert "cannot find" not in out
+    code, out, err = cli(["plan", str(STUDY), "--detect", "5%", "--cv", "3%"])
+    assert code == 0, err
+    assert "cannot find 5 % in 7 of 7 comparison(s)" in " ".join(out.split())
+
+
+def test_pilot_noise_from_a_database(cli: CliRun) -> None:
+    code, out, err = cli(["plan", str(STUDY), "--detect", "33%", "--pilot", "stability-2011",
+                          "--db", str(STUDY_DB)])
+    assert code == 0, err
+    assert "baseline of 'stability-2011' (5 runs: CV 12.5 %)" in out.replace("\n", " ")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--cv", "3%"], "--cv and --pilot only go with --detect"),
+    (["--detect", "ten"], "--detect ten is not a percentage"),
+    (["--detect", "0%"], "is not a percentage between 0 and 1000"),
+    (["--detect", "10%", "--cv", "3%", "--pilot", "x"], "give --cv or --pilot, not both"),
+    (["--detect", "10%", "--db", "{tmp}/none.sqlite"], "--detect needs a noise figure"),
+], ids=["cv-without-detect", "word", "zero", "both-sources", "no-noise"])
+def test_refusals(cli: CliRun, tmp_path: Path, args: list[str], message: str) -> None:
+    code, _, err = cli(["plan", str(STUDY), *(a.replace("{tmp}", str(tmp_path)) for a in args)])
+    assert code == 2 and message in err.replace("\n", " ") and "Traceback" not in err

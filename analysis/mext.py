@@ -1,0 +1,189 @@
+"""``mysqladmin ext`` samples the way Percona Toolkit's ``pt-mext`` prints them.
+
+One row per counter, one column per sampler interval: the first column is the counter's
+absolute value at the first sample shown, each further column the change since the sample
+before it (``pt-mext -r``), or that change per second (``rate=True``). Derived rows the 2011
+post computed from the same output come first: dirty pages % with InnoDB's own formula
+``100 × dirty / (1 + data + free)``, and checkpoint age (``Log sequence number − Last
+checkpoint at``), both levels, not deltas.
+
+A server restart inside the run (``Uptime`` goes down) resets every counter: the interval
+that spans it has no delta (shown empty, its column marked ``restart``) rather than a negative
+or a misleading one. Missed sampler ticks have no values; the next column's delta spans them
+and its header says how long the interval was.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select
+
+from analysis.query import DB, session_scope, utc, window_of
+from flushbench.errors import AnalysisError
+from store.models import Run, Sample
+
+MB = 1024.0 * 1024.0
+#: Derived rows, shown above the counters (levels per sample, not deltas).
+DIRTY_ROW = "[derived] dirty pages %"
+AGE_ROW = "[derived] checkpoint age MiB"
+
+
+@dataclass(frozen=True)
+class MextTable:
+    """The table and what a reader needs to interpret it.
+
+    Attributes
+    ----------
+    values:
+        Rows: derived rows, then counters alphabetically. Columns: one per shown sample,
+        labelled by seconds since the measurement started (``t=+20s``); the first holds
+        absolute values, the others deltas (or rates), the derived rows levels throughout.
+    restarts:
+        Column labels whose interval spans a server restart (no deltas there).
+    interval_s:
+        Real seconds covered by each column (NaN for the first).
+    """
+
+    values: pd.DataFrame
+    restarts: list[str]
+    interval_s: list[float]
+
+
+def _decode(blob: bytes | None) -> dict[str, float]:
+    """Every numeric counter of one stored ``SHOW GLOBAL STATUS``."""
+    if not blob:
+        return {}
+    out: dict[str, float] = {}
+    for name, value in json.loads(zlib.decompress(blob)).items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(number):
+            out[name] = number
+    return out
+
+
+def _samples(db: DB, run_id: int) -> tuple[pd.DataFrame, pd.Timestamp | None, float, float]:
+    """Good samples of one run (time, derived levels, counters) and its window bounds."""
+    with session_scope(db) as s:
+        run = s.get(Run, run_id)
+        if run is None:
+            raise AnalysisError(f"no run {run_id}", where="runs",
+                                fix="list runs with `flushbench status`")
+        window = window_of(run.cell.experiment.window)
+        measure_start = run.measure_started_at
+        rows = s.execute(select(Sample.seq, Sample.ts, Sample.missed, Sample.lsn,
+                                Sample.checkpoint_lsn, Sample.pages_dirty, Sample.pages_data,
+                                Sample.pages_free, Sample.status_z)
+                         .where(Sample.run_id == run_id).order_by(Sample.seq)).all()
+    good = [r for r in rows if not r.missed and r.ts is not None and r.status_z]
+    if not good:
+        raise AnalysisError(f"run {run_id} has no stored samples", where=f"run {run_id}",
+                            fix="a run with sampling enabled (sampling.enabled) records them")
+    frame = pd.DataFrame({
+        "ts": utc(pd.Series([r.ts for r in good])),
+        "dirty": [_dirty(r) for r in good],
+        "age": [(r.lsn - r.checkpoint_lsn) / MB if r.lsn is not None
+                and r.checkpoint_lsn is not None else math.nan for r in good],
+    })
+    counters = pd.DataFrame([_decode(r.status_z) for r in good])
+    start = utc(pd.Series([measure_start])).iloc[0] if measure_start is not None else None
+    return pd.concat([frame, counters], axis=1), start, window.start, window.end
+
+
+def _dirty(row: object) -> float:
+    dirty, data, free = (getattr(row, n) for n in ("pages_dirty", "pages_data", "pages_free"))
+    if dirty is None or data is None or free is None:
+        return math.nan
+    return 100.0 * dirty / (1.0 + data + free)
+
+
+def _chosen(names: Sequence[str], counters: Sequence[str] | None, grep: str | None) -> list[str]:
+    """Counter names to show, alphabetically: named ones (case-insensitive) and/or a regex."""
+    chosen = list(names)
+    if counters:
+        wanted = {c.lower() for c in counters}
+        chosen = [n for n in chosen if n.lower() in wanted]
+        unknown = wanted - {n.lower() for n in names}
+        if unknown:
+            raise AnalysisError(f"no such counter in this run: {', '.join(sorted(unknown))}",
+                                where="--counters", fix="see the names with --grep PATTERN")
+    if grep:
+        try:
+            pattern = re.compile(grep, re.IGNORECASE)
+        except re.error as exc:
+            raise AnalysisError(f"--grep {grep!r} is not a regular expression ({exc})",
+                                where="--grep", fix="e.g. --grep 'innodb_(buffer|log)'") from None
+        chosen = [n for n in chosen if pattern.search(n)]
+    return sorted(chosen, key=str.lower)
+
+
+def mext(db: DB, run_id: int, *, counters: Sequence[str] | None = None,
+         grep: str | None = None, window_only: bool = False, rate: bool = False) -> MextTable:
+    """The ``pt-mext`` table of one run's stored samples (see the module docstring).
+
+    Parameters
+    ----------
+    counters, grep:
+        Which counter rows to show (names, a case-insensitive regex; both: both must match).
+    window_only:
+        Only the samples inside the run's measurement window.
+    rate:
+        Deltas per second instead of per interval.
+
+    Raises
+    ------
+    AnalysisError
+        No such run, no samples (or none in the window), an unknown counter, a bad regex.
+    """
+    df, start, w_start, w_end = _samples(db, run_id)
+    t = ((df["ts"] - start).dt.total_seconds() if start is not None
+         else (df["ts"] - df["ts"].iloc[0]).dt.total_seconds())
+    if window_only:
+        keep = ((t >= w_start) & (t <= w_end)).to_numpy()
+        if not keep.any():
+            raise AnalysisError(f"run {run_id} has no samples in its measurement window",
+                                where=f"run {run_id}", fix="drop --window to see all samples")
+        df, t = df[keep].reset_index(drop=True), t[keep].reset_index(drop=True)
+    names = [c for c in df.columns if c not in ("ts", "dirty", "age")]
+    shown = _chosen(names, counters, grep)
+    labels = [f"t={x:+.0f}s" for x in t]
+    seconds = df["ts"].diff().dt.total_seconds().to_numpy()
+    uptime = df["Uptime"].to_numpy(dtype=float) if "Uptime" in df.columns else None
+    restarted = np.zeros(len(df), dtype=bool)
+    if uptime is not None:
+        restarted[1:] = uptime[1:] < uptime[:-1]
+    raw = df[shown].to_numpy(dtype=float) if shown else np.empty((len(df), 0))
+    deltas = np.vstack([raw[:1], np.diff(raw, axis=0)]) if len(df) else raw
+    if rate and len(df) > 1:
+        deltas[1:] = deltas[1:] / seconds[1:, None]
+    deltas[restarted] = np.nan
+    body = pd.DataFrame(deltas.T, index=shown, columns=labels)
+    derived = pd.DataFrame([df["dirty"].to_numpy(float), df["age"].to_numpy(float)],
+                           index=[DIRTY_ROW, AGE_ROW], columns=labels)
+    if counters:
+        derived = derived.iloc[0:0]
+    elif grep:
+        pattern = re.compile(grep, re.IGNORECASE)
+        derived = derived[[bool(pattern.search(label)) for label in derived.index]]
+    table = pd.concat([derived, body])
+    return MextTable(table, [labels[i] for i in np.flatnonzero(restarted)],
+                     [math.nan, *seconds[1:].tolist()])
+
+
+def format_value(value: float, *, rate: bool = False) -> str:
+    """A cell as pt-mext prints it: integers plainly, rates and levels with one decimal."""
+    if not math.isfinite(value):
+        return ""
+    if not rate and float(value).is_integer():
+        return f"{int(value)}"
+    return f"{value:.1f}"

@@ -1,0 +1,75 @@
+"""``flushbench mext RUN``: the stored ``mysqladmin ext`` samples in ``pt-mext``'s layout."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from flushbench.cli import app
+from flushbench.cli.console import literal, make_console
+from flushbench.cli.options import DbOption
+from flushbench.errors import AnalysisError
+
+#: Ids are SQL BIGINTs: a larger number is no run, not an overflow.
+MAX_ID = 2**63 - 1
+#: Width of the counter-name column in the terminal layout.
+NAME_WIDTH = 44
+#: Width of one value column (delta or level).
+VALUE_WIDTH = 12
+
+
+@app.command("mext")
+def mext_cmd(
+    run_id: Annotated[int, typer.Argument(help="Run id (see `flushbench status`).")],
+    rate: Annotated[bool, typer.Option("--rate", help="Deltas per second.")] = False,
+    grep: Annotated[str | None, typer.Option(
+        help="Only counters matching this regular expression (case-insensitive).")] = None,
+    counters: Annotated[str | None, typer.Option(
+        help="Only these counters, comma-separated.")] = None,
+    window: Annotated[bool, typer.Option(
+        "--window", help="Only the samples inside the measurement window.")] = False,
+    csv: Annotated[bool, typer.Option("--csv", help="CSV on stdout (every column).")] = False,
+    db: DbOption = None,
+) -> None:
+    """Counters as rows, sampler intervals as columns, deltas per interval (pt-mext -r).
+
+    The first column is each counter's absolute value; the derived rows (dirty pages %,
+    checkpoint age) are levels. On a terminal the columns are cut into blocks that fit its
+    width; --csv prints them all.
+    """
+    from analysis.mext import format_value, mext
+
+    if not 1 <= run_id <= MAX_ID:
+        raise AnalysisError(f"no run {run_id}: run ids are between 1 and {MAX_ID}",
+                            where="runs", fix="list runs with `flushbench status`")
+    names = [c.strip() for c in counters.split(",") if c.strip()] if counters else None
+    table = mext(db, run_id, counters=names, grep=grep, window_only=window, rate=rate)
+    values = table.values
+    if csv:
+        typer.echo(values.to_csv(index_label="counter", float_format="%.6g"), nl=False)
+        return
+    console = make_console()
+    per_block = max(1, (console.width - NAME_WIDTH - 2) // (VALUE_WIDTH + 3))
+    columns = list(values.columns)
+    unit = "per second" if rate else "per interval"
+    console.print(literal(f"run {run_id}: {len(values)} rows, {len(columns)} samples; first"
+                          f" column absolute, then deltas {unit}"))
+    for start in range(0, len(columns), per_block):
+        block = columns[start:start + per_block]
+        out = Table(show_edge=False, box=None, pad_edge=False)
+        out.add_column("counter", min_width=min(NAME_WIDTH, 20), max_width=NAME_WIDTH,
+                       no_wrap=True, overflow="ellipsis")
+        for label in block:
+            mark = " restart" if label in table.restarts else ""
+            out.add_column(label + mark, justify="right", min_width=VALUE_WIDTH, no_wrap=True)
+        for name, row in values[block].iterrows():
+            derived = str(name).startswith("[derived]")
+            out.add_row(literal(name), *(
+                format_value(v, rate=rate and not derived and label != columns[0])
+                for label, v in row.items()))
+        console.print(out)
+    if table.restarts:
+        console.print(literal("the server restarted inside " + ", ".join(table.restarts)
+                              + ": counters reset, so those intervals have no delta"))

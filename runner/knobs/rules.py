@@ -203,6 +203,17 @@ class Builder:
             f"drop {knob} for this server, or use a server that has it",
         )
 
+    def switch_text(self, value: bool) -> str:
+        """A boolean as my.cnf text: ``ON``/``OFF``, but ``1``/``0`` on 5.5.
+
+        MySQL 5.5.62 ignores ``innodb_doublewrite=OFF`` at start ("ignoring option
+        '--innodb-doublewrite' due to invalid value 'OFF'") and keeps the default; it takes
+        ``0``/``1`` (checked with ``mysqld --verbose --help``).
+        """
+        if self.family == "5.5":
+            return "1" if value else "0"
+        return _onoff(value)
+
     def has(self, name: str, default: bool) -> bool:
         return name in self.option_names if self.option_names is not None else default
 
@@ -343,7 +354,7 @@ def switch(variable: str) -> Callable[[Builder, str, Any], None]:
     """A knob that is one ON/OFF variable on every flavor."""
 
     def rule(b: Builder, knob: str, value: Any) -> None:
-        b.set(knob, variable, _onoff(value))
+        b.set(knob, variable, b.switch_text(value), _onoff(value))
 
     return rule
 
@@ -415,7 +426,7 @@ def flush_method(b: Builder, knob: str, value: str) -> None:
 
 def large_pages(b: Builder, knob: str, value: bool) -> None:
     """large_pages, and the sandbox is told to check that huge pages are really held."""
-    b.set(knob, "large_pages", _onoff(value))
+    b.set(knob, "large_pages", b.switch_text(value), _onoff(value))
     b.out.large_pages = value
 
 

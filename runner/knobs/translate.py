@@ -51,7 +51,8 @@ def translate_partial(
             b.fail(knob_key, f"variables.{name} is also set by knob {b.out.origin[name]}",
                    f"set it once: drop variables.{name} or the {b.out.origin[name]} knob")
             continue
-        b.set(knob_key, name, raw_value_text(value), raw_expected(value))
+        text = b.switch_text(value) if isinstance(value, bool) else raw_value_text(value)
+        b.set(knob_key, name, text, raw_expected(value))
     return b.out, [p.render() for p in b.problems]
 
 

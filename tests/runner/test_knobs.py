@@ -203,10 +203,12 @@ def test_adaptive_checkpoint_related_filtered_by_option_list() -> None:
 
 def test_percona_558_adaptive_checkpoint() -> None:
     tr = _tr(PERCONA_558, {"adaptive_checkpoint": "keep_average", "adaptive_flushing": False})
+    # 5.5 takes booleans as 0/1 (MySQL 5.5.62 ignores "OFF"); the server then shows OFF.
     assert tr.server_options == {
-        "innodb_adaptive_flushing": "OFF",
+        "innodb_adaptive_flushing": "0",
         "innodb_adaptive_checkpoint": "keep_average",
     }
+    assert tr.expected["innodb_adaptive_flushing"] == "OFF"
 
 
 def test_percona_55_later_renamed_to_adaptive_flushing_method() -> None:
@@ -313,3 +315,37 @@ def test_option_list_cross_check() -> None:
 )
 def test_values_match(expected: str, actual: str | None, same: bool) -> None:
     assert values_match(expected, actual) is same
+
+
+# --- the binary's option list decides, not the flavor label (issue 20) -----------------------
+
+XTRADB_IN_MARIADB_55 = {"innodb_flush_neighbor_pages": "area",
+                        "innodb_adaptive_flushing_method": "estimate",
+                        "innodb_adaptive_flushing": "TRUE", "innodb_io_capacity": "200"}
+STOCK_MYSQL_55 = {"innodb_adaptive_flushing": "TRUE", "innodb_io_capacity": "200"}
+
+
+def test_xtradb_inside_mariadb_55_gets_perconas_knobs() -> None:
+    tr = _tr(("mariadb", (5, 5, 44)), {"flush_neighbor_pages": "none",
+                                       "adaptive_checkpoint": "keep_average",
+                                       "max_dirty_pages_pct": 50},
+             option_names=XTRADB_IN_MARIADB_55)
+    assert tr.server_options == {"innodb_max_dirty_pages_pct": "50",
+                                 "innodb_flush_neighbor_pages": "none",
+                                 "innodb_adaptive_flushing_method": "keep_average"}
+
+
+def test_percona_label_with_the_old_option_name_gets_it() -> None:
+    tr = _tr(("percona", (5, 5, 30)), {"adaptive_checkpoint": "reflex"},
+             option_names={"innodb_adaptive_checkpoint": "none"})
+    assert tr.server_options == {"innodb_adaptive_checkpoint": "reflex"}
+
+
+def test_stock_mysql_55_has_area_built_in_and_nothing_else() -> None:
+    tr = _tr(("mysql", (5, 5, 62)), {"flush_neighbor_pages": "area"},
+             option_names=STOCK_MYSQL_55)
+    assert tr.server_options == {} and "built-in" in tr.notes[0]
+    for knob, value in (("flush_neighbor_pages", "none"), ("adaptive_checkpoint", "estimate"),
+                        ("io_capacity_max", 400), ("max_dirty_pages_pct_lwm", 10)):
+        message = _problems(("mysql", (5, 5, 62)), {knob: value}, option_names=STOCK_MYSQL_55)
+        assert f"{knob}=" in message and "absent on mysql-5.5" in message

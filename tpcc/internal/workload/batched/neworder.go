@@ -76,7 +76,7 @@ var original = []byte("ORIGINAL")
 // independent draws).
 func (w *worker) genNewOrder(home int) {
 	r := w.rng
-	in := &w.no
+	in := &w.newOrderIn
 	in.w = home
 	in.d = r.Uniform(1, spec.DistrictsPerW)
 	in.c = r.CustomerID()
@@ -129,7 +129,7 @@ func (w *worker) genNewOrder(home int) {
 // Stock rows are locked through IN lists in ascending (w_id, i_id) order, so
 // concurrent New-Orders do not deadlock on stock.
 func (w *worker) newOrder() error {
-	in := &w.no
+	in := &w.newOrderIn
 	allFound, err := w.readItems(in)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package batched
 
 import (
+	"database/sql"
 	"strconv"
 
 	"flushbench/tpcc/internal/mysqlwire"
@@ -40,7 +41,7 @@ func (w *worker) customerByName(wID, dID int, last []byte) (int, error) {
 		return 0, err
 	}
 	if len(w.ids) == 0 {
-		return 0, errNoRows
+		return 0, sql.ErrNoRows
 	}
 	return int(w.ids[(len(w.ids)-1)/2]), nil
 }

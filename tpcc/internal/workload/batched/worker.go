@@ -9,7 +9,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -25,9 +24,6 @@ import (
 // between transactions instead (the stop flag), so nothing is cut mid-flight.
 var bg = context.Background()
 
-// errNoRows wraps sql.ErrNoRows with the statement for diagnostics.
-var errNoRows = sql.ErrNoRows
-
 // worker is one client connection driving transactions from its own deck.
 type worker struct {
 	id    int
@@ -39,10 +35,10 @@ type worker struct {
 	stmts map[string]*sql.Stmt
 
 	// scratch, reused across transactions to avoid allocation
-	no   newOrderInput
-	ids  []int64
-	args []any
-	buf  []byte
+	newOrderIn newOrderInput
+	ids        []int64
+	args       []any
+	buf        []byte
 }
 
 // NewWorker returns connection id's worker; seed is its own generator's.
@@ -222,6 +218,3 @@ func (w *worker) run(t spec.TxType, home int) error {
 func inList(n int) string {
 	return "(" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")"
 }
-
-// itoa is strconv.Itoa, named for brevity in query builders.
-var itoa = strconv.Itoa

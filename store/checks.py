@@ -18,7 +18,7 @@ from typing import TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from flushbench.errors import StoreError
+from flushbench.errors import StoreError, bounded
 from flushbench.filecheck import check_input_file
 from flushbench.redaction import remember_url
 
@@ -57,6 +57,12 @@ def parse_url(url: str, shown: str) -> sa.engine.URL:
     except ValueError:
         raise StoreError("the URL's port is not a number", where=shown,
                          fix="write the port as digits, e.g. host:5432") from None
+    host = parsed.host or ""
+    if host and not host.startswith("[") and (
+            len(host) > 253 or any(len(label) > 63 for label in host.split("."))):
+        raise StoreError("the URL's host name is too long (at most 63 characters between dots,"
+                         " 253 in all)", where=bounded(shown, 200),
+                         fix="check the host part of the URL") from None
     if parsed.port is not None and not 1 <= parsed.port <= 65535:
         raise StoreError(f"the URL's port {parsed.port} is not between 1 and 65535",
                          where=shown, fix="use the server's port, e.g. 5432") from None
@@ -100,7 +106,7 @@ def check_sqlite_file(path: Path, shown: str, *, create: bool) -> None:
         raise StoreError("this file is not a SQLite database", where=shown,
                          fix="point --db at a flushbench results database (or a new path)")
     try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
         try:
             tables = {row[0] for row in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table'")}

@@ -1,0 +1,208 @@
+"""Small multiples: one panel per cell, in the experiment's own row order, on shared axes.
+
+The overlaid overview (eight noisy lines in near-identical colours) hid what a post needs to
+show: how each configuration behaves over time, and how its repetitions agree. Here each cell
+gets a panel; every repetition is a thin grey line, the median run (by its window mean) is bold
+in the cell's colour, the measurement window is shaded in every panel, and all panels share
+one y axis so heights compare at a glance. The checkpoint grid is the 2011 post's second graph
+per cell: checkpoint age as % of its maximum (left, red, with the 7/8 async-flush line) and
+dirty pages % (right, blue, with ``innodb_max_dirty_pages_pct``), for the median run.
+
+Built by hand (axis domains) rather than with ``make_subplots``, whose property-path parsing
+costs most of a report's figure time (see :func:`analysis.plots._two_axis_figure`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from analysis.plots import CHECKPOINT_COLOR, DIRTY_COLOR, PALETTE, WIDTH, template
+
+#: Panels per row.
+COLUMNS = 2
+#: Height of one row of panels (px) and the gaps between panels (fractions of the canvas).
+ROW_HEIGHT = 230
+H_GAP, V_GAP = 0.08, 0.07
+THIN = "rgba(120,120,120,0.55)"
+#: The baseline is always drawn in near-black; the other cells take the palette's colours that
+#: stay readable as a bold line (not its black, not its pale yellow).
+BASELINE_COLOUR = "#222222"
+CELL_COLOURS = [c for c in PALETTE if c not in ("#000000", "#F0E442")]
+X_TITLE = "minutes after warmup"
+
+
+def median_runs(intervals_df: pd.DataFrame) -> dict[int, int]:
+    """Per cell, the run whose window mean is the median of its runs (lower middle if even)."""
+    window = intervals_df[intervals_df["in_window"]]
+    means = window.groupby(["cell_id", "run_id"])["primary_count"].mean().reset_index()
+    chosen = {}
+    for cell_id, g in means.groupby("cell_id"):
+        ordered = g.sort_values(["primary_count", "run_id"])
+        chosen[int(cell_id)] = int(ordered.iloc[(len(ordered) - 1) // 2]["run_id"])
+    return chosen
+
+
+def _grid(n: int, title: str, subtitle: str | None) -> tuple[go.Figure, list[tuple]]:
+    """A figure with ``n`` panels; returns it and each panel's (x domain, y domain)."""
+    rows = max(1, math.ceil(n / COLUMNS))
+    height = 110 + ROW_HEIGHT * rows
+    fig = go.Figure()
+    text = title if not subtitle else (
+        f"{title}<br><span style='font-size:13px;color:#666'>{subtitle}</span>")
+    fig.update_layout(template=template(), title=dict(text=text), height=height,
+                      width=WIDTH, showlegend=False, margin=dict(t=100, b=50, l=70, r=70),
+                      hovermode="closest")
+    top, bottom = 1.0, 0.0
+    cell_h = (top - bottom - V_GAP * (rows - 1)) / rows
+    cell_w = (1.0 - H_GAP * (COLUMNS - 1)) / COLUMNS
+    domains = []
+    for i in range(n):
+        r, c = divmod(i, COLUMNS)
+        x0 = c * (cell_w + H_GAP)
+        y1 = top - r * (cell_h + V_GAP)
+        domains.append(((x0, x0 + cell_w), (y1 - cell_h, y1)))
+    return fig, domains
+
+
+def _axis_names(i: int) -> tuple[str, str]:
+    """Layout keys and trace references of panel ``i``'s axes (``xaxis3``/``x3``…)."""
+    suffix = "" if i == 0 else str(i + 1)
+    return suffix, f"x{suffix}"
+
+
+def _shade(fig: go.Figure, window: tuple[float, float], xref: str, yref: str) -> None:
+    """The measurement window as a grey band over one panel's full height."""
+    fig.add_shape(type="rect", xref=xref, yref=f"{yref} domain", x0=window[0] / 60,
+                  x1=window[1] / 60, y0=0, y1=1, fillcolor="#888", opacity=0.08,
+                  line_width=0, layer="below")
+
+
+def _panel_title(fig: go.Figure, label: str, baseline: bool, x: tuple, y: tuple) -> None:
+    fig.add_annotation(text=("<b>baseline</b> · " if baseline else "") + label,
+                       xref="paper", yref="paper", x=x[0], y=y[1], xanchor="left",
+                       yanchor="bottom", showarrow=False, font=dict(size=12, color="#333"))
+
+
+def throughput_grid(
+    intervals_df: pd.DataFrame,
+    cells_df: pd.DataFrame,
+    *,
+    window: tuple[float, float] | None,
+    unit: str = "New-Orders",
+    title: str = "Throughput per cell",
+    subtitle: str | None = None,
+) -> go.Figure:
+    """One panel per cell (``cells_df`` order by ``position``): every run thin, median bold.
+
+    Parameters
+    ----------
+    intervals_df:
+        :func:`analysis.frames.intervals` with ``cell_id`` (warmup intervals are dropped).
+    cells_df:
+        The cell summary: ``cell_id``, ``position``, ``cell_label``, ``is_baseline``.
+    window:
+        (start, end) of the measurement window in seconds after warmup, shaded per panel.
+    """
+    cells = cells_df.sort_values("position")
+    df = intervals_df[intervals_df["t"] > 0]
+    interval = float(df["interval_s"].median()) if len(df) else 10.0
+    medians = median_runs(intervals_df)
+    fig, domains = _grid(len(cells), title, subtitle)
+    top = float(np.nanmax(df["primary_count"])) if len(df) else 1.0
+    for i, (_, cell) in enumerate(cells.iterrows()):
+        suffix, xref = _axis_names(i)
+        yref = f"y{suffix}"
+        (x0, x1), (y0, y1) = domains[i]
+        runs = df[df["cell_id"] == cell["cell_id"]]
+        colour = BASELINE_COLOUR if cell["is_baseline"] else CELL_COLOURS[i % len(CELL_COLOURS)]
+        best = medians.get(int(cell["cell_id"]))
+        for run_id, g in runs.groupby("run_id", sort=True):
+            bold = run_id == best
+            fig.add_trace(go.Scatter(
+                x=g["t"].to_numpy() / 60, y=g["primary_count"].to_numpy(), mode="lines",
+                xaxis=xref, yaxis=yref, name=f"run {run_id}" + (" (median)" if bold else ""),
+                line=dict(width=2.2 if bold else 1.0, color=colour if bold else THIN),
+                hovertemplate="%{y:,.0f}<extra>run " + str(run_id) + "</extra>"))
+        fig.update_layout({
+            f"xaxis{suffix}": dict(domain=[x0, x1], anchor=yref,
+                                   title=dict(text=X_TITLE if i >= len(cells) - COLUMNS
+                                              else "")),
+            f"yaxis{suffix}": dict(domain=[y0, y1], anchor=xref, range=[0, top * 1.08],
+                                   tickformat=",", title=dict(
+                                       text=f"{unit} per {interval:g} s" if i % COLUMNS == 0
+                                       else "")),
+        })
+        if window:
+            _shade(fig, window, xref, yref)
+        _panel_title(fig, str(cell["cell_label"]), bool(cell["is_baseline"]), (x0, x1), (y0, y1))
+    return fig
+
+
+def checkpoint_grid(
+    samples_df: pd.DataFrame,
+    cells_df: pd.DataFrame,
+    runs_of_cells: dict[int, int],
+    *,
+    window: tuple[float, float] | None,
+    title: str = "Checkpoint age and dirty pages per cell (median run)",
+    subtitle: str | None = None,
+) -> go.Figure:
+    """Per cell, the median run's checkpoint age and dirty pages, both in % on one axis.
+
+    Checkpoint age is drawn as % of its maximum (red; dashed at the maximum, dotted at 7/8
+    where InnoDB starts flushing asynchronously), dirty pages as % of the buffer pool (blue;
+    dashed at ``innodb_max_dirty_pages_pct``). Both are percentages, so one axis serves both
+    and panels sit side by side without a second axis between them. ``runs_of_cells`` maps a
+    cell id to the run drawn (:func:`median_runs`).
+    """
+    cells = cells_df.sort_values("position")
+    key = (f"<span style='color:{CHECKPOINT_COLOR}'>red: checkpoint age, % of its maximum"
+           "</span> (dashed: the maximum; dotted: 7/8, async flushing)<br>"
+           f"<span style='color:{DIRTY_COLOR}'>blue: dirty pages, % of the buffer pool</span>"
+           " (dashed: innodb_max_dirty_pages_pct) · shaded: measurement window")
+    fig, domains = _grid(len(cells), title, f"{subtitle}<br>{key}" if subtitle else key)
+    fig.update_layout(margin=dict(t=140), height=fig.layout.height + 30)
+    n = len(cells)
+    for i, (_, cell) in enumerate(cells.iterrows()):
+        suffix, xref = _axis_names(i)
+        yref = f"y{suffix}"
+        (x0, x1), (y0, y1) = domains[i]
+        run_id = runs_of_cells.get(int(cell["cell_id"]))
+        s = samples_df[(samples_df["run_id"] == run_id) & (~samples_df["missed"])
+                       & (samples_df["t"] > 0)] if run_id is not None else samples_df.iloc[0:0]
+        x = s["t"].to_numpy() / 60
+        fig.add_trace(go.Scatter(x=x, y=s["checkpoint_age_pct"].to_numpy(), mode="lines",
+                                 xaxis=xref, yaxis=yref, name="checkpoint age % of max",
+                                 line=dict(color=CHECKPOINT_COLOR, width=1.8),
+                                 hovertemplate="%{y:.0f} % of max age<extra>run "
+                                 + str(run_id) + "</extra>"))
+        fig.add_trace(go.Scatter(x=x, y=s["dirty_pct"].to_numpy(), mode="lines",
+                                 xaxis=xref, yaxis=yref, name="dirty pages %",
+                                 line=dict(color=DIRTY_COLOR, width=1.8),
+                                 hovertemplate="%{y:.0f} % dirty<extra>run "
+                                 + str(run_id) + "</extra>"))
+        fig.update_layout({
+            f"xaxis{suffix}": dict(domain=[x0, x1], anchor=yref, title=dict(
+                text=X_TITLE if i >= n - COLUMNS else "")),
+            f"yaxis{suffix}": dict(domain=[y0, y1], anchor=xref, range=[0, 110],
+                                   ticksuffix=" %", title=dict(
+                                       text="% (see colours)" if i % COLUMNS == 0 else "")),
+        })
+        for level, dash in ((100.0, "dash"), (87.5, "dot")):
+            _hline(fig, level, xref, yref, CHECKPOINT_COLOR, dash)
+        pct = s["max_dirty_pages_pct"].dropna() if "max_dirty_pages_pct" in s else s.iloc[0:0]
+        if len(pct):
+            _hline(fig, float(pct.iloc[0]), xref, yref, DIRTY_COLOR, "dash")
+        if window:
+            _shade(fig, window, xref, yref)
+        _panel_title(fig, str(cell["cell_label"]), bool(cell["is_baseline"]), (x0, x1), (y0, y1))
+    return fig
+
+
+def _hline(fig: go.Figure, level: float, xref: str, yref: str, colour: str, dash: str) -> None:
+    fig.add_shape(type="line", xref=f"{xref} domain", yref=yref, x0=0, x1=1, y0=level,
+                  y1=level, line=dict(color=colour, dash=dash, width=1))

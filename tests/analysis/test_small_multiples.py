@@ -1,0 +1,80 @@
+"""Small multiples from a real recorded database (the committed 2011 study): one panel per
+cell in the experiment's row order, every repetition drawn, the median run bold, the window
+shaded in every panel, one shared scale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis import frames
+from analysis.small_multiples import BASELINE_COLOUR, checkpoint_grid, median_runs, throughput_grid
+
+STUDY_DB = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "stability-2011.sqlite"
+
+
+@pytest.fixture(scope="module")
+def study() -> tuple[frames.Frames, object]:
+    fr = frames.load(STUDY_DB, "stability-2011")
+    intervals = fr.intervals.merge(fr.run_summary[["run_id", "cell_id"]], on="run_id")
+    return fr, intervals
+
+
+def _annotations(fig) -> list[str]:  # noqa: ANN001 - a plotly Figure
+    return [a.text for a in fig.layout.annotations]
+
+
+def test_throughput_grid_panels_runs_and_median(study: tuple) -> None:
+    fr, intervals = study
+    window = fr.experiment["window"]
+    fig = throughput_grid(intervals, fr.cell_summary, window=(window.start, window.end))
+    cells = fr.cell_summary.sort_values("position")
+    titles = _annotations(fig)
+    assert len(titles) == len(cells) == 8
+    # Panels in the experiment's row order; the baseline says so.
+    assert [t.removeprefix("<b>baseline</b> · ") for t in titles] == list(cells["cell_label"])
+    assert titles[0].startswith("<b>baseline</b>")
+    medians = median_runs(intervals)
+    done = fr.run_summary[fr.run_summary["status"] == "done"]
+    for i, (_, cell) in enumerate(cells.iterrows()):
+        xref = "x" if i == 0 else f"x{i + 1}"
+        traces = [t for t in fig.data if t.xaxis == xref]
+        assert len(traces) == (done["cell_id"] == cell["cell_id"]).sum()  # every repetition
+        bold = [t for t in traces if t.line.width > 2]
+        assert len(bold) == 1 and bold[0].name == f"run {medians[int(cell['cell_id'])]} (median)"
+        assert all(min(t.x) > 0 for t in traces)  # warmup not drawn
+    assert fig.data[0].line.color == BASELINE_COLOUR or any(
+        t.line.color == BASELINE_COLOUR for t in fig.data if t.xaxis == "x")
+    # One shared scale, and the window shaded once per panel.
+    ranges = {tuple(fig.layout[f"yaxis{'' if i == 0 else i + 1}"].range) for i in range(8)}
+    assert len(ranges) == 1
+    shaded = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert len(shaded) == 8 and {s.x0 for s in shaded} == {window.start / 60}
+
+
+def test_median_run_is_the_middle_window_mean(study: tuple) -> None:
+    _, intervals = study
+    medians = median_runs(intervals)
+    window = intervals[intervals["in_window"]]
+    for cell_id, run_id in medians.items():
+        means = window[window["cell_id"] == cell_id].groupby("run_id")["primary_count"].mean()
+        ordered = means.sort_values().index.tolist()
+        assert ordered[(len(ordered) - 1) // 2] == run_id
+
+
+def test_checkpoint_grid_draws_the_median_run_with_its_limits(study: tuple) -> None:
+    fr, intervals = study
+    samples = frames.samples(STUDY_DB, "stability-2011")
+    window = fr.experiment["window"]
+    medians = median_runs(intervals)
+    fig = checkpoint_grid(samples, fr.cell_summary, medians, window=(window.start, window.end))
+    assert len(fig.data) == 2 * 8
+    baseline = samples[(samples["run_id"] == medians[int(fr.cell_summary.sort_values(
+        "position").iloc[0]["cell_id"])]) & (samples["t"] > 0) & ~samples["missed"]]
+    red = fig.data[0]
+    assert list(red.y) == pytest.approx(list(baseline["checkpoint_age_pct"]), nan_ok=True)
+    lines = [s for s in fig.layout.shapes if s.type == "line"]
+    # Per panel: max age, 7/8 and max_dirty_pages_pct.
+    assert len(lines) == 3 * 8
+    assert {s.y0 for s in lines} >= {100.0, 87.5, 75.0, 50.0, 15.0}

@@ -40,9 +40,13 @@ def literal(text: Any, style: str = "") -> Text:
     return Text(printable(text), style=style)
 
 
-def make_console(*, stderr: bool = False, width: int | None = None) -> Console:
-    """A console that prints no emoji for ``:codes:`` and highlights nothing by guesswork."""
-    return Console(stderr=stderr, highlight=False, emoji=False, width=width)
+def make_console(*, stderr: bool = False, width: int | None = None,
+                 markup: bool = True) -> Console:
+    """A console that prints no emoji for ``:codes:`` and highlights nothing by guesswork.
+
+    ``markup=False`` for a console that only ever prints plain lines (every ``[`` literal).
+    """
+    return Console(stderr=stderr, highlight=False, emoji=False, width=width, markup=markup)
 
 
 def say(console: Console, text: Any, style: str = "") -> None:

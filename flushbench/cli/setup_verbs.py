@@ -18,8 +18,9 @@ from flushbench.cli.console import literal, make_console, shown
 from flushbench.cli.options import DbOption, dry_run_progress
 from flushbench.errors import ConfigError, FlushbenchError
 
-console = make_console()
-err_console = make_console(stderr=True)
+# Plain lines only (paths and URLs the user typed): no markup, so "[/b]" in a path prints.
+console = make_console(markup=False)
+err_console = make_console(stderr=True, markup=False)
 
 db_app = typer.Typer(help="Results database maintenance.", no_args_is_help=True)
 app.add_typer(db_app, name="db")

@@ -661,6 +661,14 @@ def test_plan_prints_markup_values_literally(case_dir: Path, cli: CliRun) -> Non
     assert "innodb_buffer_pool_filename=:x:[dim]y" in out and "❌" not in out
 
 
+def test_db_upgrade_of_a_path_with_markup(case_dir: Path, cli: CliRun) -> None:
+    """`db upgrade` names the database as typed, brackets and all (it crashed rich)."""
+    (case_dir / "a[").mkdir()
+    code, out, err = cli(["db", "upgrade", "--db", str(case_dir / "a[/b]:x:.sqlite")])
+    assert code == 0, err
+    assert f"{case_dir}/a[/b]:x:.sqlite" in out
+
+
 def test_non_ascii_echo_on_an_ascii_terminal(case_dir: Path) -> None:
     """mysqld's echo of a non-ASCII value on a terminal that cannot show it: still one error."""
     (case_dir / "x.yaml").write_text(exp({"fixed": {"variables": {"sql_mode": "TRADITIONAL,é"}}}))

@@ -47,7 +47,7 @@ _DISK_FULL_TEXTS = ("database or disk is full", "no space left on device")
 _DISK_FULL_SQLSTATE = "53100"
 
 #: Room kept on a SQLite results file's file system while a run records: a file
-#: ``<database>-reserve-<run id>`` of this size, deleted when the disk fills so that the
+#: ``<database>-reserve-<run id>-<pid>`` of this size, deleted when the disk fills so that the
 #: run's failure (its error event and its ``failed`` status) can still be written.
 RESERVE_BYTES = 1 << 20
 
@@ -283,11 +283,20 @@ class RunRecorder:
 
 
 def _reserve_path(db: ResultsDB, run_id: int) -> Path | None:
-    """Where the disk reserve of a run goes: next to a SQLite file; None on a server."""
+    """Where the disk reserve of a run goes: next to a SQLite file; None on a server.
+
+    ``<database>-reserve-<run id>-<pid>``; reserves a killed worker left (its pid gone) are
+    removed here, so they never pile up.
+    """
     url = db.engine.url
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         return None
-    return Path(f"{url.database}-reserve-{run_id}")
+    base = Path(url.database)
+    for stale in base.parent.glob(f"{base.name}-reserve-*-*"):
+        pid = stale.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            stale.unlink(missing_ok=True)
+    return base.with_name(f"{base.name}-reserve-{run_id}-{os.getpid()}")
 
 
 def _stall_here(s: Session) -> None:

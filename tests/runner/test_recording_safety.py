@@ -195,6 +195,7 @@ def test_sigkill_while_recording_leaves_no_half_run_and_resumes(tmp_path: Path,
                            capture_output=True, text=True, timeout=PATIENCE_S)
     assert rerun.returncode == 0, rerun.stderr
     assert statuses(db) == [(1, "interrupted"), (2, "done")]
+    assert not list(tmp_path.glob("r.sqlite-reserve-*"))  # the killed worker's one too
     cmp = compare(db, "killed-recording")
     assert cmp.cells["n_done"].tolist() == [1]
     done = cmp.frames.run_summary
@@ -275,4 +276,4 @@ def test_disk_full_while_recording_fails_the_run_and_keeps_the_database(
     assert run.status == "failed", (run.status, text, [e.message for e in events])
     assert "disk is full" in (run.error or ""), run.error
     assert any("disk is full" in e.message for e in events if e.level == "error")
-    assert not list(small_fs.glob("r.sqlite-reserve-*"))  # the reserve is given back
+    assert not list(small_fs.glob("r.sqlite-reserve-*"))  # the reserve was given back

@@ -549,14 +549,34 @@ def find_binary(explicit: str | os.PathLike[str] | None, name: str) -> Path | No
     return Path(found) if found else None
 
 
-def binary_problem(path: Path | None, name: str, fix: str) -> list[str]:
-    """A preflight message when ``path`` is absent or not executable, else nothing."""
+def binary_problem(path: Path | None, name: str, fix: str,
+                   identify: tuple[Sequence[str], bytes] | None = None) -> list[str]:
+    """A preflight message when ``path`` is absent, not executable or not ``name``, else nothing.
+
+    ``identify`` is (arguments, marker): run with those arguments, the program must print the
+    marker (``sysbench --version`` prints ``sysbench``), so ``/bin/sh`` named as a driver in
+    ``workload.binaries`` is refused before a run instead of failing (or hanging) in it.
+    """
     if path is None:
         return [f"{name} not found on PATH — {fix}"]
     if not path.is_file():
         return [f"{name} not found at {path} — {fix}"]
     if not os.access(path, os.X_OK):
         return [f"{name}: {path} is not executable — chmod +x {path}"]
+    if identify is None:
+        return []
+    args, marker = identify
+    shown = " ".join([str(path), *args])
+    try:
+        proc = subprocess.run([str(path), *args], stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=10, check=False)
+    except OSError as exc:
+        return [f"{path} is not {name}: it cannot be run ({exc.strerror}) — {fix}"]
+    except subprocess.TimeoutExpired:
+        return [f"{path} is not {name}: `{shown}` did not answer within 10 s — {fix}"]
+    if marker not in proc.stdout + proc.stderr:
+        return [f"{path} is not {name}: `{shown}` does not print"
+                f" `{marker.decode(errors='replace')}` — {fix}"]
     return []
 
 

@@ -108,7 +108,8 @@ class SysbenchWorkload(Workload):
 
     def problems(self) -> list[str]:
         """sysbench must be installed (or named in ``workload.binaries.sysbench``)."""
-        return binary_problem(self.binary, "sysbench", INSTALL_FIX)
+        return binary_problem(self.binary, "sysbench", INSTALL_FIX,
+                              identify=(["--version"], b"sysbench"))
 
     def load(self, conn: ConnectionInfo, dataset: DatasetSpec, log_path: Path) -> None:
         """``sysbench oltp_read_write --tables --table-size ... prepare`` into a new database."""

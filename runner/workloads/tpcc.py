@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from runner.workloads.base import (
     OutputParser,
     RunningWorkload,
     Workload,
+    binary_problem,
     client_env,
     create_database,
     run_to_completion,
@@ -173,19 +173,8 @@ class TpccWorkload(Workload):
         """
         if not (self.binary.is_file() and os.access(self.binary, os.X_OK)):
             return [f"the built-in TPC-C driver {self.binary} is not built — {BUILD_FIX}"]
-        try:
-            proc = subprocess.run([str(self.binary)], stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=10, check=False)
-        except OSError as exc:
-            return [f"{self.binary} is not the built-in TPC-C driver: it cannot be run"
-                    f" ({exc.strerror}) — {BUILD_FIX}"]
-        except subprocess.TimeoutExpired:
-            return [f"{self.binary} is not the built-in TPC-C driver: it did not print its usage"
-                    f" within 10 s — {BUILD_FIX}"]
-        if TPCC_USAGE_MARK not in (proc.stdout + proc.stderr):
-            return [f"{self.binary} is not the built-in TPC-C driver (run without arguments it"
-                    f" does not print `usage: tpcc <command>`) — {BUILD_FIX}"]
-        return []
+        return binary_problem(self.binary, "the built-in TPC-C driver", BUILD_FIX,
+                              identify=([], TPCC_USAGE_MARK))
 
     def load(self, conn: ConnectionInfo, dataset: DatasetSpec, log_path: Path) -> None:
         """``tpcc load -w W --workers N`` into ``conn.database`` (created if missing)."""

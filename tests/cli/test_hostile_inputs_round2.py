@@ -179,7 +179,7 @@ CASES: list[Case] = [
     # --- the TPC-C driver binary must be the driver -------------------------------------------
     v("r2-tpcc-binary-sh", exp({"dataset": TPCC_DATASET, "workload": {
         **TPCC_WORKLOAD, "binaries": {"tpcc": "/bin/sh"}}}),
-      ["/bin/sh is not the built-in TPC-C driver"]),
+      ["/bin/sh is not the built-in TPC-C driver", "usage: tpcc <command>"]),
     v("r2-tpcc-binary-true", exp({"dataset": TPCC_DATASET, "workload": {
         **TPCC_WORKLOAD, "binaries": {"tpcc": "/bin/true"}}}),
       ["/bin/true is not the built-in TPC-C driver"]),
@@ -189,6 +189,10 @@ CASES: list[Case] = [
     v("r2-tpcc-binary-not-executable", exp({"dataset": TPCC_DATASET, "workload": {
         **TPCC_WORKLOAD, "binaries": {"tpcc": "{tmp}/tpcc"}}}),
       ["{tmp}/tpcc is not built"], files={"tpcc": "#!/bin/sh\necho usage: tpcc <command>\n"}),
+    v("r2-sysbench-binary-sh", exp({"workload": {"binaries": {"sysbench": "/bin/sh"}}}),
+      ["/bin/sh is not sysbench", "--version"]),
+    v("r2-sysbench-binary-true", exp({"workload": {"binaries": {"sysbench": "/bin/true"}}}),
+      ["/bin/true is not sysbench"]),
     v("r2-binary-unknown-name", exp({"workload": {"binaries": {"sysbnch": "/usr/bin/sysbench"}}}),
       ["workload.binaries.sysbnch", "unknown driver binary name"]),
     v("r2-readme-log-bin", exp({"allow_variables": ["log_bin"],

@@ -50,11 +50,15 @@ class MextTable:
         Column labels whose interval spans a server restart (no deltas there).
     interval_s:
         Real seconds covered by each column (NaN for the first).
+    t_s:
+        Each column's sample time in seconds since the measurement started (the labels round
+        it to whole seconds).
     """
 
     values: pd.DataFrame
     restarts: list[str]
     interval_s: list[float]
+    t_s: list[float]
 
 
 def _decode(blob: bytes | None) -> dict[str, float]:
@@ -177,7 +181,7 @@ def mext(db: DB, run_id: int, *, counters: Sequence[str] | None = None,
         derived = derived[[bool(pattern.search(label)) for label in derived.index]]
     table = pd.concat([derived, body])
     return MextTable(table, [labels[i] for i in np.flatnonzero(restarted)],
-                     [math.nan, *seconds[1:].tolist()])
+                     [math.nan, *seconds[1:].tolist()], [float(x) for x in t])
 
 
 def format_value(value: float, *, rate: bool = False) -> str:

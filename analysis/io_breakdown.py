@@ -1,0 +1,123 @@
+"""What the disk's writes went to, per transaction: data pages, doublewrite and redo.
+
+The 2011 post's doublewrite result is an I/O budget result: with doublewrite on, every data
+page is written twice, and on a device whose limit is bytes that second copy is what costs.
+Per run, over the measurement window, from the sampler's ``SHOW GLOBAL STATUS`` counters:
+
+=============  ====================================  ====================================
+part           write operations                      bytes
+=============  ====================================  ====================================
+data pages     ``Innodb_pages_written``              × ``innodb_page_size``
+doublewrite    ``Innodb_dblwr_writes`` (one batch)    ``Innodb_dblwr_pages_written`` × page
+redo           ``Innodb_log_writes``                  ``Innodb_os_log_written``
+=============  ====================================  ====================================
+
+each divided by the run's transactions of the workload's metric in the same window (New-Orders
+for TPC-C), so cells that ran at different speeds compare per unit of work. A cell's figure is
+the median of its runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from analysis.frames import Frames
+from analysis.plots import PALETTE, template
+from analysis.query import DB, run_variables
+from analysis.series import samples
+
+#: (part, operations counter, bytes counter or None for pages × page size, pages counter).
+PARTS = (
+    ("data pages", "Innodb_pages_written", None, "Innodb_pages_written"),
+    ("doublewrite", "Innodb_dblwr_writes", None, "Innodb_dblwr_pages_written"),
+    ("redo", "Innodb_log_writes", "Innodb_os_log_written", None),
+)
+COUNTERS = tuple(sorted({c for _, ops, by, pages in PARTS for c in (ops, by, pages) if c}))
+DEFAULT_PAGE_SIZE = 16384
+KIB = 1024.0
+
+
+def _window_growth(s: pd.DataFrame, counter: str) -> pd.Series:
+    """Per run, how much a cumulative counter grew between the first and last window sample."""
+    w = s[s["in_window"] & s[counter].notna()].sort_values(["run_id", "seq"])
+    first = w.groupby("run_id")[counter].first()
+    last = w.groupby("run_id")[counter].last()
+    return last - first
+
+
+def per_run(db: DB, fr: Frames) -> pd.DataFrame:
+    """Write operations and KiB per transaction of each done run, by part.
+
+    Columns ``<part> ops`` and ``<part> KiB`` for each part of :data:`PARTS`, plus
+    ``transactions`` (counted over the same samples' time span) and ``cell_id``.
+    """
+    done = fr.run_summary[fr.run_summary["status"] == "done"]
+    ids = [int(r) for r in done["run_id"]]
+    if not ids:
+        return pd.DataFrame()
+    s = samples(db, fr.experiment["id"], run_ids=ids, counters=list(COUNTERS))
+    page = pd.to_numeric(run_variables(db, ids, ["innodb_page_size"]).get(
+        "innodb_page_size", pd.Series(dtype=float)), errors="coerce").fillna(DEFAULT_PAGE_SIZE)
+    # Transactions in the time the window's samples span (sample ticks and driver intervals
+    # are not aligned, so count the intervals whose end falls inside that span).
+    w = s[s["in_window"]].groupby("run_id")["t"].agg(["min", "max"])
+    iv = fr.intervals
+    tx = {}
+    for run_id, span in w.iterrows():
+        mine = iv[(iv["run_id"] == run_id) & (iv["t"] > span["min"]) & (iv["t"] <= span["max"])]
+        tx[int(run_id)] = float(mine["primary_count"].sum())
+    out = pd.DataFrame(index=pd.Index(ids, name="run_id"))
+    out["transactions"] = pd.Series(tx)
+    for part, ops, by, pages in PARTS:
+        n = out["transactions"].where(out["transactions"] > 0)
+        out[f"{part} ops"] = _window_growth(s, ops) / n if ops in s else math.nan
+        if by is not None:
+            grown = _window_growth(s, by) if by in s else math.nan
+        else:
+            grown = _window_growth(s, pages) * page if pages in s else math.nan
+        out[f"{part} KiB"] = grown / n / KIB
+    out["cell_id"] = done.set_index("run_id")["cell_id"]
+    return out
+
+
+def per_cell(db: DB, fr: Frames) -> pd.DataFrame:
+    """Medians of :func:`per_run` per cell, in the experiment's row order (index: label)."""
+    runs = per_run(db, fr)
+    cells = fr.cell_summary.sort_values("position")
+    if runs.empty:
+        return pd.DataFrame()
+    table = runs.groupby("cell_id").median(numeric_only=True).drop(columns="transactions")
+    table["runs"] = runs.groupby("cell_id").size()
+    table = table.reindex([c for c in cells["cell_id"] if c in table.index])
+    table.index = cells.set_index("cell_id").loc[table.index, "cell_label"]
+    return table
+
+
+def figure(table: pd.DataFrame, *, unit: str = "New-Order",
+           title: str = "What each transaction wrote") -> go.Figure:
+    """Two stacked-bar panels per cell: write operations and KiB per transaction, by part."""
+    fig = go.Figure()
+    fig.update_layout(template=template(), title=dict(text=(
+        f"{title}<br><span style='font-size:13px;color:#666'>per {unit}, median of each"
+        " cell's runs over the measurement window</span>")), barmode="stack",
+        height=180 + 34 * max(1, len(table)), margin=dict(l=20, r=20, t=110, b=60),
+        legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0))
+    labels = list(table.index)
+    for i, (part, *_rest) in enumerate(PARTS):
+        for col, axis, show in ((f"{part} ops", "x", True), (f"{part} KiB", "x2", False)):
+            values = table[col].to_numpy(dtype=float) if col in table else np.full(len(table),
+                                                                                   np.nan)
+            fig.add_trace(go.Bar(y=labels, x=values, orientation="h", name=part,
+                                 legendgroup=part, showlegend=show, xaxis=axis, yaxis="y",
+                                 marker_color=PALETTE[i],
+                                 hovertemplate="%{x:.2f}<extra>" + part + "</extra>"))
+    fig.update_layout(
+        xaxis=dict(domain=[0.42, 0.69], title=dict(text=f"write operations per {unit}")),
+        xaxis2=dict(domain=[0.73, 1.0], anchor="y", title=dict(text=f"KiB written per {unit}")),
+        yaxis=dict(domain=[0, 1], autorange="reversed", automargin=True, rangemode="normal"),
+    )
+    return fig

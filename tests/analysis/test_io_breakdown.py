@@ -1,0 +1,57 @@
+"""The I/O breakdown per transaction, from the committed 2011 study, recomputed by hand for
+one run through another path (the pt-mext table of its window samples)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis import frames
+from analysis import io_breakdown as io
+from analysis.mext import mext
+
+STUDY_DB = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "stability-2011.sqlite"
+
+
+@pytest.fixture(scope="module")
+def study() -> frames.Frames:
+    return frames.load(STUDY_DB, "stability-2011")
+
+
+def test_one_run_by_hand(study: frames.Frames) -> None:
+    runs = io.per_run(STUDY_DB, study)
+    run_id = int(runs.index[0])
+    window = mext(STUDY_DB, run_id, window_only=True, counters=list(io.COUNTERS))
+    grown = window.values.iloc[:, 1:].sum(axis=1)  # deltas after the first window sample
+    span = window.t_s
+    iv = study.intervals[study.intervals["run_id"] == run_id]
+    tx = iv[(iv["t"] > span[0]) & (iv["t"] <= span[-1])]["primary_count"].sum()
+    row = runs.loc[run_id]
+    assert row["transactions"] == tx > 0
+    assert row["redo ops"] == pytest.approx(grown["Innodb_log_writes"] / tx)
+    assert row["redo KiB"] == pytest.approx(grown["Innodb_os_log_written"] / tx / 1024)
+    assert row["doublewrite KiB"] == pytest.approx(
+        grown["Innodb_dblwr_pages_written"] * 16384 / tx / 1024)
+    assert row["data pages ops"] == pytest.approx(grown["Innodb_pages_written"] / tx)
+
+
+def test_cells_in_row_order_and_the_doublewrite_copy(study: frames.Frames) -> None:
+    table = io.per_cell(STUDY_DB, study)
+    assert list(table.index) == list(study.cell_summary.sort_values("position")["cell_label"])
+    on = table[[label.startswith("doublewrite=on") for label in table.index]]
+    off = table[[label.startswith("doublewrite=off") for label in table.index]]
+    # With doublewrite on, every page is written twice: its bytes match the data pages';
+    # with it off, there is none. Its operations stay few (128-page batches).
+    assert (on["doublewrite KiB"] / on["data pages KiB"]).between(0.8, 1.2).all()
+    assert (off["doublewrite KiB"] == 0).all()
+    assert (on["doublewrite ops"] < 0.2 * on["data pages ops"]).all()
+    assert table["runs"].sum() == 26
+
+
+def test_figure_has_both_panels_per_part(study: frames.Frames) -> None:
+    table = io.per_cell(STUDY_DB, study)
+    fig = io.figure(table)
+    assert [t.name for t in fig.data] == ["data pages"] * 2 + ["doublewrite"] * 2 + ["redo"] * 2
+    assert {t.xaxis for t in fig.data} == {"x", "x2"}
+    assert list(fig.data[0].y) == list(table.index)

@@ -297,7 +297,7 @@ CASES: list[Case] = [
          ["password=***"]),
     Case("r2-db-worker-password", ["worker", "--db", f"{PG}://u:{SECRET}@127.0.0.1:1/x"],
          ["u:***@127.0.0.1"]),
-    Case("r2-db-doctor-not-a-url", ["status", "--db", f"mysql://u:{SECRET}@[bad"],
+    Case("r2-db-unparseable-url", ["status", "--db", f"mysql://u:{SECRET}@[bad"],
          ["u:***@"]),
     Case("r2-db-host-too-long", ["status", "--db", f"{PG}://u:{SECRET}@{'h' * 300}/x"],
          ["host name is too long", "u:***@"], max_len=600),

@@ -64,6 +64,13 @@ def report_cmd(
     say(_console(), f"report: {path}")
 
 
+def _known(value: Any) -> str:
+    """A value as text, or "–" when the run has none yet (None, NaN, NaT)."""
+    import pandas as pd
+
+    return "–" if value is None or pd.isna(value) else str(value)
+
+
 def _level(value: Any) -> str:
     """A knob level as experiment files write it: on/off, 60 rather than 60.0."""
     if isinstance(value, bool):
@@ -201,10 +208,13 @@ def show_cmd(
         ("repetition / attempt", f"{r['repetition']} / {r['attempt']}"
          + (" (superseded)" if r["superseded"] else "")),
         ("status", str(r["status"]) + (f" — {r['error']}" if r["error"] else "")),
-        ("started", str(r["started_at"])), ("finished", str(r["finished_at"])),
-        ("server", f"{r['server_flavor']} {r['server_version']}"),
-        ("host", f"{r['hostname']} ({r['cpu_count']} × {r['cpu_model']})"),
-        ("dataset", str(r["dataset_key"])),
+        ("started", _known(r["started_at"])), ("finished", _known(r["finished_at"])),
+        # A run not started yet has no metadata: one "–", not "None (None × None)".
+        ("server", f"{r['server_flavor']} {r['server_version']}"
+         if _known(r["server_flavor"]) != "–" else "–"),
+        ("host", f"{r['hostname']} ({r['cpu_count']} × {r['cpu_model']})"
+         if _known(r["hostname"]) != "–" else "–"),
+        ("dataset", _known(r["dataset_key"])),
         (f"{m.name} (window average)", _f(m.of(r.get("notpm")))),
         *([("driver TpmC (whole run)", _f(r.get("tpmc_driver")))] if m.per_minute else []),
         ("stability score", _f(r.get("score"), ".1f")),

@@ -132,6 +132,7 @@ def test_show_every_run(shape_db: Path, request: pytest.FixtureRequest, cli: Cli
         _clean(code, out, err)
         if ids:
             assert code == 0 and f"run {run_id}" in out and "status" in out, err
+            assert "None" not in out and "NaT" not in out, out  # "–" for what is not known
         else:
             _refused(code, out, err, "no run 1")
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flushbench.errors import AnalysisError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -62,6 +65,8 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     else:
         df = frames.run_summary(db, experiment)
         df[metric_col] = df["notpm"] * m.scale  # the window average in the metric's unit
+    if metric_col != "notpm":
+        df = _in_metric(df, metric_col, m.scale)
     if df.empty:
         # An empty file would look like an export that lost its rows: say why there are none.
         rdf = frames.runs(db, info["id"])
@@ -86,3 +91,19 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     else:
         df.to_parquet(path, index=False)
     return path
+
+
+def _in_metric(df: pd.DataFrame, metric_col: str, scale: float) -> pd.DataFrame:
+    """The summaries' per-minute ``notpm*`` columns under the experiment's metric name.
+
+    ``notpm_mean`` becomes ``tps_mean`` (scaled to the metric's unit), ``rank_notpm`` becomes
+    ``rank_tps`` (a rank is not scaled); the ``notpm`` names themselves are dropped, so a
+    sysbench export never names a TPC-C figure.
+    """
+    out = df.copy()
+    for col in [c for c in df.columns if "notpm" in c]:
+        new = col.replace("notpm", metric_col)
+        if new not in out:
+            out[new] = df[col] if col.startswith("rank") else df[col] * scale
+        out = out.drop(columns=col)
+    return out

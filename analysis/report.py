@@ -589,7 +589,9 @@ def write_report(
         labels = {int(reps[c]): lbl for c, lbl in zip(cells["cell_id"], cells["cell_label"],
                                                        strict=True) if c in reps}
 
-        overview = [figs.add("notpm", plots.notpm_bars(
+        # Figure names (files, ids) follow the metric: a sysbench report has no "notpm" in it.
+        slug = metric.name.lower()
+        overview = [figs.add(slug, plots.notpm_bars(
             cells, unit=metric.name, scale=metric.scale,
             title=f"Throughput per configuration ({metric.name}, window average)"))]
         overview.append(figs.add("stability", plots.score_bars(cells)))
@@ -609,7 +611,7 @@ def write_report(
         if len(knobs) >= 2:
             overview.append(figs.add("stability-heatmap",
                                      plots.stability_heatmap(cells, knobs[0], knobs[1])))
-            overview.append(figs.add("notpm-heatmap", plots.stability_heatmap(
+            overview.append(figs.add(f"{slug}-heatmap", plots.stability_heatmap(
                 metric.scaled(cells), knobs[0], knobs[1], value="notpm_mean", label=metric.name,
                 title=f"{metric.name} by {knobs[0]} and {knobs[1]}")))
         if "connections" in knobs and "allocator" in knobs:

@@ -17,6 +17,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from flushbench.errors import StoreError
+from store.bundles import bundle_database, is_bundle_path
 from store.checks import check_sqlite_file, guarded, parse_url
 from store.migrate import (
     RevisionHook,
@@ -33,10 +34,14 @@ DEFAULT_DB_PATH = Path("results") / "flushbench.sqlite"
 
 
 def resolve_url(db: str | os.PathLike[str] | None = None) -> str:
-    """Turn ``--db`` (a path or a SQLAlchemy URL), ``$FLUSHBENCH_DB`` or the default into a URL."""
+    """Turn ``--db`` (a path, a SQLAlchemy URL or a study bundle), ``$FLUSHBENCH_DB`` or the
+    default into a URL (a bundle is unpacked into the cache and checked first)."""
     value = str(db) if db is not None else os.environ.get("FLUSHBENCH_DB", str(DEFAULT_DB_PATH))
     if "://" in value:
         return value
+    if is_bundle_path(value):
+        # A study bundle: its results database, unpacked once into the cache and checked.
+        return f"sqlite:///{bundle_database(Path(value).expanduser().resolve())}"
     return f"sqlite:///{Path(value).expanduser().resolve()}"
 
 

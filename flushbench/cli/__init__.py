@@ -43,7 +43,8 @@ def _register() -> None:
     """Import the verb modules; each adds its commands to :data:`app`."""
     import importlib
 
-    for module in ("setup_verbs", "run_verbs", "results_verbs", "mext_verb"):
+    for module in ("setup_verbs", "run_verbs", "results_verbs", "mext_verb",
+                   "bundle_verbs"):
         importlib.import_module(f"{__name__}.{module}")
 
 

@@ -1,0 +1,124 @@
+"""``flushbench bundle``: one experiment, everything it named and its report, in one file.
+
+What a colleague or a post's reader needs to check a study: the results trimmed to the
+experiment (the other experiments of the database removed from a consistent copy), the
+experiment as queued, the base config and server profile texts it ran with, the report made
+from the bundled database itself, the flushbench version and the environment facts of every
+host that ran it. The archive format and its checks live in :mod:`store.bundles`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sqlalchemy import select
+
+from analysis.query import DB, ExperimentRef, resolve_experiment, session_scope
+from flushbench.errors import AnalysisError
+from store.bundles import RESULTS, write_archive
+from store.migrate import current_revision, sqlite_copy
+from store.models import Run, RunMetadata
+
+#: Host facts a reader needs to judge comparability (one entry per distinct combination).
+ENVIRONMENT = ("hostname", "kernel", "cpu_model", "cpu_count", "mem_total_bytes",
+               "datadir_device", "datadir_fstype", "server_flavor", "server_version",
+               "dataset_key", "driver")
+
+
+def _flushbench_version() -> str:
+    try:
+        return metadata.version("flushbench")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _describe(db: DB, experiment: ExperimentRef) -> dict[str, Any]:
+    """Name, id, stored spec, files and per-host environment of the experiment."""
+    with session_scope(db) as s:
+        exp = resolve_experiment(s, experiment)
+        rows = s.execute(select(*(getattr(RunMetadata, c) for c in ENVIRONMENT))
+                         .join(Run, Run.id == RunMetadata.run_id)
+                         .where(Run.cell.has(experiment_id=exp.id))).all()
+        environment = [dict(zip(ENVIRONMENT, r, strict=True)) for r in sorted(set(rows))]
+        return {"id": exp.id, "name": exp.name, "measurement_hash": exp.measurement_hash,
+                "spec": exp.spec, "files": exp.files or {}, "created_at": exp.created_at,
+                "environment": environment, "revision": current_revision(s.connection())}
+
+
+def _trimmed_copy(source_db: Path, experiment_id: int, target: Path) -> dict[str, int]:
+    """A consistent copy holding only one experiment (its rows cascade from experiments)."""
+    sqlite_copy(source_db, target)
+    conn = sqlite3.connect(target)
+    try:
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("DELETE FROM experiments WHERE id != ?", (experiment_id,))
+        conn.execute("DELETE FROM workers")  # other hosts' live state: not part of a study
+        conn.commit()
+        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.execute("VACUUM")
+        names = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+        return {n: conn.execute(f'SELECT COUNT(*) FROM "{n}"').fetchone()[0] for n in names}
+    finally:
+        conn.close()
+
+
+def make_bundle(db_path: Path, experiment: ExperimentRef, target: Path, *,
+                png: bool = True) -> Path:
+    """Write the bundle of one experiment of a SQLite results database to ``target``.
+
+    Raises
+    ------
+    AnalysisError
+        The experiment does not exist, or the database is not a SQLite file (a PostgreSQL
+        database is bundled by exporting it first; not supported yet).
+    """
+    from analysis.report import write_report
+
+    info = _describe(db_path, experiment)
+    with tempfile.TemporaryDirectory(prefix="flushbench-bundle-") as tmp:
+        folder = Path(tmp) / _folder_name(info["name"])
+        folder.mkdir()
+        counts = _trimmed_copy(db_path, info["id"], folder / RESULTS)
+        (folder / "experiment.yaml").write_text(
+            f"# {info['name']} as it was queued ({info['created_at']})\n"
+            + yaml.safe_dump(info["spec"], sort_keys=False))
+        files = info["files"]
+        if isinstance(files.get("base_config"), dict) and files["base_config"].get("text"):
+            (folder / "base_config.cnf").write_text(files["base_config"]["text"])
+        if isinstance(files.get("server"), dict) and files["server"].get("profile"):
+            (folder / "server.yaml").write_text(
+                yaml.safe_dump(files["server"]["profile"], sort_keys=False))
+        write_report(folder / RESULTS, info["name"], folder / "report", png=png)
+        manifest = {
+            "bundle_format": 1,
+            "experiment": {"name": info["name"], "measurement_hash": info["measurement_hash"]},
+            "made_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "flushbench_version": _flushbench_version(),
+            "schema_revision": info["revision"],
+            "rows": counts,
+            "environment": info["environment"],
+        }
+        return write_archive(folder, target, manifest)
+
+
+def _folder_name(name: str) -> str:
+    """The archive's top folder: the experiment name with anything odd replaced."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip(".-")
+    return safe or "experiment"
+
+
+def database_file(url: str) -> Path:
+    """The SQLite file behind a results URL, or an AnalysisError for a server database."""
+    if not url.startswith("sqlite:///"):
+        raise AnalysisError("bundle reads a SQLite results database", where=url.split("@")[-1],
+                            fix="export the experiment to SQLite first (not supported yet),"
+                                " or bundle from a SQLite copy")
+    return Path(url.removeprefix("sqlite:///"))
+

@@ -1,0 +1,70 @@
+"""``flushbench bundle`` and ``flushbench open``: a study in one shareable file, and back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from flushbench.cli import app
+from flushbench.cli.console import make_console, say
+from flushbench.cli.options import DbOption
+from flushbench.errors import AnalysisError
+
+
+@app.command("bundle")
+def bundle_cmd(
+    experiment: Annotated[str, typer.Argument(help="Experiment name or id.")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="The bundle to write:"
+                                      " NAME.tar.zst (or .tar.gz).")],
+    db: DbOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    no_png: Annotated[bool, typer.Option("--no-png", help="Report without PNGs.")] = False,
+) -> None:
+    """Write one experiment as a study bundle: results, experiment file, base config, server
+    profile, report, flushbench version and environment facts, with a checked manifest."""
+    from analysis.bundle import database_file, make_bundle
+    from store.bundles import compression
+    from store.db import ResultsDB, resolve_url
+
+    compression(out)  # the suffix first: nothing is read for a name that cannot be written
+    if out.exists() and not force:
+        raise AnalysisError("the bundle file exists already", where=str(out),
+                            fix="choose another name, or pass --force to overwrite it")
+    url = resolve_url(db)
+    source = database_file(url)
+    if out.resolve() == source.resolve():
+        raise AnalysisError("that is the results database itself", where=str(out),
+                            fix="write the bundle to another file")
+    ResultsDB(db, create=False).dispose()  # refuses a missing, foreign or old database
+    experiment_ref: str | int = int(experiment) if experiment.isdigit() else experiment
+    path = make_bundle(source, experiment_ref, out, png=not no_png)
+    say(make_console(), f"bundle: {path} ({path.stat().st_size / 1024 / 1024:.1f} MiB)")
+
+
+@app.command("open")
+def open_cmd(
+    bundle: Annotated[Path, typer.Argument(help="A bundle made by `flushbench bundle`.")],
+    out: Annotated[Path | None, typer.Option("-o", "--out", help="Folder to unpack into"
+                                             " (default: beside the bundle).")] = None,
+) -> None:
+    """Unpack a study bundle, check every file against its manifest, and say how to use it."""
+    import json
+
+    from store.bundles import MANIFEST, RESULTS, open_bundle
+
+    target = out or bundle.resolve().parent
+    folder = open_bundle(bundle, target)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    console = make_console()
+    name = manifest["experiment"]["name"]
+    say(console, f"{folder}: {name}, made {manifest['made_at']} by flushbench"
+                 f" {manifest['flushbench_version']}; every file matches its manifest")
+    for host in manifest.get("environment", []):
+        say(console, f"  ran on {host['hostname']}: {host['server_flavor']}"
+                     f" {host['server_version']}, {host['cpu_count']} × {host['cpu_model']},"
+                     f" kernel {host['kernel']}")
+    say(console, f"report: {folder / 'report' / 'report.html'}")
+    say(console, f"explore: flushbench compare {name} --db {folder / RESULTS}"
+                 f"  (or --db {bundle})")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from runner.server import ResolvedServer, SandboxLayout, initialize_datadir, resolve_binary
+from tests.support.cli_runner import cli  # noqa: F401 - `flushbench ARGS` in-process, everywhere
 from tests.support.leftovers import kill_orphaned_test_servers
 from tests.support.pgcluster import PgCluster, PostgresUnavailable
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from store.db import ResultsDB
-from tests.support.cli_runner import cli  # noqa: F401 - the in-process `flushbench` fixture
 from tests.support.synthetic_store import SynthCell, SynthMeta, build_store, study_cells
 
 

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from store.bundles import MANIFEST, RESULTS, sha256
-from tests.cli.conftest import CliRun
-from tests.cli.conftest import cli as cli  # noqa: F401,PLC0414 - the in-process CLI fixture
+from tests.support.cli_runner import CliRun
 from tests.support.synthetic_store import SynthCell, build_store
 
 STUDY_DB = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "stability-2011.sqlite"

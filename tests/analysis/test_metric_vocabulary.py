@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import CliRun
-from tests.cli.conftest import cli as cli  # noqa: F401,PLC0414 - the in-process CLI fixture
+from tests.support.cli_runner import CliRun
 from tests.support.synthetic_store import SynthCell, build_store
 
 pytestmark = pytest.mark.slow  # renders every PNG with kaleido

@@ -16,8 +16,7 @@ from analysis.mext import AGE_ROW, DIRTY_ROW, mext
 from flushbench.errors import AnalysisError
 from store.db import ResultsDB
 from store.models import Run, Sample
-from tests.cli.conftest import CliRun
-from tests.cli.conftest import cli as cli  # noqa: F401,PLC0414 - the in-process CLI fixture
+from tests.support.cli_runner import CliRun
 from tests.support.synthetic_store import SynthCell, build_store
 
 MiB = 1024 * 1024

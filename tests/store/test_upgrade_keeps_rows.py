@@ -22,8 +22,7 @@ from alembic import command
 from flushbench.errors import StoreError
 from store.db import upgrade
 from store.migrate import MigrationCheckFailed, alembic_config, head_revision, sqlite_file_counts
-from tests.cli.conftest import CliRun
-from tests.cli.conftest import cli as cli  # noqa: F401,PLC0414 - the in-process CLI fixture
+from tests.support.cli_runner import CliRun
 from tests.support.old_databases import RENAMED, fixture_path, released_revisions
 from tests.support.pgcluster import PgCluster
 

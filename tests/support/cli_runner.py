@@ -1,7 +1,6 @@
 """Running the real ``flushbench`` entry point in this process (its one error boundary).
 
-The ``cli`` fixture of ``tests/cli/conftest.py`` does the same for the CLI tests; this one is
-importable from any test folder (``from tests.support.cli_runner import cli``).
+The root ``tests/conftest.py`` makes the ``cli`` fixture available to every test folder.
 """
 
 from __future__ import annotations

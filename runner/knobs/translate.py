@@ -14,9 +14,9 @@ from typing import Any
 from flushbench.errors import ConfigError
 from flushbench.validation import close_matches
 from runner.knobs.models import Knobs
+from runner.knobs.ownership import sandbox_problem
 from runner.knobs.rules import Builder, Translation, raw_expected, raw_value_text
 from runner.knobs.table import KNOBS, RELATED
-from runner.server.optionfiles import sandbox_problem
 
 
 def translate_partial(
@@ -32,7 +32,7 @@ def translate_partial(
 
     Preflight uses it so one absent knob does not hide problems of the cell's other knobs.
     ``allowed`` is the experiment's ``allow_variables`` (see
-    :func:`runner.server.optionfiles.sandbox_problem`).
+    :func:`runner.knobs.ownership.sandbox_problem`).
     """
     if not isinstance(knobs, Knobs):
         knobs = Knobs.from_values(dict(knobs))

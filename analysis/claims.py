@@ -1,0 +1,127 @@
+"""Sentences about runs, computed from the data — with the exceptions named.
+
+A study's write-up said "every run of every row is noisy" when three runs were not, and
+"every run pushed the group's write rate to the limit" when five did not. Here each claim is
+counted, never written by hand: a :class:`Claim` holds how many runs it holds for, of how
+many, and the runs it does not hold for, with their figures, and renders itself as one
+sentence ("23 of 26 runs are noisy (CV ≥ 10 %); not: run 14 (4.4 %), …").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+from sqlalchemy import select
+
+from analysis.query import DB, session_scope
+from store.models import RunEvent
+
+#: Run-to-run noise at which a run is called noisy (the stability score's flag).
+NOISY_CV_PCT = 10.0
+#: A throttled run "reached" its write limit when it did at least this share of it (the
+#: throttle's own accuracy, docs/storage.md, is ±10 %).
+LIMIT_SHARE = 0.90
+#: A run "reached the maximum checkpoint age" when a window sample came this close (%).
+MAX_AGE_PCT = 99.0
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One statement about a set of runs, the runs it holds for and those it is false for.
+
+    ``statement`` is the verb phrase for one run ("is noisy"), ``plural`` for several
+    ("are noisy").
+    """
+
+    statement: str
+    plural: str
+    holds: int
+    total: int
+    exceptions: list[str] = field(default_factory=list)
+    holders: list[str] = field(default_factory=list)
+
+    @property
+    def universal(self) -> bool:
+        """True when it holds for every run (and there is at least one)."""
+        return self.total > 0 and self.holds == self.total
+
+    def sentence(self) -> str:
+        """``every run …`` / ``N of M runs …; not: …`` / ``no run …``."""
+        if self.total == 0:
+            return f"no run to judge whether it {self.statement}"
+        if self.universal:
+            return f"every run {self.statement} ({self.total} of {self.total})"
+        if self.holds == 0:
+            return f"no run {self.statement} (0 of {self.total})"
+        head = f"{self.holds} of {self.total} runs {self.plural}"
+        # Name the shorter list: the few runs it holds for, or the few it does not.
+        if self.holders and len(self.holders) < len(self.exceptions):
+            return f"{head}: " + ", ".join(self.holders)
+        return f"{head}; not: " + ", ".join(self.exceptions)
+
+
+def _done(run_summary: pd.DataFrame) -> pd.DataFrame:
+    done = run_summary[run_summary["status"] == "done"]
+    if "superseded" in done:
+        done = done[~done["superseded"].astype(bool)]
+    return done.sort_values("run_id")
+
+
+def noisy_runs(run_summary: pd.DataFrame, *, threshold: float = NOISY_CV_PCT) -> Claim:
+    """Runs whose throughput CV over the window is at least ``threshold`` %."""
+    done = _done(run_summary)
+    done = done[done["cv_pct"].notna()]
+    quiet = done[done["cv_pct"] < threshold]
+    noisy = done[done["cv_pct"] >= threshold]
+    return Claim(f"is noisy (CV ≥ {threshold:g} %)", f"are noisy (CV ≥ {threshold:g} %)",
+                 len(noisy), len(done),
+                 [f"run {int(r.run_id)} ({r.cv_pct:.1f} %)" for r in quiet.itertuples()],
+                 [f"run {int(r.run_id)} ({r.cv_pct:.1f} %)" for r in noisy.itertuples()])
+
+
+def _storage_evidence(db: DB, run_ids: list[int]) -> dict[int, dict]:
+    with session_scope(db) as s:
+        rows = s.execute(select(RunEvent.run_id, RunEvent.evidence)
+                         .where(RunEvent.kind == "storage", RunEvent.run_id.in_(run_ids))).all()
+    out = {}
+    for run_id, evidence in rows:
+        try:
+            out[int(run_id)] = json.loads(evidence) if isinstance(evidence, str) else {}
+        except ValueError:
+            continue
+    return out
+
+
+def reached_write_limit(db: DB, run_summary: pd.DataFrame, *,
+                        share: float = LIMIT_SHARE) -> Claim:
+    """Throttled runs whose measured write IOPS came within ``share`` of their limit."""
+    done = _done(run_summary)
+    limits = {int(r.run_id): (r.extra or {}).get("storage_write_iops")
+              for r in done.itertuples() if isinstance(getattr(r, "extra", None), dict)}
+    limits = {k: float(v) for k, v in limits.items() if v}
+    evidence = _storage_evidence(db, list(limits))
+    missed, hit = [], []
+    for run_id, limit in sorted(limits.items()):
+        measured = evidence.get(run_id, {}).get("io_write_iops")
+        if measured is None or not math.isfinite(float(measured)):
+            continue
+        text = f"run {run_id} ({float(measured):,.0f} of {limit:,.0f} IOPS)"
+        (missed if float(measured) < share * limit else hit).append(text)
+    return Claim(f"pushed its write rate to the limit (≥ {share:.0%} of it)",
+                 f"pushed their write rate to the limit (≥ {share:.0%} of it)",
+                 len(hit), len(hit) + len(missed), missed, hit)
+
+
+def reached_max_checkpoint_age(samples: pd.DataFrame, run_ids: list[int], *,
+                               level: float = MAX_AGE_PCT) -> Claim:
+    """Runs where a window sample's checkpoint age came within ``level`` % of its maximum."""
+    window = samples[samples["in_window"] & samples["checkpoint_age_pct"].notna()]
+    peaks = window.groupby("run_id")["checkpoint_age_pct"].max()
+    judged = [r for r in sorted(run_ids) if r in peaks.index]
+    below = [f"run {r} (peak {peaks[r]:.0f} %)" for r in judged if peaks[r] < level]
+    reached = [f"run {r} (peak {peaks[r]:.0f} %)" for r in judged if peaks[r] >= level]
+    what = f"reached the maximum checkpoint age (≥ {level:g} % of it in the window)"
+    return Claim(what, what, len(reached), len(judged), below, reached)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
+import re
 import threading
 import time
 import zlib
@@ -278,7 +279,10 @@ def test_a_slow_sample_makes_the_next_ticks_missed(server: DbServer) -> None:
     for r in records[1:3]:
         assert r.missed and r.ts is None
         assert "sample 0 took" in r.miss_reason
-        assert "(connecting 0.5" in r.miss_reason  # the slow step is named
+        # The slow step is named with its duration (≥ the 0.5 s it slept; a loaded machine
+        # adds to it, so no exact figure is asserted).
+        step = re.search(r"\(connecting (\d+\.\d+) s\)", r.miss_reason)
+        assert step and float(step.group(1)) >= 0.5, r.miss_reason
         assert "longer than the 0.2 s interval" in r.miss_reason
         assert r.scheduled_ts == sampler.scheduled(r.seq)
     # The run's warning counts the misses and quotes why the first one happened.
@@ -303,8 +307,11 @@ def test_a_slow_store_is_not_blamed_on_the_sample(server: DbServer) -> None:
     _collect(sampler, records, lambda: len(records) >= 4)
     assert not records[0].missed and records[0].collect_s < 0.5
     assert records[1].missed
-    assert records[1].miss_reason.startswith("storing sample 0 took 0.5")
-    assert "reading it 0.0" in records[1].miss_reason
+    found = re.match(r"storing sample 0 took (\d+\.\d+) s \(reading it (\d+\.\d+) s\)",
+                     records[1].miss_reason)
+    assert found, records[1].miss_reason
+    storing, reading = float(found.group(1)), float(found.group(2))
+    assert storing >= 0.5 and reading < storing  # storing is blamed, not the sample
 
 
 def test_overrun_reason_names_the_slowest_step_only_when_it_dominates() -> None:

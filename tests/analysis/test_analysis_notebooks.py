@@ -60,6 +60,7 @@ def _execute_on_committed_db(name: str, committed: Path, experiment: str, tmp_pa
     return outputs, figures
 
 
+@pytest.mark.slow  # a kernel start: out of the fast lane
 def test_the_stability_notebook_opens_the_committed_2011_study(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -71,6 +72,7 @@ def test_the_stability_notebook_opens_the_committed_2011_study(
     assert "max_dirty_pages_pct" in text
 
 
+@pytest.mark.slow  # a kernel start: out of the fast lane
 def test_the_explore_notebook_shows_the_allocator_example_in_tps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -90,6 +90,7 @@ def _chromium(args: list[str], user_dir: Path) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.slow  # a browser start: out of the fast lane
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
 def test_report_renders_in_headless_chromium(report: Path, tmp_path: Path) -> None:
     url = report.resolve().as_uri()

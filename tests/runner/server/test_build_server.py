@@ -127,6 +127,7 @@ needs_cmake = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow  # runs cmake: out of the fast lane
 @needs_cmake
 def test_tree_that_fails_to_configure(tmp_path: Path) -> None:
     src = fake_tree(tmp_path / "t", cmake_body='message(FATAL_ERROR "broken tree")\n')
@@ -136,6 +137,7 @@ def test_tree_that_fails_to_configure(tmp_path: Path) -> None:
     assert not prefix.exists()
 
 
+@pytest.mark.slow  # runs cmake: out of the fast lane
 @needs_cmake
 def test_interrupted_build_leaves_nothing(tmp_path: Path) -> None:
     # "Configuring" takes 60 s here: SIGTERM arrives in the middle of it.

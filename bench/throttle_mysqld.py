@@ -31,7 +31,7 @@ from runner import proc  # noqa: E402
 from runner.host.cgroups import ThrottleGroup, find_hierarchy  # noqa: E402
 from runner.host.devices import resolve_device  # noqa: E402
 from runner.host.proof import judge, read_proc_io  # noqa: E402
-from runner.host.storage import StorageSpec  # noqa: E402
+from runner.knobs.storage import StorageSpec  # noqa: E402
 
 MARIADBD = "/usr/sbin/mariadbd"
 INSTALL_DB = "/usr/bin/mariadb-install-db"

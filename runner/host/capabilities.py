@@ -20,8 +20,8 @@ from flushbench.errors import FlushbenchError, PreflightError
 from runner.host.cgroups import ThrottleGroup, find_hierarchy
 from runner.host.cpus import format_cpu_list, online_cpus
 from runner.host.devices import DeviceResolution, resolve_device
-from runner.host.storage import StorageSpec
 from runner.host.thp import THP_DIR, read_thp
+from runner.knobs.storage import StorageSpec
 
 #: A limit far above any real device: the probe changes nothing for the probing process.
 _PROBE_SPEC = StorageSpec(name="probe", write_iops=10_000_000)

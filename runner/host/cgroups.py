@@ -33,7 +33,7 @@ from pathlib import Path
 from flushbench.errors import PreflightError
 from runner.host.devices import BlockDevice, parse_mountinfo
 from runner.host.proof import IoCounters, parse_io_stat, parse_v1_counters
-from runner.host.storage import StorageSpec
+from runner.knobs.storage import StorageSpec
 
 #: Directory under each hierarchy's root holding flushbench's groups.
 PARENT = "flushbench"

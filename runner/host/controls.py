@@ -19,7 +19,7 @@ from runner.host.cgroups import ThrottleGroup, find_hierarchy
 from runner.host.cpus import CpuPin, parse_cpu_list
 from runner.host.devices import resolve_device
 from runner.host.proof import IoCounters, Verdict, judge
-from runner.host.storage import StorageSpec
+from runner.knobs.storage import StorageSpec
 
 
 class RunHostControls(contextlib.AbstractContextManager["RunHostControls"]):

@@ -95,7 +95,7 @@ class Translation:
     large_pages: bool = False
     thp: str | None = None
     connections: int | None = None
-    #: I/O limits (``runner.host.storage.StorageSpec`` as a dict), None: the machine's disk.
+    #: I/O limits (``runner.knobs.storage.StorageSpec`` as a dict), None: the machine's disk.
     storage: dict[str, Any] | None = None
     origin: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -442,7 +442,7 @@ def allocator(b: Builder, knob: str, value: str) -> None:
 
 def storage(b: Builder, knob: str, value: Any) -> None:
     """Host side: the I/O limits put on mysqld's datadir device for the server's whole life."""
-    from runner.host.storage import resolve_storage
+    from runner.knobs.storage import resolve_storage
 
     spec = resolve_storage(value)
     b.out.storage = spec.model_dump() if spec.limited else None

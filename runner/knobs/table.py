@@ -58,7 +58,7 @@ FlushMethod = Literal[
 
 def _storage_value(value: Any) -> Any:
     """A preset name or a mapping of limits, checked now, kept as written (it is hashed)."""
-    from runner.host.storage import resolve_storage
+    from runner.knobs.storage import resolve_storage
 
     try:
         resolve_storage(value)

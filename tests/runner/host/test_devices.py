@@ -24,7 +24,7 @@ from runner.host.devices import (
     whole_device,
 )
 from runner.host.proof import judge
-from runner.host.storage import StorageSpec
+from runner.knobs.storage import StorageSpec
 from runner.proc import child
 
 MOUNTINFO = r"""22 27 0:21 / /proc rw,relatime - proc proc rw

@@ -14,7 +14,7 @@ from runner.host.proof import (
     parse_v1_counters,
     read_proc_io,
 )
-from runner.host.storage import StorageSpec
+from runner.knobs.storage import StorageSpec
 
 V1_SERVICED = """\
 254:0 Read 2

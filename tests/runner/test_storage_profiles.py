@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from flushbench.errors import ConfigError
-from runner.host.storage import (
+from runner.knobs.storage import (
     PRESETS,
     StorageSpec,
     parse_bandwidth,

@@ -1,0 +1,127 @@
+"""The package layers of docs/architecture.md, enforced: who may import whom.
+
+Every ``import`` and ``from … import`` in the project's Python packages is read with ``ast``
+(including imports inside functions, which hide cycles from the interpreter but not from a
+reader) and checked against :data:`FORBIDDEN`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("flushbench", "runner", "analysis", "store")
+
+#: (importing package prefix, forbidden imported prefix, why). The first matching exemption
+#: in :data:`EXEMPT` lets one module through.
+FORBIDDEN: tuple[tuple[str, str, str], ...] = (
+    ("runner", "analysis", "the runner records; the analysis only reads the store"),
+    ("analysis", "runner", "the analysis never starts a process"),
+    ("store", "runner", "the store knows nothing of how runs are made"),
+    ("store", "analysis", "the store knows nothing of how results are read"),
+    ("store", "flushbench.cli", "the store is below the CLI"),
+    ("runner", "flushbench.cli", "the CLI calls the runner, never the reverse"),
+    ("analysis", "flushbench.cli", "the CLI calls the analysis, never the reverse"),
+    ("runner.knobs", "runner.server", "knob translation is pure: no server"),
+    ("runner.knobs", "runner.host", "knob translation is pure: no host control"),
+    *((core, target, "the core (errors, units, models, flavors) imports nothing of ours")
+      for core in ("flushbench.errors", "flushbench.units", "flushbench.validation",
+                   "flushbench.yamlio", "flushbench.flavors", "flushbench.paths")
+      for target in ("flushbench.cli", "runner", "analysis", "store")),
+)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One forbidden import: where it is, what it imports, and the rule it breaks."""
+
+    module: str
+    line: int
+    imported: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.line} imports {self.imported} — {self.rule}"
+
+
+def module_name(path: Path, root: Path) -> str:
+    """``runner/knobs/table.py`` → ``runner.knobs.table``; a package's ``__init__`` → its name."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_modules(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """Every module an AST imports, absolute, with its line (relative imports resolved).
+
+    ``from a import b`` counts as importing ``a.b`` (``b`` may be a submodule; when it is a
+    name, ``a.b`` still lies within ``a``).
+    """
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+                base = ".".join([*anchor, base] if base else anchor)
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return found
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def violations(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[Violation]:
+    """Every import under ``root``'s packages that :data:`FORBIDDEN` refuses."""
+    out: list[Violation] = []
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            if "migrations" in path.parts and path.name != "env.py":
+                continue  # revisions are frozen history
+            module = module_name(path, root)
+            tree = ast.parse(path.read_text(), filename=str(path))
+            for line, imported in imported_modules(tree, module, path.name == "__init__.py"):
+                for source, target, why in FORBIDDEN:
+                    if _within(module, source) and _within(imported, target):
+                        out.append(Violation(module, line, imported, why))
+                        break
+    return sorted(set(out), key=lambda v: (v.module, v.line, v.imported))
+
+
+def test_the_project_keeps_its_layers() -> None:
+    found = violations(ROOT)
+    assert found == [], "forbidden imports:\n" + "\n".join(map(str, found))
+
+
+@pytest.mark.parametrize(("module_path", "source", "rule"), [
+    ("runner/knobs/extra.py", "from runner.server.sandbox import Sandbox\n", "no server"),
+    ("runner/execute_more.py", "def f():\n    import analysis.frames\n", "only reads"),
+    ("analysis/more.py", "from runner import queue\n", "never starts a process"),
+    ("store/more.py", "from ..runner.queue import enqueue\n", "how runs are made"),
+    ("flushbench/units.py", "from flushbench.cli import app\n", "imports nothing of ours"),
+], ids=["knobs-server", "lazy-runner-analysis", "analysis-runner", "relative-store-runner",
+        "core-cli"])
+def test_a_forbidden_import_is_caught(tmp_path: Path, module_path: str, source: str,
+                                      rule: str) -> None:
+    """The checker itself: each kind of forbidden import added to a module is reported."""
+    target = tmp_path / module_path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(source)
+    found = violations(tmp_path, packages=(module_path.split("/")[0],))
+    assert len(found) == 1 and rule in found[0].rule, found
+
+
+def test_allowed_imports_pass(tmp_path: Path) -> None:
+    (tmp_path / "analysis").mkdir()
+    (tmp_path / "analysis" / "ok.py").write_text(
+        "from store.models import Run\nfrom flushbench.flavors import label\nimport pandas\n")
+    assert violations(tmp_path, packages=("analysis",)) == []

@@ -17,7 +17,7 @@ import pandas as pd
 from sqlalchemy import select
 
 from analysis.query import DB, session_scope
-from store.models import RunEvent
+from store.models import RunEvent, RunStatus
 
 #: Run-to-run noise at which a run is called noisy (the stability score's flag).
 NOISY_CV_PCT = 10.0
@@ -64,7 +64,7 @@ class Claim:
 
 
 def _done(run_summary: pd.DataFrame) -> pd.DataFrame:
-    done = run_summary[run_summary["status"] == "done"]
+    done = run_summary[run_summary["status"] == RunStatus.DONE]
     if "superseded" in done:
         done = done[~done["superseded"].astype(bool)]
     return done.sort_values("run_id")

@@ -43,6 +43,7 @@ from analysis.statistics.verdicts import (
     verdict,
 )
 from flushbench.errors import AnalysisError
+from store.models import RunStatus
 
 BASELINE = "baseline"
 #: A cell repeated at least this often measures the run-to-run noise floor (A/A).
@@ -63,7 +64,7 @@ def check_metadata(runs_df: pd.DataFrame, *, force: bool = False) -> list[str]:
     AnalysisError
         Naming each differing key and its values, unless ``force``.
     """
-    done = runs_df[runs_df["status"] == "done"]
+    done = runs_df[runs_df["status"] == RunStatus.DONE]
     problems = []
     for key in CHECKED_METADATA:
         if key not in done.columns:
@@ -82,7 +83,7 @@ def check_metadata(runs_df: pd.DataFrame, *, force: bool = False) -> list[str]:
 
 
 def _done(run_summary_df: pd.DataFrame) -> pd.DataFrame:
-    return run_summary_df[(run_summary_df["status"] == "done")
+    return run_summary_df[(run_summary_df["status"] == RunStatus.DONE)
                           & run_summary_df["notpm"].notna()]
 
 
@@ -320,7 +321,7 @@ def compare(
                     "datadir_fstype", "driver")
         if key in done.columns
     }
-    for _, row in rs[rs["status"] == "failed"].iterrows():
+    for _, row in rs[rs["status"] == RunStatus.FAILED].iterrows():
         warnings.append(
             f"run {row['run_id']} ({row['cell_label']} #{row['repetition']}) failed: "
             f"{row['error'] or 'no error recorded'}"

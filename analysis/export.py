@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flushbench.errors import AnalysisError
+from store.models import RunStatus
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,7 +71,7 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     if df.empty:
         # An empty file would look like an export that lost its rows: say why there are none.
         rdf = frames.runs(db, info["id"])
-        finished = bool((rdf["status"] == "done").any())
+        finished = bool((rdf["status"] == RunStatus.DONE).any())
         raise AnalysisError(
             f"experiment {info['name']!r} has no {what} to export"
             + (": its done runs recorded none" if finished else " yet")

@@ -36,6 +36,7 @@ from analysis.query import (
 from analysis.series import MB, RATE_COUNTERS, intervals, limits_from_variables, samples
 from analysis.summaries import cell_summary, representative_runs, run_summary
 from flushbench.errors import AnalysisError
+from store.models import RunStatus
 
 __all__ = [
     "CHECKED_METADATA",
@@ -88,7 +89,7 @@ def require_finished(fr: Frames) -> pd.DataFrame:
     experiment still queued, all failed, or without cells stops with this sentence.
     """
     rs = fr.run_summary
-    done = rs[(rs["status"] == "done") & rs["notpm"].notna()]
+    done = rs[(rs["status"] == RunStatus.DONE) & rs["notpm"].notna()]
     if done.empty:
         raise AnalysisError(
             f"experiment {fr.experiment['name']!r} has no finished run with intervals in "
@@ -108,7 +109,7 @@ def load(db: DB, experiment: ExperimentRef = None, *, detail: bool = False) -> F
     with session_scope(db) as s:
         info = experiment_info(s, experiment)
         rdf = runs(s, info["id"])
-        idf = intervals(s, run_ids=list(rdf.loc[rdf["status"] == "done", "run_id"]),
+        idf = intervals(s, run_ids=list(rdf.loc[rdf["status"] == RunStatus.DONE, "run_id"]),
                         detail=detail)
         rs = run_summary(s, runs_df=rdf, intervals_df=idf)
         cs = cell_summary(s, run_summary_df=rs)

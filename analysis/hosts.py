@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from store.models import RunStatus
+
 #: What the report says about the method when the experiment spans hosts.
 METHOD_NOTE = (
     "Runs of this experiment ran on {n} hosts; the host is treated as a block: each cell is "
@@ -74,7 +76,8 @@ def blocked_comparison(run_summary_df: pd.DataFrame, value: str = "notpm") -> pd
         ``per_host`` ({host: ratio}). Hosts without a variance (one run a side) count in
         ``per_host`` but not in the pooled test.
     """
-    df = run_summary_df[(run_summary_df["status"] == "done") & run_summary_df[value].notna()]
+    df = run_summary_df[(run_summary_df["status"] == RunStatus.DONE)
+                        & run_summary_df[value].notna()]
     df = df.assign(_host=host_of(df))
     base_ids = df.loc[df["is_baseline"].astype(bool), "cell_id"].unique()
     if len(base_ids) == 0:

@@ -29,6 +29,7 @@ from analysis.frames import Frames
 from analysis.plots import PALETTE, template
 from analysis.query import DB, run_variables
 from analysis.series import samples
+from store.models import RunStatus
 
 #: (part, operations counter, bytes counter or None for pages × page size, pages counter).
 PARTS = (
@@ -55,7 +56,7 @@ def per_run(db: DB, fr: Frames) -> pd.DataFrame:
     Columns ``<part> ops`` and ``<part> KiB`` for each part of :data:`PARTS`, plus
     ``transactions`` (counted over the same samples' time span) and ``cell_id``.
     """
-    done = fr.run_summary[fr.run_summary["status"] == "done"]
+    done = fr.run_summary[fr.run_summary["status"] == RunStatus.DONE]
     ids = [int(r) for r in done["run_id"]]
     if not ids:
         return pd.DataFrame()

@@ -26,6 +26,7 @@ import pandas as pd
 
 from analysis.statistics.intervals import mean_ci
 from analysis.statistics.shape import theil_sen_slope, trend
+from store.models import RunStatus
 
 MB = 1024.0 * 1024.0
 #: Raw sample column (bytes) → MB column of :func:`memory_series`.
@@ -150,7 +151,7 @@ def cell_memory(run_memory_df: pd.DataFrame, run_summary_df: pd.DataFrame) -> pd
         runs), ``vsz_peak_mb, anon_huge_peak_mb, hugetlb_peak_mb`` (max over runs) and
         ``memory_warnings``. CIs: :func:`analysis.statistics.intervals.mean_ci`.
     """
-    done = run_summary_df.loc[run_summary_df["status"] == "done", ["run_id", "cell_id"]]
+    done = run_summary_df.loc[run_summary_df["status"] == RunStatus.DONE, ["run_id", "cell_id"]]
     merged = done.merge(run_memory_df, on="run_id", how="inner")
     rows = []
     cells = run_summary_df.drop_duplicates("cell_id")
@@ -187,7 +188,7 @@ def load_memory(db: object, run_summary_df: pd.DataFrame) -> tuple[pd.DataFrame,
     """
     from analysis.series import samples
 
-    ids = [int(r) for r in run_summary_df.loc[run_summary_df["status"] == "done", "run_id"]]
+    ids = [int(r) for r in run_summary_df.loc[run_summary_df["status"] == RunStatus.DONE, "run_id"]]
     smp = samples(db, run_ids=ids, counters=None) if ids else pd.DataFrame(
         columns=["run_id", "seq", "t", "missed", "in_window"])
     per_run = run_memory(smp)

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from flushbench.errors import AnalysisError
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run, RunEvent, RunMetadata, RunVariable
+from store.models import Cell, Experiment, Run, RunEvent, RunMetadata, RunStatus, RunVariable
 
 #: Status counters the derived sampler series need (rates and checkpoint figures).
 DEFAULT_COUNTERS: tuple[str, ...] = (
@@ -238,7 +238,7 @@ def experiments(db: DB) -> pd.DataFrame:
     rdf = pd.DataFrame(runs, columns=["experiment_id", "status"])
     df["n_cells"] = df["id"].map(cdf.groupby("experiment_id").size()).fillna(0).astype(int)
     df["n_runs"] = df["id"].map(rdf.groupby("experiment_id").size()).fillna(0).astype(int)
-    for status in ("done", "failed"):
+    for status in (RunStatus.DONE, RunStatus.FAILED):
         counts = rdf[rdf["status"] == status].groupby("experiment_id").size()
         df[status] = df["id"].map(counts).fillna(0).astype(int)
     df["other"] = df["n_runs"] - df["done"] - df["failed"]
@@ -379,7 +379,7 @@ def run_context(db: DB, experiment: ExperimentRef, run_ids: Sequence[int] | None
     """The runs to read (``run_ids``, else the experiment's) and each experiment's window."""
     rdf = runs(db, experiment if run_ids is None else None, run_ids=run_ids)
     if only_done:
-        rdf = rdf[rdf["status"] == "done"]
+        rdf = rdf[rdf["status"] == RunStatus.DONE]
     with session_scope(db) as s:
         stored = s.execute(
             select(Experiment.id, Experiment.window).where(

@@ -37,6 +37,7 @@ from analysis.memory import load_memory
 from analysis.metric import MetricView, metric_view, window_detail_rate
 from analysis.png_export import PngExporter
 from flushbench.errors import AnalysisError
+from store.models import RunStatus
 
 #: Cells overlaid in the overview throughput figure (more is unreadable).
 MAX_OVERLAY = 8
@@ -201,8 +202,8 @@ def _summary(cmp: Comparison) -> str:
         f"{len(cells) - 1 - len(faster) - len(slower) - len(unsure)} no clear difference"
         + (f", {len(unsure)} with too few repetitions for a verdict" if len(unsure) else "")
     )
-    n_done = int((rs["status"] == "done").sum())
-    n_failed = int((rs["status"] == "failed").sum())
+    n_done = int((rs["status"] == RunStatus.DONE).sum())
+    n_failed = int((rs["status"] == RunStatus.FAILED).sum())
     n_other = len(rs) - n_done - n_failed
     items.append(
         f"Runs: {n_done} done, {n_failed} failed" + (f", {n_other} not finished" if n_other else "")
@@ -460,7 +461,7 @@ def _throughput_kwargs(cmp: Comparison, m: MetricView) -> dict[str, Any]:
 
 def _cell_qps(db: Any, rs: pd.DataFrame) -> dict[int, float]:
     """Per cell, the mean over done runs of the window QPS (sysbench's interval ``qps``)."""
-    done = rs[rs["status"] == "done"]
+    done = rs[rs["status"] == RunStatus.DONE]
     if done.empty:
         return {}
     ivl = intervals(db, run_ids=[int(r) for r in done["run_id"]], detail=True)

@@ -12,6 +12,7 @@ from analysis.query import DB, ExperimentRef, knob_names, runs
 from analysis.series import intervals
 from analysis.stability import stability
 from analysis.statistics.intervals import mean_ci
+from store.models import RunStatus
 
 
 def _nanmedian(values: np.ndarray) -> float:
@@ -73,7 +74,7 @@ def run_summary(
         out["notpm"] = math.nan  # not one run has a window interval
     # A finished run must never vanish from a table: say it has nothing to count.
     no_data = pd.Series("", index=out.index)
-    done_no_data = (out["status"] == "done") & out["notpm"].isna()
+    done_no_data = (out["status"] == RunStatus.DONE) & out["notpm"].isna()
     if done_no_data.any():
         reported = idf.groupby("run_id").size() if len(idf) else pd.Series(dtype=int)
         no_data[done_no_data] = [
@@ -124,7 +125,7 @@ def cell_summary(
     names = rs.attrs.get("knobs") or knob_names(rs["knobs"])
     rows = []
     for cell_id, g in rs.groupby("cell_id", sort=False):
-        done = g[(g["status"] == "done") & g["notpm"].notna()]
+        done = g[(g["status"] == RunStatus.DONE) & g["notpm"].notna()]
         values = done["notpm"].to_numpy(dtype=float)
         ci = mean_ci(values)
         lo, hi = ci.low, ci.high
@@ -134,7 +135,7 @@ def cell_summary(
             if values.size > 1 and values.mean() > 0 else math.nan
         )
         warnings = sorted({w for ws in done["warnings"] for w in str(ws).split("; ") if w})
-        no_data = g.loc[(g["status"] == "done") & g["notpm"].isna(), "run_id"]
+        no_data = g.loc[(g["status"] == RunStatus.DONE) & g["notpm"].isna(), "run_id"]
         no_data_text = (f"{len(no_data)} done, no data in window: run "
                         + ", ".join(str(int(r)) for r in no_data)) if len(no_data) else ""
         rows.append({
@@ -146,8 +147,8 @@ def cell_summary(
             **{k: first[k] for k in names},
             "n_done": int(values.size),
             "n_no_data": int(len(no_data)),
-            "n_failed": int((g["status"] == "failed").sum()),
-            "n_other": int((~g["status"].isin(["done", "failed"])).sum()),
+            "n_failed": int((g["status"] == RunStatus.FAILED).sum()),
+            "n_other": int((~g["status"].isin([RunStatus.DONE, RunStatus.FAILED])).sum()),
             "notpm_mean": float(values.mean()) if values.size else math.nan,
             "notpm_median": float(np.median(values)) if values.size else math.nan,
             "notpm_ci_low": lo,
@@ -180,7 +181,8 @@ def cell_summary(
 def representative_runs(run_summary_df: pd.DataFrame) -> dict[int, int]:
     """For each cell, the done run whose NOTPM is closest to the cell's median (cell → run)."""
     out = {}
-    done = run_summary_df[(run_summary_df["status"] == "done") & run_summary_df["notpm"].notna()]
+    done = run_summary_df[(run_summary_df["status"] == RunStatus.DONE)
+                          & run_summary_df["notpm"].notna()]
     for cell_id, g in done.groupby("cell_id", sort=False):
         med = g["notpm"].median()
         out[int(cell_id)] = int(g.loc[(g["notpm"] - med).abs().idxmin(), "run_id"])

@@ -20,6 +20,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from store.models import RunStatus
+
 #: Failed runs' datadirs kept per experiment (newest first); older ones are removed.
 MAX_KEPT_FAILED = 3
 #: Logs, my.cnf and evidence a run directory keeps after its datadir is gone.
@@ -86,7 +88,7 @@ def dispose_datadir(datadir: Path, status: str, *, keep_datadirs: bool,
     """
     if keep_datadirs or not datadir.exists():
         return None
-    if status != "failed":
+    if status != RunStatus.FAILED:
         shutil.rmtree(datadir, ignore_errors=True)
         return None
     size = _datadir_bytes(datadir)

@@ -40,7 +40,7 @@ from runner.spec import CellSpec, ExperimentSpec, expand, load_experiment, measu
 from runner.worker import WorkerOptions, kill_leftover_servers, serve
 from runner.workloads import adapter_class, get_workload
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run
+from store.models import ENDED_WITHOUT_RESULT, Cell, Experiment, Run, RunStatus
 
 #: A driver silent for 3 report intervals (plus slack for connecting) is called hung.
 WATCHDOG_INTERVALS = 3
@@ -282,7 +282,7 @@ def _execute_run(
     rec.set_run_fields(run_dir=str(run_dir))
     layout = SandboxLayout(run_dir).create()
     sandbox: MysqldSandbox | None = None
-    ended = "interrupted"  # what the run ended as, for the disk policy in `finally`
+    ended = RunStatus.INTERRUPTED  # what the run ended as, for the disk policy in `finally`
 
     def final(status: str, error: str | None) -> bool:
         nonlocal ended
@@ -291,7 +291,7 @@ def _execute_run(
         # while this worker still holds the run: never overwrite a takeover's outcome.
         patience = max(heartbeat.lease_s, FINAL_WRITE_PATIENCE_S)
         rec.drain(timeout_s=patience)
-        if status == "done":
+        if status == RunStatus.DONE:
             heartbeat.check()  # lost meanwhile: not ours to call done
         heartbeat.release()
         return retrying(lambda: queue.finish(db, run_id, status, error, owner=owner),
@@ -357,32 +357,32 @@ def _execute_run(
             reporter.phase("stopping mysqld")
             sandbox.stop()
         reporter.phase("recording")
-        if not final("done", None):
+        if not final(RunStatus.DONE, None):
             raise LeaseLost(f"run {run_id} was taken over before it could be recorded as done")
-        reporter.run_finished(run_id, "done", None)
-        return "done"
+        reporter.run_finished(run_id, RunStatus.DONE, None)
+        return RunStatus.DONE
     except KeyboardInterrupt:
         rec.event("error", "interrupted", "flushbench was interrupted (Ctrl-C / SIGTERM)")
-        final("interrupted", "interrupted by the user")
-        reporter.run_finished(run_id, "interrupted", "interrupted")
+        final(RunStatus.INTERRUPTED, "interrupted by the user")
+        reporter.run_finished(run_id, RunStatus.INTERRUPTED, "interrupted")
         raise
     except LeaseLost as exc:
         # Another worker may be running this run's new attempt: say why we stopped, on our
         # row only, and leave the status alone unless we still hold it.
         rec.event("error", "lease-lost", exc.render(), heartbeat.lost_reason)
-        if final("interrupted", f"lease lost: {heartbeat.lost_reason or exc.what}"):
+        if final(RunStatus.INTERRUPTED, f"lease lost: {heartbeat.lost_reason or exc.what}"):
             # Nobody took it over (the database was down): give it back as a new attempt.
             retrying(lambda: queue.queue_new_attempt(db, run_id),
                      max(heartbeat.lease_s, FINAL_WRITE_PATIENCE_S), f"queue run {run_id} again",
                      db)
-        reporter.run_finished(run_id, "interrupted", exc.what)
-        return "interrupted"
+        reporter.run_finished(run_id, RunStatus.INTERRUPTED, exc.what)
+        return RunStatus.INTERRUPTED
     except FlushbenchError as exc:
         evidence = _evidence(exc, sandbox)
         rec.event("error", type(exc).__name__, exc.render(), evidence)
-        final("failed", exc.render())
-        reporter.run_finished(run_id, "failed", exc.render())
-        return "failed"
+        final(RunStatus.FAILED, exc.render())
+        reporter.run_finished(run_id, RunStatus.FAILED, exc.render())
+        return RunStatus.FAILED
     finally:
         layout.cleanup()
         _dispose(ctx, layout, run_dir, rec, ended)
@@ -647,9 +647,9 @@ def work_queue(
     executor = ContextExecutor(db, reporter, ctx)
     done = serve(db, identity or local_identity(), executor, reporter_log(reporter),
                  WorkerOptions(lease_s=lease_s, experiment_id=experiment_id))
-    outcome.done = done.count("done")
-    outcome.failed = done.count("failed")
-    outcome.interrupted = done.count("interrupted")
+    outcome.done = done.count(RunStatus.DONE)
+    outcome.failed = done.count(RunStatus.FAILED)
+    outcome.interrupted = done.count(RunStatus.INTERRUPTED)
     return outcome
 
 
@@ -666,7 +666,7 @@ def reap_leftover_servers(db: ResultsDB, experiment_id: int) -> list[int]:
             .join(Cell)
             .where(
                 Cell.experiment_id == experiment_id,
-                Run.status.in_(("interrupted", "failed", "cancelled")),
+                Run.status.in_(ENDED_WITHOUT_RESULT),
                 Run.run_dir.is_not(None),
             )
         ).all()
@@ -679,7 +679,7 @@ def _count_queued(db: ResultsDB, experiment_id: int) -> int:
             s.scalar(
                 select(func.count(Run.id))
                 .join(Cell)
-                .where(Cell.experiment_id == experiment_id, Run.status == "queued")
+                .where(Cell.experiment_id == experiment_id, Run.status == RunStatus.QUEUED)
             )
             or 0
         )

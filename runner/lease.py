@@ -23,7 +23,7 @@ from flushbench.errors import FlushbenchError
 from runner.identity import Identity
 from runner.queue import LEASE_S, db_now
 from store.db import ResultsDB
-from store.models import Run, Worker
+from store.models import Run, RunStatus, Worker
 
 #: The heartbeat period as a fraction of the lease: three beats may fail before it expires.
 BEAT_FRACTION = 0.25
@@ -187,7 +187,7 @@ class Heartbeat:
                 if run_id is not None and not self.lost.is_set():
                     renewed = s.execute(
                         update(Run)
-                        .where(Run.id == run_id, Run.status == "running",
+                        .where(Run.id == run_id, Run.status == RunStatus.RUNNING,
                                Run.lease_owner == self.identity.owner)
                         .values(lease_expires_at=now + dt.timedelta(seconds=self.lease_s))
                     ).rowcount

@@ -30,7 +30,7 @@ from flushbench.validation import did_you_mean
 from runner.identity import Identity, local_identity
 from runner.spec import CellSpec, ExperimentSpec, measurement_hash, run_order
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run, RunEvent, utcnow
+from store.models import Cell, Experiment, Run, RunEvent, RunStatus, utcnow
 
 #: Seconds a claim holds without a heartbeat. The worker's heartbeat thread renews it every
 #: quarter of this, so a run is only taken over when its worker is dead or cut off this long.
@@ -105,7 +105,7 @@ def requeue_abandoned(
     host_id = host_id or local_identity().host_id
     now = db_now(session)
     query = select(Run).where(
-        Run.status == "running",
+        Run.status == RunStatus.RUNNING,
         or_(Run.lease_expires_at.is_(None), Run.lease_expires_at < now, Run.host_id == host_id,
             Run.host_id.is_(None)),
     )
@@ -122,9 +122,9 @@ def requeue_abandoned(
         )
         result = session.execute(
             update(Run)
-            .where(Run.id == run.id, Run.status == "running",
+            .where(Run.id == run.id, Run.status == RunStatus.RUNNING,
                    Run.lease_owner == run.lease_owner)
-            .values(status="interrupted", finished_at=now, error=why, lease_expires_at=None)
+            .values(status=RunStatus.INTERRUPTED, finished_at=now, error=why, lease_expires_at=None)
             .execution_options(synchronize_session=False)
         )
         if result.rowcount != 1:
@@ -232,8 +232,8 @@ def enqueue(
             if key not in cell_rows:
                 session.execute(
                     update(Run)
-                    .where(Run.cell_id == crow.id, Run.status == "queued")
-                    .values(status="cancelled", finished_at=utcnow())
+                    .where(Run.cell_id == crow.id, Run.status == RunStatus.QUEUED)
+                    .values(status=RunStatus.CANCELLED, finished_at=utcnow())
                 )
 
         for order_index, (cell, repetition) in enumerate(run_order(exp, cells)):
@@ -251,24 +251,24 @@ def enqueue(
                 counts["queued"] += 1
                 continue
             status = latest.status
-            if status == "queued" and not fresh:
+            if status == RunStatus.QUEUED and not fresh:
                 latest.order_index = order_index
                 counts["queued"] += 1
                 continue
-            if status == "running":
+            if status == RunStatus.RUNNING:
                 # Held by a live worker (requeue_abandoned left it): leave it alone.
                 continue
             if not fresh:
-                if status == "done":
+                if status == RunStatus.DONE:
                     counts["kept_done"] += 1
                     continue
-                if status == "failed" and not retry_failed:
+                if status == RunStatus.FAILED and not retry_failed:
                     counts["kept_failed"] += 1
                     continue
-                if status == "cancelled":
+                if status == RunStatus.CANCELLED:
                     pass  # re-queue: the user asked for this experiment again
-            if status == "queued":
-                latest.status = "cancelled"
+            if status == RunStatus.QUEUED:
+                latest.status = RunStatus.CANCELLED
                 latest.finished_at = utcnow()
             session.add(
                 Run(
@@ -299,7 +299,7 @@ def claimable_experiments(db: ResultsDB, identity: Identity | None = None) -> li
             select(Experiment.id, Experiment.hosts, Experiment.placement, Experiment.host_class)
             .where(Experiment.id.in_(
                 select(Cell.experiment_id).join(Run, Run.cell_id == Cell.id)
-                .where(Run.status == "queued")))
+                .where(Run.status == RunStatus.QUEUED)))
             .order_by(Experiment.id)
         ).all()
     return [
@@ -318,7 +318,7 @@ def _claim_once(
         .join(Cell, Cell.id == Run.cell_id)
         .join(Experiment, Experiment.id == Cell.experiment_id)
         .where(
-            Run.status == "queued",
+            Run.status == RunStatus.QUEUED,
             or_(Experiment.placement == "spread", Experiment.host_class.is_(None),
                 Experiment.host_class == ident.host_class),
         )
@@ -337,8 +337,8 @@ def _claim_once(
     )
     row = session.execute(
         update(Run)
-        .where(Run.id == candidate, Run.status == "queued")
-        .values(status="running", lease_owner=owner, host_id=ident.host_id,
+        .where(Run.id == candidate, Run.status == RunStatus.QUEUED)
+        .values(status=RunStatus.RUNNING, lease_owner=owner, host_id=ident.host_id,
                 lease_expires_at=now + dt.timedelta(seconds=lease_s), started_at=now)
         .returning(Run.id, Run.cell_id)
         .execution_options(synchronize_session=False)
@@ -373,7 +373,7 @@ def _any_claimable(
     query = (
         select(Run.id).join(Cell, Cell.id == Run.cell_id)
         .join(Experiment, Experiment.id == Cell.experiment_id)
-        .where(Run.status == "queued",
+        .where(Run.status == RunStatus.QUEUED,
                or_(Experiment.placement == "spread", Experiment.host_class.is_(None),
                    Experiment.host_class == ident.host_class))
     )
@@ -440,7 +440,7 @@ def renew_lease(
     whose run was taken over learns it here (and stops) instead of renewing another's claim.
     """
     with db.session() as session, session.begin():
-        query = update(Run).where(Run.id == run_id, Run.status == "running")
+        query = update(Run).where(Run.id == run_id, Run.status == RunStatus.RUNNING)
         if owner is not None:
             query = query.where(Run.lease_owner == owner)
         now = db_now(session)
@@ -462,7 +462,7 @@ def finish(
     with db.session() as session, session.begin():
         query = update(Run).where(Run.id == run_id)
         if owner is not None:
-            query = query.where(Run.lease_owner == owner, Run.status == "running")
+            query = query.where(Run.lease_owner == owner, Run.status == RunStatus.RUNNING)
         result = session.execute(
             # Redacted: an error may quote a URL or a client command line (flushbench.redaction).
             query.values(status=status, error=redact(error) if error else error,
@@ -484,8 +484,8 @@ def cancel(db: ResultsDB, experiment_name: str) -> int:
         ids = select(Cell.id).join(Experiment).where(Experiment.name == experiment_name)
         result = session.execute(
             update(Run)
-            .where(Run.cell_id.in_(ids), Run.status == "queued")
-            .values(status="cancelled", finished_at=utcnow())
+            .where(Run.cell_id.in_(ids), Run.status == RunStatus.QUEUED)
+            .values(status=RunStatus.CANCELLED, finished_at=utcnow())
         )
         return result.rowcount
 
@@ -520,7 +520,7 @@ def unpin(db: ResultsDB, experiment_name: str) -> list[str]:
         mark_abandoned(session)
         running = session.scalar(
             select(func.count(Run.id)).join(Cell, Cell.id == Run.cell_id)
-            .where(Cell.experiment_id.in_(ids), Run.status == "running"))
+            .where(Cell.experiment_id.in_(ids), Run.status == RunStatus.RUNNING))
         if running:
             raise StoreError(
                 f"{experiment_name}: {running} run(s) still running under a live lease",

@@ -28,7 +28,7 @@ from runner.hostlock import HostLock
 from runner.identity import Identity
 from runner.lease import Heartbeat
 from store.db import ResultsDB
-from store.models import Run
+from store.models import ENDED_WITHOUT_RESULT, Run, RunStatus
 
 #: Seconds between looks at an empty queue while waiting for work (``--idle-timeout``).
 POLL_S = 2.0
@@ -93,7 +93,7 @@ def reap_host(db: ResultsDB, host_id: str) -> list[int]:
         run_dirs = s.scalars(
             select(Run.run_dir).where(
                 Run.host_id == host_id,
-                Run.status.in_(("interrupted", "failed", "cancelled")),
+                Run.status.in_(ENDED_WITHOUT_RESULT),
                 Run.run_dir.is_not(None),
             )
         ).all()
@@ -217,7 +217,7 @@ def _why_not_claimable(db: ResultsDB, experiment_id: int, identity: Identity) ->
     with db.session() as s:
         row = s.get(Experiment, experiment_id)
         queued = s.scalar(select(Run.id).join(Cell, Cell.id == Run.cell_id).where(
-            Cell.experiment_id == experiment_id, Run.status == "queued").limit(1))
+            Cell.experiment_id == experiment_id, Run.status == RunStatus.QUEUED).limit(1))
         if row is None or queued is None:
             return None
         if row.hosts and identity.host_class not in row.hosts:

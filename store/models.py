@@ -11,6 +11,7 @@ generic ``JSON`` type. No column holds a credential.
 from __future__ import annotations
 
 import datetime as dt
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -38,10 +39,27 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-#: The run lifecycle. ``queued → running → done | failed | interrupted | cancelled``.
-RUN_STATUSES = ("queued", "running", "done", "failed", "interrupted", "cancelled")
+class RunStatus(StrEnum):
+    """The run lifecycle: ``queued → running → done | failed | interrupted | cancelled``.
+
+    Stored as its plain text value; being a ``str``, a member compares equal to the text read
+    back from the database and works in SQL expressions and pandas filters alike.
+    """
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    CANCELLED = "cancelled"
+
+
+#: Every status, in lifecycle order.
+RUN_STATUSES = tuple(RunStatus)
 #: Statuses after which a run never changes again.
-FINAL_STATUSES = ("done", "failed", "cancelled")
+FINAL_STATUSES = (RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED)
+#: Ended without a result: a rerun may take their place.
+ENDED_WITHOUT_RESULT = (RunStatus.INTERRUPTED, RunStatus.FAILED, RunStatus.CANCELLED)
 
 
 def utcnow() -> dt.datetime:

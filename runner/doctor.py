@@ -18,7 +18,7 @@ from flushbench import paths
 from flushbench.errors import FlushbenchError
 from runner import knobs as knobs_mod
 from runner.preflight import DROP_CACHES, free_disk, human_size, read_meminfo
-from runner.proc import run_checked
+from runner.proc import is_root, run_checked
 from runner.server.built import is_built_profile, rebuild_command
 from runner.server.profiles import (
     available_profiles,
@@ -166,7 +166,7 @@ def _host_checks(work: Path, db: str | None) -> list[Check]:
         db_dir = Path(url.removeprefix("sqlite:///")).parent
         checks.append(Check("results db dir writable", _writable(db_dir), str(db_dir),
                             "use --db / FLUSHBENCH_DB to point at a writable path"))
-    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    root = is_root()
     checks.append(Check("user", True,
                         "running as root: sandboxes start mysqld with --user=root" if root
                         else "not root: mysqld runs as this user; drop_caches needs root",

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import func, select
 
+from flushbench.clock import as_utc
 from flushbench.errors import FlushbenchError, ServerError, StoreError, WorkloadError
 from flushbench.paths import work_dir
 from runner import queue
@@ -33,7 +34,7 @@ from runner.identity import Identity, local_identity
 from runner.lease import Heartbeat, LeaseLost
 from runner.metadata import host_facts
 from runner.preflight import PreflightReport, preflight, stored_translation
-from runner.recorder import RunRecorder, as_utc, retrying
+from runner.recorder import RunRecorder, retrying
 from runner.sampler import Sampler
 from runner.server import MysqldSandbox, SandboxLayout, drain_dirty_pages, write_mycnf
 from runner.spec import CellSpec, ExperimentSpec, expand, load_experiment, measurement_hash

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from runner.queue import as_aware, db_now
+from flushbench.clock import as_utc
+from runner.queue import db_now
 from store.db import ResultsDB
 from store.models import Experiment, Run, Worker
 
@@ -52,10 +53,10 @@ def worker_rows(db: ResultsDB) -> list[WorkerView]:
         ).all()
     out = []
     for worker, exp_name, lease_expires in rows:
-        age = (now - as_aware(worker.heartbeat_at)).total_seconds()
+        age = (now - as_utc(worker.heartbeat_at)).total_seconds()
         lease_age = None
         if worker.run_id is not None and lease_expires is not None:
-            renewed = as_aware(lease_expires) - dt.timedelta(seconds=worker.lease_s)
+            renewed = as_utc(lease_expires) - dt.timedelta(seconds=worker.lease_s)
             lease_age = max(0.0, (now - renewed).total_seconds())
         out.append(WorkerView(
             host_id=worker.host_id, host_class=worker.host_class, hostname=worker.hostname,

@@ -105,3 +105,8 @@ def run_checked(
         timeout=timeout,
         check=False,
     )
+
+
+def is_root() -> bool:
+    """Whether flushbench runs as root (mysqld then needs ``--user``; host controls work)."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0

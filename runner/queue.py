@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
+from flushbench.clock import as_utc
 from flushbench.errors import StoreError
 from flushbench.redaction import redact
 from flushbench.validation import did_you_mean
@@ -56,11 +57,6 @@ def db_now(session: Session) -> dt.datetime:
     return utcnow()
 
 
-def as_aware(value: dt.datetime) -> dt.datetime:
-    """Aware UTC datetime (SQLite hands back naive ones)."""
-    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
-
-
 @dataclass(frozen=True)
 class EnqueueResult:
     """What enqueueing did: the experiment row id and run counts by what happened to them."""
@@ -76,7 +72,7 @@ def _owner_is_gone(
     owner: str | None, lease_expires_at: dt.datetime | None, now: dt.datetime, host_id: str
 ) -> bool:
     """Whether a running run's worker is gone: its lease expired, or (same host) its pid died."""
-    if lease_expires_at is not None and as_aware(lease_expires_at) < now:
+    if lease_expires_at is not None and as_utc(lease_expires_at) < now:
         return True
     if not owner or ":" not in owner:
         return True

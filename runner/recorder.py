@@ -16,7 +16,6 @@ database while the run records is deleted then, so the failure itself can still 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import os
 import threading
 import time
@@ -310,8 +309,3 @@ def _stall_here(s: Session) -> None:
     deadline = time.monotonic() + STALL_MAX_S
     while time.monotonic() < deadline:  # the test SIGKILLs this process meanwhile
         time.sleep(0.2)
-
-
-def as_utc(value: dt.datetime) -> dt.datetime:
-    """Aware UTC datetime (SQLite hands back naive ones)."""
-    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)

@@ -31,6 +31,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from flushbench.clock import utcnow  # noqa: F401 - re-exported: column defaults and callers
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -60,11 +62,6 @@ RUN_STATUSES = tuple(RunStatus)
 FINAL_STATUSES = (RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED)
 #: Ended without a result: a rerun may take their place.
 ENDED_WITHOUT_RESULT = (RunStatus.INTERRUPTED, RunStatus.FAILED, RunStatus.CANCELLED)
-
-
-def utcnow() -> dt.datetime:
-    """Current time as an aware UTC datetime (what every timestamp column stores)."""
-    return dt.datetime.now(dt.UTC)
 
 
 class Base(DeclarativeBase):

@@ -22,6 +22,7 @@ from runner.host.cpus import format_cpu_list, online_cpus
 from runner.host.devices import DeviceResolution, resolve_device
 from runner.host.thp import THP_DIR, read_thp
 from runner.knobs.storage import StorageSpec
+from runner.proc import is_root
 
 #: A limit far above any real device: the probe changes nothing for the probing process.
 _PROBE_SPEC = StorageSpec(name="probe", write_iops=10_000_000)
@@ -44,7 +45,7 @@ class Capability:
 
 
 def _is_root() -> bool:
-    return os.geteuid() == 0
+    return is_root()
 
 
 def can_throttle(directory: Path, probe: bool = True) -> Capability:

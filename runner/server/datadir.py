@@ -7,14 +7,13 @@ gets no password and the tool runs in the profile's environment (``lib_dirs``).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from flushbench.errors import PreflightError, ServerError
-from runner.proc import child
+from runner.proc import child, is_root
 from runner.server.optionfiles import check_option
 from runner.server.profiles import ResolvedServer, find_install_db
 from runner.server.sandbox import SandboxLayout, tail_lines
@@ -35,7 +34,7 @@ def _install_db_help(server: ResolvedServer, install_db: Path) -> str:
 def _install_argv(
     server: ResolvedServer, layout: SandboxLayout, options: Mapping[str, str]
 ) -> list[str]:
-    root = os.geteuid() == 0
+    root = is_root()
     extra = [f"--{k}={v}" if v != "" else f"--{k}" for k, v in options.items()]
     if server.init_kind == "initialize":
         argv = [

@@ -9,7 +9,6 @@ or a path.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,6 +29,7 @@ from runner.knobs.ownership import (  # noqa: F401 - re-exported for the server 
     is_path_variable,
     sandbox_problem,
 )
+from runner.proc import is_root
 
 if TYPE_CHECKING:
     from runner.server.sandbox import SandboxLayout
@@ -114,7 +114,7 @@ def write_mycnf(
             raise ConfigError(f"port {port} is out of range", where)
         own["port"] = str(int(port))
         own["bind-address"] = "127.0.0.1"
-    if os.geteuid() == 0:
+    if is_root():
         own["user"] = "root"
     for name, value in own.items():
         # Paths come from the run directory: a '#' or newline there would corrupt the file.

@@ -15,13 +15,12 @@ show here; :mod:`runner.preflight` covers those.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from dataclasses import dataclass
 
 from flushbench.errors import PreflightError
-from runner.proc import run_checked
+from runner.proc import is_root, run_checked
 from runner.server.profiles import ResolvedServer
 
 _HEADER = "Variables (--variable-name=value)"
@@ -59,7 +58,7 @@ class DryRun:
 def _argv_base(server: ResolvedServer) -> list[str]:
     argv = [str(server.mysqld), "--no-defaults"]
     # MySQL refuses to run as root without --user (even for --help on some versions).
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
+    if is_root():
         argv.append("--user=root")
     if server.basedir is not None:
         argv.append(f"--basedir={server.basedir}")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from flushbench.clock import utcnow
 from flushbench.errors import WorkloadError
 from runner import proc
 from runner.connection import ConnectionInfo
@@ -141,11 +142,6 @@ def whole_seconds(value: float, what: str, tool: str) -> int:
             fix=f"use a whole number of seconds for {what}",
         )
     return int(value)
-
-
-def utc_now() -> dt.datetime:
-    """The current time as an aware UTC datetime."""
-    return dt.datetime.now(dt.UTC)
 
 
 def _tail(lines: Sequence[str]) -> str:
@@ -347,7 +343,7 @@ class RunningWorkload(contextlib.AbstractContextManager):
         def on_line(raw: bytes) -> None:
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             self._stdout_tail.append(line)
-            self._lines.put((line, utc_now()))
+            self._lines.put((line, utcnow()))
 
         try:
             _pump(self._proc.stdout, self._out_path, self._secrets, on_line)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import func, or_, select, update
@@ -55,6 +56,36 @@ def db_now(session: Session) -> dt.datetime:
         value = session.scalar(select(func.now()))
         return value.astimezone(dt.UTC)
     return utcnow()
+
+
+class Resume(StrEnum):
+    """What ``enqueue`` does with one (cell, repetition) whose latest attempt exists."""
+
+    KEEP_QUEUED = "queued"
+    LEAVE_RUNNING = "running"
+    KEEP_DONE = "kept_done"
+    KEEP_FAILED = "kept_failed"
+    REQUEUE = "requeued"
+
+
+def resume_decision(latest: str, *, fresh: bool, retry_failed: bool) -> Resume:
+    """The resume rule, as a pure function of the latest attempt's status and the flags.
+
+    A run a live worker holds is never touched. Otherwise ``--fresh`` requeues everything;
+    without it a queued run keeps its place, a done run is kept, a failed one is kept unless
+    ``--retry-failed``, and an interrupted or cancelled one is queued again as a new attempt.
+    """
+    if latest == RunStatus.RUNNING:
+        return Resume.LEAVE_RUNNING
+    if fresh:
+        return Resume.REQUEUE
+    if latest == RunStatus.QUEUED:
+        return Resume.KEEP_QUEUED
+    if latest == RunStatus.DONE:
+        return Resume.KEEP_DONE
+    if latest == RunStatus.FAILED and not retry_failed:
+        return Resume.KEEP_FAILED
+    return Resume.REQUEUE
 
 
 @dataclass(frozen=True)
@@ -197,8 +228,8 @@ def enqueue(
             session.add(row)
         row.spec = spec_json
         row.files = files
-        row.placement = getattr(exp, "placement", "one")
-        row.hosts = list(getattr(exp, "hosts", None) or []) or None
+        row.placement = exp.placement
+        row.hosts = list(exp.hosts or []) or None
         row.window = exp.resolved_window()
         row.metric = exp.metric()
         row.description = exp.description
@@ -246,35 +277,19 @@ def enqueue(
                 )
                 counts["queued"] += 1
                 continue
-            status = latest.status
-            if status == RunStatus.QUEUED and not fresh:
+            decision = resume_decision(latest.status, fresh=fresh, retry_failed=retry_failed)
+            if decision is Resume.KEEP_QUEUED:
                 latest.order_index = order_index
                 counts["queued"] += 1
-                continue
-            if status == RunStatus.RUNNING:
-                # Held by a live worker (requeue_abandoned left it): leave it alone.
-                continue
-            if not fresh:
-                if status == RunStatus.DONE:
-                    counts["kept_done"] += 1
-                    continue
-                if status == RunStatus.FAILED and not retry_failed:
-                    counts["kept_failed"] += 1
-                    continue
-                if status == RunStatus.CANCELLED:
-                    pass  # re-queue: the user asked for this experiment again
-            if status == RunStatus.QUEUED:
-                latest.status = RunStatus.CANCELLED
-                latest.finished_at = utcnow()
-            session.add(
-                Run(
-                    cell_id=crow.id,
-                    repetition=repetition,
-                    attempt=latest.attempt + 1,
-                    order_index=order_index,
-                )
-            )
-            counts["requeued"] += 1
+            elif decision in (Resume.KEEP_DONE, Resume.KEEP_FAILED):
+                counts[decision.value] += 1
+            elif decision is Resume.REQUEUE:
+                if latest.status == RunStatus.QUEUED:
+                    latest.status = RunStatus.CANCELLED
+                    latest.finished_at = utcnow()
+                session.add(Run(cell_id=crow.id, repetition=repetition,
+                                attempt=latest.attempt + 1, order_index=order_index))
+                counts["requeued"] += 1
         experiment_id = row.id
     return EnqueueResult(experiment_id=experiment_id, **counts)
 

@@ -61,6 +61,8 @@ def per_run(db: DB, fr: Frames) -> pd.DataFrame:
     if not ids:
         return pd.DataFrame()
     s = samples(db, fr.experiment["id"], run_ids=ids, counters=list(COUNTERS))
+    if s.empty or not s["in_window"].any():
+        return pd.DataFrame()  # runs recorded without samples: nothing to break down
     page = pd.to_numeric(run_variables(db, ids, ["innodb_page_size"]).get(
         "innodb_page_size", pd.Series(dtype=float)), errors="coerce").fillna(DEFAULT_PAGE_SIZE)
     # Transactions in the time the window's samples span (sample ticks and driver intervals
@@ -72,7 +74,7 @@ def per_run(db: DB, fr: Frames) -> pd.DataFrame:
         mine = iv[(iv["run_id"] == run_id) & (iv["t"] > span["min"]) & (iv["t"] <= span["max"])]
         tx[int(run_id)] = float(mine["primary_count"].sum())
     out = pd.DataFrame(index=pd.Index(ids, name="run_id"))
-    out["transactions"] = pd.Series(tx)
+    out["transactions"] = pd.Series(tx, dtype=float)
     for part, ops, by, pages in PARTS:
         n = out["transactions"].where(out["transactions"] > 0)
         out[f"{part} ops"] = _window_growth(s, ops) / n if ops in s else math.nan
@@ -91,7 +93,8 @@ def per_cell(db: DB, fr: Frames) -> pd.DataFrame:
     cells = fr.cell_summary.sort_values("position")
     if runs.empty:
         return pd.DataFrame()
-    table = runs.groupby("cell_id").median(numeric_only=True).drop(columns="transactions")
+    table = runs.groupby("cell_id").median(numeric_only=True).drop(columns="transactions",
+                                                                    errors="ignore")
     table["runs"] = runs.groupby("cell_id").size()
     table = table.reindex([c for c in cells["cell_id"] if c in table.index])
     table.index = cells.set_index("cell_id").loc[table.index, "cell_label"]

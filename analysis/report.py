@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis import plots
+from analysis import io_breakdown, plots, small_multiples
 from analysis.compare import Comparison, aa_floor_text, compare
 from analysis.frames import (
     DB,
@@ -38,9 +38,6 @@ from analysis.metric import MetricView, metric_view, window_detail_rate
 from analysis.png_export import PngExporter
 from flushbench.errors import AnalysisError
 from store.models import RunStatus
-
-#: Cells overlaid in the overview throughput figure (more is unreadable).
-MAX_OVERLAY = 8
 
 _CSS = """
 body{font-family:Inter,'Helvetica Neue',Helvetica,Arial,sans-serif;color:#222;margin:0;
@@ -475,6 +472,49 @@ def _cell_qps(db: Any, rs: pd.DataFrame) -> dict[int, float]:
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
+#: Most panels a small-multiples figure draws (cells in the experiment's row order).
+MAX_PANELS = 16
+
+
+def _small_multiples(cmp: Comparison, figs: _Figures, reps: dict[int, int],
+                     smp: pd.DataFrame, metric: MetricView) -> list[str]:
+    """One panel per cell, in row order: throughput of every run, and the representative
+    run's checkpoint age and dirty pages (when the server reported them)."""
+    rs = cmp.frames.run_summary
+    cells = cmp.cells.sort_values("position").head(MAX_PANELS)
+    win = cmp.experiment["window"]
+    ivl = cmp.frames.intervals.merge(rs[["run_id", "cell_id"]], on="run_id")
+    ivl = ivl[ivl["cell_id"].isin(cells["cell_id"])]
+    if ivl.empty:
+        return []
+    more = f" (the first {MAX_PANELS} of {len(cmp.cells)} cells)" if len(cmp.cells) > \
+        MAX_PANELS else ""
+    unit = _throughput_kwargs(cmp, metric).get("unit", "transactions")
+    out = [figs.add("throughput-per-cell", small_multiples.throughput_grid(
+        ivl, cells, window=(win.start, win.end), unit=unit, bold_runs=reps,
+        subtitle="every repetition thin, the representative run bold, the measurement window"
+                 f" shaded{more}"))]
+    if not smp.empty and smp["checkpoint_age_pct"].notna().any():
+        out.append(figs.add("checkpoint-per-cell", small_multiples.checkpoint_grid(
+            smp, cells, reps, window=(win.start, win.end),
+            title="Checkpoint age and dirty pages per cell (representative run)")))
+    return out
+
+
+def _io_section(figs: _Figures, table: pd.DataFrame, metric: MetricView) -> str:
+    """What each transaction wrote, by data pages, doublewrite and redo (when counted)."""
+    if table.empty or not table.filter(like=" KiB").notna().any().any():
+        return ""
+    unit = "New-Order" if metric.per_minute else "transaction"
+    fig = figs.add("io-per-transaction", io_breakdown.figure(table, unit=unit))
+    return ("<h2>What each transaction wrote</h2><p class='sub'>Write operations and KiB per "
+            f"{unit} over the measurement window, split into data pages "
+            "(<code>Innodb_pages_written</code>), the doublewrite copy "
+            "(<code>Innodb_dblwr_writes</code>, <code>Innodb_dblwr_pages_written</code>) and redo "
+            "(<code>Innodb_log_writes</code>, <code>Innodb_os_log_written</code>); the median of "
+            "each cell's runs.</p>" + fig)
+
+
 def _memory_section(cmp: Comparison, figs: _Figures, cell_mem: pd.DataFrame,
                     reps: dict[int, int], smp: pd.DataFrame) -> str:
     """RSS per configuration over time (median repetitions) and the memory table."""
@@ -580,11 +620,11 @@ def write_report(
         metric = metric_view(cmp.experiment)
         qps = {} if metric.per_minute else _cell_qps(s, rs)
         _, cell_mem = load_memory(s, rs)
+        io_table = io_breakdown.per_cell(s, cmp.frames)
     out.mkdir(parents=True, exist_ok=True)  # only once there is something to write
     figs = _Figures(out, png)
     try:
         exp = cmp.experiment
-        win = exp["window"]
         cells = cmp.cells
         ivl = cmp.frames.intervals
         labels = {int(reps[c]): lbl for c, lbl in zip(cells["cell_id"], cells["cell_label"],
@@ -596,18 +636,7 @@ def write_report(
             cells, unit=metric.name, scale=metric.scale,
             title=f"Throughput per configuration ({metric.name}, window average)"))]
         overview.append(figs.add("stability", plots.score_bars(cells)))
-        overlay_cells = list(cmp.ranking["cell_id"][:MAX_OVERLAY])
-        base = cells.loc[cells["is_baseline"], "cell_id"]
-        if len(base) and int(base.iloc[0]) not in overlay_cells:
-            overlay_cells[-1] = int(base.iloc[0])
-        overlay_runs = {reps[c]: labels[reps[c]] for c in overlay_cells if c in reps}
-        if overlay_runs:
-            overview.append(figs.add("throughput-overview", plots.throughput(
-                ivl[ivl["run_id"].isin(list(overlay_runs))], labels=overlay_runs,
-                window=(win.start, win.end), **_throughput_kwargs(cmp, metric),
-                subtitle="median repetition of each configuration"
-                + (f" (top {MAX_OVERLAY} by {metric.name})" if len(cells) > MAX_OVERLAY else ""),
-            )))
+        overview += _small_multiples(cmp, figs, reps, smp, metric)
         knobs = varying_knobs(rs)
         if len(knobs) >= 2:
             overview.append(figs.add("stability-heatmap",
@@ -619,6 +648,7 @@ def write_report(
             overview.append(figs.add("threads", plots.threads_sweep(
                 cells, unit=metric.name, scale=metric.scale,
                 title=f"{metric.name} vs client threads per allocator")))
+        io_html = _io_section(figs, io_table, metric)
         memory_html = _memory_section(cmp, figs, cell_mem, reps, smp)
 
         cell_sections = [
@@ -641,6 +671,7 @@ def write_report(
             f"orders by median stability score (100 = flat line).</p>{_aa_line(cmp)}"
             f"{_ranked_table(cmp, qps)}"
             + "".join(overview)
+            + io_html
             + memory_html
             + _effects_tables(cmp)
             + f"<h2>Configurations</h2><ul>{toc}</ul>"

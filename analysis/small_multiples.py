@@ -64,7 +64,9 @@ def _grid(n: int, title: str, subtitle: str | None) -> tuple[go.Figure, list[tup
         r, c = divmod(i, COLUMNS)
         x0 = c * (cell_w + H_GAP)
         y1 = top - r * (cell_h + V_GAP)
-        domains.append(((x0, x0 + cell_w), (y1 - cell_h, y1)))
+        # Rounded into [0, 1]: float steps leave -5e-17 at the bottom, which plotly refuses.
+        domains.append(((round(x0, 6), round(min(1.0, x0 + cell_w), 6)),
+                        (round(max(0.0, y1 - cell_h), 6), round(y1, 6))))
     return fig, domains
 
 
@@ -95,6 +97,7 @@ def throughput_grid(
     unit: str = "New-Orders",
     title: str = "Throughput per cell",
     subtitle: str | None = None,
+    bold_runs: dict[int, int] | None = None,
 ) -> go.Figure:
     """One panel per cell (``cells_df`` order by ``position``): every run thin, median bold.
 
@@ -106,11 +109,13 @@ def throughput_grid(
         The cell summary: ``cell_id``, ``position``, ``cell_label``, ``is_baseline``.
     window:
         (start, end) of the measurement window in seconds after warmup, shaded per panel.
+    bold_runs:
+        The run drawn bold per cell (default :func:`median_runs`).
     """
     cells = cells_df.sort_values("position")
     df = intervals_df[intervals_df["t"] > 0]
     interval = float(df["interval_s"].median()) if len(df) else 10.0
-    medians = median_runs(intervals_df)
+    medians = bold_runs if bold_runs is not None else median_runs(intervals_df)
     fig, domains = _grid(len(cells), title, subtitle)
     top = float(np.nanmax(df["primary_count"])) if len(df) else 1.0
     for i, (_, cell) in enumerate(cells.iterrows()):
@@ -121,7 +126,7 @@ def throughput_grid(
         colour = BASELINE_COLOUR if cell["is_baseline"] else CELL_COLOURS[i % len(CELL_COLOURS)]
         best = medians.get(int(cell["cell_id"]))
         for run_id, g in runs.groupby("run_id", sort=True):
-            bold = run_id == best
+            bold = int(run_id) == best
             fig.add_trace(go.Scatter(
                 x=g["t"].to_numpy() / 60, y=g["primary_count"].to_numpy(), mode="lines",
                 xaxis=xref, yaxis=yref, name=f"run {run_id}" + (" (median)" if bold else ""),

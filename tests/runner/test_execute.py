@@ -28,6 +28,7 @@ from flushbench.paths import REPO_ROOT, tpcc_binary
 from runner.execute import NullReporter, run_experiment
 from store.db import ResultsDB
 from store.models import Cell, Interval, Run, RunEvent, RunMetadata, RunVariable, Sample
+from tests.support.tmpfs import mounted_tmpfs
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
@@ -432,13 +433,7 @@ def test_queue_fits_a_disk_sized_for_one_live_datadir(tmp_path: Path) -> None:
 
     if not tpcc_binary().is_file():
         pytest.fail("tpcc/bin/tpcc is not built (make setup)")
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1000m", "tmpfs", str(mnt)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "disk", "1000m") as mnt:
         path = experiment(tmp_path, "tight", "matrix: {doublewrite: [on, off]}\n"
                           "include: [{max_dirty_pages_pct: 60}]\n")
         with pytest.raises(PreflightError) as refused:
@@ -450,5 +445,3 @@ def test_queue_fits_a_disk_sized_for_one_live_datadir(tmp_path: Path) -> None:
         assert (outcome.done, outcome.failed) == (3, 0)
         assert list((mnt / "runs").glob("*/run-*/data")) == []  # removed after each run
         assert len(list((mnt / "runs").glob("*/run-*/mysqld.err"))) == 3  # the logs stay
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)

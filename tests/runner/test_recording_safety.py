@@ -17,6 +17,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ from flushbench.paths import REPO_ROOT, tpcc_binary
 from runner.recorder import STALL_ENV
 from store.db import ResultsDB
 from store.models import Interval, Run, RunEvent, Sample
+from tests.support.tmpfs import mounted_tmpfs
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
@@ -204,18 +206,10 @@ def test_sigkill_while_recording_leaves_no_half_run_and_resumes(tmp_path: Path,
 
 
 @pytest.fixture
-def small_fs(tmp_path: Path) -> Path:
+def small_fs(tmp_path: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs (root only), unmounted afterwards whatever the test did."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a size-limited tmpfs needs root")
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)
+    with mounted_tmpfs(tmp_path / "small", "4m") as mnt:
+        yield mnt
 
 
 def _fill(fs: Path, leave: int) -> None:

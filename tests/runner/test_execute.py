@@ -35,14 +35,6 @@ pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 FLUSHBENCH = Path(sys.executable).with_name("flushbench")
 
 
-@pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One work dir per module: the 1-warehouse snapshot is loaded once and reused."""
-    if not tpcc_binary().is_file():
-        pytest.skip("tpcc/bin/tpcc is not built (make setup)")
-    return tmp_path_factory.mktemp("work")
-
-
 def experiment(tmp_path: Path, name: str, body: str, repetitions: int = 1) -> Path:
     """A tiny tpcc experiment: 1 warehouse, 2 s warmup, 6 s measured, 2 s intervals."""
     path = tmp_path / f"{name}.yaml"

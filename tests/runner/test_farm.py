@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from flushbench.paths import REPO_ROOT, tpcc_binary
+from flushbench.paths import REPO_ROOT
 from runner import queue
 from runner.execute import prepare, stored_cells
 from store.db import ResultsDB
@@ -36,14 +36,6 @@ pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 FLUSHBENCH = str(Path(sys.executable).with_name("flushbench"))
 #: Short leases keep the tests short; four heartbeats per lease leave room for a loaded machine.
 LEASE_S = 12
-
-
-@pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One work dir per module: the 1-warehouse snapshot is loaded once and reused."""
-    if not tpcc_binary().is_file():
-        pytest.skip("tpcc/bin/tpcc is not built (make setup)")
-    return tmp_path_factory.mktemp("work")
 
 
 @pytest.fixture

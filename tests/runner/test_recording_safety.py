@@ -26,7 +26,7 @@ from sqlalchemy import func, select
 from analysis import frames
 from analysis.compare import compare
 from flushbench.errors import AnalysisError
-from flushbench.paths import REPO_ROOT, tpcc_binary
+from flushbench.paths import REPO_ROOT
 from runner.recorder import STALL_ENV
 from store.db import ResultsDB
 from store.models import Interval, Run, RunEvent, Sample
@@ -37,14 +37,6 @@ pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 FLUSHBENCH = Path(sys.executable).with_name("flushbench")
 #: Bound on waiting for a subprocess to reach a state (never an assertion on time).
 PATIENCE_S = 300
-
-
-@pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One work dir per module: the 1-warehouse snapshot is loaded once and reused."""
-    if not tpcc_binary().is_file():
-        pytest.skip("tpcc/bin/tpcc is not built (make setup)")
-    return tmp_path_factory.mktemp("work")
 
 
 def experiment(tmp_path: Path, name: str, repetitions: int = 1, duration: str = "6s") -> Path:

@@ -21,7 +21,6 @@ import pytest
 from sqlalchemy import select
 
 from analysis.statistics.checkpoint import max_checkpoint_age
-from flushbench.paths import tpcc_binary
 from runner.execute import run_experiment
 from runner.sampler import Sampler, decompress_status, parse_engine_lsn
 from runner.server import (
@@ -46,14 +45,6 @@ KNOBS_55 = {
                   " adaptive_checkpoint: keep_average}",
 }
 CNF = "[mysqld]\ninnodb_buffer_pool_size=64M\ninnodb_log_file_size=24M\nperformance_schema=OFF\n"
-
-
-@pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One work dir for the module: each server's 1-warehouse snapshot is loaded once."""
-    if not tpcc_binary().is_file():
-        pytest.skip("tpcc/bin/tpcc is not built (make setup)")
-    return tmp_path_factory.mktemp("work55")
 
 
 def experiment(tmp_path: Path, kind: str, name: str, body: str, repetitions: int = 1) -> Path:

@@ -82,6 +82,19 @@ def _writable_parent(path: Path, what: str, error: type[FlushbenchError]) -> Non
                     fix="choose a writable folder")
 
 
+def _existing(path: Path, what: str, error: type[FlushbenchError]) -> os.stat_result | None:
+    """``stat`` of an output path, or None when it does not exist yet (its folder must then be
+    writable); any other failure is ``error``."""
+    try:
+        return path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        _writable_parent(path, what, error)
+        return None
+    except OSError as exc:
+        raise error(f"cannot use {what}: {exc.strerror}", where=str(path),
+                    fix="check the path") from None
+
+
 def check_output_file(path: Path, what: str = "output file", *,
                       error: type[FlushbenchError] = ConfigError) -> None:
     """A file flushbench will write: absent (in a writable folder) or a writable regular file.
@@ -91,14 +104,9 @@ def check_output_file(path: Path, what: str = "output file", *,
     FlushbenchError
         For a directory, a FIFO, a device or socket, an unwritable file or folder.
     """
-    try:
-        info = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        _writable_parent(path, what, error)
+    info = _existing(path, what, error)
+    if info is None:
         return
-    except OSError as exc:
-        raise error(f"cannot use {what}: {exc.strerror}", where=str(path),
-                    fix="check the path") from None
     if stat.S_ISDIR(info.st_mode):
         raise error(f"{what} is a directory", where=str(path), fix="name a file")
     if not stat.S_ISREG(info.st_mode):
@@ -112,14 +120,9 @@ def check_output_file(path: Path, what: str = "output file", *,
 def check_output_dir(path: Path, what: str = "output folder", *,
                      error: type[FlushbenchError] = ConfigError) -> None:
     """A folder flushbench will write into: absent (creatable) or a writable directory."""
-    try:
-        info = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        _writable_parent(path, what, error)
+    info = _existing(path, what, error)
+    if info is None:
         return
-    except OSError as exc:
-        raise error(f"cannot use {what}: {exc.strerror}", where=str(path),
-                    fix="check the path") from None
     if not stat.S_ISDIR(info.st_mode):
         raise error(f"{what} is a file, not a folder" if stat.S_ISREG(info.st_mode)
                     else f"{what} is {_kind(info.st_mode)}, not a folder", where=str(path),

@@ -16,4 +16,5 @@ echo "== ruff"
 echo "== go test (tpcc driver)"
 (cd tpcc && go vet ./... && go test -count=1 ./...)
 echo "== pytest"
-.venv/bin/pytest -q "$@"
+# The slowest tests are listed every run (docs/benchmarks.md keeps the figures).
+.venv/bin/pytest -q --durations=20 "$@"

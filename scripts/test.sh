@@ -14,7 +14,11 @@ export FLUSHBENCH_REQUIRE_POSTGRES=1
 echo "== ruff"
 .venv/bin/ruff check flushbench runner analysis store tests bench
 echo "== go test (tpcc driver)"
-(cd tpcc && go vet ./... && go test -count=1 ./...)
+# The fast lane (FLUSHBENCH_FAST_LANE=1, `make test-fast`) skips the driver's tests against a
+# real MariaDB (go test -short); `make test` runs them all.
+go_short=()
+[ "${FLUSHBENCH_FAST_LANE:-}" = 1 ] && go_short=(-short)
+(cd tpcc && go vet ./... && go test -count=1 "${go_short[@]}" ./...)
 echo "== pytest"
 # The slowest tests are listed every run (docs/benchmarks.md keeps the figures).
 .venv/bin/pytest -q --durations=20 "$@"

@@ -49,8 +49,8 @@ def compression(path: Path) -> str:
     for suffix, kind in SUFFIXES.items():
         if path.name.lower().endswith(suffix):
             return kind
-    raise StoreError("a bundle must be named *.tar.zst or *.tar.gz", where=str(path),
-                     fix="e.g. -o study.tar.zst")
+    raise StoreError("a bundle is a *.tar.zst or *.tar.gz file", where=str(path),
+                     fix="name one (`flushbench bundle EXPERIMENT -o study.tar.zst` writes one)")
 
 
 def sha256(path: Path) -> str:
@@ -73,7 +73,11 @@ def write_archive(folder: Path, target: Path, manifest: dict[str, Any]) -> Path:
     manifest = {**manifest, "files": {str(p.relative_to(folder)): sha256(p) for p in files}}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise StoreError(f"cannot write the bundle there ({exc.strerror})", where=str(target),
+                         fix="choose a writable folder") from None
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as raw:

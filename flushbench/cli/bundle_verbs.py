@@ -11,6 +11,7 @@ from flushbench.cli import app
 from flushbench.cli.console import make_console, say
 from flushbench.cli.options import DbOption
 from flushbench.errors import AnalysisError
+from flushbench.filecheck import check_output_file
 
 
 @app.command("bundle")
@@ -29,6 +30,7 @@ def bundle_cmd(
     from store.db import ResultsDB, resolve_url
 
     compression(out)  # the suffix first: nothing is read for a name that cannot be written
+    check_output_file(out, "the bundle", error=AnalysisError)
     if out.exists() and not force:
         raise AnalysisError("the bundle file exists already", where=str(out),
                             fix="choose another name, or pass --force to overwrite it")

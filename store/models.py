@@ -160,6 +160,9 @@ class Run(Base):
     #: Figures the driver reported at the end (TpmC, totals...), as the driver printed them.
     driver_summary: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     run_dir: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: With ``window: {start: steady}``: where this run's measurement window starts, seconds
+    #: after warmup, as MSER-5 chose it at the end of the run (None: the experiment's window).
+    window_start_s: Mapped[float | None] = mapped_column(Float, nullable=True)
 
     cell: Mapped[Cell] = relationship(back_populates="runs")
     run_metadata: Mapped[RunMetadata | None] = relationship(back_populates="run")
@@ -259,6 +262,23 @@ class Sample(Base):
     disk_writes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     disk_read_sectors: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     disk_write_sectors: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    #: The whole host's CPU from the ``cpu`` line of ``/proc/stat``, cumulative seconds over
+    #: every CPU: busy (user, nice, system, irq, softirq), idle (idle, iowait) and steal (time
+    #: the hypervisor ran something else on this VM's CPUs).
+    host_cpu_busy_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    host_cpu_idle_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    host_cpu_steal_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: CPU of the flushbench process that samples and records (user + system), seconds.
+    tool_cpu_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: Storage-layer bytes of mysqld, the driver and flushbench together (``/proc/PID/io``
+    #: ``read_bytes`` and ``write_bytes`` less ``cancelled_write_bytes``), cumulative.
+    own_io_read_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    own_io_write_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    #: The storage throttle group's own counters on its device (None: no throttle group).
+    group_read_ios: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    group_write_ios: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    group_read_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    group_write_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     #: How long the sample itself took to collect (the sampler's own cost), seconds.
     collect_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     #: Every numeric ``SHOW GLOBAL STATUS`` counter, zlib-compressed JSON ({name: number}).

@@ -463,6 +463,12 @@ def _samples(
             driver_cpu_user_s=0.4 * t[i], driver_cpu_sys_s=0.1 * t[i],
             disk_reads=int(10 * t[i]), disk_writes=int(writes[i]),
             disk_read_sectors=int(80 * t[i]), disk_write_sectors=int(wsect[i]),
+            # A quiet 4-CPU host: mysqld, the driver and flushbench are nearly all of its busy.
+            host_cpu_busy_s=2.05 * t[i], host_cpu_idle_s=1.95 * t[i],
+            host_cpu_steal_s=0.0, tool_cpu_s=0.02 * t[i],
+            own_io_read_bytes=int(80 * 512 * t[i]), own_io_write_bytes=int(wsect[i]) * 512,
+            group_read_ios=None, group_write_ios=None, group_read_bytes=None,
+            group_write_bytes=None,
             collect_s=0.012,
             status_z=zlib.compress(json.dumps(status).encode(), 6),
             engine_log_z=zlib.compress(

@@ -80,19 +80,71 @@ def _level(value: Any) -> str:
     return shown(str(value))
 
 
+ExperimentsArg = Annotated[list[str], typer.Argument(
+    help="Experiment name (or id); several, or NAME@DATABASE (a file, a bundle or a URL), to"
+         " compare experiments across databases.")]
+DbsOption = Annotated[list[str] | None, typer.Option(
+    "--db", help="Results database: a path, a study bundle or a SQLAlchemy URL (default"
+    " $FLUSHBENCH_DB or results/flushbench.sqlite). Repeat it to compare the experiments"
+    " of several databases (one per experiment, in order, or one experiment in each).")]
+OnOption = Annotated[str | None, typer.Option(
+    "--on", help="Across databases: the knobs to match cells on, comma-separated (default:"
+    " every knob that varies in any of the experiments).")]
+ReferenceOption = Annotated[Path | None, typer.Option(
+    "--reference", help="Score against the reference results of this experiment file"
+    " (include rows' `reference:` and the top-level `reference:`) instead of the stored"
+    " experiment's.")]
+
+
+def _reference_spec(path: Path | None) -> dict[str, Any] | None:
+    """The experiment file's spec (its reference results), or None."""
+    if path is None:
+        return None
+    from runner.spec import load_experiment
+
+    return load_experiment(path).model_dump(mode="json")
+
+
+def _knob_list(on: str | None) -> list[str] | None:
+    return None if on is None else [k.strip() for k in on.split(",") if k.strip()]
+
+
 @app.command("compare")
 def compare_cmd(
-    experiment: ExperimentArg,
-    db: DbOption = None,
+    experiments: ExperimentsArg,
+    db: DbsOption = None,
     force: ForceOption = False,
+    on: OnOption = None,
+    reference: ReferenceOption = None,
 ) -> None:
-    """Print the comparison tables: cells vs baseline, knob effects, rankings, warnings."""
+    """Print the comparison tables: cells vs baseline, knob effects, rankings, warnings —
+    and the reproduction scorecard when the experiment carries reference results. With
+    several experiments (or databases): cells matched by knobs, each source a block."""
+    from analysis.crossdb import parse_sources
+
+    sources = parse_sources([_experiment(e) for e in experiments], db)
+    if len(sources) > 1:
+        if reference is not None:
+            raise AnalysisError("--reference scores one experiment", where="--reference",
+                                fix="compare one experiment with its reference at a time")
+        _print_cross(sources, force=force, on=_knob_list(on))
+        return
+    if on is not None:
+        raise AnalysisError("--on matches cells across experiments", where="--on",
+                            fix="name two experiments or more (NAME@DATABASE)")
+    _print_one(sources[0].experiment, sources[0].db, force=force,
+               reference=_reference_spec(reference))
+
+
+def _print_one(experiment: str, db: str | None, *, force: bool,
+               reference: dict[str, Any] | None) -> None:
+    """``compare`` of one experiment: the tables, then its scorecard when it has one."""
     from rich.table import Table
 
     from analysis.compare import aa_floor_text, compare
     from analysis.metric import metric_view
 
-    cmp = compare(db, _experiment(experiment), force=force)
+    cmp = compare(db, experiment, force=force)
     m = metric_view(cmp.experiment)
     con = _console()
     exp = cmp.experiment
@@ -174,8 +226,125 @@ def compare_cmd(
         t.add_row(str(r["rank_stability"]), ids[r["cell_id"]], _f(r["score_median"], ".0f"),
                   _f(r["cv_pct_median"], ".1f"), str(r["rank_notpm"]))
     con.print(t)
+    _print_scorecard(con, cmp, reference)
     for w in cmp.warnings:
         con.print(f"[yellow]warning:[/] {shown(w)}")
+
+
+def _print_scorecard(con: Any, cmp: Any, reference: dict[str, Any] | None) -> None:
+    """The reproduction scorecard: the reference's ratios against the measured ones."""
+    from rich.table import Table
+
+    from analysis import scorecard
+
+    spec = reference if reference is not None else cmp.experiment["spec"]
+    if not scorecard.has_reference(spec):
+        if reference is not None:
+            con.print("scorecard: the experiment file carries no `reference:` results")
+        return
+    table = scorecard.scorecard(spec, cmp.frames.run_summary, cmp.cells)
+    source = (spec.get("reference") or {}).get("source") or "the reference"
+    con.print(f"reproduction scorecard — reference: {shown(source)}", soft_wrap=True)
+    for i, r in table.iterrows():
+        con.print(f"  R{i + 1}  {shown(r['comparison'])}: {shown(r['a'])} ({r['n_a']} runs)"
+                  f" / {shown(r['b'])} ({r['n_b']} runs)", soft_wrap=True)
+    t = Table(title="The reference's ratios against ours (a / b)")
+    for col in ("id", "reference", "ours (95% CI)", "verdict", "reference vs our CI"):
+        t.add_column(col, justify="right" if col in ("reference", "ours (95% CI)")
+                     else "left")
+    styles = {scorecard.AGREES: "green", scorecard.CONTRADICTS: "red"}
+    for i, r in table.iterrows():
+        style = styles.get(r["verdict"], "")
+        t.add_row(f"R{i + 1}",
+                  f"{_f(r['reference_ratio'], '.2f')}×" + ("" if r["stated"] else " *"),
+                  f"{_f(r['ratio'], '.2f')}× ({_f(r['ci_low'], '.2f')}–"
+                  f"{_f(r['ci_high'], '.2f')})",
+                  f"[{style}]{r['verdict']}[/]" if style else r["verdict"], r["size"])
+    con.print(t)
+    con.print("why (* = computed from the two rows' reference values; rule:"
+              " docs/statistics.md, 'The reproduction scorecard'):")
+    for i, r in table.iterrows():
+        con.print(f"  R{i + 1}: {shown(r['reason'])}", soft_wrap=True)
+
+
+def _print_cross(sources: list[Any], *, force: bool, on: list[str] | None) -> None:
+    """``compare`` across experiments and databases: sources, matching, pooled and
+    source-against-source tables, every number under the name of its source."""
+    from rich.table import Table
+
+    from analysis.crossdb import cross_compare, sources_table
+
+    cross = cross_compare(sources, on=on, force=force)
+    scale = 1.0 if cross.metric_name == "NOTPM" else 1 / 60
+    con = _console()
+    # Short ids keep the tables narrow; every table's title repeats what they stand for.
+    sid = {s.label: f"S{i + 1}" for i, s in enumerate(cross.sources)}
+    legend = "; ".join(f"{sid[s.label]} = {s.label}" for s in cross.sources)
+    con.print("sources:")
+    for _, r in sources_table(cross).iterrows():
+        con.print(f"  {sid[r['source']]}  {shown(r['source'])}: experiment "
+                  f"{shown(r['experiment'])} (#{r['experiment_id']}) in {shown(r['database'])}",
+                  soft_wrap=True)
+    t = Table(title=f"Sources ({shown(legend)})")
+    for col in ("source", "server", "hosts", "cells", "runs", "window"):
+        t.add_column(col, justify="right" if col in ("cells", "runs") else "left")
+    for _, r in sources_table(cross).iterrows():
+        t.add_row(sid[r["source"]], shown(r["server"]), shown(r["hosts"]), str(r["cells"]),
+                  str(r["runs_done"]), r["window"])
+    con.print(t)
+    for knob, values in cross.context.items():
+        con.print(f"differs between the sources (not matched on): {shown(knob)}: "
+                  + "; ".join(f"{shown(str(v))} in {shown(s)}" for s, v in values.items()),
+                  soft_wrap=True)
+    con.print(f"cells matched on {shown(', '.join(cross.on) or 'nothing (one cell each)')}: "
+              f"{cross.cells['match'].nunique()} matched", soft_wrap=True)
+    for u in cross.unmatched:
+        con.print(f"  unmatched, left out: {shown(u)}", soft_wrap=True)
+    con.print("matched cells:")
+    for match, g in cross.cells.groupby("match"):
+        con.print(f"  M{match}  {shown(g['label'].iloc[0])}"
+                  + (" (baseline)" if g["is_baseline"].iloc[0] else ""))
+    m = cross.metric_name
+    t = Table(title=f"Per source: {m} and ratio to the source's own baseline (95% CI;"
+                    f" {shown(legend)})")
+    for col in ("cell", "source", "runs", f"{m} (95% CI)", "ratio (95% CI)", "verdict"):
+        t.add_column(col, justify="right" if col in ("runs",) or m in col else "left")
+    for _, r in cross.cells.iterrows():
+        t.add_row(f"M{r['match']}", sid[r["source"]], str(r["n_done"]),
+                  f"{_f(r['mean'] * scale)} ({_f(r['ci_low'] * scale)}–"
+                  f"{_f(r['ci_high'] * scale)})",
+                  "–" if r["is_baseline"] else f"{_f(r['ratio'], '.2f')}× "
+                  f"({_f(r['ratio_ci_low'], '.2f')}–{_f(r['ratio_ci_high'], '.2f')})",
+                  r["verdict"])
+    con.print(t)
+    if len(cross.pooled):
+        t = Table(title=f"Ratio to the baseline pooled over the sources as blocks"
+                        f" ({shown(legend)})")
+        for col in ("cell", "sources", "ratio (95% CI)", "p", "verdict", "sources disagree?"):
+            t.add_column(col, justify="left" if col in ("cell", "verdict") else "right")
+        for i, r in cross.pooled.iterrows():
+            het = r["heterogeneity_p"]
+            t.add_row(f"M{i + 1}", str(r["n_sources"]),
+                      "–" if r["verdict"] == "baseline" else f"{_f(r['ratio'], '.2f')}× "
+                      f"({_f(r['ratio_ci_low'], '.2f')}–{_f(r['ratio_ci_high'], '.2f')})",
+                      _f(r["p_value"], ".3f"), r["verdict"],
+                      "–" if not math.isfinite(het) else
+                      (f"yes (Cochran's Q p = {het:.3g})" if het < 0.05 else f"no (p = {het:.2g})"))
+        con.print(t)
+    if len(cross.between):
+        matches = dict(zip(cross.cells["key"], cross.cells["match"], strict=False))
+        t = Table(title=f"The same cell in each source against S1 ({shown(legend)})")
+        for col in ("cell", "source", "runs", "ratio (95% CI)", "p", "verdict"):
+            t.add_column(col, justify="left" if col in ("cell", "source", "verdict")
+                         else "right")
+        for _, r in cross.between.iterrows():
+            t.add_row(f"M{matches[r['key']]}", f"{sid[r['source']]} / S1",
+                      f"{r['n_other']} vs {r['n_first']}",
+                      f"{_f(r['ratio'], '.2f')}× ({_f(r['ci_low'], '.2f')}–"
+                      f"{_f(r['ci_high'], '.2f')})", _f(r["p_value"], ".3f"), r["verdict"])
+        con.print(t)
+    for w in cross.warnings:
+        con.print(f"[yellow]warning:[/] {shown(w)}", soft_wrap=True)
 
 
 @app.command("show")

@@ -1,0 +1,151 @@
+"""Reference results in an experiment file: what a reproduction is scored against.
+
+A study that reproduces a published one (the 2011 post) carries the published figures as
+data, next to the rows that reproduce them::
+
+    include:
+      - {doublewrite: on, max_dirty_pages_pct: 75, io_capacity: 200,
+         reference: {name: base, notpm: 59922.8}}
+      - {doublewrite: off, max_dirty_pages_pct: 50, io_capacity: 20000,
+         reference: {name: dw-off-50, notpm: 63898.13}}
+    reference:
+      source: "Tkachenko, MySQL 5.5.8 - in search of stability (2011)"
+      comparisons:
+        - {name: doublewrite off vs on at 50/20000, a: dw-off-50, b: dw-on-50, ratio: 1.55}
+
+A row is referred to by its include index (``2``) or its reference ``name``. A comparison's
+``ratio`` is the reference's stated a/b ratio; without one it is computed from the two rows'
+reference values. With no ``comparisons`` the scorecard compares every referenced row with the
+baseline. The reference is not part of a cell's identity: ``IncludeCell.values()`` (what the
+cell key hashes) holds knobs only, and ``reference`` is a plan-only key of the measurement
+hash — adding a reference to a study keeps its finished runs. The analysis reads the stored
+spec (:mod:`analysis.scorecard`); the verdict rule is in ``docs/statistics.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from flushbench.validation import KeyedValueError, StrictModel
+from runner.knobs import Knobs
+
+#: A reference number: a positive, finite throughput or ratio.
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+#: A row's short name (used by comparisons, shown in the scorecard).
+RowName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.+-]{0,39}$")]
+#: The reference value keys, one per workload metric (``analysis.metric``'s names, lower case).
+METRIC_KEYS = ("notpm", "tps")
+
+
+class RowReference(StrictModel):
+    """The published result of one include row (in the experiment's metric)."""
+
+    #: What comparisons call the row (default: its include index).
+    name: RowName | None = None
+    #: The reference's throughput of the row, in the experiment's metric (NOTPM for tpcc).
+    notpm: Positive | None = None
+    tps: Positive | None = None
+    #: Where in the source the number is (a section, a figure), shown in the scorecard.
+    note: Annotated[str, Field(max_length=200)] = ""
+
+    def value(self) -> float | None:
+        """The row's reference throughput, whichever metric key holds it."""
+        return next((getattr(self, k) for k in METRIC_KEYS if getattr(self, k) is not None),
+                    None)
+
+
+class IncludeCell(Knobs):  # type: ignore[misc,valid-type]  # Knobs is built by create_model
+    """An ``include`` row: knob values, and the reference result it reproduces (optional).
+
+    ``values()`` is inherited and lists knobs only, so the cell key ignores the reference.
+    """
+
+    reference: RowReference | None = None
+
+
+class ComparisonSpec(StrictModel):
+    """One comparison the reference makes: row ``a`` over row ``b``."""
+
+    name: Annotated[str, Field(min_length=1, max_length=120)]
+    #: The numerator row: an include index or a row's reference name.
+    a: int | RowName
+    #: The denominator row.
+    b: int | RowName
+    #: The reference's stated a/b ratio (default: computed from the rows' reference values).
+    ratio: Positive | None = None
+
+
+class ReferenceSpec(StrictModel):
+    """The experiment's top-level ``reference``: its source and the comparisons it makes."""
+
+    source: Annotated[str, Field(min_length=1, max_length=300)]
+    url: Annotated[str, Field(max_length=500)] = ""
+    #: Empty: every referenced row against the baseline.
+    comparisons: list[ComparisonSpec] = Field(default_factory=list)
+
+
+def check_references(include: list[Any], reference: ReferenceSpec | None,
+                     metric_name: str) -> None:
+    """Refuse references that cannot be scored; errors name the key path.
+
+    Checks: the value key is the experiment's metric (``notpm`` for NOTPM), row names are
+    unique, every comparison names rows that exist and either states a ratio or both rows
+    carry a reference value, and ``a`` differs from ``b``.
+
+    Raises
+    ------
+    KeyedValueError
+        ``include[2].reference.tps``, ``reference.comparisons[1].a`` …
+    """
+    wanted = metric_name.lower()
+    names: dict[str, int] = {}
+    rows = [getattr(inc, "reference", None) for inc in include]
+    for i, ref in enumerate(rows):
+        if ref is None:
+            continue
+        for key in METRIC_KEYS:
+            if key != wanted and getattr(ref, key) is not None:
+                raise KeyedValueError(
+                    f"this experiment's metric is {metric_name}: write the reference value as"
+                    f" `{wanted}:`", "include", i, "reference", key)
+        if ref.value() is None and reference is None:
+            raise KeyedValueError(f"a reference without a value — add `{wanted}: NUMBER`",
+                                  "include", i, "reference")
+        if ref.name is not None:
+            if ref.name in names:
+                raise KeyedValueError(
+                    f"row name {ref.name!r} is used by include[{names[ref.name]}] too — names"
+                    " must be unique", "include", i, "reference", "name")
+            names[ref.name] = i
+    if reference is None:
+        return
+    for j, comp in enumerate(reference.comparisons):
+        index = {}
+        for side in ("a", "b"):
+            row = getattr(comp, side)
+            if isinstance(row, int):
+                if not 0 <= row < len(include):
+                    raise KeyedValueError(
+                        f"include index {row} does not exist (the file has {len(include)}"
+                        f" include rows, counted from 0)", "reference", "comparisons", j, side)
+                index[side] = row
+            elif row in names:
+                index[side] = names[row]
+            else:
+                known = ", ".join(sorted(names)) or "none: give rows `reference: {name: …}`"
+                raise KeyedValueError(f"no include row is named {row!r} (row names: {known})",
+                                      "reference", "comparisons", j, side)
+        if index["a"] == index["b"]:
+            raise KeyedValueError("a and b name the same row", "reference", "comparisons", j)
+        if comp.ratio is None:
+            for side in ("a", "b"):
+                ref = rows[index[side]]
+                if ref is None or ref.value() is None or not math.isfinite(ref.value() or 0):
+                    raise KeyedValueError(
+                        f"include[{index[side]}] has no reference {wanted} to compute the ratio"
+                        " from — state the reference's `ratio:`, or give the row"
+                        f" `reference: {{{wanted}: NUMBER}}`",
+                        "reference", "comparisons", j, "ratio")

@@ -1,0 +1,199 @@
+"""Experiments compared across databases, on the recorded 2011 study (issue 26).
+
+Source A is a copy of the committed study database; source B is a second copy standing in
+for "last month's host": every interval's count halved (so each run's NOTPM is exactly half
+of A's, and each cell's ratio to its baseline is unchanged) and one cell deleted (so one cell
+of A matches nothing). The expectations follow from that by hand: B/A = 0.5 for every cell;
+5 vs 5 baseline runs all lower give the smallest exact Mann-Whitney p (2/252), 3 vs 3 cannot
+reach 0.05; pooled over the two sources, each ratio is A's own with a standard error 1/√2 of
+A's and Cochran's Q = 0 (p = 1). The same through the CLI with B as a study bundle and as a
+PostgreSQL database.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+from scipy import stats
+
+from analysis.crossdb import cross_compare, parse_sources
+from analysis.frames import load
+from flushbench.errors import AnalysisError
+from store.db import ResultsDB
+from store.migrate import upgrade_database
+from tests.support.cli_runner import CliRun
+
+ROOT = Path(__file__).resolve().parents[2]
+STUDY = ROOT / "docs" / "study-2011" / "stability-2011.sqlite"
+ALLOCATORS = ROOT / "docs" / "allocators" / "allocators-example.sqlite"
+DROPPED = "doublewrite=on max_dirty_pages_pct=15 io_capacity=20000"
+
+
+def recorded_copy(committed: Path, target: Path) -> Path:
+    """A committed results database copied (never opened in place) and brought to head."""
+    shutil.copyfile(committed, target)
+    url = f"sqlite:///{target}"
+    upgrade_database(url, str(target))
+    for backup in target.parent.glob(f"{target.stem}.pre-upgrade-*"):
+        backup.unlink()
+    return target
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(A, B): the recorded study, and its half-speed copy without the max_dirty 15 cell."""
+    folder = tmp_path_factory.mktemp("crossdb")
+    a = recorded_copy(STUDY, folder / "a.sqlite")
+    b = folder / "b.sqlite"
+    shutil.copyfile(a, b)
+    conn = sqlite3.connect(b)
+    try:
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("UPDATE intervals SET primary_count = primary_count * 0.5")
+        conn.execute("DELETE FROM cells WHERE label = ?", (DROPPED,))
+        conn.commit()
+    finally:
+        conn.close()
+    return a, b
+
+
+def _notpm(path: Path) -> dict[str, np.ndarray]:
+    rs = load(path, "stability-2011").run_summary
+    done = rs[rs["status"] == "done"]
+    return {str(label): g["notpm"].to_numpy(float) for label, g in done.groupby("cell_label")}
+
+
+def test_matching_and_verdicts(sources: tuple[Path, Path]) -> None:
+    a, b = sources
+    cross = cross_compare(parse_sources([f"stability-2011@{a}", f"stability-2011@{b}"], None))
+    assert [s.label for s in cross.sources] == ["stability-2011@a.sqlite",
+                                                "stability-2011@b.sqlite"]
+    assert cross.on == ["doublewrite", "max_dirty_pages_pct", "io_capacity"]
+    assert cross.unmatched == [f"{DROPPED}: only in stability-2011@a.sqlite"]
+    assert cross.cells["match"].nunique() == 7 and cross.context == {}
+    # The same cell, B over A: exactly one half, slower only where 5 vs 5 runs allow it.
+    between = cross.between.set_index("label")
+    assert np.allclose(between["ratio"], 0.5, rtol=1e-9)
+    base = "doublewrite=on max_dirty_pages_pct=75 io_capacity=200"
+    assert between.loc[base, "verdict"] == "slower"
+    assert between.loc[base, "p_value"] == pytest.approx(2 / math.comb(10, 5))
+    others = between.drop(index=base)
+    assert set(others["verdict"]) == {"not enough repetitions"}
+    assert np.allclose(others["p_value"], 0.1)
+    # Each source against its own baseline: halving every run changes no ratio.
+    per = cross.cells.pivot(index="label", columns="source", values="ratio")
+    assert np.allclose(per.iloc[:, 0], per.iloc[:, 1])
+    # Pooled with the sources as blocks: A's ratio of means, A's delta-method SE over √2.
+    values = _notpm(a)
+    pooled = cross.pooled.set_index("label")
+    z = stats.norm.ppf(0.975)
+    for label, row in pooled.drop(index=base).iterrows():
+        cell, ref = values[label], values[base]
+        log_ratio = math.log(cell.mean() / ref.mean())
+        var = (cell.var(ddof=1) / (len(cell) * cell.mean() ** 2)
+               + ref.var(ddof=1) / (len(ref) * ref.mean() ** 2))
+        se = math.sqrt(var / 2)
+        assert row["ratio"] == pytest.approx(math.exp(log_ratio), rel=1e-9)
+        assert row["ratio_ci_low"] == pytest.approx(math.exp(log_ratio - z * se), rel=1e-9)
+        assert row["ratio_ci_high"] == pytest.approx(math.exp(log_ratio + z * se), rel=1e-9)
+        assert row["heterogeneity_p"] == pytest.approx(1.0)
+        assert row["n_sources"] == 2
+    # van Elteren over two identical strata of 3 vs 5: the doublewrite-off rows rank below
+    # the baseline in both, so they are slower; the doublewrite-on rows are not.
+    slower = sorted(pooled.index[pooled["verdict"] == "slower"])
+    assert slower == sorted(k for k in pooled.index if k.startswith("doublewrite=off"))
+
+
+def test_matching_refusals(sources: tuple[Path, Path], tmp_path: Path) -> None:
+    a, b = sources
+    pair = parse_sources([f"stability-2011@{a}", f"stability-2011@{b}"], None)
+    with pytest.raises(AnalysisError, match="have the same values of doublewrite"):
+        cross_compare(pair, on=["doublewrite"])
+    with pytest.raises(AnalysisError, match="no cell of any experiment sets innodb_nothing"):
+        cross_compare(pair, on=["innodb_nothing"])
+    with pytest.raises(AnalysisError, match="do not pair up"):
+        parse_sources(["x", "y"], ["1.sqlite", "2.sqlite", "3.sqlite"])
+    alloc = shutil.copyfile(ALLOCATORS, tmp_path / "alloc.sqlite")
+    upgrade_database(f"sqlite:///{alloc}", str(alloc))
+    name = ResultsDB(alloc, create=False)
+    try:
+        with name.session() as s:
+            exp = s.execute(sa.text("SELECT name FROM experiments")).scalar_one()
+    finally:
+        name.dispose()
+    with pytest.raises(AnalysisError, match="different metrics"):
+        cross_compare(parse_sources([f"stability-2011@{a}", f"{exp}@{alloc}"], None))
+
+
+def test_cli_compares_a_database_with_a_bundle(sources: tuple[Path, Path], tmp_path: Path,
+                                               cli: CliRun) -> None:
+    a, b = sources
+    bundle = tmp_path / "last-month.tar.gz"
+    code, out, err = cli(["bundle", "stability-2011", "-o", str(bundle), "--db", str(b),
+                          "--no-png"])
+    assert code == 0, out + err
+    code, out, err = cli(["compare", "stability-2011", "--db", str(a), "--db", str(bundle)])
+    assert code == 0, out + err
+    assert "S1  stability-2011@a.sqlite" in out and "S2  stability-2011@last-month.tar.gz" in out
+    assert f"unmatched, left out: {DROPPED}: only in stability-2011@a.sqlite" in out
+    assert "S1 = stability-2011@a.sqlite; S2 = stability-2011@last-month.tar.gz" in out
+    # M1 is the baseline: B over A is 0.50× and slower.
+    m1 = next(line for line in out.splitlines() if line.startswith("│ M1") and "S2 / S1" in line)
+    assert "0.50×" in m1 and "slower" in m1
+    code, out, err = cli(["compare", f"stability-2011@{a}", f"stability-2011@{b}",
+                          "--on", "doublewrite"])
+    assert code != 0 and "have the same values of doublewrite" in out + err
+
+
+def _copy_into_postgres(sqlite_path: Path, url: str) -> None:
+    """Every row of a head-revision SQLite results database into a fresh PostgreSQL one."""
+    ResultsDB(url).dispose()  # creates the schema at head
+    src, dst = sa.create_engine(f"sqlite:///{sqlite_path}"), sa.create_engine(url)
+    try:
+        src_meta, dst_meta = sa.MetaData(), sa.MetaData()
+        src_meta.reflect(src)
+        dst_meta.reflect(dst)
+        with src.connect() as s, dst.begin() as d:
+            for table in dst_meta.sorted_tables:
+                if table.name == "alembic_version":
+                    continue
+                rows = [dict(r) for r in s.execute(sa.select(src_meta.tables[table.name]))
+                        .mappings()]
+                for row in rows:
+                    for column in table.columns:
+                        if isinstance(column.type, sa.JSON) and isinstance(row.get(column.name),
+                                                                           str):
+                            row[column.name] = json.loads(row[column.name])
+                if rows:
+                    d.execute(table.insert(), rows)
+            for table in dst_meta.sorted_tables:  # serial columns past the copied ids
+                if "id" in table.columns and table.name != "alembic_version":
+                    d.execute(sa.text(
+                        f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'),"
+                        f" (SELECT COALESCE(MAX(id), 1) FROM {table.name}))"))
+    finally:
+        src.dispose()
+        dst.dispose()
+
+
+@pytest.mark.postgres
+def test_cli_compares_sqlite_with_postgres(sources: tuple[Path, Path], pg_cluster,  # noqa: ANN001
+                                           cli: CliRun) -> None:
+    a, _ = sources
+    url = pg_cluster.create_database("cross")
+    _copy_into_postgres(a, url)
+    code, out, err = cli(["compare", f"stability-2011@{a}", f"stability-2011@{url}"])
+    assert code == 0, out + err
+    assert "S2  stability-2011@local/" in out
+    assert "cells matched on doublewrite, max_dirty_pages_pct, io_capacity: 8 matched" in out
+    # The same runs in both: every cell's ratio is 1.00 with no difference.
+    rows = [line for line in out.splitlines() if "S2 / S1" in line]
+    assert len(rows) == 8 and all("1.00×" in line for line in rows)
+    assert not any("slower" in line or "faster" in line for line in rows)

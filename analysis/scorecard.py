@@ -23,7 +23,9 @@ spec dict the caller read from a file) by the include row's own knob values.
 
 from __future__ import annotations
 
+import html
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -227,6 +229,60 @@ def figure(table: pd.DataFrame, *, source: str = "") -> go.Figure:
     fig.add_vline(x=1, line=dict(color="#555555", width=1))
     fig.update_xaxes(type="log", title="ratio a / b (log scale)")
     fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names)
-    fig.update_layout(height=max(300, 120 + 46 * len(table)),
-                      legend=dict(orientation="h", y=-0.25))
+    # The legend above the plot: below it, it collides with the axis title on short figures.
+    fig.update_layout(height=max(320, 170 + 46 * len(table)), margin=dict(t=120),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0))
     return fig
+
+
+def section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame,
+            add_figure: Callable[[str, go.Figure], str]) -> str:
+    """The report's scorecard section (table and figure), or ``""`` without a reference.
+
+    ``add_figure(name, fig)`` places a figure and returns its HTML (the report's figures).
+    """
+    if not has_reference(spec):
+        return ""
+    table = scorecard(spec, run_summary, cells)
+    ref = spec.get("reference") or {}
+    source = str(ref.get("source") or "the reference")
+    if table.empty:
+        return ("<h2 id='scorecard'>Reproduction scorecard</h2><p class='sub'>The experiment "
+                f"carries reference results ({html.escape(source)}) but no comparison can be "
+                "made: give the baseline row a reference value, or list "
+                "<code>reference.comparisons</code>.</p>")
+
+    def num(value: float, fmt: str = ".2f") -> str:
+        return format(value, fmt) if math.isfinite(value) else "–"
+
+    rows = []
+    for _, r in table.iterrows():
+        colour = VERDICT_COLOURS[r["verdict"]]
+        rows.append(
+            f"<tr><td class='l'>{html.escape(str(r['comparison']))}</td>"
+            f"<td class='l'>{html.escape(str(r['a']))} / {html.escape(str(r['b']))}</td>"
+            f"<td>{r['n_a']} / {r['n_b']}</td>"
+            f"<td>{num(r['reference_ratio'])}×{'' if r['stated'] else ' *'}</td>"
+            f"<td>{num(r['ratio'])}×</td><td>{num(r['ci_low'])} – {num(r['ci_high'])}</td>"
+            f"<td class='l' style='color:{colour};font-weight:600'>{r['verdict']}</td>"
+            f"<td class='l'>{html.escape(str(r['reason']))}</td></tr>")
+    head = "".join(f"<th class='{'l' if i < 2 or i > 5 else ''}'>{h}</th>" for i, h in
+                   enumerate(["comparison", "a / b", "runs", "reference", "ours",
+                              "95% CI", "verdict", "why"]))
+    link = (f" (<a href='{html.escape(str(ref['url']))}'>source</a>)" if ref.get("url")
+            else "")
+    counts = table["verdict"].value_counts()
+    summary = ", ".join(f"{int(counts.get(v, 0))} {v}"
+                        for v in (AGREES, CONTRADICTS, INCONCLUSIVE))
+    return (
+        "<h2 id='scorecard'>Reproduction scorecard</h2>"
+        f"<p class='sub'>Each comparison the reference makes — {html.escape(source)}{link} — "
+        "as its ratio a / b beside ours: the geometric mean ratio of the two cells' runs "
+        "with a Welch 95% interval on log values. <b>Agrees</b>: the interval lies on the "
+        "reference's side of 1 (or, for a reference within ±5% of 1, inside that margin); "
+        "<b>contradicts</b>: the interval excludes the reference's ratio and does not lie on "
+        "its side of 1 (or lies outside the ±5% margin); <b>inconclusive</b>: the interval "
+        f"covers both. {summary}. * the quotient of the two rows' reference values (the "
+        "reference states no ratio). Rule: docs/statistics.md.</p>"
+        + add_figure("scorecard", figure(table, source=source))
+        + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.disturbed import counted
 from analysis.frames import (
     CHECKED_METADATA,
     DB,
@@ -32,7 +33,7 @@ from analysis.frames import (
     require_finished,
     varying_knobs,
 )
-from analysis.hosts import blocked_comparison, host_of, method_note
+from analysis.hosts import block_of, blocked_comparison, host_of, method_note
 from analysis.statistics import design
 from analysis.statistics.hypothesis_tests import van_elteren
 from analysis.statistics.verdicts import (
@@ -83,8 +84,8 @@ def check_metadata(runs_df: pd.DataFrame, *, force: bool = False) -> list[str]:
 
 
 def _done(run_summary_df: pd.DataFrame) -> pd.DataFrame:
-    return run_summary_df[(run_summary_df["status"] == RunStatus.DONE)
-                          & run_summary_df["notpm"].notna()]
+    # Done runs with a window value, less disturbed runs the `disturbed:` policy excludes.
+    return run_summary_df[counted(run_summary_df)]
 
 
 def aa_floor(run_summary_df: pd.DataFrame, cell_id: int) -> dict[str, float | int]:
@@ -164,16 +165,20 @@ def compare_cells(
     return out
 
 
-def _blocked_verdicts(run_summary_df: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+def _blocked_verdicts(run_summary_df: pd.DataFrame, cells: pd.DataFrame,
+                      blocks: pd.Series | None = None, what: str = "host") -> pd.DataFrame:
     """Verdicts with the host as a block: the ratio pooled over hosts, a stratified rank test.
 
     Each cell is compared with the baseline within each host; the ratio and its interval are
     the inverse-variance pool of the per-host log ratios (:func:`analysis.hosts.blocked_comparison`)
     and the test is van Elteren's stratified Mann-Whitney. "faster"/"slower" needs p < 0.05 and
     an interval that excludes 1, as for one host; hosts that disagree are said in the reason.
+    ``blocks`` (:func:`analysis.hosts.block_of`) blocks on something else — the repetition of
+    ``order: {mode: blocks}``, with or without the host; ``what`` names it in the reason.
     """
-    done = _done(run_summary_df).assign(_host=lambda d: host_of(d))
-    blocked = blocked_comparison(run_summary_df).set_index("cell_id")
+    done = _done(run_summary_df)
+    done = done.assign(_host=host_of(done) if blocks is None else blocks.reindex(done.index))
+    blocked = blocked_comparison(run_summary_df, blocks=blocks).set_index("cell_id")
     base_id = int(cells.loc[cells["is_baseline"], "cell_id"].iloc[0])
     out = cells.copy()
     for i, row in out.iterrows():
@@ -188,10 +193,10 @@ def _blocked_verdicts(run_summary_df: pd.DataFrame, cells: pd.DataFrame) -> pd.D
         p = van_elteren(pairs).p_value if pairs else math.nan
         excludes = math.isfinite(b["ratio_ci_low"]) and (b["ratio_ci_low"] > 1
                                                         or b["ratio_ci_high"] < 1)
-        text = (f"host blocks: {int(b['n_hosts'])} hosts, van Elteren p = {p:.3g}, pooled"
+        text = (f"{what} blocks: {int(b['n_hosts'])} {what}s, van Elteren p = {p:.3g}, pooled"
                 f" 95% CI {b['ratio_ci_low']:.3f}–{b['ratio_ci_high']:.3f}")
         if math.isfinite(b["heterogeneity_p"]) and b["heterogeneity_p"] < 0.05:
-            text += f"; the hosts disagree (Cochran's Q p = {b['heterogeneity_p']:.3g})"
+            text += f"; the {what}s disagree (Cochran's Q p = {b['heterogeneity_p']:.3g})"
         if math.isfinite(p) and p < 0.05 and excludes:
             verdict_text = FASTER if b["ratio"] > 1 else SLOWER
         else:
@@ -199,7 +204,8 @@ def _blocked_verdicts(run_summary_df: pd.DataFrame, cells: pd.DataFrame) -> pd.D
         out.loc[i, ["ratio", "ratio_ci_low", "ratio_ci_high", "p_value"]] = [
             b["ratio"], b["ratio_ci_low"], b["ratio_ci_high"], p]
         out.loc[i, ["verdict", "verdict_reason", "test_method", "ci_method"]] = [
-            verdict_text, text, "van Elteren (host blocks)", "inverse-variance over hosts"]
+            verdict_text, text, f"van Elteren ({what} blocks)",
+            f"inverse-variance over {what}s" if what == "host" else f"paired t over {what}s"]
         out.loc[i, "mde_pct"] = math.nan
     return out
 
@@ -308,9 +314,19 @@ def compare(
     aa = floor["cv_pct"] / 100 if floor["n"] else None
     cells = compare_cells(rs, fr.cell_summary, noise_floor_cv=aa)
     cells.attrs["noise_floor"] = floor
-    if spread:
+    # `order: {mode: blocks}`: the repetition is a block in time (with the host when spread).
+    by_run_block = (fr.experiment["spec"].get("order") or {}).get("mode") == "blocks"
+    if spread and not by_run_block:
         cells = _blocked_verdicts(rs, cells)
         cells.attrs["hosts_note"] = method_note(rs)
+    elif by_run_block:
+        cells = _blocked_verdicts(rs, cells, block_of(rs, by_host=spread, by_repetition=True),
+                                  what="run block")
+        cells.attrs["hosts_note"] = (
+            "Runs of this experiment ran in blocks (order: blocks): each cell is compared with"
+            " the baseline within each block, the per-block log ratios averaged (paired t"
+            " interval), van Elteren's stratified rank test across blocks."
+            + (f" {method_note(rs)}" if spread else ""))
     knobs = varying_knobs(rs)
     effects = main_effects(rs, knobs)
     inter = interactions(rs, knobs)
@@ -329,6 +345,10 @@ def compare(
     for _, row in cells.iterrows():
         if row["verdict"] == NOT_ENOUGH:
             warnings.append(f"{row['cell_label']}: no verdict — {row['verdict_reason']}")
+    if "excluded" in rs:
+        for _, row in rs[rs["excluded"].fillna(False).astype(bool)].iterrows():
+            warnings.append(f"run {row['run_id']} ({row['cell_label']} #{row['repetition']})"
+                            f" {row['excluded_reason']}")
     for _, row in done[done["warnings"] != ""].iterrows():
         warnings.append(f"run {row['run_id']} ({row['cell_label']} #{row['repetition']}): "
                         f"{row['warnings']}")

@@ -10,6 +10,11 @@ rather than average away.
 
 A host is the run's ``host_id`` (stored in ``run_metadata.extra`` by the worker), else its
 hostname.
+
+The same machinery blocks on time: with ``order: {mode: blocks}`` block r is every cell's r-th
+repetition, run back to back in a fresh random order (:func:`block_of`). Such a block holds
+one run per cell, so there is no within-block variance to weight by: the per-block log ratios
+are then averaged with a paired t interval across blocks (:func:`_paired`).
 """
 
 from __future__ import annotations
@@ -44,6 +49,21 @@ def host_of(runs_df: pd.DataFrame) -> pd.Series:
     return ids.fillna(hostname).fillna("?").astype(str)
 
 
+def block_of(runs_df: pd.DataFrame, *, by_host: bool, by_repetition: bool) -> pd.Series:
+    """Each run's block: its host, its repetition (``order: blocks``), or both."""
+    parts = []
+    if by_host:
+        parts.append(host_of(runs_df))
+    if by_repetition:
+        parts.append("block " + runs_df["repetition"].astype(int).astype(str))
+    if not parts:
+        return pd.Series("all", index=runs_df.index)
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + " / " + p
+    return out
+
+
 def _log_ratio(base: np.ndarray, cell: np.ndarray) -> tuple[float, float]:
     """Log ratio of means and its delta-method variance (NaN variance below 2 runs a side)."""
     mb, mc = float(np.mean(base)), float(np.mean(cell))
@@ -56,7 +76,8 @@ def _log_ratio(base: np.ndarray, cell: np.ndarray) -> tuple[float, float]:
     return math.log(mc / mb), float(var)
 
 
-def blocked_comparison(run_summary_df: pd.DataFrame, value: str = "notpm") -> pd.DataFrame:
+def blocked_comparison(run_summary_df: pd.DataFrame, value: str = "notpm",
+                       blocks: pd.Series | None = None) -> pd.DataFrame:
     """Per cell: the baseline ratio within each host, pooled over hosts (stratified test).
 
     Parameters
@@ -66,6 +87,8 @@ def blocked_comparison(run_summary_df: pd.DataFrame, value: str = "notpm") -> pd
         ``status``, the value column, ``hostname`` and/or ``extra``).
     value:
         The per-run figure compared (the window mean of the primary metric).
+    blocks:
+        Each run's block (:func:`block_of`); default: its host.
 
     Returns
     -------
@@ -76,9 +99,11 @@ def blocked_comparison(run_summary_df: pd.DataFrame, value: str = "notpm") -> pd
         ``per_host`` ({host: ratio}). Hosts without a variance (one run a side) count in
         ``per_host`` but not in the pooled test.
     """
-    df = run_summary_df[(run_summary_df["status"] == RunStatus.DONE)
-                        & run_summary_df[value].notna()]
-    df = df.assign(_host=host_of(df))
+    ok = (run_summary_df["status"] == RunStatus.DONE) & run_summary_df[value].notna()
+    if "excluded" in run_summary_df:  # a disturbed run the policy leaves out
+        ok &= ~run_summary_df["excluded"].fillna(False).astype(bool)
+    df = run_summary_df[ok]
+    df = df.assign(_host=host_of(df) if blocks is None else blocks.reindex(df.index))
     base_ids = df.loc[df["is_baseline"].astype(bool), "cell_id"].unique()
     if len(base_ids) == 0:
         return pd.DataFrame()
@@ -86,7 +111,7 @@ def blocked_comparison(run_summary_df: pd.DataFrame, value: str = "notpm") -> pd
     rows: list[dict[str, Any]] = []
     for cell_id in sorted(c for c in df["cell_id"].unique() if c != base_id):
         per_host: dict[str, float] = {}
-        logs, variances = [], []
+        logs, variances, all_logs = [], [], []
         for host, group in df.groupby("_host"):
             base = group.loc[group["cell_id"] == base_id, value].to_numpy(dtype=float)
             cell = group.loc[group["cell_id"] == cell_id, value].to_numpy(dtype=float)
@@ -94,11 +119,15 @@ def blocked_comparison(run_summary_df: pd.DataFrame, value: str = "notpm") -> pd
                 continue
             log_ratio, var = _log_ratio(base, cell)
             per_host[str(host)] = math.exp(log_ratio) if math.isfinite(log_ratio) else math.nan
+            if math.isfinite(log_ratio):
+                all_logs.append(log_ratio)
             if math.isfinite(var) and var > 0:
                 logs.append(log_ratio)
                 variances.append(var)
+        pooled = (_pool(np.array(logs), np.array(variances)) if logs
+                  else _paired(np.array(all_logs)))
         rows.append({"cell_id": cell_id, "n_hosts": len(per_host), "per_host": per_host,
-                     **_pool(np.array(logs), np.array(variances))})
+                     **pooled})
     return pd.DataFrame(rows)
 
 
@@ -119,6 +148,26 @@ def _pool(logs: np.ndarray, variances: np.ndarray) -> dict[str, float]:
         "p_value": float(2 * stats.norm.sf(abs(mean) / se)),
         "heterogeneity_p": float(stats.chi2.sf(q, len(logs) - 1)) if len(logs) > 1 else math.nan,
     }
+
+
+def _paired(logs: np.ndarray) -> dict[str, float]:
+    """Blocks of one run a side: the mean per-block log ratio, a t interval across blocks.
+
+    The heterogeneity test needs within-block variances, which such blocks do not have (NaN).
+    """
+    nan = {"ratio": math.nan, "ratio_ci_low": math.nan, "ratio_ci_high": math.nan,
+           "p_value": math.nan, "heterogeneity_p": math.nan}
+    if len(logs) < 2:
+        return nan
+    mean = float(np.mean(logs))
+    se = float(np.std(logs, ddof=1) / math.sqrt(len(logs)))
+    if se == 0:
+        return {**nan, "ratio": math.exp(mean)}
+    t = stats.t.ppf(0.5 + LEVEL / 2, len(logs) - 1)
+    return {"ratio": math.exp(mean), "ratio_ci_low": math.exp(mean - t * se),
+            "ratio_ci_high": math.exp(mean + t * se),
+            "p_value": float(2 * stats.t.sf(abs(mean) / se, len(logs) - 1)),
+            "heterogeneity_p": math.nan}
 
 
 def method_note(run_summary_df: pd.DataFrame) -> str | None:

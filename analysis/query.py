@@ -26,7 +26,16 @@ from sqlalchemy.orm import Session
 
 from flushbench.errors import AnalysisError
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run, RunEvent, RunMetadata, RunStatus, RunVariable
+from store.models import (
+    DISTURBANCE_KINDS,
+    Cell,
+    Experiment,
+    Run,
+    RunEvent,
+    RunMetadata,
+    RunStatus,
+    RunVariable,
+)
 
 #: Status counters the derived sampler series need (rates and checkpoint figures).
 DEFAULT_COUNTERS: tuple[str, ...] = (
@@ -283,7 +292,9 @@ def runs(
         One row per run: ``run_id, experiment_id, cell_id, cell_key, position, cell_label,
         is_baseline, knobs`` (dict), one column per knob, ``repetition, attempt, order_index,
         status, started_at, measure_started_at, finished_at, error, tpmc_driver``,
-        ``event_warnings`` (the runner's warnings, ``; ``-joined) and the metadata columns
+        ``window_start_s`` (a steady window's start, chosen per run), ``event_warnings`` (the
+        runner's warnings, ``; ``-joined), ``disturbances`` (their disturbance kinds, ``, ``-
+        joined), ``disturbed_action`` (the experiment's policy) and the metadata columns
         (``hostname, server_version, dataset_key…``, ``extra``).
     """
     with session_scope(db) as s:
@@ -292,7 +303,7 @@ def runs(
             Cell.is_baseline, Cell.knobs, Run.repetition, Run.attempt, Run.order_index,
             Run.status, type_coerce(Run.started_at, String),
             type_coerce(Run.measure_started_at, String), type_coerce(Run.finished_at, String),
-            Run.error, Run.driver_summary,
+            Run.error, Run.driver_summary, Run.window_start_s,
             *[getattr(RunMetadata, c) for c in METADATA_COLUMNS], RunMetadata.extra,
         ]
         q = (
@@ -307,23 +318,35 @@ def runs(
             rows = s.connection().execute(q.where(Cell.experiment_id == exp.id)).all()
         # Warnings the runner recorded while running (a host pause, a THP mode put back…):
         # they qualify the run's figures, so they travel with the run.
-        warned = fetch(s, select(RunEvent.run_id, RunEvent.message)
+        exp_ids = sorted({int(r[1]) for r in rows})
+        specs = dict(s.execute(select(Experiment.id, Experiment.spec)
+                               .where(Experiment.id.in_(exp_ids))).all()) if exp_ids else {}
+        warned = fetch(s, select(RunEvent.run_id, RunEvent.message, RunEvent.kind)
                        .where(RunEvent.level == "warning").order_by(RunEvent.id),
                        RunEvent.run_id, [int(r[0]) for r in rows])
     event_warnings: dict[int, list[str]] = {}
-    for run_id, message in warned:
+    disturbed: dict[int, list[str]] = {}
+    for run_id, message, kind in warned:
         event_warnings.setdefault(int(run_id), []).append(str(message))
+        if kind in DISTURBANCE_KINDS and kind not in disturbed.get(int(run_id), []):
+            disturbed.setdefault(int(run_id), []).append(str(kind))
     names = [
         "run_id", "experiment_id", "cell_id", "cell_key", "position", "cell_label",
         "is_baseline", "knobs", "repetition", "attempt", "order_index", "status",
         "started_at", "measure_started_at", "finished_at", "error", "driver_summary",
-        *METADATA_COLUMNS, "extra",
+        "window_start_s", *METADATA_COLUMNS, "extra",
     ]
     df = pd.DataFrame.from_records([tuple(r) for r in rows], columns=names)
     for c in ("started_at", "measure_started_at", "finished_at"):
         df[c] = utc(df[c])
     df["is_baseline"] = df["is_baseline"].astype(bool)
     df["event_warnings"] = ["; ".join(event_warnings.get(int(r), [])) for r in df["run_id"]]
+    # The kinds of disturbance the runner found (store.models.DISTURBANCE_KINDS), ", "-joined.
+    df["disturbances"] = [", ".join(disturbed.get(int(r), [])) for r in df["run_id"]]
+    # The experiment's `disturbed:` policy (keep when not set: older experiments, the default).
+    df["disturbed_action"] = [
+        str(((specs.get(int(e)) or {}).get("disturbed") or {}).get("action", "keep"))
+        for e in df["experiment_id"]]
     df["tpmc_driver"] = [
         float(d["tpmc"]) if isinstance(d, dict) and d.get("tpmc") is not None else math.nan
         for d in df["driver_summary"]
@@ -396,6 +419,10 @@ def window_columns(rdf: pd.DataFrame, windows: dict[int, Window]) -> pd.DataFram
     for col, attr in (("warmup", "warmup"), ("w_start", "start"), ("w_end", "end")):
         ctx[col] = pd.Series([getattr(windows[int(e)], attr) for e in ctx["experiment_id"]],
                              index=ctx.index, dtype=float)
+    if "window_start_s" in rdf:
+        # `window: {start: steady}`: each run's own start, as the runner chose and stored it.
+        own = pd.to_numeric(rdf["window_start_s"], errors="coerce").astype(float)
+        ctx["w_start"] = own.where(own.notna(), ctx["w_start"])
     return ctx.set_index("run_id")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.disturbed import counted, excluded, exclusion_reason
 from analysis.query import DB, ExperimentRef, knob_names, runs
 from analysis.series import intervals
 from analysis.stability import stability
@@ -87,6 +88,10 @@ def run_summary(
         "; ".join(w for w in parts if w)
         for parts in zip(no_data, events.fillna(""), out["warnings"].fillna(""), strict=True)
     ]
+    # A disturbed run the experiment's policy excludes stays in this table, marked and with
+    # its reason; every verdict, mean and interval leaves it out (analysis.disturbed.counted).
+    out["excluded"] = excluded(out).to_numpy()
+    out["excluded_reason"] = [exclusion_reason(r) for _, r in out.iterrows()] if len(out) else []
     out.attrs["knobs"] = rdf.attrs.get("knobs", knob_names(rdf["knobs"]))
     return out
 
@@ -94,7 +99,8 @@ def run_summary(
 #: The columns of :func:`cell_summary` (the knob columns come after ``knobs``).
 CELL_COLUMNS: tuple[str, ...] = (
     "cell_id", "position", "cell_label", "is_baseline", "knobs", "n_done", "n_no_data",
-    "n_failed", "n_other", "notpm_mean", "notpm_median", "notpm_ci_low", "notpm_ci_high",
+    "n_failed", "n_other", "n_excluded", "notpm_mean", "notpm_median", "notpm_ci_low",
+    "notpm_ci_high",
     "notpm_min", "notpm_max", "notpm_cv_pct", "score_median", "score_min", "cv_pct_median",
     "holes_share_max", "period_s_median", "oscillating_runs", "noisy_runs", "warnings",
 )
@@ -116,8 +122,9 @@ def cell_summary(
     DataFrame
         ``cell_id, position, cell_label, is_baseline, knobs`` + knob columns, ``n_done,
         n_no_data`` (done runs without a window interval, named in ``warnings``), ``n_failed,
-        n_other, notpm_mean, notpm_median, notpm_ci_low, notpm_ci_high, notpm_min,
-        notpm_max, notpm_cv_pct`` (between repetitions), ``score_median, score_min,
+        n_other, n_excluded`` (done, disturbed, left out by the ``disturbed:`` policy),
+        ``notpm_mean, notpm_median, notpm_ci_low, notpm_ci_high, notpm_min, notpm_max,
+        notpm_cv_pct`` (between repetitions), ``score_median, score_min,
         cv_pct_median, holes_share_max, period_s_median, oscillating_runs, noisy_runs,
         warnings``.
     """
@@ -125,7 +132,7 @@ def cell_summary(
     names = rs.attrs.get("knobs") or knob_names(rs["knobs"])
     rows = []
     for cell_id, g in rs.groupby("cell_id", sort=False):
-        done = g[(g["status"] == RunStatus.DONE) & g["notpm"].notna()]
+        done = g[counted(g)]
         values = done["notpm"].to_numpy(dtype=float)
         ci = mean_ci(values)
         lo, hi = ci.low, ci.high
@@ -149,6 +156,8 @@ def cell_summary(
             "n_no_data": int(len(no_data)),
             "n_failed": int((g["status"] == RunStatus.FAILED).sum()),
             "n_other": int((~g["status"].isin([RunStatus.DONE, RunStatus.FAILED])).sum()),
+            # Done, disturbed, and left out by the experiment's `disturbed:` policy.
+            "n_excluded": int(g["excluded"].sum()) if "excluded" in g else 0,
             "notpm_mean": float(values.mean()) if values.size else math.nan,
             "notpm_median": float(np.median(values)) if values.size else math.nan,
             "notpm_ci_low": lo,
@@ -181,8 +190,7 @@ def cell_summary(
 def representative_runs(run_summary_df: pd.DataFrame) -> dict[int, int]:
     """For each cell, the done run whose NOTPM is closest to the cell's median (cell → run)."""
     out = {}
-    done = run_summary_df[(run_summary_df["status"] == RunStatus.DONE)
-                          & run_summary_df["notpm"].notna()]
+    done = run_summary_df[counted(run_summary_df)]
     for cell_id, g in done.groupby("cell_id", sort=False):
         med = g["notpm"].median()
         out[int(cell_id)] = int(g.loc[(g["notpm"] - med).abs().idxmin(), "run_id"])

@@ -35,6 +35,7 @@ from runner.lease import Heartbeat, LeaseLost
 from runner.metadata import host_facts
 from runner.preflight import PreflightReport, preflight, stored_translation
 from runner.recorder import RunRecorder, retrying
+from runner.run_checks import apply_policy, record_checks
 from runner.sampler import Sampler
 from runner.server import MysqldSandbox, SandboxLayout, drain_dirty_pages, write_mycnf
 from runner.spec import CellSpec, ExperimentSpec, expand, load_experiment, measurement_hash
@@ -360,6 +361,9 @@ def _execute_run(
         reporter.phase("recording")
         if not final(RunStatus.DONE, None):
             raise LeaseLost(f"run {run_id} was taken over before it could be recorded as done")
+        with contextlib.suppress(StoreError):  # the run is done; a lost rerun is only a rerun
+            retrying(lambda: apply_policy(db, ctx.exp, run_id), FINAL_WRITE_PATIENCE_S,
+                     f"queue a rerun of disturbed run {run_id}", db)
         reporter.run_finished(run_id, RunStatus.DONE, None)
         return RunStatus.DONE
     except KeyboardInterrupt:
@@ -437,8 +441,13 @@ def _measure(
     conn = sandbox.connection_info(database=workload.database)
     connections = translation.connections or exp.workload.connections
     driver_pid: list[int | None] = [None]
+    # Kept for the checks after the run (steady start, disturbances: runner.run_checks).
+    kept_samples: list[Any] = []
+    kept_intervals: list[Any] = []
+    measure_start: dt.datetime | None = None
 
     def on_sample(sample: Any) -> None:
+        kept_samples.append(sample)
         rec.sample(sample)
         reporter.sample(sample)
 
@@ -453,6 +462,7 @@ def _measure(
             interval=exp.sampling.interval,
             engine_status=exp.sampling.engine_status,
             on_sample=on_sample,
+            group_counters=controls.counters,
         )
         sampler.start()
     try:
@@ -468,6 +478,7 @@ def _measure(
             pinned: dict[str, Any] = {}
             for record in running.intervals(timeout_s=watchdog):
                 rec.interval(record)
+                kept_intervals.append(record)
                 if controls.pins and not pinned:  # the driver runs (and was placed) by now
                     pinned = controls.record(driver_pid=running.pid)
                 if record.phase == "measure" and not measuring:
@@ -475,6 +486,7 @@ def _measure(
                     reporter.phase("measuring")
                     start = as_utc(record.ts) - dt.timedelta(seconds=record.interval_s)
                     rec.set_run_fields(measure_started_at=start)
+                    measure_start = start
                     io_before, measure_from = controls.counters(), time.monotonic()
                 reporter.interval(record)
                 if not sandbox.alive():
@@ -495,6 +507,8 @@ def _measure(
         if (paused := pause_warning(clock.jump_s())) is not None:
             # Like every warning event it reaches the run's "done" line through run_summary.
             rec.event("warning", "host-paused", paused)
+    limits = controls.spec.model_dump() if controls.throttle is not None else None
+    record_checks(exp, rec, kept_intervals, kept_samples, measure_start, limits)
     _storage_proof(controls, io_before, io_after, measured_s, pinned, rec)
     heartbeat.check()  # a lease lost mid-measure: the driver was stopped, say why
     rec.set_run_fields(driver_summary=outcome.summary)

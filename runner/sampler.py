@@ -5,7 +5,11 @@ slow sample does not push the next one back), one persistent connection reads
 ``SHOW GLOBAL STATUS`` (every numeric counter kept, zlib-compressed JSON), the checkpoint
 figures and optionally the LOG section of ``SHOW ENGINE INNODB STATUS``; /proc gives mysqld's
 RSS/VSZ, its RSS split (anonymous, file, shared memory), anonymous huge pages and hugetlb pages
-held, its CPU, the driver's CPU and the datadir device's I/O counters.
+held, its CPU, the driver's CPU and the datadir device's I/O counters — and, so that a run
+disturbed by the rest of the machine can be told from a quiet one (``runner/disturbance.py``),
+the whole host's CPU (``/proc/stat``: busy, idle, steal), flushbench's own CPU, the storage
+bytes of mysqld, the driver and flushbench (``/proc/PID/io``) and the throttle group's own
+counters.
 
 Raw in, derived out: the sampler stores cumulative counters with the real time they were read;
 ``analysis/`` computes rates and ages. A tick that could not be sampled (the previous sample
@@ -70,6 +74,16 @@ class SampleRecord:
     disk_writes: int | None = None
     disk_read_sectors: int | None = None
     disk_write_sectors: int | None = None
+    host_cpu_busy_s: float | None = None
+    host_cpu_idle_s: float | None = None
+    host_cpu_steal_s: float | None = None
+    tool_cpu_s: float | None = None
+    own_io_read_bytes: int | None = None
+    own_io_write_bytes: int | None = None
+    group_read_ios: int | None = None
+    group_write_ios: int | None = None
+    group_read_bytes: int | None = None
+    group_write_bytes: int | None = None
     collect_s: float | None = None
     status_z: bytes | None = None
     engine_log_z: bytes | None = None
@@ -222,6 +236,49 @@ def proc_cpu(pid: int) -> tuple[float | None, float | None]:
         return None, None
 
 
+def parse_proc_stat_cpu(text: str) -> tuple[float, float, float] | None:
+    """``(busy, idle, steal)`` CPU seconds of the whole host from ``/proc/stat``'s ``cpu`` line.
+
+    Fields: user nice system idle iowait irq softirq steal guest guest_nice (USER_HZ ticks,
+    summed over every CPU). Busy is user + nice + system + irq + softirq (guest time is already
+    inside user); idle is idle + iowait (iowait is idle time with I/O pending, not work).
+    """
+    for line in text.splitlines():
+        f = line.split()
+        if f and f[0] == "cpu":
+            ticks = [int(v) for v in f[1:9]] + [0] * max(0, 8 - len(f[1:9]))
+            user, nice, system, idle, iowait, irq, softirq, steal = ticks[:8]
+            return ((user + nice + system + irq + softirq) / _CLK_TCK,
+                    (idle + iowait) / _CLK_TCK, steal / _CLK_TCK)
+    return None
+
+
+def host_cpu() -> tuple[float, float, float] | None:
+    """:func:`parse_proc_stat_cpu` of this host now (None where /proc/stat is unreadable)."""
+    try:
+        with open("/proc/stat") as f:
+            return parse_proc_stat_cpu(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def proc_io_bytes(pid: int) -> tuple[int, int] | None:
+    """``(read_bytes, write_bytes − cancelled_write_bytes)`` of ``/proc/PID/io`` (all threads).
+
+    Bytes the process made the storage layer read or write, buffered writes counted when they
+    are dirtied (whoever writes them back) and O_DIRECT ones when issued; a truncated file's
+    dirty pages never written are cancelled. None for a gone process or without permission.
+    """
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            values = {k.strip(): int(v) for k, _, v in
+                      (line.partition(":") for line in f) if v.strip()}
+    except (OSError, ValueError):
+        return None
+    return (values.get("read_bytes", 0),
+            values.get("write_bytes", 0) - values.get("cancelled_write_bytes", 0))
+
+
 def block_device_of(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     """``(major, minor)`` of the block device holding ``path``; None when there is none.
 
@@ -293,6 +350,10 @@ class Sampler(threading.Thread):
         Keep the LOG section of ``SHOW ENGINE INNODB STATUS`` (compressed) with each sample.
     on_sample:
         Called with every :class:`SampleRecord`, missed ones included, from the sampler thread.
+    group_counters:
+        Returns the storage throttle group's counters (``read_ios``, ``write_ios``,
+        ``read_bytes``, ``write_bytes``; :class:`runner.host.proof.IoCounters`), or None when
+        the run has no throttle group.
     """
 
     def __init__(
@@ -305,6 +366,7 @@ class Sampler(threading.Thread):
         interval: float = 10.0,
         engine_status: bool = True,
         on_sample: Callable[[SampleRecord], None],
+        group_counters: Callable[[], Any] | None = None,
     ) -> None:
         super().__init__(name="flushbench-sampler", daemon=True)
         if interval <= 0:
@@ -315,6 +377,7 @@ class Sampler(threading.Thread):
         self.interval = float(interval)
         self.engine_status = engine_status
         self.on_sample = on_sample
+        self.group_counters = group_counters
         #: A query that takes longer than this is a failed (missed) sample.
         self.read_timeout_s = max(3 * self.interval, 10.0)
         self.device = block_device_of(datadir) if datadir is not None else None
@@ -524,7 +587,34 @@ class Sampler(threading.Thread):
                     record.disk_read_sectors,
                     record.disk_write_sectors,
                 ) = disk
+        self._host_figures(record, mysqld, driver)
         return record
+
+    def _host_figures(self, record: SampleRecord, mysqld: int | None, driver: int | None) -> None:
+        """What the rest of the machine did: host CPU, our own CPU and I/O, the group's I/O.
+
+        Read last and together, so the host's counters and ours span the same instant as
+        closely as the sampler can make them (a few /proc reads: well under a millisecond).
+        """
+        cpu = host_cpu()
+        if cpu is not None:
+            record.host_cpu_busy_s, record.host_cpu_idle_s, record.host_cpu_steal_s = cpu
+        user, system = proc_cpu(os.getpid())
+        if user is not None and system is not None:
+            record.tool_cpu_s = user + system
+        own = [proc_io_bytes(pid) for pid in (mysqld, driver, os.getpid()) if pid is not None]
+        if own and own[0] is not None and mysqld is not None:
+            record.own_io_read_bytes = sum(o[0] for o in own if o is not None)
+            record.own_io_write_bytes = sum(o[1] for o in own if o is not None)
+        if self.group_counters is not None:
+            try:
+                group = self.group_counters()
+            except OSError:
+                group = None
+            if group is not None:
+                record.group_read_ios, record.group_write_ios = group.read_ios, group.write_ios
+                record.group_read_bytes = group.read_bytes
+                record.group_write_bytes = group.write_bytes
 
     def _close(self) -> None:
         if self._conn is not None:

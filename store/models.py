@@ -64,6 +64,13 @@ FINAL_STATUSES = (RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED)
 ENDED_WITHOUT_RESULT = (RunStatus.INTERRUPTED, RunStatus.FAILED, RunStatus.CANCELLED)
 
 
+#: Warning kinds (``run_events.kind``) that mark a run as disturbed by the rest of the machine:
+#: written by ``runner/disturbance.py`` (CPU, steal, I/O, a throttle held back) and by the
+#: runner (host pauses, missed sampler ticks); read by the analysis (``analysis/disturbed.py``).
+DISTURBANCE_KINDS = ("disturbed-cpu", "disturbed-steal", "disturbed-io", "below-limit",
+                     "host-paused", "samples-missed")
+
+
 class Base(DeclarativeBase):
     """Declarative base with the project's constraint naming convention."""
 

@@ -1,0 +1,101 @@
+"""After a run measured: its steady-state start, its disturbances, and the disturbed policy.
+
+:func:`record_checks` runs once the driver and the sampler have stopped, on what the run
+recorded in memory: with ``window: {start: steady}`` it chooses the run's window start
+(:mod:`runner.steady`) and stores it (``runs.window_start_s``); then it judges the samples of
+the window for disturbances (:mod:`runner.disturbance`) and stores each as a named warning with
+its figures. :func:`apply_policy` runs once the run is ``done``: with ``disturbed: {action:
+rerun}`` a disturbed run gets a replacement attempt at the end of the queue, while the
+disturbed one stays stored, with its evidence (the analysis leaves it out of verdicts).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+
+from runner.disturbance import DISTURBANCE_KINDS, Finding, assess
+from runner.recorder import RunRecorder
+from runner.spec import ExperimentSpec
+from runner.steady import choose_start
+from store.db import ResultsDB
+from store.models import Cell, Run, RunEvent, RunStatus
+
+
+def record_checks(exp: ExperimentSpec, rec: RunRecorder, intervals: Sequence[Any],
+                  samples: Sequence[Any], measure_start: dt.datetime | None,
+                  limits: Mapping[str, float | None] | None) -> list[Finding]:
+    """Record the run's window start (steady windows) and its disturbances; return them."""
+    window = exp.resolved_window()
+    start_s, end_s = window["start"], window["end"]
+    if exp.window.steady and measure_start is not None:
+        chosen = choose_start(intervals, samples, measure_start=measure_start,
+                              warmup=exp.workload.warmup, cap_s=start_s, end_s=end_s)
+        start_s = chosen.start_s
+        rec.set_run_fields(window_start_s=start_s)
+        rec.event("info" if chosen.reached else "warning",
+                  "steady-state" if chosen.reached else "no-steady-state", chosen.message())
+    begin = end = None
+    if measure_start is not None:
+        begin = measure_start + dt.timedelta(seconds=start_s)
+        end = measure_start + dt.timedelta(seconds=end_s)
+    found = assess(samples, start=begin, end=end, limits=limits)
+    for finding in found:
+        rec.event("warning", finding.kind, finding.message, finding.evidence())
+    return found
+
+
+def disturbances(db: ResultsDB, run_id: int) -> list[str]:
+    """The disturbance warnings stored for a run (kinds of :data:`DISTURBANCE_KINDS`)."""
+    with db.session() as s:
+        return list(s.scalars(select(RunEvent.kind).where(
+            RunEvent.run_id == run_id, RunEvent.level == "warning",
+            RunEvent.kind.in_(DISTURBANCE_KINDS))))
+
+
+def apply_policy(db: ResultsDB, exp: ExperimentSpec, run_id: int) -> int | None:
+    """With ``disturbed: {action: rerun}``, queue a replacement of a disturbed done run.
+
+    The replacement is a new attempt of the same cell and repetition, placed after every run
+    of the experiment (a disturbance that lasts a while should be over by then). At most
+    ``max_reruns`` replacements per repetition: the attempts already disturbed count. Returns
+    the new run's id, or None.
+    """
+    if exp.disturbed.action != "rerun":
+        return None
+    kinds = disturbances(db, run_id)
+    if not kinds:
+        return None
+    with db.session() as s, s.begin():
+        run = s.get(Run, run_id)
+        if run is None or run.status != RunStatus.DONE:
+            return None
+        disturbed_before = s.scalar(
+            select(func.count(func.distinct(Run.id)))
+            .join(RunEvent, RunEvent.run_id == Run.id)
+            .where(Run.cell_id == run.cell_id, Run.repetition == run.repetition,
+                   Run.status == RunStatus.DONE, RunEvent.level == "warning",
+                   RunEvent.kind.in_(DISTURBANCE_KINDS))) or 0
+        reruns = disturbed_before - 1  # the first disturbed attempt is the original
+        if reruns >= exp.disturbed.max_reruns:
+            s.add(RunEvent(run_id=run_id, level="info", kind="rerun",
+                           message=f"disturbed ({', '.join(sorted(set(kinds)))}); not rerun:"
+                                   f" {reruns} of {exp.disturbed.max_reruns} reruns used"))
+            return None
+        experiment_id = s.scalar(select(Cell.experiment_id).where(Cell.id == run.cell_id))
+        last_attempt = s.scalar(select(func.max(Run.attempt)).where(
+            Run.cell_id == run.cell_id, Run.repetition == run.repetition)) or 0
+        last_index = s.scalar(select(func.max(Run.order_index)).join(Cell).where(
+            Cell.experiment_id == experiment_id)) or 0
+        new = Run(cell_id=run.cell_id, repetition=run.repetition, attempt=last_attempt + 1,
+                  order_index=last_index + 1)
+        s.add(new)
+        s.flush()
+        s.add(RunEvent(run_id=run_id, level="info", kind="rerun",
+                       message=f"disturbed ({', '.join(sorted(set(kinds)))}): rerun "
+                               f"{reruns + 1} of {exp.disturbed.max_reruns} queued as attempt "
+                               f"{new.attempt} (run {new.id})"))
+        return new.id

@@ -176,17 +176,52 @@ class SamplingSpec(StrictModel):
     engine_status: bool = True
 
 
-class WindowSpec(StrictModel):
-    """The measurement window, in seconds after warmup ended. Default: the second half."""
+def _window_start(value: Any) -> Any:
+    """``steady`` as written; anything else is a duration."""
+    return value if value in (None, "steady") else _to_seconds(value)
 
-    start: Seconds | None = None
+
+class WindowSpec(StrictModel):
+    """The measurement window, in seconds after warmup ended. Default: the second half.
+
+    ``start: steady`` starts each run's window where MSER-5 finds its warm-up transient over
+    (throughput, checkpoint age, dirty pages; ``runner/steady.py``), at most at ``max_start``
+    (default: half the duration, the fixed window's own start).
+    """
+
+    start: Annotated[float | Literal["steady"] | None, BeforeValidator(_window_start)] = None
     end: Seconds | None = None
+    max_start: Seconds | None = None
+
+    @property
+    def steady(self) -> bool:
+        """Whether each run's start is chosen by the steady-state rule."""
+        return self.start == "steady"
 
     def resolve(self, duration: float) -> tuple[float, float]:
-        """(start, end) in seconds after warmup, defaults filled from the run's duration."""
-        start = self.start if self.start is not None else duration / 2
+        """(start, end) in seconds after warmup, defaults filled from the run's duration.
+
+        With ``start: steady`` the start is the latest a run's window may start (``max_start``):
+        the one each run falls back to; the run's own start is recorded with it.
+        """
+        if self.steady:
+            start = self.max_start if self.max_start is not None else duration / 2
+        else:
+            start = self.start if self.start is not None else duration / 2
         end = self.end if self.end is not None else duration
-        return start, end
+        return float(start), end
+
+    @model_validator(mode="after")
+    def _steady_keys(self) -> WindowSpec:
+        if isinstance(self.start, float) and not 0 <= self.start <= MAX_DURATION_S:
+            raise KeyedValueError(
+                f"start {self.start:g}s is outside 0..{MAX_DURATION_S:g}s — give seconds"
+                " after warmup, or `steady`", "start")
+        if self.max_start is not None and not self.steady:
+            raise KeyedValueError(
+                "max_start caps the steady-state start only — write `start: steady`, or"
+                " remove max_start", "max_start")
+        return self
 
 
 def _cpu_list(value: Any) -> Any:
@@ -215,10 +250,27 @@ class CpusSpec(StrictModel):
 
 
 class OrderSpec(StrictModel):
-    """Run order: as written, randomized with a seed, or repetitions interleaved."""
+    """Run order: as written, randomized with a seed, repetitions interleaved, or blocks.
 
-    mode: Literal["as-written", "randomized", "interleaved"] = "as-written"
+    ``blocks``: block r runs every cell's r-th repetition once, in a fresh random order per
+    block drawn from ``seed`` (stored with the experiment); the analysis treats the block as a
+    stratum, so a slow drift of the machine over a night is not a difference between cells.
+    """
+
+    mode: Literal["as-written", "randomized", "interleaved", "blocks"] = "as-written"
     seed: int = 0
+
+
+class DisturbedSpec(StrictModel):
+    """What to do with a run the rest of the machine disturbed (``runner/disturbance.py``).
+
+    ``keep``: warn only (the run counts); ``exclude``: keep it stored and shown, out of the
+    verdicts; ``rerun``: exclude it and queue a replacement, at most ``max_reruns`` times per
+    repetition (the last one is kept, excluded, when every attempt was disturbed).
+    """
+
+    action: Literal["keep", "exclude", "rerun"] = "keep"
+    max_reruns: Annotated[int, Field(ge=0, le=10)] = 2
 
 
 class PreRunSpec(StrictModel):
@@ -251,6 +303,8 @@ class ExperimentSpec(StrictModel):
     #: repeated at least 5 times is the experiment's own A/A noise floor (docs/statistics.md).
     baseline_repetitions: Annotated[int, Field(ge=1, le=1000)] | None = None
     order: OrderSpec = Field(default_factory=OrderSpec)
+    #: The policy for disturbed runs (docs/statistics.md, "Disturbed runs").
+    disturbed: DisturbedSpec = Field(default_factory=DisturbedSpec)
     pre_run: PreRunSpec = Field(default_factory=PreRunSpec)
     cpus: CpusSpec = Field(default_factory=CpusSpec)
     #: Knob values every cell shares (the matrix may not repeat them).
@@ -286,8 +340,11 @@ class ExperimentSpec(StrictModel):
         after warmup: what the queue stores so the analysis never re-derives it.
         """
         start, end = self.window.resolve(self.workload.duration)
-        return {"warmup": self.workload.warmup, "duration": self.workload.duration,
-                "start": start, "end": end, "report_interval": self.workload.report_interval}
+        out = {"warmup": self.workload.warmup, "duration": self.workload.duration,
+               "start": start, "end": end, "report_interval": self.workload.report_interval}
+        if self.window.steady:
+            out["steady"] = True  # each run's own start is runs.window_start_s
+        return out
 
     def cell_count(self) -> int:
         """Cells of the product plus include cells, counted without expanding anything."""
@@ -559,9 +616,14 @@ def run_order(exp: ExperimentSpec, cells: list[CellSpec]) -> list[tuple[CellSpec
     ``baseline_repetitions`` runs its extra rounds last (after every cell has its own runs).
     """
     counts = {c.key: exp.repetitions_of(c) for c in cells}
-    if exp.order.mode == "interleaved":
+    if exp.order.mode in ("interleaved", "blocks"):
         rounds = range(1, max(counts.values(), default=0) + 1)
-        return [(c, r) for r in rounds for c in cells if r <= counts[c.key]]
+        blocks = [[(c, r) for c in cells if r <= counts[c.key]] for r in rounds]
+        if exp.order.mode == "blocks":
+            rng = random.Random(exp.order.seed)
+            for block in blocks:  # a fresh order per block, one seeded stream for all
+                rng.shuffle(block)
+        return [pair for block in blocks for pair in block]
     pairs = [(c, r) for c in cells for r in range(1, counts[c.key] + 1)]
     if exp.order.mode == "randomized":
         random.Random(exp.order.seed).shuffle(pairs)
@@ -581,6 +643,7 @@ _PLAN_ONLY_KEYS = (
     "baseline_repetitions",
     "order",
     "reference",
+    "disturbed",
 )
 
 
@@ -595,6 +658,9 @@ def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None
     data = exp.model_dump(mode="json")
     for key in _PLAN_ONLY_KEYS:
         data.pop(key, None)
+    if data.get("window", {}).get("max_start") is None:
+        # Added after experiments were stored: unset, it must not change their hash.
+        data.get("window", {}).pop("max_start", None)
     if files:
         data["_files"] = files
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

@@ -46,6 +46,7 @@ def _register() -> None:
     for module in ("setup_verbs", "run_verbs", "results_verbs", "mext_verb",
                    "bundle_verbs"):
         importlib.import_module(f"{__name__}.{module}")
+    importlib.import_module(f"{__name__}.disturbed_verb")  # flushbench disturbed
 
 
 def _crash_log(exc: BaseException) -> str:

@@ -47,20 +47,59 @@ def _f(value: Any, fmt: str = ",.0f") -> str:
     return "–" if not math.isfinite(v) else format(v, fmt)
 
 
+ExperimentsArg = Annotated[list[str], typer.Argument(
+    help="Experiment name (or id); several, or NAME@DATABASE (a file, a bundle or a URL), to"
+         " compare experiments across databases.")]
+DbsOption = Annotated[list[str] | None, typer.Option(
+    "--db", help="Results database: a path, a study bundle or a SQLAlchemy URL (default"
+    " $FLUSHBENCH_DB or results/flushbench.sqlite). Repeat it to compare the experiments"
+    " of several databases (one per experiment, in order, or one experiment in each).")]
+OnOption = Annotated[str | None, typer.Option(
+    "--on", help="Across databases: the knobs to match cells on, comma-separated (default:"
+    " every knob that varies in any of the experiments).")]
+ReferenceOption = Annotated[Path | None, typer.Option(
+    "--reference", help="Score against the reference results of this experiment file"
+    " (include rows' `reference:` and the top-level `reference:`) instead of the stored"
+    " experiment's.")]
+
+
 @app.command("report")
 def report_cmd(
-    experiment: ExperimentArg,
+    experiments: Annotated[list[str], typer.Argument(
+        help="Experiment name (or id); several, or NAME@DATABASE, for one report comparing"
+             " experiments across databases.")],
     out: Annotated[Path, typer.Option("-o", "--out", help="Folder to write report.html and "
                                       "figures/ into.")],
-    db: DbOption = None,
+    db: Annotated[list[str] | None, typer.Option(
+        "--db", help="Results database (path, bundle or URL); repeat it for several.")] = None,
     force: ForceOption = False,
     no_png: Annotated[bool, typer.Option("--no-png", help="Skip the PNG export.")] = False,
+    on: OnOption = None,
+    reference: ReferenceOption = None,
 ) -> None:
-    """Write a self-contained HTML report (and a PNG of every figure) for an experiment."""
-    from analysis.report import write_report
+    """Write a self-contained HTML report (and a PNG of every figure) for an experiment, or
+    for several compared across databases."""
+    from analysis.crossdb import parse_sources
 
     check_output_dir(out, "the report folder")
-    path = write_report(db, _experiment(experiment), out, png=not no_png, force=force)
+    sources = parse_sources([_experiment(e) for e in experiments], db)
+    if len(sources) > 1:
+        from analysis.cross_report import write_cross_report
+
+        if reference is not None:
+            raise AnalysisError("--reference scores one experiment", where="--reference",
+                                fix="report one experiment with its reference at a time")
+        path = write_cross_report(sources, out, on=_knob_list(on), force=force,
+                                  png=not no_png)
+    else:
+        from analysis.report import write_report
+
+        if on is not None:
+            raise AnalysisError("--on matches cells across experiments", where="--on",
+                                fix="name two experiments or more (NAME@DATABASE)")
+        spec = _reference_spec(reference)
+        path = write_report(sources[0].db, sources[0].experiment, out, png=not no_png,
+                            force=force, **({"reference": spec} if spec is not None else {}))
     say(_console(), f"report: {path}")
 
 
@@ -78,22 +117,6 @@ def _level(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return shown(str(value))
-
-
-ExperimentsArg = Annotated[list[str], typer.Argument(
-    help="Experiment name (or id); several, or NAME@DATABASE (a file, a bundle or a URL), to"
-         " compare experiments across databases.")]
-DbsOption = Annotated[list[str] | None, typer.Option(
-    "--db", help="Results database: a path, a study bundle or a SQLAlchemy URL (default"
-    " $FLUSHBENCH_DB or results/flushbench.sqlite). Repeat it to compare the experiments"
-    " of several databases (one per experiment, in order, or one experiment in each).")]
-OnOption = Annotated[str | None, typer.Option(
-    "--on", help="Across databases: the knobs to match cells on, comma-separated (default:"
-    " every knob that varies in any of the experiments).")]
-ReferenceOption = Annotated[Path | None, typer.Option(
-    "--reference", help="Score against the reference results of this experiment file"
-    " (include rows' `reference:` and the top-level `reference:`) instead of the stored"
-    " experiment's.")]
 
 
 def _reference_spec(path: Path | None) -> dict[str, Any] | None:

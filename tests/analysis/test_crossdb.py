@@ -197,3 +197,19 @@ def test_cli_compares_sqlite_with_postgres(sources: tuple[Path, Path], pg_cluste
     rows = [line for line in out.splitlines() if "S2 / S1" in line]
     assert len(rows) == 8 and all("1.00×" in line for line in rows)
     assert not any("slower" in line or "faster" in line for line in rows)
+
+
+def test_cli_report_across_databases(sources: tuple[Path, Path], tmp_path: Path,
+                                     cli: CliRun) -> None:
+    a, b = sources
+    out = tmp_path / "report"
+    code, text, err = cli(["report", f"stability-2011@{a}", f"stability-2011@{b}", "-o",
+                           str(out), "--no-png"])
+    assert code == 0, text + err
+    page = (out / "report.html").read_text()
+    assert "<h1>stability-2011@a.sqlite · stability-2011@b.sqlite</h1>" in page
+    assert f"<li>{DROPPED}: only in stability-2011@a.sqlite</li>" in page
+    # Every table row names its source; the B/A rows say 0.50× for every matched cell.
+    assert page.count("<td class='l'>stability-2011@b.sqlite / stability-2011@a.sqlite</td>") == 7
+    assert page.count("<td class='l'>0.50× (") == 7
+    assert "id=\"fig-01-ratio-per-source\"" in page or "id='fig-01-ratio-per-source'" in page

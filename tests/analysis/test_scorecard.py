@@ -1,0 +1,163 @@
+"""The reproduction scorecard: the rule case by case, and the 2011 post against its rerun.
+
+The rerun is a copy of the committed study database; the reference is the post's data as
+``experiments/stability-2011.yaml`` carries it. Expectations are computed here by hand from
+each run's window NOTPM: the geometric-mean ratio and Welch's t interval on log values, the
+post's NOTPM quotients, and the verdict each interval earns under docs/statistics.md's rule.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from analysis import scorecard
+from analysis.frames import Frames, load
+from runner.spec import load_experiment
+from tests.analysis.test_crossdb import STUDY, recorded_copy
+from tests.support.cli_runner import CliRun
+
+EXPERIMENT = Path(__file__).resolve().parents[2] / "experiments" / "stability-2011.yaml"
+
+
+@pytest.mark.parametrize(("reference", "low", "high", "verdict", "size"), [
+    # A claimed effect (1.55×): on its side of 1 agrees, whatever the size.
+    (1.55, 1.10, 1.30, "agrees", "above the CI"),
+    (1.55, 1.40, 1.70, "agrees", "inside the CI"),
+    # Covering 1 but not the claim: no effect of that size.
+    (1.55, 0.56, 1.05, "contradicts", "above the CI"),
+    # The opposite side of 1.
+    (1.55, 0.70, 0.90, "contradicts", "above the CI"),
+    # Covering both 1 and the claim: cannot tell.
+    (1.55, 0.90, 1.80, "inconclusive", "inside the CI"),
+    # The mirror for a claimed slowdown.
+    (0.69, 0.50, 0.80, "agrees", "inside the CI"),
+    (0.69, 0.85, 1.20, "contradicts", "below the CI"),
+    (0.69, 0.60, 1.10, "inconclusive", "inside the CI"),
+    # A claimed "no difference" (within ±5 %): equivalence, a difference, or too wide.
+    (0.995, 0.97, 1.03, "agrees", "inside the CI"),
+    (0.995, 1.08, 1.20, "contradicts", "below the CI"),
+    (0.995, 0.90, 1.10, "inconclusive", "inside the CI"),
+    # No interval (fewer than 2 runs a side).
+    (1.55, math.nan, math.nan, "inconclusive", "–"),
+])
+def test_the_rule(reference: float, low: float, high: float, verdict: str, size: str) -> None:
+    got, got_size, reason = scorecard.judge(reference, low, high)
+    assert (got, got_size) == (verdict, size), reason
+
+
+@pytest.fixture(scope="module")
+def rerun(tmp_path_factory: pytest.TempPathFactory) -> Frames:
+    db = recorded_copy(STUDY, tmp_path_factory.mktemp("scorecard") / "study.sqlite")
+    return load(db, "stability-2011")
+
+
+def _spec() -> dict:
+    return load_experiment(EXPERIMENT).model_dump(mode="json")
+
+
+def _by_hand(fr: Frames, a: str, b: str) -> tuple[float, float, float]:
+    """Geometric-mean ratio a/b and its 95 % Welch interval on log NOTPM."""
+    rs = fr.run_summary[fr.run_summary["status"] == "done"]
+    la = np.log(rs.loc[rs["cell_label"] == a, "notpm"].to_numpy(float))
+    lb = np.log(rs.loc[rs["cell_label"] == b, "notpm"].to_numpy(float))
+    va, vb = la.var(ddof=1) / la.size, lb.var(ddof=1) / lb.size
+    df = (va + vb) ** 2 / (va**2 / (la.size - 1) + vb**2 / (lb.size - 1))
+    d, half = la.mean() - lb.mean(), stats.t.ppf(0.975, df) * math.sqrt(va + vb)
+    return math.exp(d), math.exp(d - half), math.exp(d + half)
+
+
+ON50 = "doublewrite=on max_dirty_pages_pct=50 io_capacity=20000"
+ROWS = {
+    "dw-off-50": "doublewrite=off max_dirty_pages_pct=50 io_capacity=20000",
+    "dw-on-50": ON50,
+    "base": "doublewrite=on max_dirty_pages_pct=75 io_capacity=200",
+    "dw-on-30": "doublewrite=on max_dirty_pages_pct=30 io_capacity=20000",
+    "dw-on-15": "doublewrite=on max_dirty_pages_pct=15 io_capacity=20000",
+}
+
+
+def test_the_2011_post_against_its_rerun(rerun: Frames) -> None:
+    table = scorecard.scorecard(_spec(), rerun.run_summary, rerun.cell_summary)
+    assert list(table["comparison"]) == [
+        "doublewrite off vs on at 50/20000", "max_dirty 50 + io_capacity 20000 vs the defaults",
+        "max_dirty 30 vs 50 (doublewrite on)", "max_dirty 15 vs 50 (doublewrite on)"]
+    # The post's ratios: stated (1.55) or the quotient of its 15-minute averages.
+    assert list(table["reference_ratio"]) == pytest.approx(
+        [1.55, 41257.6 / 59922.8, 37039.73 / 41257.6, 37235.06 / 41257.6])
+    assert list(table["stated"]) == [True, False, False, False]
+    for _, row in table.iterrows():
+        ratio, low, high = _by_hand(rerun, ROWS[row["a"]], ROWS[row["b"]])
+        assert (row["a_label"], row["b_label"]) == (ROWS[row["a"]], ROWS[row["b"]])
+        assert row["ratio"] == pytest.approx(ratio, rel=1e-9)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high), rel=1e-9)
+    # By hand: 0.56–1.05 covers 1 but not 1.55; 0.85–1.20 not 0.69; 0.91–1.03 not 0.898;
+    # 0.92–1.06 not 0.9025 — under an operations limit, none of the post's effects shows.
+    assert list(table["verdict"]) == ["contradicts"] * 4
+    assert list(table["size"]) == ["above the CI", "below the CI", "below the CI",
+                                   "below the CI"]
+    assert list(table["n_a"]) == [3, 3, 3, 3] and list(table["n_b"]) == [3, 5, 3, 3]
+
+
+def test_default_comparisons_and_rows_not_run(rerun: Frames) -> None:
+    spec = _spec()
+    spec["reference"] = None  # every referenced row against the baseline's row
+    spec["include"].append({**spec["include"][0], "max_dirty_pages_pct": 90,
+                            "reference": {"name": "never-run", "notpm": 1000.0}})
+    table = scorecard.scorecard(spec, rerun.run_summary, rerun.cell_summary)
+    assert len(table) == 8 and set(table["b"]) == {"base"}
+    off50 = table.set_index("a").loc["dw-off-50"]
+    assert off50["reference_ratio"] == pytest.approx(63898.13 / 59922.8)
+    ratio, low, high = _by_hand(rerun, ROWS["dw-off-50"], ROWS["base"])
+    assert (off50["ci_low"], off50["ci_high"]) == pytest.approx((low, high), rel=1e-9)
+    never = table.set_index("a").loc["never-run"]
+    assert never["verdict"] == "inconclusive"
+    assert never["reason"] == "a (never-run): not run in this experiment"
+
+
+def test_compare_prints_the_scorecard(rerun: Frames, cli: CliRun, tmp_path: Path) -> None:
+    db = recorded_copy(STUDY, tmp_path / "study.sqlite")
+    code, out, err = cli(["compare", "stability-2011", "--db", str(db),
+                          "--reference", str(EXPERIMENT)])
+    assert code == 0, out + err
+    assert "reproduction scorecard — reference: Vadim Tkachenko" in out
+    assert "R1  doublewrite off vs on at 50/20000: dw-off-50 (3 runs) / dw-on-50 (3 runs)" in out
+    r1 = next(line for line in out.splitlines() if line.startswith("│ R1"))
+    assert "1.55×" in r1 and "0.76× (0.56–1.05)" in r1 and "contradicts" in r1
+    # The stored experiment (queued before the reference was written) has none: no scorecard.
+    code, out, _ = cli(["compare", "stability-2011", "--db", str(db)])
+    assert code == 0 and "scorecard" not in out
+
+
+def test_figure_draws_every_comparison(rerun: Frames) -> None:
+    table = scorecard.scorecard(_spec(), rerun.run_summary, rerun.cell_summary)
+    fig = scorecard.figure(table, source="the post")
+    measured = [t for t in fig.data if t.name.startswith("measured")]
+    reference = next(t for t in fig.data if t.name == "reference")
+    assert [t.name for t in measured] == ["measured (contradicts)"]
+    assert list(measured[0].x) == pytest.approx(list(table["ratio"]))
+    assert list(reference.x) == pytest.approx(list(table["reference_ratio"]))
+    assert list(reference.y) == [f"{c} — contradicts" for c in table["comparison"]]
+    assert fig.layout.xaxis.type == "log"
+
+
+
+def test_report_section(rerun: Frames) -> None:
+    added: list[str] = []
+
+    def add(name: str, fig: object) -> str:
+        added.append(name)
+        return f"<div id='{name}'></div>"
+
+    page = scorecard.section(_spec(), rerun.run_summary, rerun.cell_summary, add)
+    assert added == ["scorecard"] and "<div id='scorecard'></div>" in page
+    assert "<h2 id='scorecard'>Reproduction scorecard</h2>" in page
+    assert "0 agrees, 4 contradicts, 0 inconclusive" in page
+    assert "<td class='l'>doublewrite off vs on at 50/20000</td>" in page
+    # The stored experiment (queued before the reference was written) has no section.
+    assert scorecard.section(rerun.experiment["spec"], rerun.run_summary, rerun.cell_summary,
+                             add) == ""

@@ -57,6 +57,10 @@ __all__ = [
 ]
 
 
+#: Run metadata that a `server` knob explains (one dataset per server build).
+SERVER_METADATA = ("server_flavor", "server_version", "dataset_key")
+
+
 def check_metadata(runs_df: pd.DataFrame, *, force: bool = False) -> list[str]:
     """Refuse runs whose checked metadata differ; with ``force``, return warnings instead.
 
@@ -67,8 +71,18 @@ def check_metadata(runs_df: pd.DataFrame, *, force: bool = False) -> list[str]:
     """
     done = runs_df[runs_df["status"] == RunStatus.DONE]
     problems = []
+    # Servers as a matrix axis (a `server` knob): the server's metadata differs by design
+    # between its levels, so those keys must agree within each server, not across them.
+    per_server = "server" in done.columns and done["server"].nunique() > 1
     for key in CHECKED_METADATA:
         if key not in done.columns:
+            continue
+        if per_server and key in SERVER_METADATA:
+            for server, group in done.groupby("server"):
+                values = sorted({str(v) for v in group[key].dropna()})
+                if len(values) > 1:
+                    problems.append(f"{key} differs between runs of server {server}:"
+                                    f" {', '.join(values)}")
             continue
         values = sorted({str(v) for v in done[key].dropna()})
         if len(values) > 1:

@@ -7,6 +7,11 @@ sha256). It is built in ``<name>.partial`` and renamed into place only once the 
 written, so a crash can leave a ``.partial`` directory but never a snapshot that looks complete.
 ``<name>.lock`` (``flock``) keeps two processes from building the same dataset; the kernel drops
 the lock when its holder dies, so a crashed build never blocks the next one.
+
+The key names the server build (flavor, version, a hash of the binary's path and ``--version``
+line): a datadir is not portable between servers (MariaDB 10.11's redo format and system
+tables mean nothing to MySQL 5.5), so an experiment over several servers loads one snapshot per
+server, and :func:`restore` refuses a snapshot of another server (``expect``).
 """
 
 from __future__ import annotations
@@ -576,6 +581,7 @@ def restore(
     check_space: bool = True,
     timeout: float | None = None,
     abort: threading.Event | None = None,
+    expect: DatasetKey | None = None,
 ) -> RestoreResult:
     """Copy a snapshot's datadir into an empty ``target_datadir`` and verify the copy.
 
@@ -593,16 +599,29 @@ def restore(
         Set by another thread to stop the copy early (a worker that lost its lease must not
         go on copying tens of GB for a run that is no longer its own); checked every
         :data:`COPY_POLL_S` seconds.
+    expect:
+        The key of the dataset the run needs (its server's flavor, version and build): a
+        snapshot written by another server is refused before anything is copied. A datadir is
+        not portable between servers — MySQL 5.5 cannot open MariaDB 10.11's redo log or
+        system tables — so an experiment over several servers has one snapshot per server.
 
     Raises
     ------
     DatasetError
-        If the target is not empty, the disk is full (names the target and its free space;
-        the partial copy is removed), ``cp`` fails, or a file differs from the manifest
-        (named; the copy is removed).
+        If the snapshot is not the expected one, the target is not empty, the disk is full
+        (names the target and its free space; the partial copy is removed), ``cp`` fails,
+        or a file differs from the manifest (named; the copy is removed).
     """
     if verify not in ("sizes", "full"):
         raise ValueError(f"verify must be 'sizes' or 'full', got {verify!r}")
+    if expect is not None and snapshot.key != expect:
+        raise DatasetError(
+            f"snapshot {snapshot.path.name} was written by {snapshot.key.flavor}"
+            f" {snapshot.key.version_string}, not by the run's server ({expect.flavor}"
+            f" {expect.version_string}): a datadir only opens on the server build that wrote it",
+            str(snapshot.path),
+            "let the run load its own server's dataset (runner.execute.ensure_experiment_dataset)",
+        )
     target = Path(target_datadir).absolute()
     created = not target.exists()
     if not created and (not target.is_dir() or any(target.iterdir())):

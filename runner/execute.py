@@ -23,7 +23,7 @@ from flushbench.errors import FlushbenchError, ServerError, StoreError, Workload
 from flushbench.paths import work_dir
 from runner import queue
 from runner.connection import ConnectionInfo
-from runner.datasets import DatasetError, DatasetKey, ensure_dataset, restore
+from runner.datasets import DatasetError, DatasetKey, Snapshot, ensure_dataset, restore
 from runner.disk import dispose_datadir
 from runner.host.cgroups import reap_stale_groups
 from runner.host.clock import ClockWatch, pause_warning
@@ -37,7 +37,13 @@ from runner.preflight import PreflightReport, preflight, stored_translation
 from runner.recorder import RunRecorder, retrying
 from runner.run_checks import apply_policy, record_checks
 from runner.sampler import Sampler
-from runner.server import MysqldSandbox, SandboxLayout, drain_dirty_pages, write_mycnf
+from runner.server import (
+    MysqldSandbox,
+    ResolvedServer,
+    SandboxLayout,
+    drain_dirty_pages,
+    write_mycnf,
+)
 from runner.spec import CellSpec, ExperimentSpec, expand, load_experiment, measurement_hash
 from runner.worker import WorkerOptions, kill_leftover_servers, serve
 from runner.workloads import adapter_class, get_workload
@@ -83,7 +89,9 @@ class ExperimentContext:
     cells: list[CellSpec]
     report: PreflightReport
     work: Path
-    snapshot: Any = None
+    #: The loaded dataset of each server the cells use (by profile name as written): a
+    #: datadir is only opened by the server build that wrote it.
+    snapshots: dict[str, Snapshot] = field(default_factory=dict)
     cells_by_key: dict[str, CellSpec] = field(default_factory=dict)
     #: Keep every run's datadir (``--keep-datadirs``); by default only failed ones, capped.
     keep_datadirs: bool = False
@@ -91,9 +99,13 @@ class ExperimentContext:
     files: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def server(self) -> Any:
-        """The resolved server binary (flavor, version, paths)."""
+    def server(self) -> ResolvedServer:
+        """The first cell's resolved server binary (flavor, version, paths)."""
         return self.report.server
+
+    def server_of(self, cell: CellSpec) -> ResolvedServer:
+        """The server binary that runs ``cell`` (its ``server`` knob, else the default)."""
+        return self.report.server_of(cell)
 
 
 def prepare(path: str | Path, work: Path | None = None, *,
@@ -110,11 +122,13 @@ def prepare_experiment(
     stored: dict[str, dict] | None = None,
     *,
     keep_datadirs: bool = False,
+    profile_files: dict[str, Path] | None = None,
 ) -> ExperimentContext:
-    """Expand and preflight an already validated experiment (``stored``: see preflight)."""
+    """Expand and preflight an already validated experiment (``stored``, ``profile_files``:
+    see :func:`runner.preflight.preflight`)."""
     cells = expand(exp, source)
     report = preflight(exp, source, cells, work_dir=work or work_dir(), stored=stored,
-                       keep_datadirs=keep_datadirs)
+                       keep_datadirs=keep_datadirs, profile_files=profile_files)
     return ExperimentContext(
         exp=exp,
         source=source,
@@ -143,53 +157,77 @@ def prepare_stored(
         spec, source, files, name = row.spec, row.source_path or row.name, row.files, row.name
         stored = {c.cell_key: c.variables for c in
                   s.scalars(select(Cell).where(Cell.experiment_id == experiment_id))}
-    if not files or {"base_config", "server"} - set(files):
+    if not files or "base_config" not in files or not ({"server", "servers"} & set(files)):
         raise StoreError(
             f"experiment {name!r} was queued without its base config and server profile",
             where=f"experiments.id={experiment_id}",
             fix="queue it again with this flushbench (`flushbench queue add FILE`): a worker"
                 " runs what was queued, never whatever the paths hold now",
         )
-    exp = _with_stored_files(ExperimentSpec.model_validate(spec), files,
-                             (work or work_dir()) / "queued" / f"experiment-{experiment_id}")
-    ctx = prepare_experiment(exp, source, work, stored, keep_datadirs=keep_datadirs)
-    ctx.files = files  # as queued (names included), so the measurement hash is the queue's
+    queued = ExperimentSpec.model_validate(spec)
+    exp, profile_files = _with_stored_files(
+        queued, files, (work or work_dir()) / "queued" / f"experiment-{experiment_id}")
+    ctx = prepare_experiment(exp, source, work, stored, keep_datadirs=keep_datadirs,
+                             profile_files=profile_files)
+    # As queued (names included, not the copies' paths), so the measurement hash is the queue's.
+    ctx.files, ctx.exp = files, queued
     return ctx
 
 
 def stored_files(report: PreflightReport) -> dict[str, Any]:
-    """The files an experiment named, as preflight read them: what the queue keeps."""
-    return {
+    """The files an experiment named, as preflight read them: what the queue keeps.
+
+    One server: ``server`` {name, profile}, as before servers were a knob (so the measurement
+    hash of a one-server experiment did not change). Cells naming servers: ``servers``, name →
+    {name, profile} for every server a cell uses, so editing any of those profiles makes a new
+    measurement, as editing the one profile does.
+    """
+    files: dict[str, Any] = {
         "base_config": {"name": report.experiment.base_config, "text": report.base_cnf_text},
-        "server": {"name": report.experiment.server,
-                   "profile": report.server.profile.model_dump(mode="json")},
     }
+    dumped = {name: {"name": name, "profile": srv.profile.model_dump(mode="json")}
+              for name, srv in report.servers.items()}
+    if report.experiment.names_servers():
+        files["servers"] = dumped
+    else:
+        files["server"] = next(iter(dumped.values()))
+    return files
 
 
 def _with_stored_files(exp: ExperimentSpec, files: dict[str, Any], folder: Path
-                       ) -> ExperimentSpec:
-    """The experiment pointing at copies of the files it was queued with (written here)."""
+                       ) -> tuple[ExperimentSpec, dict[str, Path]]:
+    """Copies of the files an experiment was queued with (written here): the experiment
+    pointing at the base config's copy, and server name → its profile's copy."""
     import yaml
 
     folder.mkdir(parents=True, exist_ok=True)
     base = folder / "base.cnf"
     base.write_text(files["base_config"]["text"], encoding="utf-8")
-    profile = folder / "server.yaml"
-    profile.write_text(yaml.safe_dump(files["server"]["profile"], sort_keys=False),
-                       encoding="utf-8")
-    return exp.model_copy(update={"base_config": str(base), "server": str(profile)})
+    entries = files.get("servers") or {files["server"]["name"]: files["server"]}
+    profile_files: dict[str, Path] = {}
+    for index, (name, entry) in enumerate(entries.items()):
+        profile = folder / f"server-{index}.yaml"
+        profile.write_text(yaml.safe_dump(entry["profile"], sort_keys=False), encoding="utf-8")
+        profile_files[name] = profile
+    return exp.model_copy(update={"base_config": str(base)}), profile_files
 
 
 def stored_cells(ctx: ExperimentContext) -> dict[str, dict]:
     """Per cell key, what the queue keeps so a worker can run exactly this translation."""
-    return {key: stored_translation(ctx.server, tr) for key, tr in ctx.report.translations.items()}
+    return {cell.key: stored_translation(ctx.server_of(cell), ctx.report.translations[cell.key])
+            for cell in ctx.cells if cell.key in ctx.report.translations}
 
 
-def dataset_key(ctx: ExperimentContext) -> DatasetKey:
-    """The dataset a run starts from: workload, scale, server flavor+version, page size."""
-    server = ctx.server
+def dataset_key(ctx: ExperimentContext, server: ResolvedServer | None = None) -> DatasetKey:
+    """The dataset a run on ``server`` (default: the first cell's) starts from: workload,
+    scale, server flavor+version+build, page size. A datadir written by one server is not
+    opened by another (MariaDB 10.11's redo and system tables mean nothing to MySQL 5.5), so
+    every server of an experiment has its own."""
+    server = server or ctx.server
     loader = ctx.exp.dataset.effective_loader
-    page_size = str(ctx.report.page_size)
+    name = next((n for n, s in ctx.report.servers.items() if s == server), None)
+    options = ctx.report.option_lists.get(name, ctx.report.options) if name else ctx.report.options
+    page_size = str(ctx.report.page_size_for(options))
     # "10.11.19" keeps directory names readable; the hash of the full --version line (and the
     # binary's path) keeps two builds of the same version apart.
     build = hashlib.sha256(f"{server.mysqld}|{server.version_string}".encode()).hexdigest()[:8]
@@ -203,18 +241,20 @@ def dataset_key(ctx: ExperimentContext) -> DatasetKey:
 
 
 def ensure_experiment_dataset(ctx: ExperimentContext, reporter: Reporter) -> None:
-    """Load the dataset once (or reuse the snapshot) and keep the snapshot on the context."""
+    """Load the dataset once per server (or reuse its snapshot); keep them on the context."""
     workload = get_workload(ctx.exp.dataset.effective_loader, ctx.exp.workload.binaries)
     log_dir = ctx.work / "datasets" / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    key = dataset_key(ctx)
+    for name, server in ctx.report.servers.items():
+        key = dataset_key(ctx, server)
 
-    def loader(conn: ConnectionInfo) -> None:
-        reporter.phase(f"loading dataset {key.dirname()}")
-        workload.load(conn, ctx.exp.dataset, log_dir / f"{key.dirname()}.log")
+        def loader(conn: ConnectionInfo, key: DatasetKey = key) -> None:
+            reporter.phase(f"loading dataset {key.dirname()}")
+            workload.load(conn, ctx.exp.dataset, log_dir / f"{key.dirname()}.log")
 
-    reporter.phase("checking dataset snapshot")
-    ctx.snapshot = ensure_dataset(key, ctx.server, ctx.report.base_cnf_text, loader, ctx.work)
+        reporter.phase(f"checking dataset snapshot ({name})")
+        ctx.snapshots[name] = ensure_dataset(key, server, ctx.report.base_cnf_text, loader,
+                                             ctx.work)
 
 
 def _run_dir(ctx: ExperimentContext, run_id: int) -> Path:
@@ -277,6 +317,8 @@ def _execute_run(
     heartbeat.add_flusher(rec.flush)
     reporter = _PhaseTee(reporter, heartbeat)  # type: ignore[assignment]
     translation = ctx.report.translations[cell.key]
+    server, server_name = ctx.server_of(cell), ctx.report.server_name(cell)
+    snapshot = ctx.snapshots[server_name]
     run_dir = _run_dir(ctx, run_id)
     if run_dir.exists():
         shutil.rmtree(run_dir)  # a previous attempt's leftovers: the store kept its evidence
@@ -302,12 +344,13 @@ def _execute_run(
     try:
         reporter.phase("restoring datadir")
         try:
-            restore(ctx.snapshot, layout.datadir, abort=heartbeat.lost)
+            restore(snapshot, layout.datadir, abort=heartbeat.lost,
+                    expect=dataset_key(ctx, server))
         except DatasetError:
             heartbeat.check()  # stopped because the lease was lost: report that, not the copy
             raise
         write_mycnf(layout.cnf, ctx.report.base_cnf_text, translation.server_options, layout)
-        sandbox = MysqldSandbox(ctx.server, layout, allocator=translation.allocator)
+        sandbox = MysqldSandbox(server, layout, allocator=translation.allocator)
         # THP is host-wide: put back what a killed flushbench left, set this run's mode before
         # mysqld starts, restore it once mysqld has stopped (the ExitStack leaves last).
         reap_stale_groups()  # throttle groups a killed flushbench left behind
@@ -327,12 +370,15 @@ def _execute_run(
             rec.variables(variables)
             rec.metadata(
                 **host_facts(layout.datadir),
-                server_flavor=ctx.server.flavor,
-                server_version=variables.get("version", ctx.server.version_string),
-                dataset_key=dataset_key(ctx).dirname(),
+                server_flavor=server.flavor,
+                server_version=variables.get("version", server.version_string),
+                dataset_key=snapshot.key.dirname(),
                 experiment_hash=measurement_hash(ctx.exp, ctx.files),
                 driver=ctx.exp.workload.driver,
                 extra={"allocator": translation.allocator, "cell_key": cell.key,
+                       "server": {"name": server_name, "profile": server.profile.name,
+                                  "label": server.label, "mysqld": str(server.mysqld),
+                                  "version_string": server.version_string},
                        **thp.as_record(), "large_pages": variables.get("large_pages"),
                        "host_id": heartbeat.identity.host_id,
                        "host_class": heartbeat.identity.host_class,

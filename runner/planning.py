@@ -78,7 +78,7 @@ def run_seconds(exp: ExperimentSpec, report: PreflightReport, cell: CellSpec) ->
         opts = report.server_options(cell)
         try:
             pool = int(opts.get("innodb_buffer_pool_size") or
-                       report.options.get("innodb_buffer_pool_size") or 128 * 1024**2)
+                       report.options_of(cell).get("innodb_buffer_pool_size") or 128 * 1024**2)
         except ValueError:
             pool = 128 * 1024**2
         seconds += min(exp.pre_run.drain_timeout, pool * DIRTY_FRACTION / DRAIN_BYTES_PER_S)
@@ -95,7 +95,8 @@ def plan(exp: ExperimentSpec, source: str) -> Plan:
     """
     cells = expand(exp, source)
     report = preflight(exp, source, cells)
-    load = load_seconds(exp, report.dataset_bytes)
+    # One dataset per server: a datadir only opens on the server that wrote it.
+    load = load_seconds(exp, report.dataset_bytes) * max(1, len(report.servers))
     runs = []
     clock = load
     for i, (cell, rep) in enumerate(run_order(exp, cells), 1):
@@ -112,10 +113,17 @@ def _variables_text(variables: dict[str, str]) -> str:
 def render_plan(p: Plan, console: Console) -> None:
     """Print the plan: cells with translated variables, run order with ETAs, totals."""
     exp, rep = p.experiment, p.report
-    console.print(
-        f"[bold]{exp.name}[/] ({escape(p.source)}) on [bold]{rep.server.label}[/]"
-        f" ({rep.server.version_string.split(' for ')[0]}), base config {rep.base_config}"
-    )
+    if len(rep.servers) > 1:
+        where = "; ".join(f"{escape(name)} = {srv.label}"
+                          f" ({srv.version_string.split(' for ')[0]})"
+                          for name, srv in rep.servers.items())
+        console.print(f"[bold]{exp.name}[/] ({escape(p.source)}) on {len(rep.servers)} servers:"
+                      f" {where}; base config {rep.base_config}")
+    else:
+        console.print(
+            f"[bold]{exp.name}[/] ({escape(p.source)}) on [bold]{rep.server.label}[/]"
+            f" ({rep.server.version_string.split(' for ')[0]}), base config {rep.base_config}"
+        )
     cells = Table(title="Cells", show_lines=True)
     cells.add_column("#", justify="right")
     cells.add_column("cell")
@@ -151,7 +159,8 @@ def render_plan(p: Plan, console: Console) -> None:
     free = human_size(rep.disk_free) if rep.disk_free is not None else "unknown"
     console.print(
         f"{len(p.cells)} cells × {exp.repetitions_label()} = {len(p.runs)} runs;"
-        f" dataset {exp.dataset.scale_label()} (~{human_size(rep.dataset_bytes)}) loaded once in"
+        f" dataset {exp.dataset.scale_label()} (~{human_size(rep.dataset_bytes)}) loaded once"
+        + (f" per server ({len(rep.servers)})" if len(rep.servers) > 1 else "") + " in"
         f" ~{format_duration(p.load_seconds)}"
     )
     console.print(

@@ -19,7 +19,7 @@ import dataclasses
 import math
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +41,14 @@ from runner.server.optionfiles import (
 )
 from runner.server.options import dry_run, option_list, variables_in_message
 from runner.server.profiles import ResolvedServer, load_profile, profile_path, resolve_server
-from runner.spec import CellSpec, DatasetSpec, ExperimentSpec, expand, load_experiment
+from runner.spec import (
+    CellSpec,
+    DatasetSpec,
+    ExperimentSpec,
+    cell_server,
+    expand,
+    load_experiment,
+)
 from runner.workloads.registry import adapter_class, get_workload
 
 #: Huge-page figures come from here (tests point it at a recorded copy).
@@ -77,11 +84,40 @@ class PreflightReport:
     disk: DiskNeed | None = None
     #: The base config file's text, as the sandbox writes it under the cell's options.
     base_cnf_text: str = ""
+    #: Every server the cells use, by profile name as the experiment writes it (the top-level
+    #: ``server`` or a cell's ``server`` knob), with each one's option list. ``server`` and
+    #: ``options`` above are the first cell's.
+    servers: dict[str, ResolvedServer] = field(default_factory=dict)
+    option_lists: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def server_name(self, cell: CellSpec) -> str:
+        """The profile name (or path) that runs ``cell``."""
+        return cell_server(self.experiment, cell)
+
+    def server_of(self, cell: CellSpec) -> ResolvedServer:
+        """The resolved binary that runs ``cell``."""
+        return self.servers.get(self.server_name(cell), self.server)
+
+    def options_of(self, cell: CellSpec) -> dict[str, str]:
+        """The option list of the binary that runs ``cell``."""
+        return self.option_lists.get(self.server_name(cell), self.options)
+
+    def servers_label(self) -> str:
+        """``mariadb-10.11`` or ``mariadb-10.11, mysql-5.5 (2 servers)`` for one-line messages."""
+        labels = [f"{name} ({srv.label})" if name != srv.label else name
+                  for name, srv in self.servers.items()] or [self.server.label]
+        if len(labels) == 1:
+            return self.server.label
+        return f"{len(labels)} servers: {', '.join(labels)}"
 
     @property
     def page_size(self) -> int:
         """InnoDB page size (base config, else the binary's default): part of a dataset key."""
-        text = self.base_options.get("innodb_page_size") or self.options.get("innodb_page_size")
+        return self.page_size_for(self.options)
+
+    def page_size_for(self, options: dict[str, str]) -> int:
+        """The page size a server with this option list creates its datadir with."""
+        text = self.base_options.get("innodb_page_size") or options.get("innodb_page_size")
         return _as_int(text) or 16384
 
     def server_options(self, cell: CellSpec) -> dict[str, str]:
@@ -170,7 +206,11 @@ class _Locator:
         return field_name
 
     def where(self, cell: CellSpec) -> Callable[[str], str]:
-        return lambda knob: f"{self.source}: {self.path(cell, knob)}"
+        # With servers per cell, a matrix key path alone does not say which server refused
+        # the value: name the cell's server profile too.
+        server = cell.knobs.get("server")
+        suffix = f" (server {server})" if server is not None else ""
+        return lambda knob: f"{self.source}: {self.path(cell, knob)}{suffix}"
 
 
 class _Problems:
@@ -210,6 +250,7 @@ def preflight(
     stored: dict[str, dict] | None = None,
     keep_datadirs: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    profile_files: Mapping[str, Path] | None = None,
 ) -> PreflightReport:
     """Check everything about an experiment that can be checked without starting a server.
 
@@ -232,6 +273,9 @@ def preflight(
         Cell key → the translation stored when the experiment was queued
         (:func:`stored_translation`). When the binary here is the one it was made for, a worker
         runs exactly that and skips the per-cell checks already done; host checks always run.
+    profile_files:
+        Server name (as the experiment or a cell writes it) → the profile file to read instead
+        of ``configs/servers/NAME.yaml``: the copies of the profiles as queued.
 
     Returns
     -------
@@ -252,19 +296,20 @@ def preflight(
     loc = _Locator(exp, cells, source)
     src_dir = Path(source).parent
 
-    # -- server profile and binary ------------------------------------------------------------
-    server: ResolvedServer | None = None
-    try:
-        profile = load_profile(exp.server, relative_to=src_dir)
-        server = resolve_server(profile, str(profile_path(exp.server, src_dir)))
-    except ConfigError as exc:
-        if exc.where == "server":
-            problems.error(f"{source}: server", exc.what, exc.fix)
-        else:
-            for line in exc.problem_lines():
-                problems.add(f"{line} (profile named by {source}: server)")
-    except PreflightError as exc:
-        problems.add(f"{exc.render()} (profile named by {source}: server)")
+    # -- server profiles and binaries: every server a cell names ---------------------------
+    servers: dict[str, ResolvedServer] = {}
+    option_lists: dict[str, dict[str, str]] = {}
+    for name, first in _server_names(exp, cells).items():
+        named_at = f"{source}: {loc.path(first, 'server')}"
+        resolved = _resolve_server(name, src_dir, named_at, profile_files, problems)
+        if resolved is None:
+            continue
+        try:
+            option_lists[name] = option_list(resolved)
+        except PreflightError as exc:
+            problems.extend_from(exc)
+            continue
+        servers[name] = resolved
 
     # -- base config ----------------------------------------------------------------------------
     base_path = Path(exp.base_config)
@@ -283,31 +328,27 @@ def preflight(
         refusal = sandbox_problem(name, value, allowed)
         if refusal is not None:
             problems.error(f"{base_path}: {name} (base config of {source})", *refusal)
-
-    options: dict[str, str] = {}
-    if server is not None:
-        try:
-            options = option_list(server)
-        except PreflightError as exc:
-            problems.extend_from(exc)
-            server = None
-    if options:
+    for server_name, server in servers.items():
+        options = option_lists[server_name]
         for name in base:
             if name not in options and name not in SANDBOX_OWNED:
                 close = close_matches(name, options, n=3, cutoff=0.75)
                 problems.error(f"{base_path}: {name} (base config of {source})",
-                               f"not a variable of {server.label}",
+                               f"not a variable of {server.label} (server {server_name})",
                                f"did you mean {', '.join(close)}?" if close else
                                "remove it or check `mysqld --verbose --help`")
 
-    # -- per cell: translation, option list, the server's own parse ------------------------------
+    # -- per server, per cell: translation, option list, the server's own parse -----------------
     translations: dict[str, Translation] = {}
     partial: dict[str, Translation] = {}
-    reused = _reuse_stored(stored, server, cells) if server is not None else None
-    if reused is not None:
-        translations, partial = reused, reused
-    elif server is not None:
-        for cell in cells:
+    groups = {name: [c for c in cells if cell_server(exp, c) == name] for name in servers}
+    for name, server in servers.items():
+        group, options = groups[name], option_lists[name]
+        reused = _reuse_stored(stored, server, group)
+        if reused is not None:
+            translations.update(reused)
+            partial.update(reused)
+        for cell in group if reused is None else ():
             where = loc.where(cell)
             tr, lines = translate_partial(cell.knobs, server.flavor, server.version, where=where,
                                           allowed=allowed,
@@ -320,22 +361,28 @@ def preflight(
                 translations[cell.key] = tr
             for line in translate_for_option_list(tr, options, label=server.label, where=where):
                 problems.add(line)
-        _dry_runs(server, cells, partial, base, base_path, options, loc, source, problems,
-                  progress)
-        _io_capacity(server, cells, partial, base, base_path, loc, problems, notes)
+        if reused is None:
+            _dry_runs(server, group, partial, base, base_path, options, loc, source, problems,
+                      progress)
+            _io_capacity(server, group, partial, base, base_path, loc, problems, notes)
+        # Host checks that read the binary's defaults (buffer pool, max_connections).
+        _large_pages(group, partial, base, base_path, options, loc, problems)
+        _memory_and_page_size(group, partial, base, base_path, options, loc, problems)
+        _connections(exp, group, partial, base, options, loc, source, problems)
 
     # -- host: allocator, huge pages, connections, disk, drivers ---------------------------------
     _allocators(cells, partial, loc, problems)
-    _large_pages(cells, partial, base, base_path, options, loc, problems)
-    _memory_and_page_size(cells, partial, base, base_path, options, loc, problems)
     _thp(cells, partial, loc, problems)
     _storage(cells, partial, base, work_dir, loc, problems, notes)
     _cpus(exp, source, problems)
-    _connections(exp, cells, partial, base, options, loc, source, problems)
     data = dataset_bytes(exp.dataset)
-    redo = _redo_bytes(cells, partial, base, server)
+    redo = max((_redo_bytes(groups[n], partial, base, srv) for n, srv in servers.items()),
+               default=_redo_bytes(cells, partial, base, None))
     need = disk_needed(data + redo + DATADIR_OVERHEAD, sum(exp.repetitions_of(c) for c in cells),
                        keep_datadirs=keep_datadirs)
+    if len(servers) > 1:
+        # A datadir is not portable between servers: one dataset snapshot per server.
+        need = dataclasses.replace(need, snapshot=need.snapshot * len(servers))
     disk_free = free_disk(work_dir)
     if disk_free is not None and need.total > disk_free:
         redo_cell = _redo_cell(cells, redo)
@@ -363,7 +410,7 @@ def preflight(
             + "\n  ".join(problems.lines),
             problems=problems.lines,
         )
-    assert server is not None  # no problems means the server resolved
+    first = cell_server(exp, cells[0])  # no problems means every server resolved
     for tr in translations.values():
         for note in tr.notes:
             if note not in notes:
@@ -372,10 +419,10 @@ def preflight(
         experiment=exp,
         source=source,
         cells=cells,
-        server=server,
+        server=servers[first],
         base_config=base_path,
         base_options=base,
-        options=options,
+        options=option_lists[first],
         translations=translations,
         dataset_bytes=data,
         redo_bytes=redo,
@@ -384,7 +431,41 @@ def preflight(
         disk_free=disk_free,
         notes=notes,
         base_cnf_text=base_path.read_text(encoding="utf-8"),
+        servers=servers,
+        option_lists=option_lists,
     )
+
+
+def _server_names(exp: ExperimentSpec, cells: list[CellSpec]) -> dict[str, CellSpec]:
+    """Every server profile the cells use, in cell order, with the first cell using it."""
+    out: dict[str, CellSpec] = {}
+    for cell in cells:
+        out.setdefault(cell_server(exp, cell), cell)
+    return out
+
+
+def _resolve_server(name: str, src_dir: Path, named_at: str,
+                    profile_files: Mapping[str, Path] | None,
+                    problems: _Problems) -> ResolvedServer | None:
+    """The binary of one server profile, or None with the problem added.
+
+    ``named_at`` is ``file: key path`` of the key that named it (``server``,
+    ``matrix.server[1]``, ``include[0].server``); ``profile_files`` maps a name to the
+    profile as it was queued (a worker runs what was queued, not what the file holds now).
+    """
+    path = profile_files.get(name) if profile_files else None
+    try:
+        profile = load_profile(str(path) if path else name, relative_to=src_dir)
+        return resolve_server(profile, str(path or profile_path(name, src_dir)))
+    except ConfigError as exc:
+        if exc.where == "server":  # unknown or not built: the fix names the build command
+            problems.error(named_at, exc.what, exc.fix)
+        else:
+            for line in exc.problem_lines():
+                problems.add(f"{line} (profile named by {named_at})")
+    except PreflightError as exc:
+        problems.add(f"{exc.render()} (profile named by {named_at})")
+    return None
 
 
 def stored_translation(server: ResolvedServer, translation: Translation) -> dict:

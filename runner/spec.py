@@ -365,6 +365,15 @@ class ExperimentSpec(StrictModel):
             text += f" (baseline {self.baseline_repetitions})"
         return text
 
+    def names_servers(self) -> bool:
+        """Whether a cell names its own server (``server`` in fixed, matrix or include).
+
+        Then every cell carries a ``server`` knob (the top-level ``server`` filled in where a
+        cell names none), so the server is an ordinary knob column for the analysis.
+        """
+        return ("server" in self.fixed.values() or "server" in self.matrix.axes()
+                or any(inc.server is not None for inc in self.include))
+
     def metric(self) -> dict[str, Any]:
         """The workload's primary metric (name, unit, what a count counts, per minute?)."""
         return dataclasses.asdict(_adapter(self.workload.driver).metric)
@@ -421,6 +430,11 @@ class ExperimentSpec(StrictModel):
                 " raise it, or remove it", "baseline_repetitions",
             )
         fixed = set(self.fixed.values())
+        if "server" in fixed and "server" in self.model_fields_set:
+            raise KeyedValueError(
+                "the server is set both at the top (`server:`) and in `fixed.server` — keep"
+                " one", "fixed", "server",
+            )
         both = sorted(fixed & set(self.matrix.axes()))
         if both:
             raise KeyedValueError(
@@ -524,6 +538,27 @@ def _matches(knobs: dict[str, Any], partial: dict[str, Any]) -> bool:
     return all(knobs.get(k) == v for k, v in partial.items())
 
 
+def _with_server(exp: ExperimentSpec, fixed: dict[str, Any], knobs: dict[str, Any]
+                 ) -> dict[str, Any]:
+    """``knobs`` with the server filled in (``fixed.server``, else the top-level ``server``)
+    when the experiment names servers per cell (:meth:`ExperimentSpec.names_servers`)."""
+    if not exp.names_servers() or "server" in knobs:
+        return knobs
+    return {"server": fixed.get("server", exp.server), **knobs}
+
+
+def _server_first(knobs: dict[str, Any]) -> dict[str, Any]:
+    """The server leads the label (``server=mysql-5.5 doublewrite=off``)."""
+    if "server" not in knobs:
+        return knobs
+    return {"server": knobs["server"], **{k: v for k, v in knobs.items() if k != "server"}}
+
+
+def cell_server(exp: ExperimentSpec, cell: CellSpec) -> str:
+    """The server profile (name or path, as written) that runs ``cell``."""
+    return str(cell.knobs.get("server", exp.server))
+
+
 def expand(exp: ExperimentSpec, source: str = "<experiment>") -> list[CellSpec]:
     """Expand the matrix into cells — a pure function of the experiment.
 
@@ -534,7 +569,8 @@ def expand(exp: ExperimentSpec, source: str = "<experiment>") -> list[CellSpec]:
     fixed = exp.fixed.values()
     axes = exp.matrix.axes()
     names = list(axes)
-    product = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes.values())]
+    product = [_with_server(exp, fixed, dict(zip(names, combo, strict=True)))
+               for combo in itertools.product(*axes.values())]
     if not axes and exp.include:
         product = []  # a pure list of cells (the 2011 walk): no implicit empty cell
     excludes = [e.values() for e in exp.exclude]
@@ -548,7 +584,7 @@ def expand(exp: ExperimentSpec, source: str = "<experiment>") -> list[CellSpec]:
     cells_knobs = [p for p in product if not any(_matches(p, e) for e in excludes)]
     # Cells from the matrix come first, then the include cells (their positions follow).
     n_matrix = len(cells_knobs)
-    cells_knobs += [inc.values() for inc in exp.include]
+    cells_knobs += [_with_server(exp, fixed, inc.values()) for inc in exp.include]
     if not cells_knobs:
         raise ConfigError(
             "the matrix is empty after `exclude`",
@@ -556,7 +592,7 @@ def expand(exp: ExperimentSpec, source: str = "<experiment>") -> list[CellSpec]:
             fix="remove an exclude rule or add levels to the matrix",
         )
 
-    merged = [{**fixed, **k} for k in cells_knobs]
+    merged = [_server_first({**fixed, **k}) for k in cells_knobs]
     # Re-validate every merged cell: cross-knob rules (io_capacity <= io_capacity_max) must
     # hold for each combination, not only for each axis.
     for i, knobs in enumerate(merged):
@@ -614,6 +650,7 @@ def run_order(exp: ExperimentSpec, cells: list[CellSpec]) -> list[tuple[CellSpec
 
     Interleaved: round r runs every cell that has an r-th repetition, so a baseline with more
     ``baseline_repetitions`` runs its extra rounds last (after every cell has its own runs).
+    Blocks: the same rounds, each shuffled afresh (``random.Random(seed)``, one stream).
     """
     counts = {c.key: exp.repetitions_of(c) for c in cells}
     if exp.order.mode in ("interleaved", "blocks"):

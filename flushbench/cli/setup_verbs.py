@@ -44,7 +44,7 @@ def validate(
             continue
         exp = report.experiment
         console.print(literal(f"{path}: ok: {len(report.cells)} cells ×"
-                              f" {exp.repetitions_label()} on {report.server.label}"),
+                              f" {exp.repetitions_label()} on {report.servers_label()}"),
                       soft_wrap=True)
         for note in report.notes:
             console.print(literal(f"  note: {note}"), soft_wrap=True)

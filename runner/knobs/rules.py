@@ -451,3 +451,9 @@ def storage(b: Builder, knob: str, value: Any) -> None:
 def connections(b: Builder, knob: str, value: int) -> None:
     """Client side: the driver's connection count."""
     b.out.connections = value
+
+
+def server(b: Builder, knob: str, value: str) -> None:
+    """Runner side: which server profile runs the cell. Preflight resolved it to the binary
+    this builder translates for, so nothing reaches my.cnf (docs/servers.md, "Several
+    servers in one experiment")."""

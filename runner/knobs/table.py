@@ -69,6 +69,11 @@ def _storage_value(value: Any) -> Any:
 
 StorageValue = Annotated[str | dict[str, Any], BeforeValidator(_storage_value)]
 
+#: A server profile: a name in ``configs/servers`` or a path to a profile file (as the
+#: top-level ``server:`` of an experiment takes it).
+ServerName = Annotated[str, Field(min_length=1, max_length=255,
+                                  pattern=r"^[A-Za-z0-9_./~][A-Za-z0-9_./~+-]*$")]
+
 Rule = Callable[[Builder, str, Any], None]
 
 
@@ -101,6 +106,11 @@ class KnobDef:
 
 
 KNOBS: tuple[KnobDef, ...] = (
+    # First, so that labels read "server=mysql-5.5 doublewrite=off". Resolved by preflight to
+    # the binary that translates the cell's other knobs; never a my.cnf line.
+    KnobDef("server", ServerName, rules.server,
+            "server profile that runs the cell (configs/servers/NAME.yaml or a path);"
+            " default: the experiment's top-level `server`"),
     KnobDef("doublewrite", Switch, rules.switch("innodb_doublewrite"),
             "InnoDB doublewrite buffer on/off"),
     KnobDef("max_dirty_pages_pct", Percent, rules.percent("innodb_max_dirty_pages_pct"),

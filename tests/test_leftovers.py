@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -23,8 +24,23 @@ def _orphan(binary: Path) -> psutil.Process:
     raise AssertionError(f"{binary} did not start")
 
 
+def _session(root: Path, name: str, lock_pid: int | None) -> Path:
+    """A pytest session directory ``root/name``, locked by ``lock_pid`` (None: no lock)."""
+    session = root / name
+    session.mkdir()
+    if lock_pid is not None:
+        (session / ".lock").write_text(str(lock_pid))
+    return session
+
+
+def _dead_pid() -> int:
+    done = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
 def test_orphaned_server_under_the_root_is_killed(tmp_path: Path) -> None:
-    fake = tmp_path / "mysqld"  # a copy of sleep(1) under a server's name
+    session = _session(tmp_path, "pytest-1", lock_pid=_dead_pid())  # a SIGKILLed session
+    fake = session / "mysqld"  # a copy of sleep(1) under a server's name
     shutil.copy("/bin/sleep", fake)
     proc = _orphan(fake)
     try:
@@ -36,6 +52,21 @@ def test_orphaned_server_under_the_root_is_killed(tmp_path: Path) -> None:
     finally:
         if proc.is_running():
             proc.kill()
+
+
+def test_an_orphan_of_a_session_still_running_is_left_alone(tmp_path: Path) -> None:
+    """A session beside this one orphans a mysqld on purpose (test_farm): not a leftover."""
+    session = _session(tmp_path, "pytest-2", lock_pid=os.getpid())
+    fake = session / "mariadbd"
+    shutil.copy("/bin/sleep", fake)
+    proc = _orphan(fake)
+    try:
+        assert proc.ppid() == 1, "expected the shell's child to be re-parented to init"
+        assert orphaned_test_servers(tmp_path) == []
+        (session / ".lock").unlink()  # that session ends (pytest removes its lock)
+        assert [p.pid for p in orphaned_test_servers(tmp_path)] == [proc.pid]
+    finally:
+        proc.kill()
 
 
 def test_a_server_with_a_live_parent_is_not_an_orphan(tmp_path: Path) -> None:

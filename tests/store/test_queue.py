@@ -144,9 +144,12 @@ def test_heartbeat_renews_and_detects_a_takeover(db: ResultsDB) -> None:
     me = local_identity("hb-host")
     run_id = queue.claim_next(db, identity=me, lease_s=60)
     assert run_id is not None
-    hb = Heartbeat(db, me, lease_s=60).start()
+    hb = Heartbeat(db, me, lease_s=60)
+    # Held before the thread starts: a first beat in flight with the idle state would
+    # otherwise race the test's own beat and leave the worker row without its run.
+    hb.hold(run_id)
+    hb.start()
     try:
-        hb.hold(run_id)
         with db.session() as s:
             before = s.get(Run, run_id).lease_expires_at
         hb.beat()

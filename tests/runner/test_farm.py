@@ -35,7 +35,12 @@ pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
 FLUSHBENCH = str(Path(sys.executable).with_name("flushbench"))
 #: Short leases keep the tests short; four heartbeats per lease leave room for a loaded machine.
+#: A test whose results database is down on purpose for a few seconds needs this one: the
+#: outage must stay well inside the lease.
 LEASE_S = 12
+#: Tests that wait for leases to run out (a slow restore, a dead worker, a long outage) wait
+#: out this one: 6 s still leaves three heartbeats of 1.5 s that may fail before it expires.
+SHORT_LEASE_S = 6
 
 
 @pytest.fixture
@@ -82,10 +87,10 @@ def queue_experiment(db: ResultsDB, tmp_path: Path, work: Path, name: str, *,
 
 
 def worker(db_url: str, host_id: str, env: dict[str, str], log: Path, *extra: str,
-           slow_restore_s: float | None = None) -> subprocess.Popen:
+           slow_restore_s: float | None = None, lease_s: float = LEASE_S) -> subprocess.Popen:
     """Start ``flushbench worker`` (through the slow-restore wrapper when asked)."""
     args = ["worker", "--db", db_url, "--host-id", host_id, "--host-class", "farm",
-            "--lease-seconds", str(LEASE_S), *extra]
+            "--lease-seconds", str(lease_s), *extra]
     argv = ([sys.executable, "-m", "tests.support.slow_restore", str(slow_restore_s), *args]
             if slow_restore_s is not None else [FLUSHBENCH, *args])
     with log.open("w") as out:
@@ -128,8 +133,10 @@ def test_slow_restore_keeps_its_lease(
     url = pg_cluster.create_database()
     db = open_db(url)
     queue_experiment(db, tmp_path, work, "slowrestore")
-    restore_s = 3.5 * LEASE_S  # the run sits in "restoring datadir" for 3.5 leases
-    holder = worker(url, "h1", env, tmp_path / "holder.log", slow_restore_s=restore_s)
+    lease = SHORT_LEASE_S
+    restore_s = 3.5 * lease  # the run sits in "restoring datadir" for 3.5 leases
+    holder = worker(url, "h1", env, tmp_path / "holder.log", slow_restore_s=restore_s,
+                    lease_s=lease)
     competitor = None
     try:
         def restoring() -> bool:
@@ -139,7 +146,7 @@ def test_slow_restore_keeps_its_lease(
 
         wait_for("the holder to claim and start restoring", restoring, [holder])
         competitor = worker(url, "h2", env, tmp_path / "competitor.log",
-                            "--idle-timeout", str(restore_s + 2 * LEASE_S))
+                            "--idle-timeout", str(restore_s + 2 * lease), lease_s=lease)
         holder.wait(timeout=900)
         competitor.wait(timeout=900)
     finally:
@@ -158,7 +165,7 @@ def test_sigkilled_worker_is_taken_over_and_its_mysqld_reaped(
     url = pg_cluster.create_database()
     db = open_db(url)
     queue_experiment(db, tmp_path, work, "takeover", duration="10s")
-    victim = worker(url, "h1", env, tmp_path / "victim.log")
+    victim = worker(url, "h1", env, tmp_path / "victim.log", lease_s=SHORT_LEASE_S)
     other = None
     try:
         def measuring() -> bool:
@@ -171,7 +178,8 @@ def test_sigkilled_worker_is_taken_over_and_its_mysqld_reaped(
         victim.wait(timeout=30)
         assert Path(f"/proc/{mysqld_pid}").exists()  # orphaned, still running
 
-        other = worker(url, "h2", env, tmp_path / "other.log", "--idle-timeout", "600")
+        other = worker(url, "h2", env, tmp_path / "other.log", "--idle-timeout", "600",
+                       lease_s=SHORT_LEASE_S)
 
         def redone() -> bool:
             return [(r.attempt, r.status) for r in runs(db)] == [(1, "interrupted"), (2, "done")]
@@ -287,8 +295,11 @@ def test_worker_cut_off_past_its_lease_stops_and_says_why(
     try:
         url = cluster.create_database()
         db = open_db(url)
-        queue_experiment(db, tmp_path, work, "cutoff", duration="30s")
-        proc = worker(url, "h1", env, tmp_path / "cutoff.log")
+        # The lease runs out about 1.5 leases after the outage starts (9 s): a 24 s measured
+        # window is still measuring then, on a loaded machine too.
+        queue_experiment(db, tmp_path, work, "cutoff", duration="24s")
+        log_path = tmp_path / "cutoff.log"
+        proc = worker(url, "h1", env, log_path, lease_s=SHORT_LEASE_S)
         try:
             def measuring() -> bool:
                 with db.session() as s:
@@ -298,12 +309,14 @@ def test_worker_cut_off_past_its_lease_stops_and_says_why(
             wait_for("the first measured interval", measuring, [proc])
             db.dispose()
             cluster.stop()
-            time.sleep(2 * LEASE_S)  # down past the lease: the heartbeat gives up the run
+            # Down past the lease, until the heartbeat has given up the run (its log says so).
+            wait_for("the worker to give up its lease",
+                     lambda: "lost the lease on run" in log_path.read_text(), [proc])
             cluster.start()
             proc.wait(timeout=900)
         finally:
             stop(proc)
-        log = (tmp_path / "cutoff.log").read_text()
+        log = log_path.read_text()
         assert proc.returncode == 0, log
         assert "lost the lease on run" in log, log
         first, second = runs(db)

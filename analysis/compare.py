@@ -207,10 +207,11 @@ def _blocked_verdicts(run_summary_df: pd.DataFrame, cells: pd.DataFrame,
         p = van_elteren(pairs).p_value if pairs else math.nan
         excludes = math.isfinite(b["ratio_ci_low"]) and (b["ratio_ci_low"] > 1
                                                         or b["ratio_ci_high"] < 1)
-        text = (f"{what} blocks: {int(b['n_hosts'])} {what}s, van Elteren p = {p:.3g}, pooled"
+        unit = "host" if what == "host" else "block"
+        text = (f"{what} blocks: {int(b['n_hosts'])} {unit}s, van Elteren p = {p:.3g}, pooled"
                 f" 95% CI {b['ratio_ci_low']:.3f}–{b['ratio_ci_high']:.3f}")
         if math.isfinite(b["heterogeneity_p"]) and b["heterogeneity_p"] < 0.05:
-            text += f"; the {what}s disagree (Cochran's Q p = {b['heterogeneity_p']:.3g})"
+            text += f"; the {unit}s disagree (Cochran's Q p = {b['heterogeneity_p']:.3g})"
         if math.isfinite(p) and p < 0.05 and excludes:
             verdict_text = FASTER if b["ratio"] > 1 else SLOWER
         else:
@@ -219,7 +220,7 @@ def _blocked_verdicts(run_summary_df: pd.DataFrame, cells: pd.DataFrame,
             b["ratio"], b["ratio_ci_low"], b["ratio_ci_high"], p]
         out.loc[i, ["verdict", "verdict_reason", "test_method", "ci_method"]] = [
             verdict_text, text, f"van Elteren ({what} blocks)",
-            f"inverse-variance over {what}s" if what == "host" else f"paired t over {what}s"]
+            "inverse-variance over hosts" if what == "host" else "paired t over blocks"]
         out.loc[i, "mde_pct"] = math.nan
     return out
 
@@ -335,7 +336,7 @@ def compare(
         cells.attrs["hosts_note"] = method_note(rs)
     elif by_run_block:
         cells = _blocked_verdicts(rs, cells, block_of(rs, by_host=spread, by_repetition=True),
-                                  what="run block")
+                                  what="run")
         cells.attrs["hosts_note"] = (
             "Runs of this experiment ran in blocks (order: blocks): each cell is compared with"
             " the baseline within each block, the per-block log ratios averaged (paired t"

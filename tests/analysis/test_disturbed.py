@@ -1,0 +1,119 @@
+"""The analysis side of disturbed runs and blocks: a disturbed run the policy excludes leaves
+every verdict, mean and interval but stays listed with its reason; run blocks are strata.
+
+Synthetic stores (tests/support/synthetic_store.py) with the runner's warning events added,
+so every figure here is known in advance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select, update
+
+from analysis import frames
+from analysis.compare import compare
+from analysis.disturbed import disturbed_runs
+from analysis.hosts import block_of, blocked_comparison
+from store.db import ResultsDB
+from store.models import Cell, Experiment, Run, RunEvent
+from tests.support.synthetic_store import SynthCell, build_store
+
+
+def store(tmp_path: Path, action: str | None, order: str = "as-written") -> tuple[ResultsDB, int]:
+    """2 cells × 5 repetitions; run 3 of the baseline carries a disturbed-cpu warning."""
+    db = ResultsDB(tmp_path / "r.sqlite")
+    exp_id = build_store(db, [SynthCell(knobs={"doublewrite": True}, notpm=8000,
+                                        run_to_run_pct=2.0),
+                              SynthCell(knobs={"doublewrite": False}, notpm=8800,
+                                        run_to_run_pct=2.0)],
+                         name="policy", repetitions=5, warmup=10, duration=120,
+                         n_counters=20, seed=5)
+    with db.session() as s, s.begin():
+        exp = s.get(Experiment, exp_id)
+        spec = dict(exp.spec)
+        if action is not None:
+            spec["disturbed"] = {"action": action, "max_reruns": 2}
+        spec["order"] = {"mode": order, "seed": 0}
+        exp.spec = spec
+        base = s.scalar(select(Cell.id).where(Cell.experiment_id == exp_id,
+                                              Cell.is_baseline.is_(True)))
+        run_id = s.scalar(select(Run.id).where(Run.cell_id == base, Run.repetition == 3))
+        s.add(RunEvent(run_id=run_id, level="warning", kind="disturbed-cpu",
+                       message="other processes took 31.0 % of the machine's CPU during the"
+                               " window", evidence=json.dumps({"others_share": 0.31})))
+    return db, run_id
+
+
+def test_excluded_runs_leave_the_verdicts_and_say_why(tmp_path: Path) -> None:
+    db, run_id = store(tmp_path, "exclude")
+    cmp = compare(db, "policy")
+    base = cmp.cells[cmp.cells["is_baseline"]].iloc[0]
+    assert (base["n_done"], base["n_excluded"]) == (4, 1)
+    rs = cmp.frames.run_summary.set_index("run_id")
+    assert rs.loc[run_id, "excluded"]
+    kept = rs[(rs["cell_id"] == base["cell_id"]) & ~rs["excluded"].astype(bool)]["notpm"]
+    assert base["notpm_mean"] == np.mean(kept.to_numpy())
+    assert any(f"run {run_id} " in w and "excluded: disturbed (disturbed-cpu) — policy exclude"
+               in w for w in cmp.warnings)
+
+    listed = disturbed_runs(db, "policy")
+    assert list(listed["run_id"]) == [run_id]
+    assert bool(listed["excluded"].iloc[0]) and listed["figures"].iloc[0] == {
+        "others_share": 0.31}
+
+
+def test_keep_counts_the_disturbed_run(tmp_path: Path) -> None:
+    for action in ("keep", None):  # None: an experiment stored before the policy existed
+        folder = tmp_path / str(action)
+        folder.mkdir()
+        db, _ = store(folder, action)
+        cmp = compare(db, "policy")
+        base = cmp.cells[cmp.cells["is_baseline"]].iloc[0]
+        assert (base["n_done"], base["n_excluded"]) == (5, 0)
+        assert not disturbed_runs(db, "policy")["excluded"].any()
+
+
+def test_a_rerun_supersedes_the_disturbed_run(tmp_path: Path) -> None:
+    db, run_id = store(tmp_path, "rerun")
+    with db.session() as s, s.begin():
+        old = s.get(Run, run_id)
+        s.add(Run(cell_id=old.cell_id, repetition=old.repetition, attempt=old.attempt + 1,
+                  order_index=99))
+    latest = frames.runs(db, "policy")
+    assert run_id not in set(latest["run_id"])  # a queued replacement is the latest attempt
+    listed = disturbed_runs(db, "policy")
+    assert bool(listed["superseded"].iloc[0]) and bool(listed["excluded"].iloc[0])
+
+
+def test_run_blocks_are_strata(tmp_path: Path) -> None:
+    """A drift of the machine shared by both cells in each block: pooled, the cells overlap;
+    within blocks, the +5 % is plain."""
+    rows = []
+    for block in range(1, 7):
+        drift = 1 + 0.06 * block  # the machine gets faster over the night
+        for cell, effect in ((1, 1.0), (2, 1.05)):
+            rows.append({"run_id": 10 * block + cell, "cell_id": cell, "is_baseline": cell == 1,
+                         "status": "done", "repetition": block,
+                         "notpm": 8000 * drift * effect * (1 + 0.002 * ((block * cell) % 3)),
+                         "hostname": "h", "extra": {}})
+    rs = pd.DataFrame(rows)
+    pooled = blocked_comparison(rs)  # by host: one host, the drift inflates the variance
+    blocked = blocked_comparison(rs, blocks=block_of(rs, by_host=False, by_repetition=True))
+    p_pooled, p_blocked = pooled["p_value"].iloc[0], blocked["p_value"].iloc[0]
+    assert blocked["n_hosts"].iloc[0] == 6
+    assert abs(blocked["ratio"].iloc[0] - 1.05) < 0.01
+    assert p_blocked < 0.001 < p_pooled
+
+
+def test_compare_uses_blocks_for_a_blocked_order(tmp_path: Path) -> None:
+    db, _ = store(tmp_path, None, order="blocks")
+    with db.session() as s, s.begin():  # one repetition per block was run in a fresh order
+        s.execute(update(Run).values(order_index=Run.repetition * 10 + Run.cell_id))
+    cmp = compare(db, "policy")
+    other = cmp.cells[~cmp.cells["is_baseline"]].iloc[0]
+    assert other["test_method"] == "van Elteren (run blocks)"
+    assert "run blocks: 5 blocks" in other["verdict_reason"]
+    assert "blocks (order: blocks)" in cmp.cells.attrs["hosts_note"]

@@ -95,6 +95,11 @@ def make_bundle(db_path: Path, experiment: ExperimentRef, target: Path, *,
         if isinstance(files.get("server"), dict) and files["server"].get("profile"):
             (folder / "server.yaml").write_text(
                 yaml.safe_dump(files["server"]["profile"], sort_keys=False))
+        # Servers as a matrix axis: every profile a cell named (docs/servers.md).
+        for index, (name, entry) in enumerate((files.get("servers") or {}).items()):
+            if isinstance(entry, dict) and entry.get("profile"):
+                (folder / f"server-{index}.yaml").write_text(
+                    f"# server: {name}\n" + yaml.safe_dump(entry["profile"], sort_keys=False))
         write_report(folder / RESULTS, info["name"], folder / "report", png=png)
         manifest = {
             "bundle_format": 1,

@@ -7,6 +7,7 @@ A bundle (``study.tar.zst``, or ``.tar.gz``) is a tar archive with one top folde
     <name>/experiment.yaml    the experiment as it was queued
     <name>/base_config.cnf    the base config text it ran with (when stored)
     <name>/server.yaml        the server profile it named (when stored)
+    <name>/server-N.yaml      with servers as a matrix axis: each profile a cell named
     <name>/report/…           the report made from the bundled database
 
 This module reads and writes the archive and checks it; ``analysis/bundle.py`` fills it.

@@ -85,7 +85,10 @@ def test_validate_shipped_experiments(work_env: dict[str, str]) -> None:
     tpcc = paths.tpcc_binary()
     if not (tpcc.is_file() and os.access(tpcc, os.X_OK)):
         pytest.skip("tpcc/bin/tpcc is not built (make setup)")
-    files = sorted(str(p) for p in paths.EXPERIMENTS_DIR.glob("*.yaml"))
+    # servers-2011 needs the servers scripts/build-server.sh builds, absent from a fresh clone:
+    # tests/runner/test_server_axis.py validates it where they are built.
+    files = sorted(str(p) for p in paths.EXPERIMENTS_DIR.glob("*.yaml")
+                   if p.name != "servers-2011.yaml")
     result = _run("validate", *files, env=work_env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.count(": ok: ") == len(files)

@@ -196,3 +196,30 @@ def test_flushbench_run_runs_each_cell_on_its_own_server(
     code, out, err = cli(["compare", "two-servers", "--db", str(db_path)])
     assert code == 0, out + err
     assert "server=mysql-5.5" in out and "server_version differs" not in out + err
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "experiments" / "servers-2011.yaml"
+
+
+@pytest.mark.optional_tool
+def test_servers_2011_validates_here_and_names_the_build_of_a_missing_server(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli) -> None:  # noqa: ANN001
+    built_server("mysql-5.5")
+    built_server("xtradb-5.5")
+    code, out, err = cli(["validate", str(EXAMPLE)])
+    assert code == 0, out + err
+    assert "4 cells" in out and "3 servers" in out
+
+    # The same file where MySQL 5.5 was never built: one error, where and how to build it.
+    folder = tmp_path / "servers"
+    folder.mkdir()
+    for name in ("mariadb-debian", "xtradb-5.5"):
+        (folder / f"{name}.yaml").write_text(
+            (paths.SERVER_PROFILES_DIR / f"{name}.yaml").read_text())
+    monkeypatch.setattr(paths, "SERVER_PROFILES_DIR", folder)
+    code, out, err = cli(["validate", str(EXAMPLE)])
+    assert code != 0
+    lines = [line for line in (out + err).splitlines() if "servers-2011.yaml: " in line]
+    assert len(lines) == 1, out + err
+    assert "matrix.server[1]: server profile 'mysql-5.5' is not built on this machine" in lines[0]
+    assert "scripts/build-server.sh mysql-5.5 SRC PREFIX" in lines[0]

@@ -698,6 +698,9 @@ def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None
     if data.get("window", {}).get("max_start") is None:
         # Added after experiments were stored: unset, it must not change their hash.
         data.get("window", {}).pop("max_start", None)
+    if data.get("fixed", {}).get("server") is None:
+        # The server knob came after experiments were stored: unset, it keeps their hash.
+        data.get("fixed", {}).pop("server", None)
     if files:
         data["_files"] = files
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

@@ -5,6 +5,9 @@ lane); tests/runner/test_server_axis.py runs the real servers."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import sqlite3
 import textwrap
 from pathlib import Path
 
@@ -16,7 +19,14 @@ from flushbench import paths
 from flushbench.errors import AnalysisError, ConfigError, PreflightError
 from runner.datasets import DatasetError, DatasetKey, Snapshot, restore
 from runner.preflight import preflight
-from runner.spec import ExperimentSpec, cell_key, cell_server, expand, load_experiment
+from runner.spec import (
+    ExperimentSpec,
+    cell_key,
+    cell_server,
+    expand,
+    load_experiment,
+    measurement_hash,
+)
 
 HEAD = """\
 version: 1
@@ -183,3 +193,18 @@ def test_the_stored_spec_round_trips_the_server_knob(tmp_path: Path) -> None:
     exp = load_experiment(path)
     again = ExperimentSpec.model_validate(exp.model_dump(mode="json"))
     assert [c.key for c in expand(again)] == [c.key for c in expand(exp)]
+
+
+def test_the_server_knob_keeps_the_measurement_hash_of_stored_experiments(
+        tmp_path: Path) -> None:
+    # The committed study was queued before `server` was a knob; recomputing its hash from
+    # what it stored must give the stored hash, or re-queuing it would start over.
+    copy = tmp_path / "study.sqlite"  # never open a committed database in place
+    shutil.copy(paths.REPO_ROOT / "docs" / "study-2011" / "stability-2011.sqlite", copy)
+    with sqlite3.connect(copy) as con:
+        rows = con.execute("SELECT measurement_hash, spec, files FROM experiments").fetchall()
+    assert rows
+    for stored, spec, files in rows:
+        exp = ExperimentSpec.model_validate(json.loads(spec))
+        assert exp.fixed.server is None
+        assert measurement_hash(exp, json.loads(files)) == stored

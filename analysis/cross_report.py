@@ -81,14 +81,14 @@ def ratio_figure(cross: CrossComparison) -> go.Figure:
 
 
 def write_cross_report(sources: list[Source], out_dir: str | os.PathLike[str], *,
-                       on: list[str] | None = None, force: bool = False,
-                       png: bool = True) -> Path:
+                       on: list[str] | None = None, pairs: list[list[int]] | None = None,
+                       force: bool = False, png: bool = True) -> Path:
     """Write ``report.html`` (and ``figures/01-ratio-per-source.png``) for several sources."""
     from plotly.offline import get_plotlyjs
 
     from analysis.report import _CSS
 
-    cross = cross_compare(sources, on=on, force=force)
+    cross = cross_compare(sources, on=on, pairs=pairs, force=force)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     m = cross.metric_name
@@ -141,9 +141,10 @@ def write_cross_report(sources: list[Source], out_dir: str | os.PathLike[str], *
         f"<h2>Sources</h2>{_table(['source', 'experiment', 'database', 'server', 'hosts', 'cells', 'runs', 'window'], src_rows)}"  # noqa: E501
         + (f"<p>Differs between the sources (not matched on):</p><ul>{context}</ul>"
            if context else "")
-        + f"<h2>Matching</h2><p class='sub'>Cells matched on "
-        f"{_e(', '.join(cross.on) or 'nothing (one cell each)')}.</p><ul>{matched}</ul>"
-        f"<p>Left out (in one source only):</p><ul>{unmatched}</ul>"
+        + "<h2>Matching</h2><p class='sub'>Cells matched "
+        + ("by hand (<code>--pair</code>)" if pairs else
+           f"on {_e(', '.join(cross.on) or 'nothing (one cell each)')}")
+        + f".</p><ul>{matched}</ul><p>Left out:</p><ul>{unmatched}</ul>"
         f"<h2>Per source</h2><p class='sub'>{_e(m)} (mean of repetitions, 95% CI) and the "
         "ratio to the source's own baseline with its verdict.</p>"
         + _table(["cell", "source", "configuration", "runs", f"{m} (95% CI)",

@@ -6,11 +6,13 @@ the MySQL 5.5 run under a bandwidth limit, this week's host against last month's
 URL), written ``NAME@DB`` or given as ``--db`` once per experiment.
 
 - **Matching.** Cells are matched by the values of the knobs that vary within any of the
-  experiments (or the knobs named with ``on``). Knobs constant within each experiment (the
-  storage limit, the redo size, the server) are the sources' context: where they differ the
-  comparison says so, since that difference is what is being compared. A cell whose knob
-  values appear in only one source is listed as unmatched and left out; two cells of one
-  source with the same match values are refused (name more knobs with ``on``).
+  experiments (or the knobs named with ``on``), or by hand (``pairs``: one cell number per
+  source, when configurations meant to be compared differ in their knobs). Knobs constant
+  within each experiment (the storage limit, the redo size, the server) are the sources'
+  context: where they differ the comparison says so, since that difference is what is
+  being compared. A cell whose knob values appear in only one source (or that no pair names)
+  is listed as unmatched and left out; two cells of one source with the same match values
+  are refused (name more knobs with ``on``, or pair by hand).
 - **Statistics.** Each source is first compared on its own (:func:`analysis.compare.compare`:
   its cells against its baseline, its own metadata check). Then every source is a *block*,
   as hosts are for a spread experiment (:mod:`analysis.hosts`): each matched cell's ratio to
@@ -134,7 +136,7 @@ class CrossComparison:
     pooled: pd.DataFrame
     #: Per matched cell and source after the first: that source's runs over the first's.
     between: pd.DataFrame
-    #: Knobs constant within each source whose values differ between sources.
+    #: Knobs constant within each source whose values differ between sources (as text).
     context: dict[str, dict[str, str]]
     unmatched: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -149,10 +151,19 @@ def _key(knobs: dict[str, Any], on: list[str]) -> str:
     return json.dumps([knobs.get(k) for k in on], sort_keys=True, default=str)
 
 
-def _key_label(knobs: dict[str, Any], on: list[str]) -> str:
-    from analysis.plots import _fmt
+def level_text(value: Any) -> str:
+    """A knob level as experiment files and cell labels write it (on/off, 60, {k=v})."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}={level_text(v)}" for k, v in sorted(value.items())) + "}"
+    return "unset" if value is None else str(value)
 
-    return " ".join(f"{k}={_fmt(knobs.get(k))}" for k in on) or "all runs"
+
+def _key_label(knobs: dict[str, Any], on: list[str]) -> str:
+    return " ".join(f"{k}={level_text(knobs.get(k))}" for k in on) or "all runs"
 
 
 def _constant(rs: pd.DataFrame, knob: str) -> str | None:
@@ -161,6 +172,7 @@ def _constant(rs: pd.DataFrame, knob: str) -> str | None:
 
 
 def cross_compare(sources: list[Source], *, on: list[str] | None = None,
+                  pairs: list[list[int]] | None = None,
                   force: bool = False) -> CrossComparison:
     """Compare experiments from several databases: match cells, block by source.
 
@@ -170,6 +182,9 @@ def cross_compare(sources: list[Source], *, on: list[str] | None = None,
         From :func:`parse_sources`; the first is the reference the others are compared with.
     on:
         Knobs to match cells on (default: every knob that varies in any source).
+    pairs:
+        An explicit mapping instead: each entry one cell number (1 = the first cell, as
+        ``compare`` numbers them C1, C2 …) per source, in source order.
     force:
         Compare runs within a source even when its checked metadata differ.
 
@@ -177,7 +192,7 @@ def cross_compare(sources: list[Source], *, on: list[str] | None = None,
     ------
     AnalysisError
         Fewer than two sources, different metrics, a knob of ``on`` no source has, two cells
-        of one source with the same match values, or no cell in common.
+        of one source with the same match values, a bad pair, or no cell in common.
     """
     if len(sources) < 2:
         raise AnalysisError("a comparison across databases needs two experiments or more",
@@ -195,6 +210,9 @@ def cross_compare(sources: list[Source], *, on: list[str] | None = None,
         raise AnalysisError(f"the experiments measure different metrics ({names})",
                             where="command line", fix="compare experiments of one workload")
     all_knobs = {k for c in per for kn in c.frames.run_summary["knobs"] for k in (kn or {})}
+    if pairs and on is not None:
+        raise AnalysisError("cells are matched either by knobs (--on) or by hand (--pair)",
+                            where="--on", fix="give one of the two")
     if on is None:
         on = []
         for c in per:
@@ -203,43 +221,38 @@ def cross_compare(sources: list[Source], *, on: list[str] | None = None,
     if unknown:
         raise AnalysisError(f"no cell of any experiment sets {', '.join(unknown)}",
                             where="--on", fix=f"knobs: {', '.join(sorted(all_knobs))}")
-    # Per source: match key → cell id (two cells with one key cannot be matched).
-    keys: list[dict[str, int]] = []
-    key_labels: dict[str, str] = {}
-    for src, c in zip(sources, per, strict=True):
-        mine: dict[str, int] = {}
-        for _, cell in c.cells.iterrows():
-            k = _key(cell["knobs"], on)
-            if k in mine:
-                first = c.cells.set_index("cell_id").loc[mine[k], "cell_label"]
-                raise AnalysisError(
-                    f"{src.label}: cells {first!r} and {cell['cell_label']!r} have the same"
-                    f" values of {', '.join(on) or 'every matched knob'}",
-                    where="--on", fix="match on more knobs: --on "
-                    + ",".join(sorted(all_knobs)))
-            mine[k] = int(cell["cell_id"])
-            key_labels.setdefault(k, _key_label(cell["knobs"], on))
-        keys.append(mine)
+    if pairs:
+        keys, key_labels = _keys_by_pairs(sources, per, pairs)
+    else:
+        keys, key_labels = _keys_by_knobs(sources, per, on, all_knobs)
     order = list(dict.fromkeys(k for m in keys for k in m))
     matched = [k for k in order if sum(k in m for m in keys) >= 2]
     if not matched:
         raise AnalysisError(
             f"no cell of one experiment has the {', '.join(on)} values of a cell of another",
-            where="--on", fix="match on fewer knobs (--on), or compare experiments that share"
-            " configurations")
+            where="--on", fix="match on fewer knobs (--on), pair cells by hand (--pair), or"
+            " compare experiments that share configurations")
     unmatched = [f"{key_labels[k]}: only in {src.label}" for k in order if k not in matched
                  for src, m in zip(sources, keys, strict=True) if k in m]
+    if pairs:  # the cells no pair names
+        named = [set(m.values()) for m in keys]
+        unmatched = [f"{c['cell_label']}: not paired, in {src.label}"
+                     for src, cmp_, ids in zip(sources, per, named, strict=True)
+                     for _, c in cmp_.cells.iterrows() if int(c["cell_id"]) not in ids]
+        on = []
     context: dict[str, dict[str, str]] = {}
     for knob in sorted(all_knobs - set(on)):
         values = {src.label: _constant(c.frames.run_summary, knob)
                   for src, c in zip(sources, per, strict=True)}
         if None not in values.values() and len(set(values.values())) > 1:
-            context[knob] = {s: json.loads(v) if v else "unset" for s, v in values.items()}
-    base_key = _key(per[0].cells.loc[per[0].cells["is_baseline"], "knobs"].iloc[0], on)
+            context[knob] = {s: level_text(json.loads(v or "null")) for s, v in values.items()}
+    base_id = int(per[0].cells.loc[per[0].cells["is_baseline"], "cell_id"].iloc[0])
+    base_key = next((k for k, cid in keys[0].items() if cid == base_id), "")
     warnings = []
     if base_key not in matched:
-        warnings.append(f"the baseline of {sources[0].label} ({key_labels[base_key]}) is in no"
-                        " other source: no pooled ratio to it")
+        label = per[0].cells.set_index("cell_id").loc[base_id, "cell_label"]
+        warnings.append(f"the baseline of {sources[0].label} ({label}) is in no other source:"
+                        " no pooled ratio to it")
     cells = _cells_table(sources, per, keys, matched, key_labels)
     pooled = _pooled(sources, per, keys, matched, key_labels, base_key)
     between = _between(sources, per, keys, matched, key_labels)
@@ -248,6 +261,57 @@ def cross_compare(sources: list[Source], *, on: list[str] | None = None,
     return CrossComparison(sources=sources, per_source=per, on=on, cells=cells, pooled=pooled,
                            between=between, context=context, unmatched=unmatched,
                            warnings=warnings)
+
+
+def _keys_by_knobs(sources: list[Source], per: list[Comparison], on: list[str],
+                   all_knobs: set[str]) -> tuple[list[dict[str, int]], dict[str, str]]:
+    """Per source: match key (the values of ``on``) → cell id, and each key's label."""
+    keys: list[dict[str, int]] = []
+    key_labels: dict[str, str] = {}
+    for src, c in zip(sources, per, strict=True):
+        mine: dict[str, int] = {}
+        for _, cell in c.cells.iterrows():
+            k = _key(cell["knobs"], on)
+            if k in mine:  # two cells with one key cannot be matched
+                first = c.cells.set_index("cell_id").loc[mine[k], "cell_label"]
+                raise AnalysisError(
+                    f"{src.label}: cells {first!r} and {cell['cell_label']!r} have the same"
+                    f" values of {', '.join(on) or 'every matched knob'}",
+                    where="--on", fix="match on more knobs: --on "
+                    + ",".join(sorted(all_knobs)) + ", or pair cells by hand (--pair)")
+            mine[k] = int(cell["cell_id"])
+            key_labels.setdefault(k, _key_label(cell["knobs"], on))
+        keys.append(mine)
+    return keys, key_labels
+
+
+def _keys_by_pairs(sources: list[Source], per: list[Comparison], pairs: list[list[int]]
+                   ) -> tuple[list[dict[str, int]], dict[str, str]]:
+    """Per source: pair key → cell id, from cell numbers (C1 = 1) given by hand."""
+    keys: list[dict[str, int]] = [{} for _ in sources]
+    key_labels: dict[str, str] = {}
+    for j, pair in enumerate(pairs):
+        text = ":".join(str(n) for n in pair)
+        if len(pair) != len(sources):
+            raise AnalysisError(f"pair {text} names {len(pair)} cells for {len(sources)}"
+                                " sources", where="--pair",
+                                fix="one cell number per source, in source order (1:3)")
+        key = f"pair {j + 1}"
+        labels = []
+        for i, (src, c, number) in enumerate(zip(sources, per, pair, strict=True)):
+            ordered = c.cells.sort_values("position")
+            if not 1 <= number <= len(ordered):
+                raise AnalysisError(f"{src.label} has no cell {number} (cells 1 to"
+                                    f" {len(ordered)})", where=f"--pair {text}",
+                                    fix="number cells as `compare` does: C1 = 1")
+            cell_id = int(ordered["cell_id"].iloc[number - 1])
+            if cell_id in keys[i].values():
+                raise AnalysisError(f"cell {number} of {src.label} is in two pairs",
+                                    where=f"--pair {text}", fix="pair each cell once")
+            keys[i][key] = cell_id
+            labels.append(str(ordered["cell_label"].iloc[number - 1]))
+        key_labels[key] = " ≙ ".join(dict.fromkeys(labels))
+    return keys, key_labels
 
 
 def _cells_table(sources: list[Source], per: list[Comparison], keys: list[dict[str, int]],

@@ -57,6 +57,9 @@ DbsOption = Annotated[list[str] | None, typer.Option(
 OnOption = Annotated[str | None, typer.Option(
     "--on", help="Across databases: the knobs to match cells on, comma-separated (default:"
     " every knob that varies in any of the experiments).")]
+PairOption = Annotated[list[str] | None, typer.Option(
+    "--pair", help="Across databases, match by hand: one cell number per experiment (C1 = 1,"
+    " as `compare` numbers them), e.g. --pair 1:1 --pair 3:2; repeat it per pair.")]
 ReferenceOption = Annotated[Path | None, typer.Option(
     "--reference", help="Score against the reference results of this experiment file"
     " (include rows' `reference:` and the top-level `reference:`) instead of the stored"
@@ -75,6 +78,7 @@ def report_cmd(
     force: ForceOption = False,
     no_png: Annotated[bool, typer.Option("--no-png", help="Skip the PNG export.")] = False,
     on: OnOption = None,
+    pair: PairOption = None,
     reference: ReferenceOption = None,
 ) -> None:
     """Write a self-contained HTML report (and a PNG of every figure) for an experiment, or
@@ -89,14 +93,15 @@ def report_cmd(
         if reference is not None:
             raise AnalysisError("--reference scores one experiment", where="--reference",
                                 fix="report one experiment with its reference at a time")
-        path = write_cross_report(sources, out, on=_knob_list(on), force=force,
-                                  png=not no_png)
+        path = write_cross_report(sources, out, on=_knob_list(on), pairs=_pairs(pair),
+                                  force=force, png=not no_png)
     else:
         from analysis.report import write_report
 
-        if on is not None:
-            raise AnalysisError("--on matches cells across experiments", where="--on",
-                                fix="name two experiments or more (NAME@DATABASE)")
+        if on is not None or pair:
+            raise AnalysisError("--on and --pair match cells across experiments",
+                                where="--on", fix="name two experiments or more"
+                                " (NAME@DATABASE)")
         spec = _reference_spec(reference)
         path = write_report(sources[0].db, sources[0].experiment, out, png=not no_png,
                             force=force, **({"reference": spec} if spec is not None else {}))
@@ -132,12 +137,27 @@ def _knob_list(on: str | None) -> list[str] | None:
     return None if on is None else [k.strip() for k in on.split(",") if k.strip()]
 
 
+def _pairs(pair: list[str] | None) -> list[list[int]] | None:
+    """``["1:1", "3:2"]`` → ``[[1, 1], [3, 2]]``; an AnalysisError for anything else."""
+    if not pair:
+        return None
+    out = []
+    for text in pair:
+        parts = text.split(":")
+        if not all(p.strip().isdigit() and len(p.strip()) < 7 for p in parts):
+            raise AnalysisError(f"{text[:40]!r} is not a pair of cell numbers",
+                                where="--pair", fix="write cell numbers joined by ':', e.g. 1:3")
+        out.append([int(p) for p in parts])
+    return out
+
+
 @app.command("compare")
 def compare_cmd(
     experiments: ExperimentsArg,
     db: DbsOption = None,
     force: ForceOption = False,
     on: OnOption = None,
+    pair: PairOption = None,
     reference: ReferenceOption = None,
 ) -> None:
     """Print the comparison tables: cells vs baseline, knob effects, rankings, warnings —
@@ -150,10 +170,10 @@ def compare_cmd(
         if reference is not None:
             raise AnalysisError("--reference scores one experiment", where="--reference",
                                 fix="compare one experiment with its reference at a time")
-        _print_cross(sources, force=force, on=_knob_list(on))
+        _print_cross(sources, force=force, on=_knob_list(on), pairs=_pairs(pair))
         return
-    if on is not None:
-        raise AnalysisError("--on matches cells across experiments", where="--on",
+    if on is not None or pair:
+        raise AnalysisError("--on and --pair match cells across experiments", where="--on",
                             fix="name two experiments or more (NAME@DATABASE)")
     _print_one(sources[0].experiment, sources[0].db, force=force,
                reference=_reference_spec(reference))
@@ -290,14 +310,15 @@ def _print_scorecard(con: Any, cmp: Any, reference: dict[str, Any] | None) -> No
         con.print(f"  R{i + 1}: {shown(r['reason'])}", soft_wrap=True)
 
 
-def _print_cross(sources: list[Any], *, force: bool, on: list[str] | None) -> None:
+def _print_cross(sources: list[Any], *, force: bool, on: list[str] | None,
+                 pairs: list[list[int]] | None) -> None:
     """``compare`` across experiments and databases: sources, matching, pooled and
     source-against-source tables, every number under the name of its source."""
     from rich.table import Table
 
     from analysis.crossdb import cross_compare, sources_table
 
-    cross = cross_compare(sources, on=on, force=force)
+    cross = cross_compare(sources, on=on, pairs=pairs, force=force)
     scale = 1.0 if cross.metric_name == "NOTPM" else 1 / 60
     con = _console()
     # Short ids keep the tables narrow; every table's title repeats what they stand for.
@@ -317,9 +338,11 @@ def _print_cross(sources: list[Any], *, force: bool, on: list[str] | None) -> No
     con.print(t)
     for knob, values in cross.context.items():
         con.print(f"differs between the sources (not matched on): {shown(knob)}: "
-                  + "; ".join(f"{shown(str(v))} in {shown(s)}" for s, v in values.items()),
+                  + "; ".join(f"{shown(v)} in {shown(s)}" for s, v in values.items()),
                   soft_wrap=True)
-    con.print(f"cells matched on {shown(', '.join(cross.on) or 'nothing (one cell each)')}: "
+    how = ("by hand (--pair)" if pairs else
+           f"on {', '.join(cross.on)}" if cross.on else "on nothing (one cell each)")
+    con.print(f"cells matched {shown(how)}: "
               f"{cross.cells['match'].nunique()} matched", soft_wrap=True)
     for u in cross.unmatched:
         con.print(f"  unmatched, left out: {shown(u)}", soft_wrap=True)

@@ -12,8 +12,8 @@ PostgreSQL database.
 
 from __future__ import annotations
 
-import json
 import math
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -29,11 +29,14 @@ from flushbench.errors import AnalysisError
 from store.db import ResultsDB
 from store.migrate import upgrade_database
 from tests.support.cli_runner import CliRun
+from tests.support.pg_rows import copy_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = ROOT / "docs" / "study-2011" / "stability-2011.sqlite"
 ALLOCATORS = ROOT / "docs" / "allocators" / "allocators-example.sqlite"
 DROPPED = "doublewrite=on max_dirty_pages_pct=15 io_capacity=20000"
+ROWS_ON50 = "doublewrite=on max_dirty_pages_pct=50 io_capacity=20000"
+ROWS_OFF50 = "doublewrite=off max_dirty_pages_pct=50 io_capacity=20000"
 
 
 def recorded_copy(committed: Path, target: Path) -> Path:
@@ -58,6 +61,9 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("UPDATE intervals SET primary_count = primary_count * 0.5")
         conn.execute("DELETE FROM cells WHERE label = ?", (DROPPED,))
+        # Last month's disk: a bandwidth limit instead of the IOPS limit (context, not matched).
+        conn.execute("""UPDATE cells SET knobs = json_set(knobs, '$.storage',
+                        json('{"write_bandwidth": 104857600}'))""")
         conn.commit()
     finally:
         conn.close()
@@ -77,7 +83,10 @@ def test_matching_and_verdicts(sources: tuple[Path, Path]) -> None:
                                                 "stability-2011@b.sqlite"]
     assert cross.on == ["doublewrite", "max_dirty_pages_pct", "io_capacity"]
     assert cross.unmatched == [f"{DROPPED}: only in stability-2011@a.sqlite"]
-    assert cross.cells["match"].nunique() == 7 and cross.context == {}
+    assert cross.cells["match"].nunique() == 7
+    assert cross.context == {"storage": {"stability-2011@a.sqlite": "{write_iops=1000}",
+                                         "stability-2011@b.sqlite":
+                                         "{write_bandwidth=104857600}"}}
     # The same cell, B over A: exactly one half, slower only where 5 vs 5 runs allow it.
     between = cross.between.set_index("label")
     assert np.allclose(between["ratio"], 0.5, rtol=1e-9)
@@ -143,6 +152,9 @@ def test_cli_compares_a_database_with_a_bundle(sources: tuple[Path, Path], tmp_p
     assert code == 0, out + err
     assert "S1  stability-2011@a.sqlite" in out and "S2  stability-2011@last-month.tar.gz" in out
     assert f"unmatched, left out: {DROPPED}: only in stability-2011@a.sqlite" in out
+    assert ("differs between the sources (not matched on): storage: {write_iops=1000} in"
+            " stability-2011@a.sqlite; {write_bandwidth=104857600} in"
+            " stability-2011@last-month.tar.gz") in out
     assert "S1 = stability-2011@a.sqlite; S2 = stability-2011@last-month.tar.gz" in out
     # M1 is the baseline: B over A is 0.50× and slower.
     m1 = next(line for line in out.splitlines() if line.startswith("│ M1") and "S2 / S1" in line)
@@ -152,43 +164,13 @@ def test_cli_compares_a_database_with_a_bundle(sources: tuple[Path, Path], tmp_p
     assert code != 0 and "have the same values of doublewrite" in out + err
 
 
-def _copy_into_postgres(sqlite_path: Path, url: str) -> None:
-    """Every row of a head-revision SQLite results database into a fresh PostgreSQL one."""
-    ResultsDB(url).dispose()  # creates the schema at head
-    src, dst = sa.create_engine(f"sqlite:///{sqlite_path}"), sa.create_engine(url)
-    try:
-        src_meta, dst_meta = sa.MetaData(), sa.MetaData()
-        src_meta.reflect(src)
-        dst_meta.reflect(dst)
-        with src.connect() as s, dst.begin() as d:
-            for table in dst_meta.sorted_tables:
-                if table.name == "alembic_version":
-                    continue
-                rows = [dict(r) for r in s.execute(sa.select(src_meta.tables[table.name]))
-                        .mappings()]
-                for row in rows:
-                    for column in table.columns:
-                        if isinstance(column.type, sa.JSON) and isinstance(row.get(column.name),
-                                                                           str):
-                            row[column.name] = json.loads(row[column.name])
-                if rows:
-                    d.execute(table.insert(), rows)
-            for table in dst_meta.sorted_tables:  # serial columns past the copied ids
-                if "id" in table.columns and table.name != "alembic_version":
-                    d.execute(sa.text(
-                        f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'),"
-                        f" (SELECT COALESCE(MAX(id), 1) FROM {table.name}))"))
-    finally:
-        src.dispose()
-        dst.dispose()
-
-
 @pytest.mark.postgres
 def test_cli_compares_sqlite_with_postgres(sources: tuple[Path, Path], pg_cluster,  # noqa: ANN001
                                            cli: CliRun) -> None:
     a, _ = sources
     url = pg_cluster.create_database("cross")
-    _copy_into_postgres(a, url)
+    ResultsDB(url).dispose()  # the schema at head, as the copy's
+    copy_rows(a, url)
     code, out, err = cli(["compare", f"stability-2011@{a}", f"stability-2011@{url}"])
     assert code == 0, out + err
     assert "S2  stability-2011@local/" in out
@@ -213,3 +195,42 @@ def test_cli_report_across_databases(sources: tuple[Path, Path], tmp_path: Path,
     assert page.count("<td class='l'>stability-2011@b.sqlite / stability-2011@a.sqlite</td>") == 7
     assert page.count("<td class='l'>0.50× (") == 7
     assert "id=\"fig-01-ratio-per-source\"" in page or "id='fig-01-ratio-per-source'" in page
+
+
+def _log_ratio(cell: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
+    """Log ratio of means and its delta-method variance (as docs/statistics.md says)."""
+    var = (cell.var(ddof=1) / (len(cell) * cell.mean() ** 2)
+           + ref.var(ddof=1) / (len(ref) * ref.mean() ** 2))
+    return math.log(cell.mean() / ref.mean()), var
+
+
+def test_pairs_by_hand(sources: tuple[Path, Path]) -> None:
+    """A's doublewrite off/50 paired with B's on/50: the sources now disagree (Cochran's Q)."""
+    a, b = sources
+    pair = parse_sources([f"stability-2011@{a}", f"stability-2011@{b}"], None)
+    cross = cross_compare(pair, pairs=[[1, 1], [3, 2]])
+    on50, off50 = ROWS_ON50, ROWS_OFF50
+    base = "doublewrite=on max_dirty_pages_pct=75 io_capacity=200"
+    assert cross.on == [] and len(cross.unmatched) == 6 + 5
+    assert f"{ROWS_ON50}: not paired, in stability-2011@a.sqlite" in cross.unmatched
+    va, vb = _notpm(a), _notpm(b)
+    between = cross.between.set_index("label")
+    label = f"{off50} ≙ {on50}"
+    expected = math.exp(np.log(vb[on50]).mean() - np.log(va[off50]).mean())
+    assert between.loc[label, "ratio"] == pytest.approx(expected, rel=1e-9)
+    assert expected == pytest.approx(0.5 * math.exp(np.log(va[on50]).mean()
+                                                    - np.log(va[off50]).mean()), rel=1e-9)
+    (la, wa), (lb, wb) = (_log_ratio(va[off50], va[base]), _log_ratio(vb[on50], vb[base]))
+    w = np.array([1 / wa, 1 / wb])
+    logs = np.array([la, lb])
+    q = float(np.sum(w * (logs - np.sum(w * logs) / w.sum()) ** 2))
+    pooled = cross.pooled.set_index("label")
+    assert pooled.loc[label, "heterogeneity_p"] == pytest.approx(stats.chi2.sf(q, 1), rel=1e-9)
+    assert pooled.loc[label, "heterogeneity_p"] < 0.05  # by hand: 0.013
+    for bad, message in (([[1, 1, 1]], "names 3 cells for 2 sources"),
+                         ([[9, 1]], "has no cell 9 (cells 1 to 8)"),
+                         ([[1, 1], [1, 2]], "cell 1 of stability-2011@a.sqlite is in two")):
+        with pytest.raises(AnalysisError, match=re.escape(message)):
+            cross_compare(pair, pairs=bad)
+    with pytest.raises(AnalysisError, match="either by knobs"):
+        cross_compare(pair, pairs=[[1, 1]], on=["doublewrite"])

@@ -24,6 +24,7 @@ from store.db import upgrade
 from store.migrate import MigrationCheckFailed, alembic_config, head_revision, sqlite_file_counts
 from tests.support.cli_runner import CliRun
 from tests.support.old_databases import RENAMED, fixture_path, released_revisions
+from tests.support.pg_rows import copy_rows
 from tests.support.pgcluster import PgCluster
 
 REVISIONS = released_revisions()
@@ -136,28 +137,7 @@ def test_db_upgrade_keeps_every_row_on_sqlite(revision: str, tmp_path: Path,
 def _load_into_postgres(revision: str, url: str) -> None:
     """The fixture's rows in a PostgreSQL database whose schema ``revision`` created."""
     command.upgrade(alembic_config(url), revision)
-    src = sa.create_engine(f"sqlite:///{fixture_path(revision)}")
-    dst = sa.create_engine(url)
-    try:
-        src_meta, dst_meta = sa.MetaData(), sa.MetaData()
-        src_meta.reflect(src)
-        dst_meta.reflect(dst)
-        with src.connect() as s, dst.begin() as d:
-            for table in dst_meta.sorted_tables:
-                if table.name == "alembic_version":
-                    continue
-                rows = [dict(r) for r in s.execute(
-                    sa.select(src_meta.tables[table.name])).mappings()]
-                for row in rows:
-                    for column in table.columns:
-                        if isinstance(column.type, sa.JSON) and isinstance(
-                                row.get(column.name), str):
-                            row[column.name] = json.loads(row[column.name])
-                if rows:
-                    d.execute(table.insert(), rows)
-    finally:
-        src.dispose()
-        dst.dispose()
+    copy_rows(fixture_path(revision), url)
 
 
 @pytest.mark.postgres

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.blas import one_blas_thread
 from analysis.query import (
     CHECKED_METADATA,
     DB,
@@ -104,9 +105,10 @@ def load(db: DB, experiment: ExperimentRef = None, *, detail: bool = False) -> F
     """Load runs, intervals, run and cell summaries of one experiment with bulk queries.
 
     ``detail=True`` also expands the per-type interval detail (Payment counts, sysbench qps…),
-    which costs more than everything else together on large experiments.
+    which costs more than everything else together on large experiments. BLAS runs on one
+    thread meanwhile (:mod:`analysis.blas`: the stability tests' small products).
     """
-    with session_scope(db) as s:
+    with one_blas_thread(), session_scope(db) as s:
         info = experiment_info(s, experiment)
         rdf = runs(s, info["id"])
         idf = intervals(s, run_ids=list(rdf.loc[rdf["status"] == RunStatus.DONE, "run_id"]),

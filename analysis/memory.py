@@ -1,14 +1,14 @@
-"""mysqld's memory over a run: RSS and its split in MB, peaks, end of window, growth.
+"""mysqld's memory over a run: RSS and its split in MiB, peaks, end of window, growth.
 
 The sampler stores, per tick, mysqld's VmRSS and VmSize and the RSS split of
 ``/proc/PID/status`` (RssAnon, RssFile, RssShmem), the anonymous transparent huge pages of
 ``smaps_rollup`` (AnonHugePages, part of RssAnon) and the hugetlbfs pages it holds
-(HugetlbPages: ``large_pages``, outside VmRSS). Here they become MB series and per-run and
+(HugetlbPages: ``large_pages``, outside VmRSS). Here they become MiB series and per-run and
 per-cell figures:
 
 - **peak RSS**: the highest RSS sampled in the run (warmup included: a peak is a peak);
 - **end-of-window RSS**: the last good sample inside the measurement window;
-- **RSS growth**: Theil–Sen slope of RSS over the window samples, MB per minute, with the
+- **RSS growth**: Theil–Sen slope of RSS over the window samples, MiB per minute, with the
   Mann–Kendall p-value corrected for autocorrelation (:func:`analysis.statistics.shape.trend`);
   a run whose RSS grows steadily (p ≤ 0.05 and growth over the window ≥ 1 % of its median RSS)
   gets a warning — an allocator that keeps growing is what a memory study looks for.
@@ -29,7 +29,7 @@ from analysis.statistics.shape import theil_sen_slope, trend
 from store.models import RunStatus
 
 MB = 1024.0 * 1024.0
-#: Raw sample column (bytes) → MB column of :func:`memory_series`.
+#: Raw sample column (bytes) → MiB column of :func:`memory_series`.
 MEMORY_COLUMNS: dict[str, str] = {
     "mysqld_rss_bytes": "rss_mb",
     "mysqld_rss_anon_bytes": "rss_anon_mb",
@@ -48,7 +48,7 @@ MIN_GROWTH_SAMPLES = 5
 
 
 def memory_series(samples_df: pd.DataFrame) -> pd.DataFrame:
-    """Memory columns in MB, one row per good sample.
+    """Memory columns in MiB (2^20 bytes), one row per good sample.
 
     Parameters
     ----------
@@ -59,7 +59,7 @@ def memory_series(samples_df: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        ``run_id, seq, t, in_window`` and the MB columns of :data:`MEMORY_COLUMNS`; missed
+        ``run_id, seq, t, in_window`` and the MiB columns of :data:`MEMORY_COLUMNS`; missed
         ticks are dropped (they hold no figure).
     """
     keep = ~samples_df["missed"].astype(bool) if "missed" in samples_df else np.ones(
@@ -110,7 +110,7 @@ def run_memory(samples_df: pd.DataFrame) -> pd.DataFrame:
         span_min = (t[-1] - t[0]) / 60.0 if rss.size else 0.0
         if (math.isfinite(slope) and slope > 0 and math.isfinite(p) and p <= GROWTH_WARN_P
                 and median > 0 and slope * span_min >= GROWTH_WARN_SHARE * median):
-            warning = (f"RSS grows steadily: {slope:+,.1f} MB/min over the window "
+            warning = (f"RSS grows steadily: {slope:+,.1f} MiB/min over the window "
                        f"(Theil–Sen, p={p:.3g})")
         rows.append({
             "run_id": int(run_id),
@@ -193,3 +193,39 @@ def load_memory(db: object, run_summary_df: pd.DataFrame) -> tuple[pd.DataFrame,
         columns=["run_id", "seq", "t", "missed", "in_window"])
     per_run = run_memory(smp)
     return per_run, cell_memory(per_run, run_summary_df)
+
+
+#: Knobs that change what mysqld holds in memory: when one varies, memory is part of the story.
+MEMORY_KNOBS = ("buffer_pool_size", "buffer_pool_instances", "allocator", "large_pages",
+                "transparent_hugepages")
+#: Peak RSS differences smaller than this share of the lower cell's are not worth a figure.
+MIN_MEMORY_SHARE = 0.02
+
+
+def memory_matters(cell_memory_df: pd.DataFrame, varying: list[str]) -> tuple[bool, str]:
+    """Whether memory figures say anything about this experiment, and why (one sentence).
+
+    They do when a memory knob (:data:`MEMORY_KNOBS`) varies, or when the cells' peak RSS
+    differ by more than the noise: the highest and the lowest cell differ by at least
+    :data:`MIN_MEMORY_SHARE` and their 95 % intervals do not overlap (cells of one run have
+    no interval; then the share alone decides). Otherwise every figure is the same flat line.
+    """
+    knobs = [k for k in varying if k in MEMORY_KNOBS]
+    if knobs:
+        return True, f"a memory knob varies ({', '.join(knobs)})"
+    df = cell_memory_df[np.isfinite(cell_memory_df.get("rss_peak_mb", pd.Series(
+        dtype=float)).astype(float))] if len(cell_memory_df) else cell_memory_df
+    if len(df) < 2:
+        return False, "fewer than two configurations have memory samples"
+    hi = df.loc[df["rss_peak_mb"].idxmax()]
+    lo = df.loc[df["rss_peak_mb"].idxmin()]
+    gap = float(hi["rss_peak_mb"] - lo["rss_peak_mb"])
+    spread = (f"peak RSS {lo['rss_peak_mb']:,.0f}–{hi['rss_peak_mb']:,.0f} MiB over the "
+              "configurations")
+    if gap < MIN_MEMORY_SHARE * float(lo["rss_peak_mb"]):
+        return False, f"{spread}, within {100 * MIN_MEMORY_SHARE:g} %, and no memory knob varies"
+    if math.isfinite(hi["rss_peak_ci_low"]) and math.isfinite(lo["rss_peak_ci_high"]) and \
+            hi["rss_peak_ci_low"] <= lo["rss_peak_ci_high"]:
+        return False, (f"{spread}, within the runs' noise (the 95 % intervals overlap), and "
+                       "no memory knob varies")
+    return True, f"{spread}: more than the runs' noise"

@@ -17,6 +17,11 @@ import plotly.graph_objects as go
 #: Colours that stay distinct in print and for common colour-vision deficiencies (Okabe-Ito).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
            "#000000"]
+#: The baseline is drawn the same way in every figure: near-black, and labelled "baseline".
+BASELINE_COLOUR = "#222222"
+#: The other cells take the palette's colours that stay readable as a bold line or a bar (not
+#: its black, which is the baseline's, nor its pale yellow).
+CELL_COLOURS = [c for c in PALETTE if c not in ("#000000", "#F0E442")]
 CHECKPOINT_COLOR = "#C0392B"  # the 2011 graphs: checkpoint age in red...
 DIRTY_COLOR = "#1F5FAD"  # ...dirty pages in blue
 FONT = "Inter, 'Helvetica Neue', Helvetica, Arial, sans-serif"
@@ -56,6 +61,21 @@ def template() -> str:
     return TEMPLATE_NAME
 
 
+def cell_colours(cells_df: pd.DataFrame) -> dict[int, str]:
+    """Per cell id, its colour in every figure: the baseline near-black, the others the
+    palette in the experiment's row order (``position``), so a cell keeps its colour across
+    figures."""
+    out: dict[int, str] = {}
+    k = 0
+    for _, cell in cells_df.sort_values("position").iterrows():
+        if cell["is_baseline"]:
+            out[int(cell["cell_id"])] = BASELINE_COLOUR
+        else:
+            out[int(cell["cell_id"])] = CELL_COLOURS[k % len(CELL_COLOURS)]
+            k += 1
+    return out
+
+
 def _figure(title: str, subtitle: str | None = None) -> go.Figure:
     fig = go.Figure()
     text = f"{title}<br><span style='font-size:13px;color:#666'>{subtitle}</span>" if (
@@ -79,8 +99,9 @@ def _two_axis_figure(title: str, subtitle: str | None = None) -> go.Figure:
 def _shade_window(fig: go.Figure, start_s: float | None, end_s: float | None) -> None:
     if start_s is None or end_s is None:
         return
+    # Labelled at the bottom right of the band: the top left is where limit lines put theirs.
     fig.add_vrect(x0=start_s / 60, x1=end_s / 60, fillcolor="#888", opacity=0.07, line_width=0,
-                  annotation_text="measurement window", annotation_position="top left",
+                  annotation_text="measurement window", annotation_position="bottom right",
                   annotation_font=dict(size=11, color="#777"), layer="below")
 
 
@@ -100,8 +121,13 @@ def _legend_below(fig: go.Figure, names: list[str]) -> None:
     width = fig.layout.width or WIDTH
     per_row = max(1, min(3, int((width - 100) // (60 + 7 * max(len(n) for n in names)))))
     rows = math.ceil(len(names) / per_row)
-    fig.update_layout(height=HEIGHT + 22 * rows, margin=dict(b=90 + 22 * rows),
-                      legend=dict(orientation="h", yanchor="top", y=-0.16, x=0.0))
+    height = (fig.layout.height or HEIGHT) + 22 * rows
+    bottom = 90 + 22 * rows
+    top = fig.layout.margin.t if fig.layout.margin.t is not None else 90
+    # Below the x axis title (≈ 50 px under the plot), in the paper's fraction of the plot.
+    plot_px = max(100, height - top - bottom)
+    fig.update_layout(height=height, margin=dict(b=bottom),
+                      legend=dict(orientation="h", yanchor="top", y=-66 / plot_px, x=0.0))
 
 
 def throughput(
@@ -135,7 +161,12 @@ def throughput(
     fig = _figure(title, subtitle)
     df = intervals_df[intervals_df["t"] > 0]
     interval = float(df["interval_s"].median()) if len(df) else 10.0
-    for i, (key, g) in enumerate(df.groupby(by, sort=False)):
+    groups = dict(tuple(df.groupby(by, sort=False)))
+    # Legend in the order of ``labels`` (repetition or row order), then any other line.
+    order = [k for k in (labels or {}) if k in groups] + [k for k in groups
+                                                         if k not in (labels or {})]
+    for i, key in enumerate(order):
+        g = groups[key]
         name = (labels or {}).get(key, str(key))
         fig.add_trace(go.Scattergl(
             x=g["t"].to_numpy() / 60, y=g[column].to_numpy(), mode="lines",
@@ -150,7 +181,7 @@ def throughput(
         _shade_window(fig, *window)
     fig.update_xaxes(title_text="minutes since measurement start")
     fig.update_yaxes(title_text=y_title or f"{unit} per {interval:g} s", tickformat=",")
-    names = [(labels or {}).get(key, str(key)) for key in df[by].unique()]
+    names = [(labels or {}).get(key, str(key)) for key in order]
     fig.update_layout(showlegend=len(names) > 1)
     if len(names) > 1:
         _legend_below(fig, names)
@@ -166,7 +197,7 @@ def checkpoint_dirty(
 ) -> go.Figure:
     """The 2011 study's second graph for one run.
 
-    Checkpoint age (MB, red, left axis) and dirty pages % of the buffer pool (blue, right
+    Checkpoint age (MiB, red, left axis) and dirty pages % of the buffer pool (blue, right
     axis), with dashed lines at the max checkpoint age, at 7/8 of it (where InnoDB starts
     flushing asynchronously), and at ``innodb_max_dirty_pages_pct``. Which line the series
     presses against tells which limit binds.
@@ -175,8 +206,8 @@ def checkpoint_dirty(
     df = samples_df[(~samples_df["missed"]) & (samples_df["t"] > 0)]
     x = df["t"].to_numpy() / 60
     fig.add_trace(go.Scatter(
-        x=x, y=df["checkpoint_age_mb"].to_numpy(), mode="lines", name="checkpoint age (MB)",
-        line=dict(color=CHECKPOINT_COLOR, width=2), hovertemplate="%{y:,.1f} MB",
+        x=x, y=df["checkpoint_age_mb"].to_numpy(), mode="lines", name="checkpoint age (MiB)",
+        line=dict(color=CHECKPOINT_COLOR, width=2), hovertemplate="%{y:,.1f} MiB",
     ))
     fig.add_trace(go.Scatter(
         x=x, y=df["dirty_pct"].to_numpy(), mode="lines", name="dirty pages (%)",
@@ -187,7 +218,7 @@ def checkpoint_dirty(
         "checkpoint_age_mb"].notna().any() else 0.0
     if math.isfinite(max_mb):
         fig.add_hline(y=max_mb, line=dict(color=CHECKPOINT_COLOR, dash="dash", width=1.3),
-                      annotation_text=f"max checkpoint age {max_mb:,.0f} MB",
+                      annotation_text=f"max checkpoint age {max_mb:,.0f} MiB",
                       annotation_position="top left",
                       annotation_font=dict(size=11, color=CHECKPOINT_COLOR))
         fig.add_hline(y=max_mb * 7 / 8, line=dict(color=CHECKPOINT_COLOR, dash="dot", width=1),
@@ -205,7 +236,7 @@ def checkpoint_dirty(
         _shade_window(fig, *window)
     fig.update_layout(
         xaxis=dict(title=dict(text="minutes since measurement start")),
-        yaxis=dict(title=dict(text="checkpoint age (MB)", font=dict(color=CHECKPOINT_COLOR)),
+        yaxis=dict(title=dict(text="checkpoint age (MiB)", font=dict(color=CHECKPOINT_COLOR)),
                    range=[0, top_mb * 1.1 if top_mb > 0 else 1], tickformat=","),
         yaxis2=dict(title=dict(text="dirty pages (% of buffer pool)",
                                font=dict(color=DIRTY_COLOR)),
@@ -238,7 +269,7 @@ def notpm_bars(
         df = df.assign(**{c: df[c] * scale for c in ("notpm_mean", "notpm_ci_low",
                                                       "notpm_ci_high")})
     fig = _figure(title, subtitle)
-    colors = ["#777" if b else PALETTE[0] for b in df["is_baseline"]]
+    colors = [BASELINE_COLOUR if b else PALETTE[0] for b in df["is_baseline"]]
     err_hi = (df["notpm_ci_high"] - df["notpm_mean"]).clip(lower=0)
     err_lo = (df["notpm_mean"] - df["notpm_ci_low"]).clip(lower=0)
     text = []
@@ -264,6 +295,18 @@ def notpm_bars(
     return fig
 
 
+def is_factorial(cells_df: pd.DataFrame, knobs: list[str]) -> bool:
+    """Whether the cells are exactly the full grid of ``knobs`` (two of them, nothing else
+    varying): every combination of their levels run once, so every tile of a heatmap is a
+    measured cell rather than an empty square or an average over other knobs."""
+    if len(knobs) != 2 or any(k not in cells_df.columns for k in knobs):
+        return False
+    a, b = (cells_df[k].map(_fmt) for k in knobs)
+    pairs = set(zip(a, b, strict=True))
+    return len(pairs) == len(cells_df) == a.nunique() * b.nunique() and a.nunique() > 1 \
+        and b.nunique() > 1
+
+
 def stability_heatmap(
     cells_df: pd.DataFrame,
     x_knob: str,
@@ -273,27 +316,63 @@ def stability_heatmap(
     title: str | None = None,
     label: str | None = None,
 ) -> go.Figure:
-    """A heatmap of a cell figure (default: median stability score) over two knobs."""
-    label = label or {"score_median": "stability score (100 = flat)", "notpm_mean": "NOTPM",
-                      "cv_pct_median": "CV (%)"}.get(value, value)
-    pivot = cells_df.pivot_table(index=y_knob, columns=x_knob, values=value, aggfunc="mean")
+    """A two-knob factorial design as a heatmap, coloured by the difference to the baseline.
+
+    ``value`` is ``score_median`` (tile: the score; colour: points above or below the
+    baseline's) or ``notpm_mean`` (tile: the ratio to the baseline and the verdict; colour:
+    % above or below). The scale is diverging and centred on the baseline, so "no clear
+    difference" is pale, not a colour at one end of a scale; its colours (purple–orange) stay
+    apart for red–green colour blindness. Only for factorial designs (:func:`is_factorial`).
+    """
+    throughput = value != "score_median"
+    label = label or ("NOTPM" if throughput else "stability score (100 = flat)")
+    base = cells_df[cells_df["is_baseline"]]
+    base_value = float(base[value].iloc[0]) if len(base) else math.nan
+    df = cells_df.assign(_x=cells_df[x_knob].map(_fmt), _y=cells_df[y_knob].map(_fmt))
+    xs = sorted(df["_x"].unique(), key=_level_key)
+    ys = sorted(df["_y"].unique(), key=_level_key)
+    z = np.full((len(ys), len(xs)), np.nan)
+    text = [["" for _ in xs] for _ in ys]
+    for _, r in df.iterrows():
+        i, j = ys.index(r["_y"]), xs.index(r["_x"])
+        v = float(r[value])
+        if not math.isfinite(v):
+            text[i][j] = "no data"
+            continue
+        if throughput:
+            ratio = float(r["ratio"]) if "ratio" in r and pd.notna(r.get("ratio")) else (
+                v / base_value if base_value else math.nan)
+            z[i][j] = 100.0 * (ratio - 1.0)
+            text[i][j] = (f"baseline<br>{v:,.0f}" if r["is_baseline"] else
+                          f"{ratio:.2f}×<br>{r['verdict']}" if "verdict" in r else
+                          f"{ratio:.2f}×")
+        else:
+            z[i][j] = v - base_value
+            text[i][j] = f"{v:.0f}" + ("<br>baseline" if r["is_baseline"] else "")
+    span = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+    span = span if span > 0 else 1.0
+    what = "% vs the baseline" if throughput else "points vs the baseline"
     fig = _figure(title or f"{label.split(' (')[0].capitalize()} by {x_knob} and {y_knob}",
-                  "median over repetitions of each cell")
-    z = pivot.to_numpy(dtype=float)
+                  "colour: " + what + " (pale: close to it)" + (
+                      " · tile: ratio and verdict" if throughput else
+                      " · tile: median score over repetitions"))
     fig.add_trace(go.Heatmap(
-        z=z, x=[_fmt(v) for v in pivot.columns], y=[_fmt(v) for v in pivot.index],
-        colorscale="RdYlGn" if value == "score_median" else "Blues",
-        # Scores below 50 are all "bad"; spreading 50..100 over the scale separates 75 from 97.
-        zmin=50 if value == "score_median" else None,
-        zmax=100 if value == "score_median" else None,
-        text=[[("" if not np.isfinite(v) else f"{v:,.0f}") for v in row] for row in z],
-        texttemplate="%{text}", textfont=dict(size=14), colorbar=dict(title=label),
-        hovertemplate=f"{x_knob}=%{{x}}<br>{y_knob}=%{{y}}<br>{label}: %{{z:,.1f}}<extra></extra>",
+        z=z, x=xs, y=ys, colorscale="PuOr", zmid=0, zmin=-span, zmax=span, text=text,
+        texttemplate="%{text}", textfont=dict(size=13), colorbar=dict(title=what),
+        hovertemplate=f"{x_knob}=%{{x}}<br>{y_knob}=%{{y}}<br>%{{text}}<extra></extra>",
     ))
     fig.update_xaxes(title_text=x_knob, type="category", showgrid=False)
     fig.update_yaxes(title_text=y_knob, type="category", showgrid=False)
     fig.update_layout(hovermode="closest")
     return fig
+
+
+def _level_key(text: str) -> tuple[int, float, str]:
+    """Sort knob levels numerically when they are numbers (15 before 100), else as text."""
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text)
 
 
 def _fmt(v: Any) -> str:
@@ -311,7 +390,7 @@ def memory(
     subtitle: str | None = None,
     window: tuple[float, float] | None = None,
 ) -> go.Figure:
-    """mysqld's RSS and its split over time for one run, MB (VSZ is never drawn here).
+    """mysqld's RSS and its split over time for one run, MiB (VSZ is never drawn here).
 
     RSS (solid), its anonymous part (malloc'd memory and the buffer pool), file-backed part
     (binary and libraries) and shared memory, anonymous transparent huge pages (part of the
@@ -336,11 +415,11 @@ def memory(
         if column != "rss_mb" and not (np.isfinite(y) & (y > 0)).any():
             continue  # a part this run does not have: no flat zero line
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name, line=line,
-                                 hovertemplate="%{y:,.1f} MB<extra>" + name + "</extra>"))
+                                 hovertemplate="%{y:,.1f} MiB<extra>" + name + "</extra>"))
     if window:
         _shade_window(fig, *window)
     fig.update_xaxes(title_text="minutes since measurement start (negative: warmup)")
-    fig.update_yaxes(title_text="resident memory (MB)", tickformat=",")
+    fig.update_yaxes(title_text="resident memory (MiB)", tickformat=",")
     return fig
 
 
@@ -354,7 +433,7 @@ def rss_over_time(
     subtitle: str | None = "one line per configuration: its median repetition",
     window: tuple[float, float] | None = None,
 ) -> go.Figure:
-    """RSS (MB) of several runs overlaid on one axis, one line per run (e.g. per cell).
+    """RSS (MiB) of several runs overlaid on one axis, one line per run (e.g. per cell).
 
     Parameters
     ----------
@@ -376,11 +455,11 @@ def rss_over_time(
         # Markers too: a run whose sampler missed most ticks must still show its few points.
         fig.add_trace(go.Scatter(x=g["t"].to_numpy() / 60, y=g["rss_mb"].to_numpy(dtype=float),
                                  mode="lines+markers", marker=dict(size=4), name=name, line=line,
-                                 hovertemplate="%{y:,.1f} MB<extra>" + name + "</extra>"))
+                                 hovertemplate="%{y:,.1f} MiB<extra>" + name + "</extra>"))
     if window:
         _shade_window(fig, *window)
     fig.update_xaxes(title_text="minutes since measurement start (negative: warmup)")
-    fig.update_yaxes(title_text="mysqld RSS (MB)", tickformat=",")
+    fig.update_yaxes(title_text="mysqld RSS (MiB)", tickformat=",")
     _legend_below(fig, list(labels.values()))
     return fig
 
@@ -390,8 +469,14 @@ def flushing(
     *,
     title: str = "Flushing activity",
     subtitle: str | None = None,
+    window: tuple[float, float] | None = None,
 ) -> go.Figure:
-    """Pages flushed/s and doublewrite pages/s (left), redo log MB/s (right) for one run."""
+    """Pages flushed/s and doublewrite pages/s (left), redo log MiB/s (right) for one run.
+
+    Rates between consecutive samples: with 10 s samples and InnoDB flushing in bursts (one
+    batch per second, a larger one when the checkpoint age nears its limit), the line
+    alternates between fuller and emptier samples; the window is shaded as elsewhere.
+    """
     fig = _two_axis_figure(title, subtitle)
     df = samples_df[(~samples_df["missed"]) & (samples_df["t"] > 0)]
     x = df["t"].to_numpy() / 60
@@ -400,12 +485,14 @@ def flushing(
     if df["dblwr_pages_per_s"].fillna(0).abs().sum() > 0:
         fig.add_trace(go.Scatter(x=x, y=df["dblwr_pages_per_s"], name="doublewrite pages/s",
                                  line=dict(color=PALETTE[3], width=1.5, dash="dot")))
-    fig.add_trace(go.Scatter(x=x, y=df["log_mb_per_s"], name="redo written (MB/s)",
+    fig.add_trace(go.Scatter(x=x, y=df["log_mb_per_s"], name="redo written (MiB/s)",
                              line=dict(color=PALETTE[2], width=1.5), yaxis="y2"))
+    if window:
+        _shade_window(fig, *window)
     fig.update_layout(
         xaxis=dict(title=dict(text="minutes since measurement start")),
         yaxis=dict(title=dict(text="pages per second"), tickformat=","),
-        yaxis2=dict(title=dict(text="redo MB/s"), showgrid=False, rangemode="tozero"),
+        yaxis2=dict(title=dict(text="redo MiB/s"), showgrid=False, rangemode="tozero"),
     )
     return fig
 
@@ -422,9 +509,11 @@ def threads_sweep(
 ) -> go.Figure:
     """Throughput against thread count, one line per allocator with CI whiskers.
 
-    The x axis is logarithmic with a tick at every thread count tested (and only there). A cell
-    without data (every run failed, or done without an interval in its window) is drawn as a
-    gap in its line and a hollow marker on the x axis labelled "no data": missing, not skipped.
+    The x axis is logarithmic with a tick at every thread count tested (and only there); the
+    allocators' points are dodged a little left and right of the tick so their whiskers do not
+    hide each other. A cell without data (every run failed, or done without an interval in its
+    window) is drawn as a gap in its line and an "x" marker on the x axis labelled "no data":
+    missing, not skipped; the subtitle mentions that marker only when one is drawn.
 
     Parameters
     ----------
@@ -435,40 +524,50 @@ def threads_sweep(
     unit, scale:
         The metric's name and the factor from the per-minute columns (1/60 for TPS).
     """
-    fig = _figure(title, "mean over repetitions · whiskers: 95% CI · hollow marker: no data")
+    fig = _figure(title, "mean over repetitions · whiskers: 95% CI")
     df = cells_df.dropna(subset=[threads_knob]).copy()
     df[threads_knob] = pd.to_numeric(df[threads_knob])
     tested = sorted(df[threads_knob].unique())
     floor = 0.0  # "no data" markers sit on the x axis (the y axis starts at zero)
     missing_legend = False
+    n_series = df[series_knob].nunique()
     for i, (key, g) in enumerate(df.groupby(series_knob, sort=True)):
         color = PALETTE[i % len(PALETTE)]
+        # Dodge: ±4 % of an octave per series around the tick (multiplicative on a log axis).
+        shift = 2.0 ** (0.06 * (i - (n_series - 1) / 2))
+        xs = [t * shift for t in tested]
         # One point per tested count: a count this allocator lacks is NaN, breaking the line.
         g = g.groupby(threads_knob).first().reindex(tested)
         y = pd.to_numeric(g[value], errors="coerce") * scale
         hi = (pd.to_numeric(g["notpm_ci_high"], errors="coerce") * scale - y).clip(lower=0)
         lo = (y - pd.to_numeric(g["notpm_ci_low"], errors="coerce") * scale).clip(lower=0)
         fig.add_trace(go.Scatter(
-            x=tested, y=y.to_numpy(dtype=float), mode="lines+markers", name=_fmt(key),
+            x=xs, y=y.to_numpy(dtype=float), mode="lines+markers", name=_fmt(key),
             line=dict(color=color, width=2), marker=dict(size=8), connectgaps=False,
             error_y=dict(type="data", symmetric=False, array=hi.fillna(0).to_numpy(),
                          arrayminus=lo.fillna(0).to_numpy(), color=color, thickness=1.3,
                          width=5),
-            hovertemplate="%{x} threads: %{y:,.1f} " + unit + "<extra>" + _fmt(key)
+            customdata=tested,
+            hovertemplate="%{customdata} threads: %{y:,.1f} " + unit + "<extra>" + _fmt(key)
             + "</extra>",
         ))
         gaps = [t for t, v in zip(tested, y, strict=True) if not np.isfinite(v)]
         present = [t for t in gaps if t in set(df.loc[df[series_knob] == key, threads_knob])]
         if present:
             fig.add_trace(go.Scatter(
-                x=present, y=[floor] * len(present), mode="markers+text",
+                x=[t * shift for t in present], y=[floor] * len(present),
+                mode="markers+text", customdata=present,
                 name="no data", legendgroup="no data", showlegend=not missing_legend,
                 marker=dict(symbol="x-open", size=12, color=color, line=dict(width=2)),
                 text=["no data"] * len(present), textposition="top center",
                 textfont=dict(size=11, color=color),
-                hovertemplate="%{x} threads: no data<extra>" + _fmt(key) + "</extra>",
+                hovertemplate="%{customdata} threads: no data<extra>" + _fmt(key)
+                + "</extra>",
             ))
             missing_legend = True
+    if missing_legend:
+        fig.update_layout(title_text=fig.layout.title.text.replace(
+            "95% CI", "95% CI · x on the axis: no data"))
     fig.update_xaxes(title_text=f"{threads_knob} (client threads)", type="log",
                      tickmode="array", tickvals=tested, ticktext=[_fmt(t) for t in tested],
                      minor=dict(showgrid=False, ticks=""))

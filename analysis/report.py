@@ -20,7 +20,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis import io_breakdown, plots, small_multiples
+from analysis import distributions, io_breakdown, plots, scorecard, small_multiples
+from analysis.blas import one_blas_thread
 from analysis.compare import Comparison, aa_floor_text, compare
 from analysis.frames import (
     DB,
@@ -33,7 +34,7 @@ from analysis.frames import (
     session_scope,
     varying_knobs,
 )
-from analysis.memory import load_memory
+from analysis.memory import load_memory, memory_matters
 from analysis.metric import MetricView, metric_view, window_detail_rate
 from analysis.png_export import PngExporter
 from flushbench.errors import AnalysisError
@@ -394,7 +395,7 @@ def _dataset_text(ds: dict[str, Any]) -> str:
 
 def _cell_section(
     cmp: Comparison, figs: _Figures, cell: pd.Series, rep_run: int | None,
-    smp: pd.DataFrame, ivl: pd.DataFrame,
+    smp: pd.DataFrame, ivl: pd.DataFrame, memory_figures: bool = True,
 ) -> str:
     win = cmp.experiment["window"]
     window = (win.start, win.end)
@@ -425,7 +426,8 @@ def _cell_section(
                        "period s", "trend %/min", "warnings"], rows))
     cell_int = ivl[ivl["run_id"].isin(runs["run_id"])]
     if len(cell_int):
-        labels = {int(r["run_id"]): f"#{int(r['repetition'])}" for _, r in runs.iterrows()}
+        labels = {int(r["run_id"]): f"#{int(r['repetition'])}"
+                  for _, r in runs.sort_values("repetition").iterrows()}
         out.append(figs.add(f"throughput-cell{int(cell['cell_id'])}", plots.throughput(
             cell_int, labels=labels, window=window, **_throughput_kwargs(cmp, m),
             subtitle=f"{cell['cell_label']} · every repetition",
@@ -437,8 +439,8 @@ def _cell_section(
                             plots.checkpoint_dirty(run_smp, subtitle=sub, window=window)))
         if "pages_flushed_per_s" in run_smp and run_smp["pages_flushed_per_s"].notna().any():
             out.append(figs.add(f"flushing-cell{int(cell['cell_id'])}",
-                                plots.flushing(run_smp, subtitle=sub)))
-        if run_smp["rss_mb"].notna().any():
+                                plots.flushing(run_smp, subtitle=sub, window=window)))
+        if memory_figures and run_smp["rss_mb"].notna().any():
             out.append(figs.add(f"memory-cell{int(cell['cell_id'])}", plots.memory(
                 run_smp, subtitle=sub, window=window)))
     elif rep_run is not None:
@@ -517,9 +519,11 @@ def _io_section(figs: _Figures, table: pd.DataFrame, metric: MetricView) -> str:
 
 def _memory_section(cmp: Comparison, figs: _Figures, cell_mem: pd.DataFrame,
                     reps: dict[int, int], smp: pd.DataFrame) -> str:
-    """RSS per configuration over time (median repetitions) and the memory table."""
+    """RSS per configuration over time (median repetitions) and the memory table; the figure
+    only when memory differs between cells by more than the noise or a memory knob varies."""
     if cell_mem.empty or not cell_mem["rss_peak_mb"].notna().any():
         return ""
+    draw, why = memory_matters(cell_mem, varying_knobs(cmp.frames.run_summary))
     win = cmp.experiment["window"]
     cells = cmp.cells.set_index("cell_id")
     knobs = varying_knobs(cmp.frames.run_summary)
@@ -543,7 +547,10 @@ def _memory_section(cmp: Comparison, figs: _Figures, cell_mem: pd.DataFrame,
     out = ["<h2 id='memory'>Memory</h2><p class='sub'>mysqld's resident memory (RSS, from "
            "<code>/proc/PID/status</code>) sampled during each run. VSZ — address space "
            "reserved, mostly never touched — is a column of the table, never an RSS axis.</p>"]
-    if labels and len(smp):
+    if not draw:
+        out.append(f"<p class='muted'>No memory figures: {_e(why)} — every line would be the "
+                   "same.</p>")
+    if draw and labels and len(smp):
         sub = "median repetition of each configuration"
         if colour_knob:
             sub += f" · colour: {colour_knob}" + (f" · dash: {dash_knob}" if dash_knob else "")
@@ -560,10 +567,10 @@ def _memory_section(cmp: Comparison, figs: _Figures, cell_mem: pd.DataFrame,
             _num(r["hugetlb_peak_mb"], ",.0f"), _num(r["vsz_peak_mb"] / 1024, ",.1f"),
             f"<span class='warn'>{_e(r['memory_warnings'])}</span>",
         ])
-    out.append(_table(["configuration", "runs", "peak RSS MB", "95% CI",
-                       "end-of-window RSS MB", "95% CI", "RSS growth MB/min",
-                       "THP (AnonHugePages) peak MB", "hugetlb MB", "peak VSZ GB", "warnings"],
-                      rows))
+    out.append(_table(["configuration", "runs", "peak RSS MiB", "95% CI",
+                       "end-of-window RSS MiB", "95% CI", "RSS growth MiB/min",
+                       "THP (AnonHugePages) peak MiB", "hugetlb MiB", "peak VSZ GiB",
+                       "warnings"], rows))
     extra = cmp.frames.run_summary.get("extra")
     modes = sorted({str(x.get("thp_enabled")) for x in extra if isinstance(x, dict)
                     and x.get("thp_enabled")}) if extra is not None else []
@@ -583,6 +590,7 @@ def write_report(
     *,
     png: bool = True,
     force: bool = False,
+    reference: dict[str, Any] | None = None,
 ) -> Path:
     """Write ``report.html`` (self-contained) and ``figures/*.png`` for one experiment.
 
@@ -599,6 +607,9 @@ def write_report(
         instead of failing the report.
     force:
         Compare runs whose checked metadata differ (the page says so).
+    reference:
+        An experiment file's spec whose reference results the scorecard uses instead of the
+        stored experiment's (:mod:`analysis.scorecard`).
 
     Returns
     -------
@@ -611,7 +622,7 @@ def write_report(
     if out.exists() and not out.is_dir():
         raise AnalysisError("the report folder is a file", where=str(out),
                             fix="name a folder (it is created when missing)")
-    with session_scope(db) as s:
+    with one_blas_thread(), session_scope(db) as s:
         cmp = compare(s, experiment, force=force)
         rs = cmp.frames.run_summary
         reps = representative_runs(rs)
@@ -635,10 +646,14 @@ def write_report(
         overview = [figs.add(slug, plots.notpm_bars(
             cells, unit=metric.name, scale=metric.scale,
             title=f"Throughput per configuration ({metric.name}, window average)"))]
-        overview.append(figs.add("stability", plots.score_bars(cells)))
+        cell_ivl = ivl.merge(rs[["run_id", "cell_id"]], on="run_id")
+        overview.append(figs.add(f"{slug}-distribution", distributions.interval_boxes(
+            cell_ivl, cells, column=metric.column, unit=metric.name)))
+        overview.append(figs.add("stability", distributions.stability_runs(rs, cells)))
         overview += _small_multiples(cmp, figs, reps, smp, metric)
         knobs = varying_knobs(rs)
-        if len(knobs) >= 2:
+        # Heatmaps only where every tile is a measured cell: a two-knob factorial design.
+        if plots.is_factorial(cells, knobs):
             overview.append(figs.add("stability-heatmap",
                                      plots.stability_heatmap(cells, knobs[0], knobs[1])))
             overview.append(figs.add(f"{slug}-heatmap", plots.stability_heatmap(
@@ -649,10 +664,14 @@ def write_report(
                 cells, unit=metric.name, scale=metric.scale,
                 title=f"{metric.name} vs client threads per allocator")))
         io_html = _io_section(figs, io_table, metric)
+        # The reproduction scorecard, when the experiment (or --reference) has references.
+        score_html = scorecard.section(reference or exp["spec"], rs, cells, figs.add)
         memory_html = _memory_section(cmp, figs, cell_mem, reps, smp)
+        draw_memory = memory_matters(cell_mem, knobs)[0] if len(cell_mem) else False
 
         cell_sections = [
-            _cell_section(cmp, figs, cell, reps.get(int(cell["cell_id"])), smp, ivl)
+            _cell_section(cmp, figs, cell, reps.get(int(cell["cell_id"])), smp, ivl,
+                          memory_figures=draw_memory)
             for _, cell in cells.iterrows()
         ]
         forced = [w for w in cmp.warnings if w.startswith("forced comparison")]
@@ -670,6 +689,7 @@ def write_report(
             f"<h2>Ranking</h2><p class='sub'>By window-average {metric.name}; the stability rank "
             f"orders by median stability score (100 = flat line).</p>{_aa_line(cmp)}"
             f"{_ranked_table(cmp, qps)}"
+            + score_html
             + "".join(overview)
             + io_html
             + memory_html

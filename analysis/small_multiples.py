@@ -20,7 +20,14 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.plots import CHECKPOINT_COLOR, DIRTY_COLOR, PALETTE, WIDTH, template
+from analysis.plots import (
+    BASELINE_COLOUR,
+    CHECKPOINT_COLOR,
+    DIRTY_COLOR,
+    WIDTH,
+    cell_colours,
+    template,
+)
 
 #: Panels per row.
 COLUMNS = 2
@@ -28,10 +35,7 @@ COLUMNS = 2
 ROW_HEIGHT = 230
 H_GAP, V_GAP = 0.08, 0.07
 THIN = "rgba(120,120,120,0.55)"
-#: The baseline is always drawn in near-black; the other cells take the palette's colours that
-#: stay readable as a bold line (not its black, not its pale yellow).
-BASELINE_COLOUR = "#222222"
-CELL_COLOURS = [c for c in PALETTE if c not in ("#000000", "#F0E442")]
+__all__ = ["BASELINE_COLOUR", "checkpoint_grid", "median_runs", "throughput_grid"]
 X_TITLE = "minutes after warmup"
 
 
@@ -117,13 +121,14 @@ def throughput_grid(
     interval = float(df["interval_s"].median()) if len(df) else 10.0
     medians = bold_runs if bold_runs is not None else median_runs(intervals_df)
     fig, domains = _grid(len(cells), title, subtitle)
+    colours = cell_colours(cells_df)
     top = float(np.nanmax(df["primary_count"])) if len(df) else 1.0
     for i, (_, cell) in enumerate(cells.iterrows()):
         suffix, xref = _axis_names(i)
         yref = f"y{suffix}"
         (x0, x1), (y0, y1) = domains[i]
         runs = df[df["cell_id"] == cell["cell_id"]]
-        colour = BASELINE_COLOUR if cell["is_baseline"] else CELL_COLOURS[i % len(CELL_COLOURS)]
+        colour = colours[int(cell["cell_id"])]
         best = medians.get(int(cell["cell_id"]))
         for run_id, g in runs.groupby("run_id", sort=True):
             bold = int(run_id) == best

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from store.db import ResultsDB
+from store.db import ResultsDB, upgrade
 from tests.support.synthetic_store import SynthCell, SynthMeta, build_store, study_cells
 
 
@@ -43,3 +44,33 @@ def db_path(tmp_path: Path) -> Path:
     path = tmp_path / "results.sqlite"
     ResultsDB(path).dispose()
     return path
+
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Databases recorded by real runs and committed with the docs (never opened in place: opening
+#: switches a SQLite file to WAL and dirties it).
+RECORDED = {
+    "stability-2011": ROOT / "docs" / "study-2011" / "stability-2011.sqlite",
+    "allocators": ROOT / "docs" / "allocators" / "allocators-example.sqlite",
+}
+
+
+def recorded_copy(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A private copy of a committed recorded database, migrated to the current schema."""
+    src = RECORDED[name]
+    dst = tmp_path_factory.mktemp(name) / src.name
+    shutil.copyfile(src, dst)
+    upgrade(dst, i_have_a_backup=True)
+    return dst
+
+
+@pytest.fixture(scope="session")
+def recorded_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 2011 study as recorded on MySQL 5.5 (8 cells, 26 runs, TPC-C), a private copy."""
+    return recorded_copy("stability-2011", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def recorded_allocators(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The allocator × connections sysbench sweep as recorded (3 × 3 cells), a private copy."""
+    return recorded_copy("allocators", tmp_path_factory)

@@ -108,7 +108,7 @@ def test_report_tables_say_tps_and_qps(sweep: Path, tmp_path: Path) -> None:
     header = re.search(r"<thead><tr>(.*?)</tr></thead>", ranking).group(1)
     assert ">TPS<" in header and ">QPS<" in header
     assert "NOTPM" not in html and "New-Order" not in html.split("id='methodology'")[0]
-    for text in ("Memory</h2>", "peak RSS MB", "end-of-window RSS MB", "peak VSZ GB",
+    for text in ("Memory</h2>", "peak RSS MiB", "end-of-window RSS MiB", "peak VSZ GiB",
                  "TPS vs client threads per allocator", "mysqld RSS over time"):
         assert text in html
     # The QPS column holds numbers larger than TPS (oltp_read_only: 16 queries a transaction).

@@ -1,5 +1,5 @@
 """Memory series, per-run and per-cell memory figures, and the memory figures, on hand-made
-samples: RSS in MB on its own axis, VSZ never on an RSS axis."""
+samples: RSS in MiB on its own axis, VSZ never on an RSS axis."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_run_memory_peak_end_and_steady_growth() -> None:
     assert grow["rss_end_mb"] == 500 + 3 * 11
     assert grow["n_window_samples"] == 12
     assert grow["rss_growth_mb_per_min"] == pytest.approx(18.0)
-    assert grow["memory_warning"].startswith("RSS grows steadily: +18.0 MB/min")
+    assert grow["memory_warning"].startswith("RSS grows steadily: +18.0 MiB/min")
     still = per_run.loc[2]
     assert abs(still["rss_growth_mb_per_min"]) < 1
     assert still["memory_warning"] == ""
@@ -107,7 +107,7 @@ def test_memory_figure_has_rss_in_mb_on_its_own_axis_and_no_vsz() -> None:
     assert {tr.yaxis for tr in fig.data} <= {None, "y"}
     assert names[0] == "RSS" and "anonymous huge pages (THP)" in names
     assert not any("VSZ" in n for n in names)
-    assert fig.layout.yaxis.title.text == "resident memory (MB)"
+    assert fig.layout.yaxis.title.text == "resident memory (MiB)"
     y = _all_y(fig)
     assert np.nanmax(y) == 400  # MB, not bytes
     assert np.nanmax(y) < VSZ / MiB / 1000  # the 8 TB VSZ is nowhere on this axis
@@ -122,7 +122,7 @@ def test_rss_over_time_overlays_one_line_per_run_in_mb() -> None:
     assert [tr.name for tr in fig.data] == ["glibc", "jemalloc"]
     assert list(fig.data[1].y) == [300, 310, 320]
     assert fig.data[1].line.dash == "dash" and fig.data[0].line.color == "#111111"
-    assert "MB" in fig.layout.yaxis.title.text and "VSZ" not in fig.layout.yaxis.title.text
+    assert "MiB" in fig.layout.yaxis.title.text and "VSZ" not in fig.layout.yaxis.title.text
     assert np.nanmax(_all_y(fig)) == 320  # run 3 has no label: not drawn
     assert {tr.yaxis for tr in fig.data} <= {None, "y"}  # a single y axis
 
@@ -146,7 +146,10 @@ def test_threads_sweep_ticks_at_tested_counts_and_shows_missing_cells() -> None:
     assert list(lines["glibc"].error_y.array) == pytest.approx([10, 20])
     assert math.isnan(lines["jemalloc"].y[1])  # a gap in the line...
     missing = [tr for tr in fig.data if tr.name == "no data"]
-    assert len(missing) == 1 and list(missing[0].x) == [64]  # ...and a visible marker
+    # ...and a visible marker at 64 threads (dodged beside the tick like its line's points).
+    assert len(missing) == 1 and list(missing[0].customdata) == [64]
+    assert missing[0].x[0] == pytest.approx(lines["jemalloc"].x[1])
+    assert "x on the axis: no data" in fig.layout.title.text
     assert fig.layout.yaxis.title.text == "TPS"
 
 
@@ -154,4 +157,4 @@ def test_threads_sweep_keeps_an_allocator_that_lacks_a_count_as_a_gap() -> None:
     cells = _cells([("glibc", 4, 60.0), ("glibc", 16, 120.0), ("tcmalloc", 16, 130.0)])
     fig = plots.threads_sweep(cells)
     tc = next(tr for tr in fig.data if tr.name == "tcmalloc")
-    assert list(tc.x) == [4, 16] and math.isnan(tc.y[0]) and tc.y[1] == 130
+    assert list(tc.customdata) == [4, 16] and math.isnan(tc.y[0]) and tc.y[1] == 130

@@ -23,7 +23,7 @@ def _samples(n: int = 12) -> pd.DataFrame:
 def test_checkpoint_age_left_dirty_pages_right() -> None:
     fig = plots.checkpoint_dirty(_samples(), window=(30.0, 110.0))
     by_name = {tr.name: tr for tr in fig.data}
-    assert by_name["checkpoint age (MB)"].yaxis in (None, "y")
+    assert by_name["checkpoint age (MiB)"].yaxis in (None, "y")
     assert by_name["dirty pages (%)"].yaxis == "y2"
     assert fig.layout.yaxis2.overlaying == "y" and fig.layout.yaxis2.side == "right"
     assert tuple(fig.layout.yaxis2.range) == (0, 100)
@@ -40,7 +40,7 @@ def test_flushing_puts_redo_on_the_right_axis() -> None:
     by_name = {tr.name: tr for tr in fig.data}
     assert by_name["pages flushed/s"].yaxis in (None, "y")
     assert by_name["doublewrite pages/s"].yaxis in (None, "y")
-    assert by_name["redo written (MB/s)"].yaxis == "y2"
-    assert fig.layout.yaxis2.title.text == "redo MB/s"
+    assert by_name["redo written (MiB/s)"].yaxis == "y2"
+    assert fig.layout.yaxis2.title.text == "redo MiB/s"
     no_dblwr = _samples().assign(dblwr_pages_per_s=0.0)
     assert "doublewrite pages/s" not in {tr.name for tr in plots.flushing(no_dblwr).data}

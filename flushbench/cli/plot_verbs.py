@@ -1,0 +1,49 @@
+"""``flushbench plot``: single figures outside the report (``plot compare``: two cells)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from flushbench.cli import app
+from flushbench.cli.console import make_console, say
+from flushbench.cli.options import DbOption
+from flushbench.errors import AnalysisError
+from flushbench.filecheck import check_output_file
+
+plot_app = typer.Typer(help="Single figures (PNG or HTML) outside the report.",
+                       no_args_is_help=True)
+app.add_typer(plot_app, name="plot")
+
+#: The metrics of ``plot compare`` (kept here so ``--help`` needs no analysis import).
+METRIC_NAMES = ("throughput", "checkpoint-age", "dirty", "pages-flushed", "redo",
+                "disk-write-iops", "rss")
+
+
+@plot_app.command("compare")
+def compare_cmd(
+    experiment: Annotated[str, typer.Argument(help="Experiment name (or id).")],
+    a: Annotated[str, typer.Argument(help="First cell: C1… as `flushbench compare` lists "
+                                     "them, or (a unique part of) its label.")],
+    b: Annotated[str, typer.Argument(help="Second cell, named the same way.")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="The figure to write: .png or "
+                                      ".html.")],
+    metric: Annotated[str, typer.Option("--metric", help="One of: " + ", ".join(METRIC_NAMES)
+                                        + ".")] = "throughput",
+    db: DbOption = None,
+) -> None:
+    """Two cells on one time axis: every repetition thin, the median run bold, the window
+    shaded."""
+    from analysis.two_cells import METRICS, SUFFIXES, compare_cells, save
+
+    if out.suffix.lower() not in SUFFIXES:
+        raise AnalysisError("the figure file must end in .png or .html", where=str(out),
+                            fix="name a .png or .html file")
+    if metric not in METRICS:
+        raise AnalysisError(f"unknown metric {metric!r}", where="--metric",
+                            fix="use one of " + ", ".join(METRICS))
+    check_output_file(out, "the figure file (-o)", error=AnalysisError)
+    fig = compare_cells(db, experiment, a, b, metric=metric)
+    say(make_console(), f"wrote {save(fig, out)}")

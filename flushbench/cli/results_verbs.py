@@ -441,6 +441,10 @@ def show_cmd(
         ("trend", f"{_f(r.get('trend_pct_per_min'), '+.2f')} % of median per minute"),
         ("p95 latency (median)", f"{_f(r.get('p95_ms_median'), '.1f')} ms"),
         ("warnings", str(r.get("warnings") or "none")),
+        # A steady window's start, chosen for this run; a disturbed run the policy excludes.
+        ("window start", f"{_f(r.get('window_start_s'), '.0f')} s after warmup (steady state)"
+         if _f(r.get("window_start_s")) != "–" else "the experiment's"),
+        ("in verdicts", str(r.get("excluded_reason") or "yes")),
     ]
     for k, v in rows:
         t.add_row(literal(k), literal(v))

@@ -117,3 +117,20 @@ def test_compare_uses_blocks_for_a_blocked_order(tmp_path: Path) -> None:
     assert other["test_method"] == "van Elteren (run blocks)"
     assert "run blocks: 5 blocks" in other["verdict_reason"]
     assert "blocks (order: blocks)" in cmp.cells.attrs["hosts_note"]
+
+
+def test_show_and_disturbed_say_why_a_run_does_not_count(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from flushbench.cli import build_app
+
+    db, run_id = store(tmp_path, "exclude")
+    url = str(tmp_path / "r.sqlite")
+    shown = CliRunner().invoke(build_app(), ["show", str(run_id), "--db", url],
+                               env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "excluded: disturbed (disturbed-cpu) — policy exclude" in shown.output
+    listed = CliRunner().invoke(build_app(), ["disturbed", "policy", "--db", url],
+                                env={"COLUMNS": "200"})
+    assert listed.exit_code == 0, listed.output
+    assert "others' CPU 31.0%" in listed.output and "no (exclude)" in listed.output

@@ -222,3 +222,47 @@ def test_blocks_run_every_cell_once_per_block_in_fresh_orders(tmp_path: Path) ->
         assert {rep for _, rep in block} == {r}
     assert len({tuple(c.key for c, _ in b) for b in blocks}) > 1  # not one order repeated
     assert run_order(exp, cells) == order  # the seed makes it reproducible
+
+
+# -- the rerun policy on a real results database ---------------------------------------------
+
+
+def test_rerun_policy_stops_at_max_reruns(tmp_path: Path) -> None:
+    from sqlalchemy import select
+
+    from runner.run_checks import apply_policy
+    from store.db import ResultsDB
+    from store.models import Cell, Run, RunEvent
+    from tests.support.synthetic_store import SynthCell, build_store
+
+    db = ResultsDB(tmp_path / "r.sqlite")
+    build_store(db, [SynthCell(knobs={"doublewrite": True}, notpm=8000)], name="cap",
+                repetitions=1, warmup=10, duration=60, n_counters=10)
+    exp = load_experiment(write(tmp_path, disturbed={"action": "rerun", "max_reruns": 1}))
+    with db.session() as s:
+        (first,) = s.scalars(select(Run.id)).all()
+    assert apply_policy(db, exp, first) is None  # not disturbed: nothing to do
+
+    def disturb(run_id: int) -> None:
+        with db.session() as s, s.begin():
+            s.add(RunEvent(run_id=run_id, level="warning", kind="disturbed-io", message="io"))
+
+    disturb(first)
+    second = apply_policy(db, exp, first)
+    assert second is not None
+    with db.session() as s, s.begin():
+        new = s.get(Run, second)
+        assert (new.status, new.attempt, new.repetition) == ("queued", 2, 1)
+        last_index = s.scalar(select(Run.order_index).where(Run.id == first))
+        assert new.order_index > last_index  # after every run of the experiment
+        new.status = "done"
+    disturb(second)
+    assert apply_policy(db, exp, second) is None  # the one rerun is used up
+    with db.session() as s:
+        notes = list(s.scalars(select(RunEvent.message).where(RunEvent.kind == "rerun")
+                               .order_by(RunEvent.id)))
+        assert len(s.scalars(select(Run.id).join(Cell)).all()) == 2
+    assert "queued as attempt 2" in notes[0] and "1 of 1 reruns used" in notes[1]
+    keep = exp.model_copy(update={"disturbed": exp.disturbed.model_copy(
+        update={"action": "exclude"})})
+    assert apply_policy(db, keep, second) is None

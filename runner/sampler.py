@@ -609,7 +609,7 @@ class Sampler(threading.Thread):
         if self.group_counters is not None:
             try:
                 group = self.group_counters()
-            except OSError:
+            except (OSError, ValueError):  # the group is gone or unreadable: no figure, no miss
                 group = None
             if group is not None:
                 record.group_read_ios, record.group_write_ios = group.read_ios, group.write_ios

@@ -270,3 +270,30 @@ def test_rerun_policy_queues_a_replacement_through_the_real_queue(tmp_path: Path
     assert bool(row["excluded"]) and "policy rerun" in row["excluded_reason"]
     latest = frames.runs(db, "policy")
     assert list(latest["run_id"]) == [second.id]  # the replacement supersedes it
+
+
+@pytest.mark.host_control("io")
+def test_a_throttled_run_records_its_group_counters_per_sample(tmp_path: Path, work: Path
+                                                                ) -> None:
+    from runner.host.cgroups import find_hierarchy
+
+    if os.geteuid() != 0 or find_hierarchy("io") is None:
+        pytest.skip("host_control(io) unavailable: needs root and a cgroup I/O controller")
+    path = experiment(tmp_path, "throttled", "fixed: {storage: {write_iops: 400}}\n")
+    db = ResultsDB(tmp_path / "r.sqlite")
+    outcome = run_experiment(path, db, work=work)
+    assert (outcome.done, outcome.failed) == (1, 0)
+    (run,) = runs_of(db, "throttled")
+    with db.session() as s:
+        taken = [x for x in s.scalars(select(Sample).where(Sample.run_id == run.id)
+                                      .order_by(Sample.seq)) if not x.missed]
+    writes = [x.group_write_ios for x in taken]
+    assert None not in writes and writes == sorted(writes) and writes[-1] > writes[0]
+    from runner.disturbance import io_figures, limit_figures
+
+    io = io_figures(taken)
+    group = (taken[-1].group_write_bytes - taken[0].group_write_bytes
+             + taken[-1].group_read_bytes - taken[0].group_read_bytes)
+    assert io is not None and io["own_bytes"] >= group  # the group's bytes are ours
+    limit = limit_figures(taken, {"write_iops": 400})["write_iops"]
+    assert limit["share"] <= 1.25  # the throttle held (its own accuracy, and the first slice)

@@ -213,7 +213,9 @@ def _print_one(experiment: str, db: str | None, *, force: bool,
         style = {"faster": "green", "slower": "red"}.get(c["verdict"], "")
         t.add_row(
             ids[r["cell_id"]],
-            str(c["n_done"]) + (f"+{c['n_failed']}✗" if c["n_failed"] else ""),
+            str(c["n_done"]) + (f"+{c['n_failed']}✗" if c["n_failed"] else "")
+            # Disturbed runs the experiment's `disturbed:` policy leaves out (reasons below).
+            + (f" (+{c['n_excluded']} excl.)" if c.get("n_excluded") else ""),
             f"{_f(m.of(c['notpm_mean']))} ({_f(m.of(c['notpm_ci_low']))}–"
             f"{_f(m.of(c['notpm_ci_high']))})",
             "–" if c["is_baseline"] else

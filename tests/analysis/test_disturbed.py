@@ -134,3 +134,16 @@ def test_show_and_disturbed_say_why_a_run_does_not_count(tmp_path: Path) -> None
                                 env={"COLUMNS": "200"})
     assert listed.exit_code == 0, listed.output
     assert "others' CPU 31.0%" in listed.output and "no (exclude)" in listed.output
+
+
+def test_compare_prints_the_excluded_count_and_reasons(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from flushbench.cli import build_app
+
+    _, run_id = store(tmp_path, "exclude")
+    out = CliRunner().invoke(build_app(), ["compare", "policy", "--db", str(tmp_path / "r.sqlite")],
+                             env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "4 (+1 excl.)" in out.output
+    assert f"run {run_id} (" in out.output and "policy exclude" in out.output

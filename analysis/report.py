@@ -402,6 +402,12 @@ def _cell_section(
     m = metric_view(cmp.experiment)
     rs = cmp.frames.run_summary
     runs = rs[rs["cell_id"] == cell["cell_id"]]
+    # `window: {start: steady}`: the band starts where the representative run's own window
+    # started (each run's start is chosen at its end and stored; docs/statistics.md).
+    own = runs.loc[runs["run_id"] == rep_run, "window_start_s"] if "window_start_s" in runs \
+        else pd.Series(dtype=float)
+    if len(own) and pd.notna(own.iloc[0]):
+        window = (float(own.iloc[0]), win.end)
     out = [f"<h3 id='cell-{int(cell['cell_id'])}'>{_e(cell['cell_label'])}"
            + (" <span class='muted'>(baseline)</span>" if cell["is_baseline"] else "") + "</h3>"]
     verdict = "" if cell["is_baseline"] else (

@@ -147,3 +147,14 @@ def test_compare_prints_the_excluded_count_and_reasons(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     assert "4 (+1 excl.)" in out.output
     assert f"run {run_id} (" in out.output and "policy exclude" in out.output
+
+
+def test_the_report_shades_a_steady_window_from_the_runs_own_start(tmp_path: Path) -> None:
+    from analysis.report import write_report
+
+    db, run_id = store(tmp_path, "exclude")
+    with db.session() as s, s.begin():
+        s.execute(update(Run).values(window_start_s=42.0))  # 0.7 minutes after warmup
+    html = write_report(db, "policy", tmp_path / "report", png=False).read_text()
+    assert '"x0":0.7' in html.replace(" ", "")
+    assert "excluded: disturbed (disturbed-cpu)" in html

@@ -1,7 +1,7 @@
 module flushbench/tpcc
 
-go 1.22
+go 1.24.0
 
-require github.com/go-sql-driver/mysql v1.9.3
+require github.com/go-sql-driver/mysql v1.10.1
 
-require filippo.io/edwards25519 v1.1.0 // indirect
+require filippo.io/edwards25519 v1.2.0 // indirect

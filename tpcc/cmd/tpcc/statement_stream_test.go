@@ -113,7 +113,9 @@ type logLine struct {
 	arg     string
 }
 
-var reLogLine = regexp.MustCompile(`^(?:\d{6} [\d:]+)?\t+\s*(\d+) ([A-Za-z ]+?)\t(.*)$`)
+// A record's optional timestamp is "YYMMDD HH:MM:SS" with the hour space-padded
+// ("261124  0:29:06" before 10:00), so the separator is one or more spaces.
+var reLogLine = regexp.MustCompile(`^(?:\d{6}\s+[\d:]+)?\t+\s*(\d+) ([A-Za-z ]+?)\t(.*)$`)
 
 func readGeneralLog(t *testing.T, path string) map[string][]logLine {
 	t.Helper()

@@ -299,17 +299,19 @@ def _keys_by_pairs(sources: list[Source], per: list[Comparison], pairs: list[lis
         key = f"pair {j + 1}"
         labels = []
         for i, (src, c, number) in enumerate(zip(sources, per, pair, strict=True)):
-            ordered = c.cells.sort_values("position")
-            if not 1 <= number <= len(ordered):
-                raise AnalysisError(f"{src.label} has no cell {number} (cells 1 to"
-                                    f" {len(ordered)})", where=f"--pair {text}",
+            # The numbers `compare` prints: C1 is the cell at position 0.
+            hit = c.cells[c.cells["position"].astype(int) + 1 == number]
+            if hit.empty:
+                known = ", ".join(str(int(p) + 1) for p in sorted(c.cells["position"]))
+                raise AnalysisError(f"{src.label} has no cell {number} (cells {known})",
+                                    where=f"--pair {text}",
                                     fix="number cells as `compare` does: C1 = 1")
-            cell_id = int(ordered["cell_id"].iloc[number - 1])
+            cell_id = int(hit["cell_id"].iloc[0])
             if cell_id in keys[i].values():
                 raise AnalysisError(f"cell {number} of {src.label} is in two pairs",
                                     where=f"--pair {text}", fix="pair each cell once")
             keys[i][key] = cell_id
-            labels.append(str(ordered["cell_label"].iloc[number - 1]))
+            labels.append(str(hit["cell_label"].iloc[0]))
         key_labels[key] = " ≙ ".join(dict.fromkeys(labels))
     return keys, key_labels
 

@@ -228,7 +228,7 @@ def test_pairs_by_hand(sources: tuple[Path, Path]) -> None:
     assert pooled.loc[label, "heterogeneity_p"] == pytest.approx(stats.chi2.sf(q, 1), rel=1e-9)
     assert pooled.loc[label, "heterogeneity_p"] < 0.05  # by hand: 0.013
     for bad, message in (([[1, 1, 1]], "names 3 cells for 2 sources"),
-                         ([[9, 1]], "has no cell 9 (cells 1 to 8)"),
+                         ([[9, 1]], "has no cell 9 (cells 1, 2, 3, 4, 5, 6, 7, 8)"),
                          ([[1, 1], [1, 2]], "cell 1 of stability-2011@a.sqlite is in two")):
         with pytest.raises(AnalysisError, match=re.escape(message)):
             cross_compare(pair, pairs=bad)

@@ -102,9 +102,8 @@ def report_cmd(
             raise AnalysisError("--on and --pair match cells across experiments",
                                 where="--on", fix="name two experiments or more"
                                 " (NAME@DATABASE)")
-        spec = _reference_spec(reference)
         path = write_report(sources[0].db, sources[0].experiment, out, png=not no_png,
-                            force=force, **({"reference": spec} if spec is not None else {}))
+                            force=force, reference=_reference_spec(reference))
     say(_console(), f"report: {path}")
 
 

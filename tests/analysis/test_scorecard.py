@@ -161,3 +161,15 @@ def test_report_section(rerun: Frames) -> None:
     # The stored experiment (queued before the reference was written) has no section.
     assert scorecard.section(rerun.experiment["spec"], rerun.run_summary, rerun.cell_summary,
                              add) == ""
+
+
+def test_report_carries_the_scorecard(cli: CliRun, tmp_path: Path) -> None:
+    db = recorded_copy(STUDY, tmp_path / "study.sqlite")
+    out = tmp_path / "report"
+    code, text, err = cli(["report", "stability-2011", "--db", str(db), "-o", str(out),
+                           "--no-png", "--reference", str(EXPERIMENT)])
+    assert code == 0, text + err
+    page = (out / "report.html").read_text()
+    assert "<h2 id='scorecard'>Reproduction scorecard</h2>" in page
+    assert "0 agrees, 4 contradicts, 0 inconclusive" in page
+    assert "<td class='l'>doublewrite off vs on at 50/20000</td>" in page

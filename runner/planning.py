@@ -103,7 +103,18 @@ def plan(exp: ExperimentSpec, source: str) -> Plan:
         seconds = run_seconds(exp, report, cell)
         runs.append(PlannedRun(i, cell, rep, seconds, clock))
         clock += seconds
-    return Plan(exp, source, report, runs, load, clock, list(report.notes))
+    notes = list(report.notes)
+    if exp.order.mode == "blocks" and exp.repetitions < MIN_BLOCKS:
+        # One run a side per block: the exact stratified test's smallest p is 2 / 2^blocks.
+        notes.append(f"order: blocks with {exp.repetitions} repetitions gives {exp.repetitions}"
+                     f" blocks; the stratified rank test needs {MIN_BLOCKS} to reach p < 0.05"
+                     f" (smallest p {2 / 2 ** exp.repetitions:.3g}) — set repetitions:"
+                     f" {MIN_BLOCKS} or more")
+    return Plan(exp, source, report, runs, load, clock, notes)
+
+
+#: Blocks of one run a side reach p < 0.05 (two-sided, exact) from this many on: 2 / 2^6.
+MIN_BLOCKS = 6
 
 
 def _variables_text(variables: dict[str, str]) -> str:

@@ -266,3 +266,14 @@ def test_rerun_policy_stops_at_max_reruns(tmp_path: Path) -> None:
     keep = exp.model_copy(update={"disturbed": exp.disturbed.model_copy(
         update={"action": "exclude"})})
     assert apply_policy(db, keep, second) is None
+
+
+@pytest.mark.mysql
+def test_plan_says_when_blocks_cannot_reach_a_verdict(tmp_path: Path) -> None:
+    from runner.planning import plan
+
+    few = plan(load_experiment(write(tmp_path, repetitions=4, order={"mode": "blocks"})), "e")
+    assert any("4 blocks" in n and "needs 6" in n and "0.125" in n for n in few.notes)
+    enough = plan(load_experiment(write(tmp_path, repetitions=6, order={"mode": "blocks"})),
+                  "e")
+    assert not any("blocks" in n for n in enough.notes)

@@ -222,21 +222,24 @@ def assess(samples: Sequence[Any], *, start: dt.datetime | None = None,
         if cpu["others_share"] >= OTHERS_CPU_SHARE:
             found.append(Finding(
                 "disturbed-cpu",
-                f"other processes took {_pct(cpu['others_share'])} of the machine's CPU during "
+                f"disturbed CPU: other processes took {_pct(cpu['others_share'])} of the "
+                f"machine's CPU during "
                 f"the window ({cpu['others_cpu_s']:.1f} CPU-s of {cpu['capacity_cpu_s']:.1f}; "
                 f"peak interval {_pct(cpu['others_peak_share'])}; threshold "
                 f"{_pct(OTHERS_CPU_SHARE)})", cpu))
         if cpu["steal_share"] >= STEAL_SHARE:
             found.append(Finding(
                 "disturbed-steal",
-                f"the hypervisor stole {_pct(cpu['steal_share'])} of this VM's CPU time during "
+                f"steal time: the hypervisor stole {_pct(cpu['steal_share'])} of this VM's CPU"
+                " time during "
                 f"the window ({cpu['steal_s']:.1f} CPU-s; threshold {_pct(STEAL_SHARE)})", cpu))
     io = io_figures(window)
     if io is not None and io["others_share"] >= OTHERS_IO_SHARE \
             and io["others_bps"] >= OTHERS_IO_MIN_BPS:
         found.append(Finding(
             "disturbed-io",
-            f"other processes moved {io['others_bps'] / (1 << 20):.1f} MiB/s on the datadir's "
+            f"disturbed I/O: other processes moved {io['others_bps'] / (1 << 20):.1f} MiB/s on"
+            " the datadir's "
             f"device during the window, {_pct(io['others_share'])} of its bytes (threshold "
             f"{_pct(OTHERS_IO_SHARE)} and {OTHERS_IO_MIN_BPS >> 20} MiB/s)", io))
     for name, fig in limit_figures(window, limits or {}).items():
@@ -244,9 +247,10 @@ def assess(samples: Sequence[Any], *, start: dt.datetime | None = None,
             unit = _LIMIT_FIELDS[name][1]
             found.append(Finding(
                 "below-limit",
-                f"the throttled group averaged {fig['mean']:,.0f} {unit} against its "
+                f"below its limit: the throttled group averaged {fig['mean']:,.0f} {unit} against"
+                " its "
                 f"{name} limit of {fig['limit']:,.0f} ({_pct(fig['share'])}), though it was at "
                 f"the limit in {fig['intervals_at_limit']:.0f} of {fig['intervals']:.0f} "
-                f"intervals: something else held it back (threshold {_pct(BELOW_LIMIT)})",
+                f"intervals; something else held it back (threshold {_pct(BELOW_LIMIT)})",
                 {"limit_name": name, **fig}))
     return found

@@ -173,3 +173,26 @@ def test_report_carries_the_scorecard(cli: CliRun, tmp_path: Path) -> None:
     assert "<h2 id='scorecard'>Reproduction scorecard</h2>" in page
     assert "0 agrees, 4 contradicts, 0 inconclusive" in page
     assert "<td class='l'>doublewrite off vs on at 50/20000</td>" in page
+
+
+@pytest.mark.parametrize(("true", "reference", "wrong"), [
+    (1.55, 1.55, "contradicts"),   # the reference is right: we must rarely contradict it
+    (0.90, 0.90, "contradicts"),
+    (1.00, 1.55, "agrees"),        # no effect at all: we must rarely agree with a 1.55× claim
+    (1.00, 0.90, "agrees"),
+    (1.00, 1.00, "contradicts"),   # "no difference" claimed and true
+])
+def test_the_rules_error_rates(true: float, reference: float, wrong: str) -> None:
+    """Simulated 3 vs 3 lognormal runs, CV 10 %: a wrong verdict at most as often as a 95 %
+    interval misses on one side (2.5 %, plus simulation error) — docs/statistics.md."""
+    from analysis.statistics.intervals import ratio_ci
+
+    rng = np.random.default_rng(2011)
+    sd = math.sqrt(math.log(1 + 0.10**2))
+    verdicts = []
+    for _ in range(3000):
+        b = np.exp(rng.normal(0, sd, 3))
+        a = np.exp(rng.normal(math.log(true), sd, 3))
+        ci = ratio_ci(b, a)
+        verdicts.append(scorecard.judge(reference, ci.low, ci.high)[0])
+    assert verdicts.count(wrong) / len(verdicts) <= 0.03

@@ -76,6 +76,7 @@ def ratio_figure(cross: CrossComparison) -> go.Figure:
     fig.update_yaxes(autorange="reversed", tickvals=list(range(len(order))), ticktext=order,
                      zeroline=False)
     fig.update_layout(height=max(340, 170 + 48 * len(order)), margin=dict(t=120),
+                      title=dict(y=1, yanchor="top", pad=dict(t=34)),  # two lines: not cut off
                       legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0))
     return fig
 

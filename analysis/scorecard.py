@@ -231,6 +231,7 @@ def figure(table: pd.DataFrame, *, source: str = "") -> go.Figure:
     fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names)
     # The legend above the plot: below it, it collides with the axis title on short figures.
     fig.update_layout(height=max(320, 170 + 46 * len(table)), margin=dict(t=120),
+                      title=dict(y=1, yanchor="top", pad=dict(t=34)),  # two lines: not cut off
                       legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0))
     return fig
 

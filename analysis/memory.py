@@ -181,16 +181,21 @@ def cell_memory(run_memory_df: pd.DataFrame, run_summary_df: pd.DataFrame) -> pd
     return pd.DataFrame(rows)
 
 
-def load_memory(db: object, run_summary_df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def load_memory(db: object, run_summary_df: pd.DataFrame,
+                samples_df: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Memory figures of an experiment's done runs: ``(run_memory, cell_memory)``.
 
-    Reads only the sampler's own columns (no ``SHOW GLOBAL STATUS`` decompression).
+    Reads only the sampler's own columns (no ``SHOW GLOBAL STATUS`` decompression), or uses
+    ``samples_df`` (those runs' samples, read once for the whole report).
     """
     from analysis.series import samples
 
     ids = [int(r) for r in run_summary_df.loc[run_summary_df["status"] == RunStatus.DONE, "run_id"]]
-    smp = samples(db, run_ids=ids, counters=None) if ids else pd.DataFrame(
-        columns=["run_id", "seq", "t", "missed", "in_window"])
+    if samples_df is not None:
+        smp = samples_df[samples_df["run_id"].isin(ids)]
+    else:
+        smp = samples(db, run_ids=ids, counters=None) if ids else pd.DataFrame(
+            columns=["run_id", "seq", "t", "missed", "in_window"])
     per_run = run_memory(smp)
     return per_run, cell_memory(per_run, run_summary_df)
 

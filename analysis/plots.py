@@ -96,13 +96,38 @@ def _two_axis_figure(title: str, subtitle: str | None = None) -> go.Figure:
     return fig
 
 
+def _add_marks(fig: go.Figure, shapes: list[dict], notes: list[dict]) -> None:
+    """Add shapes and annotations as plain dicts in one layout update.
+
+    plotly's add_vrect/add_hline validate and copy the layout on every call, which cost about
+    twice as much per figure; a report draws ~80 figures.
+    """
+    fig.update_layout(shapes=[*fig.layout.shapes, *shapes],
+                      annotations=[*fig.layout.annotations, *notes])
+
+
+def _hline_marks(y: float, colour: str, dash: str, width: float, text: str, where: str,
+                 yref: str = "y") -> tuple[dict, dict]:
+    """A horizontal line across the plot and its label at ``where`` (``top left``…)."""
+    vertical, horizontal = where.split()
+    line = dict(type="line", xref="x domain", yref=yref, x0=0, x1=1, y0=y, y1=y,
+                line=dict(color=colour, dash=dash, width=width))
+    note = dict(text=text, xref="x domain", yref=yref, x=0 if horizontal == "left" else 1, y=y,
+                xanchor=horizontal, yanchor="bottom" if vertical == "top" else "top",
+                showarrow=False, font=dict(size=11, color=colour))
+    return line, note
+
+
 def _shade_window(fig: go.Figure, start_s: float | None, end_s: float | None) -> None:
     if start_s is None or end_s is None:
         return
     # Labelled at the bottom right of the band: the top left is where limit lines put theirs.
-    fig.add_vrect(x0=start_s / 60, x1=end_s / 60, fillcolor="#888", opacity=0.07, line_width=0,
-                  annotation_text="measurement window", annotation_position="bottom right",
-                  annotation_font=dict(size=11, color="#777"), layer="below")
+    band = dict(type="rect", xref="x", yref="y domain", x0=start_s / 60, x1=end_s / 60, y0=0,
+                y1=1, fillcolor="#888", opacity=0.07, line=dict(width=0), layer="below")
+    note = dict(text="measurement window", xref="x", yref="y domain", x=end_s / 60, y=0,
+                xanchor="right", yanchor="bottom", showarrow=False,
+                font=dict(size=11, color="#777"))
+    _add_marks(fig, [band], [note])
 
 
 #: Above this many legend entries the legend goes under the plot: above it, it covers the title.
@@ -216,22 +241,18 @@ def checkpoint_dirty(
     max_mb = _first(df, "max_checkpoint_age_mb")
     top_mb = float(np.nanmax(df["checkpoint_age_mb"])) if len(df) and df[
         "checkpoint_age_mb"].notna().any() else 0.0
+    marks = []
     if math.isfinite(max_mb):
-        fig.add_hline(y=max_mb, line=dict(color=CHECKPOINT_COLOR, dash="dash", width=1.3),
-                      annotation_text=f"max checkpoint age {max_mb:,.0f} MiB",
-                      annotation_position="top left",
-                      annotation_font=dict(size=11, color=CHECKPOINT_COLOR))
-        fig.add_hline(y=max_mb * 7 / 8, line=dict(color=CHECKPOINT_COLOR, dash="dot", width=1),
-                      annotation_text="7/8: async flushing starts",
-                      annotation_position="bottom left",
-                      annotation_font=dict(size=11, color=CHECKPOINT_COLOR))
+        marks.append(_hline_marks(max_mb, CHECKPOINT_COLOR, "dash", 1.3,
+                                  f"max checkpoint age {max_mb:,.0f} MiB", "top left"))
+        marks.append(_hline_marks(max_mb * 7 / 8, CHECKPOINT_COLOR, "dot", 1,
+                                  "7/8: async flushing starts", "bottom left"))
         top_mb = max(top_mb, max_mb)
     pct = _first(df, "max_dirty_pages_pct")
     if math.isfinite(pct):
-        fig.add_hline(y=pct, line=dict(color=DIRTY_COLOR, dash="dash", width=1.3),
-                      yref="y2", annotation_text=f"innodb_max_dirty_pages_pct = {pct:g}",
-                      annotation_position="top right",
-                      annotation_font=dict(size=11, color=DIRTY_COLOR))
+        marks.append(_hline_marks(pct, DIRTY_COLOR, "dash", 1.3,
+                                  f"innodb_max_dirty_pages_pct = {pct:g}", "top right", "y2"))
+    _add_marks(fig, [m[0] for m in marks], [m[1] for m in marks])
     if window:
         _shade_window(fig, *window)
     fig.update_layout(

@@ -636,8 +636,11 @@ def write_report(
         variables = run_variables(s, list(reps.values())) if reps else pd.DataFrame()
         metric = metric_view(cmp.experiment)
         qps = {} if metric.per_minute else _cell_qps(s, rs)
-        _, cell_mem = load_memory(s, rs)
-        io_table = io_breakdown.per_cell(s, cmp.frames)
+        # Every done run's samples, read once (no counters) for memory and the I/O breakdown.
+        done_ids = [int(r) for r in rs.loc[rs["status"] == RunStatus.DONE, "run_id"]]
+        lean = samples(s, run_ids=done_ids, counters=None) if done_ids else None
+        _, cell_mem = load_memory(s, rs, lean)
+        io_table = io_breakdown.per_cell(s, cmp.frames, lean)
     out.mkdir(parents=True, exist_ok=True)  # only once there is something to write
     figs = _Figures(out, png)
     try:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import String, select, type_coerce
+from sqlalchemy import String, select, tuple_, type_coerce
 
 from analysis.query import (
     DB,
@@ -363,3 +363,35 @@ def _rates(df: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
             derived[column] = np.full(len(good), np.nan)
     out = pd.DataFrame(derived, index=good.index).reindex(df.index)
     return pd.concat([df, out], axis=1)
+
+
+def counters_at(db: DB, points: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+    """Status counters of a few chosen samples (``points``: ``run_id``, ``seq``), one row each.
+
+    Decompressing ``status_z`` is most of what reading samples with counters costs; a figure
+    that needs a counter's growth over a window needs only its first and last sample, so only
+    those are read and decompressed (the I/O breakdown: 2 samples per run instead of 180).
+    """
+    names = list(names)
+    out = points[["run_id", "seq"]].astype(int).drop_duplicates().reset_index(drop=True)
+    for n in names:
+        out[n] = np.nan
+    if out.empty:
+        return out
+    keys = list(zip(out["run_id"], out["seq"], strict=True))
+    row = {k: i for i, k in enumerate(keys)}
+    rx = counter_regex(names)
+    values = {n: out[n].to_numpy(dtype=float).copy() for n in names}
+    with session_scope(db) as s:
+        for start in range(0, len(keys), 400):
+            chunk = keys[start:start + 400]
+            stmt = select(Sample.run_id, Sample.seq, Sample.status_z).where(
+                tuple_(Sample.run_id, Sample.seq).in_(chunk))
+            for run_id, seq, blob in s.execute(stmt):
+                if blob:
+                    i = row[(int(run_id), int(seq))]
+                    for m in rx.finditer(zlib.decompress(blob)):
+                        values[m.group(1).decode()][i] = float(m.group(2))
+    for n in names:
+        out[n] = values[n]
+    return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -42,10 +43,23 @@ def bench_cells(n_cells: int) -> list[SynthCell]:
     return cells
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its waited-for children (kaleido's Chromium)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def timed(label: str, fn, *args, **kwargs):  # noqa: ANN001, ANN201 - a tiny bench helper
-    t0 = time.perf_counter()
+    """Run ``fn`` and print its wall time and the CPU time it used (self + children).
+
+    On a machine other jobs load, the wall time grows with the load while the CPU time
+    barely moves: compare CPU seconds between runs made under different loads.
+    """
+    t0, c0 = time.perf_counter(), _cpu_s()
     result = fn(*args, **kwargs)
-    print(f"{label:<58} {time.perf_counter() - t0:7.2f} s", flush=True)
+    print(f"{label:<58} {time.perf_counter() - t0:7.2f} s wall {_cpu_s() - c0:7.2f} s CPU",
+          flush=True)
     return result
 
 
@@ -59,6 +73,8 @@ def main() -> None:
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(),
                                                   "flushbench-analysis-bench-report"))
     args = ap.parse_args()
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+          f"{os.cpu_count()} CPUs")
     db = Path(args.db)
     if args.rebuild and db.exists():
         for suffix in ("", "-wal", "-shm"):
@@ -100,6 +116,7 @@ def main() -> None:
     timed("write_report, HTML + PNG of every figure", write_report, db, "bench", out, png=True)
     n_png = len(list((out / "figures").glob("*.png")))
     print(f"  {n_png} PNG figures in {out / 'figures'}")
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

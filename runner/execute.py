@@ -218,15 +218,14 @@ def stored_cells(ctx: ExperimentContext) -> dict[str, dict]:
             for cell in ctx.cells if cell.key in ctx.report.translations}
 
 
-def dataset_key(ctx: ExperimentContext, server: ResolvedServer | None = None) -> DatasetKey:
-    """The dataset a run on ``server`` (default: the first cell's) starts from: workload,
-    scale, server flavor+version+build, page size. A datadir written by one server is not
-    opened by another (MariaDB 10.11's redo and system tables mean nothing to MySQL 5.5), so
-    every server of an experiment has its own."""
-    server = server or ctx.server
+def dataset_key(ctx: ExperimentContext, server_name: str | None = None) -> DatasetKey:
+    """The dataset a run on server ``server_name`` (default: the first cell's) starts from:
+    workload, scale, server flavor+version+build, page size. A datadir written by one server
+    is not opened by another (MariaDB 10.11's redo and system tables mean nothing to MySQL
+    5.5), so every server of an experiment has its own."""
+    server = ctx.report.servers.get(server_name or "", ctx.server)
+    options = ctx.report.option_lists.get(server_name or "", ctx.report.options)
     loader = ctx.exp.dataset.effective_loader
-    name = next((n for n, s in ctx.report.servers.items() if s == server), None)
-    options = ctx.report.option_lists.get(name, ctx.report.options) if name else ctx.report.options
     page_size = str(ctx.report.page_size_for(options))
     # "10.11.19" keeps directory names readable; the hash of the full --version line (and the
     # binary's path) keeps two builds of the same version apart.
@@ -246,7 +245,7 @@ def ensure_experiment_dataset(ctx: ExperimentContext, reporter: Reporter) -> Non
     log_dir = ctx.work / "datasets" / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     for name, server in ctx.report.servers.items():
-        key = dataset_key(ctx, server)
+        key = dataset_key(ctx, name)
 
         def loader(conn: ConnectionInfo, key: DatasetKey = key) -> None:
             reporter.phase(f"loading dataset {key.dirname()}")
@@ -345,7 +344,7 @@ def _execute_run(
         reporter.phase("restoring datadir")
         try:
             restore(snapshot, layout.datadir, abort=heartbeat.lost,
-                    expect=dataset_key(ctx, server))
+                    expect=dataset_key(ctx, server_name))
         except DatasetError:
             heartbeat.check()  # stopped because the lease was lost: report that, not the copy
             raise

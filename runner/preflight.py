@@ -1,8 +1,9 @@
 """Everything that can be checked before a server starts, checked at once.
 
-:func:`preflight` resolves the server profile, translates every cell's knobs for the real
-binary, checks each variable against the binary's option list, lets the binary parse every
-distinct option set (``--verbose --help``, no server started) and checks the host: allocator
+:func:`preflight` resolves every server profile the cells use (the top-level ``server`` or a
+cell's ``server`` knob), translates each cell's knobs for its own real binary, checks each
+variable against that binary's option list, lets the binary parse every distinct option set
+(``--verbose --help``, no server started) and checks the host: allocator
 libraries, huge pages, free disk, workload drivers, connection limits. All problems are
 collected and raised as one :class:`PreflightError`, one line each::
 
@@ -103,7 +104,8 @@ class PreflightReport:
         return self.option_lists.get(self.server_name(cell), self.options)
 
     def servers_label(self) -> str:
-        """``mariadb-10.11`` or ``mariadb-10.11, mysql-5.5 (2 servers)`` for one-line messages."""
+        """``mariadb-10.11``, or ``2 servers: mariadb-debian (mariadb-10.11), mysql-5.5`` for
+        one-line messages."""
         labels = [f"{name} ({srv.label})" if name != srv.label else name
                   for name, srv in self.servers.items()] or [self.server.label]
         if len(labels) == 1:

@@ -151,7 +151,7 @@ func runOptions(o *run.Opts, mode, lateUnit, transport *string) *getopt.Set {
 		s.Int(&o.LateMS[i], strconv.Itoa(i), "", 0, fmt.Sprintf("%s response-time limit (default %d)", label, spec.LateThresholds[i]))
 	}
 	s.String(mode, "", "mode", string(run.ModeTpccMysql), "tpcc-mysql (tpcc_start's workload, default) or batched (fewer round trips; TpmC not comparable)")
-	s.String(transport, "", "transport", string(mysqlwire.TransportNetpoll), "how connections wait for replies: netpoll (Go's network poller, default) or blocking (a blocking socket per connection, as tpcc_start; slower on a quiet host, see docs/benchmarks.md; tpcc-mysql mode only)")
+	s.String(transport, "", "transport", "", "how connections wait for replies: blocking (a blocking socket per connection, as tpcc_start; the tpcc-mysql mode default) or netpoll (Go's network poller; batched mode's only transport); see docs/tpcc.md")
 	s.Bool(&o.JSON, "json", "one JSON object per line instead of tpcc_start text")
 	s.String(lateUnit, "", "late-unit", "ms", "unit of the late thresholds: ms (tpcc-mysql behaviour) or s (TPC-C spec)")
 	s.Uint(&o.Seed, "seed", uint64(time.Now().UnixNano()), "random seed")
@@ -182,7 +182,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		return run.ExitUsage, errors.New("-m (multiple schemas) needs --mode tpcc-mysql")
 	}
 	o.Transport = mysqlwire.Transport(transport)
-	if o.Transport != mysqlwire.TransportNetpoll && o.Transport != mysqlwire.TransportBlocking {
+	if o.Transport != "" && o.Transport != mysqlwire.TransportNetpoll && o.Transport != mysqlwire.TransportBlocking {
 		return run.ExitUsage, fmt.Errorf("--transport must be %s or %s, not %q", mysqlwire.TransportNetpoll, mysqlwire.TransportBlocking, transport)
 	}
 	if o.Mode == run.ModeBatched && o.Transport == mysqlwire.TransportBlocking {

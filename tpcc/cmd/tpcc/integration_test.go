@@ -285,13 +285,14 @@ func TestLoadRunCheck(t *testing.T) {
 	}
 	checkConsistent(t, conn, "after batched run")
 
-	// tpcc-mysql mode over blocking sockets (--transport blocking), on a unix
-	// socket here; the same statements, so the same checks hold.
-	r = tpcc(t, append([]string{"run", "-dit", "-w2", "-c3", "-r1", "-l3", "-i1", "--json", "--transport", "blocking"}, conn...)...)
+	// tpcc-mysql mode over Go's network poller (--transport netpoll; the
+	// default is blocking sockets), on a unix socket here; the same
+	// statements, so the same checks hold.
+	r = tpcc(t, append([]string{"run", "-dit", "-w2", "-c3", "-r1", "-l3", "-i1", "--json", "--transport", "netpoll"}, conn...)...)
 	if ivs, sum := parseJSONLines(t, r.stdout); r.code != 0 || sum == nil || sum.TpmC <= 0 || sum.Errors != 0 || len(ivs) != 4 {
-		t.Fatalf("blocking-transport run (%d): %+v\n%s", r.code, sum, r.stderr)
+		t.Fatalf("netpoll-transport run (%d): %+v\n%s", r.code, sum, r.stderr)
 	}
-	checkConsistent(t, conn, "after the blocking-transport run")
+	checkConsistent(t, conn, "after the netpoll-transport run")
 	checkRunFiles(t, conn)
 	checkConsistent(t, conn, "after the run with files")
 }
@@ -470,9 +471,9 @@ func TestCLIErrorsNoServer(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "cannot connect to MySQL server at 127.0.0.1:"+port) {
 		t.Errorf("unreachable: %d %q", r.code, r.stderr)
 	}
-	r = tpcc(t, "run", "-h", "127.0.0.1", "-P", port, "-d", "x", "-w", "1", "--transport", "blocking")
+	r = tpcc(t, "run", "-h", "127.0.0.1", "-P", port, "-d", "x", "-w", "1", "--transport", "netpoll")
 	if r.code == 0 || !strings.Contains(r.stderr, "cannot connect to MySQL server at 127.0.0.1:"+port) {
-		t.Errorf("unreachable, blocking transport: %d %q", r.code, r.stderr)
+		t.Errorf("unreachable, netpoll transport: %d %q", r.code, r.stderr)
 	}
 	r = tpcc(t, "run", "-d", "x", "-w", "1", "--transport", "carrier-pigeon")
 	if r.code != run.ExitUsage || !strings.Contains(r.stderr, "--transport must be netpoll or blocking") {

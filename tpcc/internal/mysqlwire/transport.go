@@ -16,19 +16,23 @@ import (
 // tpcc_start blocks each connection's thread in the kernel until the reply
 // arrives. Go's net package instead parks the goroutine and lets the
 // netpoller wake it, which per round trip adds an epoll_pwait, often a futex
-// wake-up of another thread and sysmon's nanosleeps (docs/benchmarks.md: 4.8
-// system calls per round trip against tpcc_start's 3.4). TransportBlocking
-// reads and writes a blocking socket directly, one read and one write per
-// round trip, in the goroutine's own thread. Measured side by side with
-// tpcc_start on a quiet 2-vCPU machine it is the slower of the two (0.93x
-// TpmC, 1.26x client CPU against netpoll's 1.00x and 1.01x), so netpoll is
-// the default and blocking an option for experiments on contended hosts.
+// wake-up of another thread, and leaves all connections to GOMAXPROCS
+// threads. On a CPU-saturated host (2 vCPUs shared with the server) that
+// lengthens the time from the server's reply to the next statement (the
+// turnaround; 250-380 us against tpcc_start's 60-110 us at 1 warehouse and
+// 64 connections), every transaction holds its row locks longer, and TpmC
+// falls (0.73x tpcc_start's there). TransportBlocking reads and writes a
+// blocking socket directly, one read and one write per round trip in the
+// goroutine's own thread, which the kernel wakes like tpcc_start's (turnaround
+// 125-170 us, TpmC 0.90-0.96x). It is tpcc-mysql mode's default;
+// docs/tpcc.md has the measurements.
 type Transport string
 
 const (
-	// TransportNetpoll is Go's usual network I/O (the default).
+	// TransportNetpoll is Go's usual network I/O (batched mode's transport).
 	TransportNetpoll Transport = "netpoll"
-	// TransportBlocking is a blocking socket per connection (see Transport).
+	// TransportBlocking is a blocking socket per connection (see Transport;
+	// tpcc-mysql mode's default).
 	TransportBlocking Transport = "blocking"
 )
 

@@ -34,7 +34,7 @@ type Opts struct {
 	Conn mysqlwire.ConnOpts
 	Mode Mode
 	// Transport is how tpcc-mysql-mode connections wait for the server
-	// (--transport; empty: netpoll).
+	// (--transport; empty: blocking in tpcc-mysql mode, netpoll in batched).
 	Transport mysqlwire.Transport
 	W         int
 	Conns     int
@@ -89,7 +89,13 @@ func (o *Opts) normalize() error {
 		o.LateUnit = time.Millisecond
 	}
 	if o.Transport == "" {
-		o.Transport = mysqlwire.TransportNetpoll
+		// tpcc_start's threading model for tpcc_start's workload: measured
+		// nearer its TpmC under contention (docs/tpcc.md, "Client
+		// implementation"); batched mode goes through database/sql.
+		o.Transport = mysqlwire.TransportBlocking
+		if o.Mode == ModeBatched {
+			o.Transport = mysqlwire.TransportNetpoll
+		}
 	}
 	if o.Transport == mysqlwire.TransportBlocking && o.Mode != ModeTpccMysql {
 		return errors.New("--transport blocking needs --mode tpcc-mysql")

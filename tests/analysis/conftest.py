@@ -66,7 +66,7 @@ def recorded_copy(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def recorded_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The 2011 study as recorded on MySQL 5.5 (8 cells, 26 runs, TPC-C), a private copy."""
+    """The 2011 study as recorded on MariaDB 10.11 (8 cells, 26 runs, TPC-C), a private copy."""
     return recorded_copy("stability-2011", tmp_path_factory)
 
 

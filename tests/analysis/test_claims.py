@@ -9,13 +9,12 @@ import pytest
 
 from analysis import claims, frames
 
-STUDY_DB = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "stability-2011.sqlite"
-
 
 @pytest.fixture(scope="module")
-def study() -> tuple[frames.Frames, object]:
-    fr = frames.load(STUDY_DB, "stability-2011")
-    return fr, frames.samples(STUDY_DB, "stability-2011")
+def study(recorded_study: Path) -> tuple[frames.Frames, object]:
+    """The committed study, read from a private copy (opening it in place would dirty it)."""
+    fr = frames.load(recorded_study, "stability-2011")
+    return fr, frames.samples(recorded_study, "stability-2011"), recorded_study
 
 
 def _runs_of(fr: frames.Frames, label: str) -> list[int]:
@@ -35,12 +34,12 @@ def _runs_of(fr: frames.Frames, label: str) -> list[int]:
 ], ids=["noisy", "write-limit", "off-70-max-age"])
 def test_claims_against_hand_counts(study: tuple, claim: str, holds: int, total: int,
                                     named: list[str]) -> None:
-    fr, samples = study
+    fr, samples, db = study
     if claim == "noisy":
         c = claims.noisy_runs(fr.run_summary)
         listed = c.exceptions
     elif claim == "limit":
-        c = claims.reached_write_limit(STUDY_DB, fr.run_summary)
+        c = claims.reached_write_limit(db, fr.run_summary)
         listed = c.exceptions
     else:
         runs = _runs_of(fr, "doublewrite=off max_dirty_pages_pct=70 io_capacity=20000")
@@ -54,7 +53,7 @@ def test_claims_against_hand_counts(study: tuple, claim: str, holds: int, total:
 
 
 def test_universal_and_empty_claims_read_as_such(study: tuple) -> None:
-    fr, samples = study
+    fr, samples, _ = study
     baseline = _runs_of(fr, "doublewrite=on max_dirty_pages_pct=75 io_capacity=200")
     c = claims.reached_max_checkpoint_age(samples, baseline)
     assert c.universal and c.sentence().startswith("every run reached") and "(5 of 5)" in \

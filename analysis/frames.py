@@ -8,6 +8,7 @@ time series: NOTPM per interval, rates, dirty %, checkpoint age) and :mod:`analy
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,8 @@ from analysis.query import (
     window_of,
 )
 from analysis.series import MB, RATE_COUNTERS, intervals, limits_from_variables, samples
-from analysis.summaries import cell_summary, representative_runs, run_summary
+from analysis.summaries import cell_summary, representative_runs
+from analysis.summaries import run_summary as _run_summary
 from flushbench.errors import AnalysisError
 from store.models import RunStatus
 
@@ -70,6 +72,13 @@ __all__ = [
     "varying_knobs",
     "window_of",
 ]
+
+
+@functools.wraps(_run_summary)
+def run_summary(*args: Any, **kwargs: Any) -> pd.DataFrame:
+    # The stability tests' small matrix products, on one BLAS thread (analysis.blas).
+    with one_blas_thread():
+        return _run_summary(*args, **kwargs)
 
 
 @dataclass

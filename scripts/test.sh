@@ -20,5 +20,27 @@ go_short=()
 [ "${FLUSHBENCH_FAST_LANE:-}" = 1 ] && go_short=(-short)
 (cd tpcc && go vet ./... && go test -count=1 "${go_short[@]}" ./...)
 echo "== pytest"
+# Several pytest-xdist workers: the server tests mostly wait on mysqld and disk, so three share
+# two cores well. Each test's group (its file; every host_control test in one group, run one
+# after another) goes whole to one worker, costliest first: tests/support/parallel.py.
+# Tests marked `alone` judge how quiet the host is: they run afterwards, in one process.
+# FLUSHBENCH_TEST_WORKERS=0 runs the whole suite in one process.
+# The fast lane is CPU-bound (no servers to wait on): two workers for two cores.
+default_workers=3
+[ "${FLUSHBENCH_FAST_LANE:-}" = 1 ] && default_workers=2
+workers="${FLUSHBENCH_TEST_WORKERS:-$default_workers}"
+if [ "$workers" = 0 ]; then
+  .venv/bin/pytest -q --durations=20 "$@"
+  exit
+fi
 # The slowest tests are listed every run (docs/benchmarks.md keeps the figures).
-.venv/bin/pytest -q --durations=20 "$@"
+if [ "${FLUSHBENCH_FAST_LANE:-}" = 1 ]; then
+  # The fast lane's own -m (in "$@") already leaves out every server test, `alone` ones too.
+  .venv/bin/pytest -q --durations=20 -n "$workers" --dist loadgroup --no-loadscope-reorder "$@"
+  exit
+fi
+.venv/bin/pytest -q --durations=20 -n "$workers" --dist loadgroup --no-loadscope-reorder \
+  -m "not alone" "$@"
+echo "== pytest (tests that need the machine to themselves)"
+# Exit status 5: no test selected (a path or -k given to this script holds no `alone` test).
+.venv/bin/pytest -q --durations=5 -m alone "$@" || [ $? = 5 ]

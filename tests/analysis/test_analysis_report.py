@@ -14,13 +14,16 @@ from typer.testing import CliRunner
 
 from analysis.report import write_report
 from flushbench.cli import build_app
+from tests.support.parallel import REAL_RUN_GROUP
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(
     scope="session",
-    params=["synthetic", pytest.param("real", marks=pytest.mark.mysql)],
+    # The real case shares the session's real run with the other readers of it under xdist.
+    params=["synthetic", pytest.param("real", marks=[pytest.mark.mysql,
+                                                     pytest.mark.xdist_group(REAL_RUN_GROUP)])],
 )
 def report(
     request: pytest.FixtureRequest, study_db: Path, tmp_path_factory: pytest.TempPathFactory

@@ -201,6 +201,7 @@ def others_now(work: Path, seconds: float = 2.0) -> tuple[float, float]:
     return max(b1 - b0 - (own1 - own0), 0.0) / capacity, (d1 - d0) / seconds
 
 
+@pytest.mark.alone  # other tests running beside it would make the machine busy: run it alone
 def test_a_quiet_run_is_not_flagged(tmp_path: Path, work: Path) -> None:
     path = experiment(tmp_path, "quiet")
     busy, io = others_now(work)

@@ -9,8 +9,11 @@ Every test gets an ``xdist_group``: one worker runs a whole group, in collection
   run), so that run happens once, not once per worker. A test that reaches it through
   ``request.getfixturevalue`` names the group itself: ``pytest.mark.xdist_group(REAL_RUN_GROUP)``
   (a group a test declares is always kept).
-- otherwise the test's file: module-scoped fixtures (a loaded 1-warehouse snapshot, a running
-  server) are built once, as in a serial run.
+- the test's file when the test uses a module- or class-scoped fixture (a loaded 1-warehouse
+  snapshot, a running server): it is built once, as in a serial run.
+- no group otherwise: such tests go to whichever worker is free, one at a time (the 368
+  hostile-input cases, each a preflight of its own, would keep one worker busy for minutes as
+  one group).
 
 The groups are then ordered by an estimate of their cost, most expensive first, so the long
 server modules start at once and the quick files fill the gaps at the end (xdist hands the
@@ -40,8 +43,17 @@ def declared_group(item: pytest.Item) -> str | None:
     return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
 
 
-def group_of(item: pytest.Item) -> str:
-    """The xdist group ``item`` runs in (see the module docstring)."""
+def shares_module_fixtures(item: pytest.Item) -> bool:
+    """Whether ``item`` uses a fixture set up once per module, class or package."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs and defs[-1].scope in ("class", "module", "package")
+               for defs in info.name2fixturedefs.values())
+
+
+def group_of(item: pytest.Item) -> str | None:
+    """The xdist group ``item`` runs in, None for none (see the module docstring)."""
     declared = declared_group(item)
     if declared is not None:
         return declared
@@ -49,7 +61,9 @@ def group_of(item: pytest.Item) -> str:
         return HOST_GROUP
     if "real_results_db" in getattr(item, "fixturenames", ()):
         return REAL_RUN_GROUP
-    return item.nodeid.split("::", 1)[0]
+    if shares_module_fixtures(item):
+        return item.nodeid.split("::", 1)[0]
+    return None
 
 
 def cost_of(item: pytest.Item) -> float:
@@ -59,7 +73,7 @@ def cost_of(item: pytest.Item) -> float:
 
 
 def assign_groups(items: list[pytest.Item]) -> None:
-    """Mark every item with its group and sort ``items`` in place, costliest group first.
+    """Mark every grouped item with its group; sort ``items`` in place, costliest group first.
 
     The sort is stable and keeps each group's items in their collection order, so module and
     class fixtures are set up once per group. Every worker runs this on the same collection
@@ -68,7 +82,9 @@ def assign_groups(items: list[pytest.Item]) -> None:
     groups: dict[str, list[pytest.Item]] = defaultdict(list)
     for item in items:
         name = group_of(item)
-        if declared_group(item) is None:
+        if name is None:
+            name = item.nodeid  # a unit of its own: xdist schedules it alone
+        elif declared_group(item) is None:
             item.add_marker(pytest.mark.xdist_group(name))
         groups[name].append(item)
     cost = {name: sum(cost_of(i) for i in members) for name, members in groups.items()}

@@ -26,7 +26,7 @@ METRIC_NAMES = ("throughput", "checkpoint-age", "dirty", "pages-flushed", "redo"
 def compare_cmd(
     experiment: Annotated[str, typer.Argument(help="Experiment name (or id).")],
     a: Annotated[str, typer.Argument(help="First cell: C1… as `flushbench compare` lists "
-                                     "them, or (a unique part of) its label.")],
+                                     "them, its label, or knob=value words only it has.")],
     b: Annotated[str, typer.Argument(help="Second cell, named the same way.")],
     out: Annotated[Path, typer.Option("-o", "--out", help="The figure to write: .png or "
                                       ".html.")],

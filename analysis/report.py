@@ -542,7 +542,11 @@ def _memory_section(cmp: Comparison, figs: _Figures, cell_mem: pd.DataFrame,
 
     colours, dashes = levels(colour_knob), levels(dash_knob)
     labels, colour_of, dash_of = {}, {}, {}
-    for cell_id, run_id in reps.items():
+    # Legend in the experiment's row order.
+    for cell_id in cells.sort_values("position").index:
+        if cell_id not in reps:
+            continue
+        run_id = reps[cell_id]
         cell = cells.loc[cell_id]
         labels[run_id] = str(cell["cell_label"])
         if colour_knob is not None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from store.db import ResultsDB, upgrade
+from store.db import ResultsDB
+from tests.support.recorded import recorded_copy
 from tests.support.synthetic_store import SynthCell, SynthMeta, build_store, study_cells
 
 
@@ -46,22 +46,6 @@ def db_path(tmp_path: Path) -> Path:
     return path
 
 
-ROOT = Path(__file__).resolve().parents[2]
-#: Databases recorded by real runs and committed with the docs (never opened in place: opening
-#: switches a SQLite file to WAL and dirties it).
-RECORDED = {
-    "stability-2011": ROOT / "docs" / "study-2011" / "stability-2011.sqlite",
-    "allocators": ROOT / "docs" / "allocators" / "allocators-example.sqlite",
-}
-
-
-def recorded_copy(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A private copy of a committed recorded database, migrated to the current schema."""
-    src = RECORDED[name]
-    dst = tmp_path_factory.mktemp(name) / src.name
-    shutil.copyfile(src, dst)
-    upgrade(dst, i_have_a_backup=True)
-    return dst
 
 
 @pytest.fixture(scope="session")

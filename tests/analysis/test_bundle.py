@@ -16,9 +16,10 @@ import pytest
 
 from store.bundles import MANIFEST, RESULTS, sha256
 from tests.support.cli_runner import CliRun
+from tests.support.recorded import RECORDED
 from tests.support.synthetic_store import SynthCell, build_store
 
-STUDY_DB = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "stability-2011.sqlite"
+STUDY_DB = RECORDED["stability-2011"]  # read through private copies only
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,7 @@ def test_round_trip_keeps_the_numbers(bundle: Path, two_experiments: Path, tmp_p
     folder = tmp_path / "opened" / "stability-2011"
     manifest = json.loads((folder / MANIFEST).read_text())
     assert manifest["experiment"]["name"] == "stability-2011"
-    source = sqlite3.connect(STUDY_DB)
+    source = sqlite3.connect(f"{STUDY_DB.as_uri()}?mode=ro", uri=True)
     assert manifest["rows"]["runs"] == source.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
     source.close()
     assert manifest["environment"][0]["hostname"]
@@ -141,11 +142,12 @@ def test_hostile_bundles(tmp_path: Path, cli: CliRun, make, message: str) -> Non
     assert not (tmp_path / "escape").exists()
 
 
-def test_bundle_refuses_an_existing_file_and_a_server_database(tmp_path: Path,
-                                                               cli: CliRun) -> None:
+def test_bundle_refuses_an_existing_file_and_a_server_database(tmp_path: Path, cli: CliRun,
+                                                               two_experiments: Path) -> None:
     existing = tmp_path / "s.tar.zst"
     existing.write_bytes(b"keep me")
-    code, _, err = cli(["bundle", "stability-2011", "--db", str(STUDY_DB), "-o", str(existing)])
+    code, _, err = cli(["bundle", "stability-2011", "--db", str(two_experiments), "-o",
+                        str(existing)])
     assert code == 2 and "exists already" in err and existing.read_bytes() == b"keep me"
     code, _, err = cli(["bundle", "x", "--db", "postgresql+psycopg://u:pw@h/db", "-o",
                         str(tmp_path / "n.tar.zst")])

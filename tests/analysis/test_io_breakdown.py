@@ -11,18 +11,16 @@ from analysis import frames
 from analysis import io_breakdown as io
 from analysis.mext import mext
 
-STUDY_DB = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "stability-2011.sqlite"
-
 
 @pytest.fixture(scope="module")
-def study() -> frames.Frames:
-    return frames.load(STUDY_DB, "stability-2011")
+def study(recorded_study: Path) -> frames.Frames:
+    return frames.load(recorded_study, "stability-2011")
 
 
-def test_one_run_by_hand(study: frames.Frames) -> None:
-    runs = io.per_run(STUDY_DB, study)
+def test_one_run_by_hand(study: frames.Frames, recorded_study: Path) -> None:
+    runs = io.per_run(recorded_study, study)
     run_id = int(runs.index[0])
-    window = mext(STUDY_DB, run_id, window_only=True, counters=list(io.COUNTERS))
+    window = mext(recorded_study, run_id, window_only=True, counters=list(io.COUNTERS))
     grown = window.values.iloc[:, 1:].sum(axis=1)  # deltas after the first window sample
     span = window.t_s
     iv = study.intervals[study.intervals["run_id"] == run_id]
@@ -36,8 +34,9 @@ def test_one_run_by_hand(study: frames.Frames) -> None:
     assert row["data pages ops"] == pytest.approx(grown["Innodb_pages_written"] / tx)
 
 
-def test_cells_in_row_order_and_the_doublewrite_copy(study: frames.Frames) -> None:
-    table = io.per_cell(STUDY_DB, study)
+def test_cells_in_row_order_and_the_doublewrite_copy(study: frames.Frames,
+                                                     recorded_study: Path) -> None:
+    table = io.per_cell(recorded_study, study)
     assert list(table.index) == list(study.cell_summary.sort_values("position")["cell_label"])
     on = table[[label.startswith("doublewrite=on") for label in table.index]]
     off = table[[label.startswith("doublewrite=off") for label in table.index]]
@@ -49,8 +48,8 @@ def test_cells_in_row_order_and_the_doublewrite_copy(study: frames.Frames) -> No
     assert table["runs"].sum() == 26
 
 
-def test_figure_has_both_panels_per_part(study: frames.Frames) -> None:
-    table = io.per_cell(STUDY_DB, study)
+def test_figure_has_both_panels_per_part(study: frames.Frames, recorded_study: Path) -> None:
+    table = io.per_cell(recorded_study, study)
     fig = io.figure(table)
     assert [t.name for t in fig.data] == ["data pages"] * 2 + ["doublewrite"] * 2 + ["redo"] * 2
     assert {t.xaxis for t in fig.data} == {"x", "x2"}

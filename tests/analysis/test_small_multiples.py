@@ -11,12 +11,10 @@ import pytest
 from analysis import frames
 from analysis.small_multiples import BASELINE_COLOUR, checkpoint_grid, median_runs, throughput_grid
 
-STUDY_DB = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "stability-2011.sqlite"
-
 
 @pytest.fixture(scope="module")
-def study() -> tuple[frames.Frames, object]:
-    fr = frames.load(STUDY_DB, "stability-2011")
+def study(recorded_study: Path) -> tuple[frames.Frames, object]:
+    fr = frames.load(recorded_study, "stability-2011")
     intervals = fr.intervals.merge(fr.run_summary[["run_id", "cell_id"]], on="run_id")
     return fr, intervals
 
@@ -63,9 +61,10 @@ def test_median_run_is_the_middle_window_mean(study: tuple) -> None:
         assert ordered[(len(ordered) - 1) // 2] == run_id
 
 
-def test_checkpoint_grid_draws_the_median_run_with_its_limits(study: tuple) -> None:
+def test_checkpoint_grid_draws_the_median_run_with_its_limits(study: tuple,
+                                                              recorded_study: Path) -> None:
     fr, intervals = study
-    samples = frames.samples(STUDY_DB, "stability-2011")
+    samples = frames.samples(recorded_study, "stability-2011")
     window = fr.experiment["window"]
     medians = median_runs(intervals)
     fig = checkpoint_grid(samples, fr.cell_summary, medians, window=(window.start, window.end))

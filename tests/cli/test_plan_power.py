@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import CliRun
+from tests.support.recorded import recorded_copy
 
 pytestmark = pytest.mark.mysql  # plan runs preflight: the binary parses each option set
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = ROOT / "experiments" / "stability-2011.yaml"
-STUDY_DB = ROOT / "docs" / "study-2011" / "stability-2011.sqlite"
 
 
 def test_stated_cv_gives_runs_needed_and_a_warning(cli: CliRun) -> None:
@@ -29,9 +29,11 @@ def test_stated_cv_gives_runs_needed_and_a_warning(cli: CliRun) -> None:
     assert "cannot find 5 % in 7 of 7 comparison(s)" in " ".join(out.split())
 
 
-def test_pilot_noise_from_a_database(cli: CliRun) -> None:
+def test_pilot_noise_from_a_database(cli: CliRun,
+                                     tmp_path_factory: pytest.TempPathFactory) -> None:
+    study_db = recorded_copy("stability-2011", tmp_path_factory)
     code, out, err = cli(["plan", str(STUDY), "--detect", "33%", "--pilot", "stability-2011",
-                          "--db", str(STUDY_DB)])
+                          "--db", str(study_db)])
     assert code == 0, err
     assert "baseline of 'stability-2011' (5 runs: CV 12.5 %)" in out.replace("\n", " ")
 

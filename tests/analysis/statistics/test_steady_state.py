@@ -11,8 +11,6 @@ import pytest
 from analysis import frames
 from analysis.statistics.steady_state import BATCH, mser5, steady_start
 
-STUDY_DB = Path(__file__).resolve().parents[3] / "docs" / "study-2011" / "stability-2011.sqlite"
-
 
 def test_ramp_then_plateau_is_cut_at_the_end_of_the_ramp() -> None:
     rng = np.random.default_rng(1)
@@ -50,11 +48,11 @@ def test_the_latest_series_decides_and_the_cap_holds() -> None:
     assert capped == 90
 
 
-def test_a_recorded_run_of_the_2011_study() -> None:
+def test_a_recorded_run_of_the_2011_study(recorded_study: Path) -> None:
     """The doublewrite-off / max_dirty 70 cell climbs for its first ~2 minutes (checkpoint age
     from 20 % to 60 % of its maximum); its steady state starts after that climb. Five minutes
     give only 6 batches, so the climb reaches the half-way bound: the start is the cap."""
-    samples = frames.samples(STUDY_DB, "stability-2011", run_ids=[5])
+    samples = frames.samples(recorded_study, "stability-2011", run_ids=[5])
     s = samples[(samples["t"] > 0) & ~samples["missed"]]
     start, parts = steady_start({"checkpoint age": s["checkpoint_age_pct"].to_numpy(),
                                  "dirty %": s["dirty_pct"].to_numpy()}, max_start=len(s) // 2)

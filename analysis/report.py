@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis import distributions, io_breakdown, plots, scorecard, small_multiples
+from analysis import claims, distributions, io_breakdown, plots, scorecard, small_multiples
 from analysis.blas import one_blas_thread
 from analysis.compare import Comparison, aa_floor_text, compare
 from analysis.frames import (
@@ -593,6 +593,34 @@ def _memory_section(cmp: Comparison, figs: _Figures, cell_mem: pd.DataFrame,
     return "".join(out)
 
 
+def _claims_section(db: Any, rs: pd.DataFrame, cells: pd.DataFrame,
+                    lean: pd.DataFrame | None) -> str:
+    """What the runs did, as sentences computed from the data with their exceptions named.
+
+    Nothing here is written by hand: a sentence such as "every run reached the limit" is
+    printed only when it holds for every run, otherwise the runs it is false for are listed
+    (issue 22: the first study's README said five things its own data contradicted).
+    """
+    items = [claims.noisy_runs(rs).sentence()]
+    if "extra" in rs and any(isinstance(e, dict) and e.get("storage_write_iops")
+                             for e in rs["extra"]):
+        limit = claims.reached_write_limit(db, rs)
+        if limit.total:
+            items.append(limit.sentence())
+    ages = lean["checkpoint_age_pct"] if lean is not None and "checkpoint_age_pct" in lean else None
+    if ages is not None and ages.notna().any():
+        for _, cell in cells.iterrows():
+            runs = [int(r) for r in rs.loc[(rs["cell_id"] == cell["cell_id"])
+                                           & (rs["status"] == RunStatus.DONE), "run_id"]]
+            age = claims.reached_max_checkpoint_age(lean, runs)
+            if age.total:
+                items.append(f"{cell['cell_label']}: {age.sentence()}")
+    rows = "".join(f"<li>{_e(text)}</li>" for text in items)
+    return ("<h2>What the runs did</h2><p class='sub'>Computed from the recorded runs; a"
+            " statement about every run is made only when no run contradicts it.</p>"
+            f"<ul class='claims'>{rows}</ul>")
+
+
 def write_report(
     db: DB,
     experiment: ExperimentRef,
@@ -645,6 +673,7 @@ def write_report(
         lean = samples(s, run_ids=done_ids, counters=None) if done_ids else None
         _, cell_mem = load_memory(s, rs, lean)
         io_table = io_breakdown.per_cell(s, cmp.frames, lean)
+        claims_html = _claims_section(s, rs, cmp.cells, lean)
     out.mkdir(parents=True, exist_ok=True)  # only once there is something to write
     figs = _Figures(out, png)
     try:
@@ -703,6 +732,7 @@ def write_report(
             f"orders by median stability score (100 = flat line).</p>{_aa_line(cmp)}"
             f"{_ranked_table(cmp, qps)}"
             + score_html
+            + claims_html
             + "".join(overview)
             + io_html
             + memory_html

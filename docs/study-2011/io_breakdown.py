@@ -33,7 +33,7 @@ HEADINGS = {
     "pages_flushed_per_s": "pages flushed/s", "dblwr_writes_per_s": "dblwr writes/s",
     "dblwr_pages_per_s": "dblwr pages/s", "log_writes_per_s": "redo writes/s",
     "data_writes_per_s": "data writes/s", "fsyncs_per_s": "fsyncs/s",
-    "log_mb_per_s": "redo MB/s", "checkpoint_age_pct": "ckpt age % of max",
+    "log_mb_per_s": "redo MiB/s", "checkpoint_age_pct": "ckpt age % of max",
     "dirty_pct": "dirty %", "mysqld_cpu_pct": "mysqld CPU %",
 }
 

@@ -65,6 +65,7 @@ def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FLUSHBENCH_WORK", str(tmp_path / "work"))
 
 
+@pytest.mark.optional_tool  # the 5.5 servers are built by hand (scripts/build-server.sh)
 def test_each_cell_is_checked_against_its_own_servers_binary(tmp_path: Path) -> None:
     built_server("mysql-5.5")
     built_server("xtradb-5.5")

@@ -393,7 +393,11 @@ def test_storage_profile_holds_and_its_group_goes_away(tmp_path: Path, work: Pat
     # The proof's window opens at the first measured interval: 12 s measured leave about 10 s,
     # far above the 2 s and 50 writes a verdict needs even when other tests share the CPUs
     # (6 s left about 4 s, and a loaded machine could end the run "not judged").
-    path = experiment(tmp_path, "throttled", "fixed: {storage: {write_iops: 150}}\n"
+    # max_dirty_pages_pct 0 keeps the page cleaner writing all the time: the group's writes
+    # are O_DIRECT page flushes, and with the default the cleaner could write as few as 4/s
+    # in a slow 10 s window (seen in CI beside other tests) — too little I/O to judge.
+    path = experiment(tmp_path, "throttled", "fixed: {storage: {write_iops: 150},"
+                      " max_dirty_pages_pct: 0}\n"
                       "cpus: {mysqld: '0', driver: '1'}\n", duration="12s")
     db = ResultsDB(tmp_path / "r.sqlite")
     outcome = run_experiment(path, db, work=work)
@@ -403,6 +407,7 @@ def test_storage_profile_holds_and_its_group_goes_away(tmp_path: Path, work: Pat
     proof = json.loads(events["storage"].evidence)
     assert proof["io_limit_verdict"] == "held", proof
     assert proof["io_write_ios"] > 0  # mysqld's writes were charged to the group
+    assert proof["io_write_iops"] > 0.5 * 150, proof  # the cleaner kept the group busy
     placement = json.loads(events["cpu-placement"].evidence)
     assert placement["driver_cpus_allowed"] == "1"
     with db.session() as s:

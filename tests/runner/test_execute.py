@@ -382,8 +382,10 @@ def test_worker_refuses_an_experiment_queued_without_its_files(tmp_path: Path,
 
 
 def _throttle_groups() -> list[Path]:
+    """This process's throttle groups (named fb-PID-…): tests on other xdist workers and
+    their preflight probes make groups of their own meanwhile."""
     root = Path("/sys/fs/cgroup/blkio/flushbench")
-    return sorted(p for p in root.glob("fb-*")) if root.is_dir() else []
+    return sorted(p for p in root.glob(f"fb-{os.getpid()}-*")) if root.is_dir() else []
 
 
 @pytest.mark.host_control("io")

@@ -32,6 +32,7 @@ from runner.execute import NullReporter, run_experiment
 from runner.sampler import block_device_of, host_cpu, parse_diskstats, proc_cpu, proc_io_bytes
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunEvent, Sample
+from tests.support.tiny_experiment import tiny_tpcc_experiment
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
@@ -54,19 +55,8 @@ WRITER = textwrap.dedent("""\
 
 def experiment(tmp_path: Path, name: str, extra: str = "") -> Path:
     """One cell, 2 s warmup, 10 s measured from its start, 1 s intervals and ticks."""
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(f"""\
-        version: 1
-        name: {name}
-        server: mariadb-debian
-        base_config: small
-        dataset: {{workload: tpcc, warehouses: 1}}
-        workload:
-          {{driver: tpcc, connections: 2, warmup: 2s, duration: 10s, report_interval: 1s}}
-        sampling: {{interval: 1s}}
-        pre_run: {{drain_dirty_pages: false}}
-        """) + textwrap.dedent(extra))
-    return path
+    return tiny_tpcc_experiment(tmp_path, name, extra, duration="10s", report_interval="1s",
+                                sampling="1s")
 
 
 class Watch(threading.Thread):

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from flushbench.paths import REPO_ROOT, tpcc_binary
 from runner.execute import NullReporter, run_experiment
 from store.db import ResultsDB
 from store.models import Cell, Interval, Run, RunEvent, RunMetadata, RunVariable, Sample
+from tests.support.tiny_experiment import tiny_tpcc_experiment
 from tests.support.tmpfs import mounted_tmpfs
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
@@ -38,26 +38,8 @@ FLUSHBENCH = Path(sys.executable).with_name("flushbench")
 def experiment(tmp_path: Path, name: str, body: str, repetitions: int = 1,
                duration: str = "6s") -> Path:
     """A tiny tpcc experiment: 1 warehouse, 2 s warmup, ``duration`` measured, 2 s intervals."""
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(
-        textwrap.dedent(
-            f"""\
-            version: 1
-            name: {name}
-            server: mariadb-debian
-            base_config: small
-            dataset: {{workload: tpcc, warehouses: 1}}
-            workload:
-              {{driver: tpcc, connections: 2, warmup: 2s, duration: {duration},
-                report_interval: 2s}}
-            sampling: {{interval: 2s}}
-            repetitions: {repetitions}
-            pre_run: {{drain_dirty_pages: false}}
-            """
-        )
-        + textwrap.dedent(body)
-    )
-    return path
+    return tiny_tpcc_experiment(tmp_path, name, body, duration=duration,
+                                repetitions=repetitions)
 
 
 def runs_of(db: ResultsDB, name: str) -> list[Run]:

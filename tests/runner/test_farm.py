@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from runner.execute import prepare, stored_cells
 from store.db import ResultsDB
 from store.models import Interval, Run, RunEvent, Sample, Worker
 from tests.support.pgcluster import PgCluster
+from tests.support.tiny_experiment import tiny_tpcc_experiment
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
@@ -67,20 +67,8 @@ def open_db() -> Iterator[Callable[[str | Path], ResultsDB]]:
 def queue_experiment(db: ResultsDB, tmp_path: Path, work: Path, name: str, *,
                      repetitions: int = 1, duration: str = "6s", sampling: str = "2s") -> int:
     """Preflight and queue a tiny tpcc experiment (what ``queue add`` does)."""
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(f"""\
-        version: 1
-        name: {name}
-        server: mariadb-debian
-        base_config: small
-        dataset: {{workload: tpcc, warehouses: 1}}
-        workload:
-          {{driver: tpcc, connections: 2, warmup: 2s, duration: {duration}, report_interval: 2s}}
-        sampling: {{interval: {sampling}}}
-        repetitions: {repetitions}
-        pre_run: {{drain_dirty_pages: false}}
-        matrix: {{doublewrite: [on]}}
-        """))
+    path = tiny_tpcc_experiment(tmp_path, name, "matrix: {doublewrite: [on]}\n",
+                                duration=duration, sampling=sampling, repetitions=repetitions)
     ctx = prepare(path, work)
     return queue.enqueue(db, ctx.exp, ctx.cells, stored_cells(ctx), str(path),
                          files=ctx.files).experiment_id

@@ -15,7 +15,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from flushbench.paths import REPO_ROOT
 from runner.recorder import STALL_ENV
 from store.db import ResultsDB
 from store.models import Interval, Run, RunEvent, Sample
+from tests.support.tiny_experiment import tiny_tpcc_experiment
 from tests.support.tmpfs import mounted_tmpfs
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
@@ -41,21 +41,8 @@ PATIENCE_S = 300
 
 def experiment(tmp_path: Path, name: str, repetitions: int = 1, duration: str = "6s") -> Path:
     """A tiny tpcc experiment: 1 warehouse, 2 s warmup, 2 s intervals, 1 s samples."""
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(f"""\
-        version: 1
-        name: {name}
-        server: mariadb-debian
-        base_config: small
-        dataset: {{workload: tpcc, warehouses: 1}}
-        workload:
-          {{driver: tpcc, connections: 2, warmup: 2s, duration: {duration}, report_interval: 2s}}
-        sampling: {{interval: 1s}}
-        repetitions: {repetitions}
-        pre_run: {{drain_dirty_pages: false}}
-        matrix: {{doublewrite: [on]}}
-        """))
-    return path
+    return tiny_tpcc_experiment(tmp_path, name, "matrix: {doublewrite: [on]}\n",
+                                duration=duration, sampling="1s", repetitions=repetitions)
 
 
 def run_argv(path: Path, db: Path, work: Path) -> list[str]:

@@ -1,0 +1,32 @@
+"""The tiny TPC-C experiment file the runner's real-server tests write (1 warehouse, 2
+connections, 2 s warmup, seconds-long runs): the same code path as a 30-minute run."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+
+def tiny_tpcc_experiment(tmp_path: Path, name: str, body: str = "", *, duration: str = "6s",
+                         report_interval: str = "2s", sampling: str = "2s",
+                         repetitions: int = 1) -> Path:
+    """Write ``<tmp_path>/<name>.yaml`` and return its path.
+
+    ``body`` is appended as written (dedented): a ``matrix``, ``fixed`` knobs, a policy.
+    Dirty pages are not drained before the run (seconds matter more than a clean start here).
+    """
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        version: 1
+        name: {name}
+        server: mariadb-debian
+        base_config: small
+        dataset: {{workload: tpcc, warehouses: 1}}
+        workload:
+          {{driver: tpcc, connections: 2, warmup: 2s, duration: {duration},
+            report_interval: {report_interval}}}
+        sampling: {{interval: {sampling}}}
+        repetitions: {repetitions}
+        pre_run: {{drain_dirty_pages: false}}
+        """) + textwrap.dedent(body))
+    return path

@@ -10,8 +10,11 @@ host that ran it. The archive format and its checks live in :mod:`store.bundles`
 from __future__ import annotations
 
 import datetime as dt
+import platform
+import re
 import sqlite3
 import tempfile
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from sqlalchemy import select
 
 from analysis.query import DB, ExperimentRef, resolve_experiment, session_scope
 from flushbench.errors import AnalysisError
+from flushbench.redaction import redact
 from store.bundles import RESULTS, write_archive
 from store.migrate import current_revision, sqlite_copy
 from store.models import Run, RunMetadata
@@ -29,6 +33,25 @@ from store.models import Run, RunMetadata
 ENVIRONMENT = ("hostname", "kernel", "cpu_model", "cpu_count", "mem_total_bytes",
                "datadir_device", "datadir_fstype", "server_flavor", "server_version",
                "dataset_key", "driver")
+
+
+#: The bundle's copy of the experiment file given with ``--reference`` (verbatim).
+REFERENCE = "reference.yaml"
+#: plotly.js embedded in every report: its own source holds ``api_key=`` templates, which are
+#: no credential of ours (the scan below skips this one script).
+_PLOTLY_JS = re.compile(r"<script[^>]*>\s*/\*\*\s*\* plotly\.js v.*?</script>", re.S)
+
+
+@dataclass(frozen=True)
+class BundleReference:
+    """An experiment file whose reference results the bundled report scores against.
+
+    ``spec`` is that file validated (``runner.spec.load_experiment(path).model_dump()``: the
+    CLI reads it, since the analysis never imports the runner); ``path`` is copied verbatim.
+    """
+
+    path: Path
+    spec: dict[str, Any]
 
 
 def _flushbench_version() -> str:
@@ -69,15 +92,43 @@ def _trimmed_copy(source_db: Path, experiment_id: int, target: Path) -> dict[str
         conn.close()
 
 
+def credentials_in(folder: Path) -> list[str]:
+    """The files of an unpacked bundle (and rows of its database) holding a credential.
+
+    A credential is whatever :func:`flushbench.redaction.redact` would mask; the report's
+    embedded plotly.js library is skipped (its own source carries ``api_key=`` templates).
+    """
+    found: list[str] = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        name = str(path.relative_to(folder))
+        if path.name == RESULTS:
+            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+            try:
+                found += [f"{name}: {line.split('(', 1)[0][:60]}…" for line in conn.iterdump()
+                          if redact(line) != line]
+            finally:
+                conn.close()
+        elif path.suffix in {".html", ".yaml", ".cnf", ".json", ".csv", ".txt"}:
+            text = _PLOTLY_JS.sub("", path.read_text(errors="replace"))
+            if redact(text) != text:
+                found.append(name)
+    return found
+
+
 def make_bundle(db_path: Path, experiment: ExperimentRef, target: Path, *,
-                png: bool = True) -> Path:
+                png: bool = True, reference: BundleReference | None = None) -> Path:
     """Write the bundle of one experiment of a SQLite results database to ``target``.
+
+    With ``reference``, the report's scorecard uses that experiment file's reference results
+    (``flushbench report --reference``) and the file goes into the bundle as
+    ``reference.yaml``.
 
     Raises
     ------
     AnalysisError
-        The experiment does not exist, or the database is not a SQLite file (a PostgreSQL
-        database is bundled by exporting it first; not supported yet).
+        The experiment does not exist, the database is not a SQLite file (a PostgreSQL
+        database is bundled by exporting it first; not supported yet), or a file of the
+        bundle would carry a credential (nothing is written then).
     """
     from analysis.report import write_report
 
@@ -100,13 +151,25 @@ def make_bundle(db_path: Path, experiment: ExperimentRef, target: Path, *,
             if isinstance(entry, dict) and entry.get("profile"):
                 (folder / f"server-{index}.yaml").write_text(
                     f"# server: {name}\n" + yaml.safe_dump(entry["profile"], sort_keys=False))
-        write_report(folder / RESULTS, info["name"], folder / "report", png=png)
+        if reference is not None:
+            (folder / REFERENCE).write_bytes(reference.path.read_bytes())
+        write_report(folder / RESULTS, info["name"], folder / "report", png=png,
+                     reference=None if reference is None else reference.spec)
+        leaks = credentials_in(folder)
+        if leaks:
+            raise AnalysisError(f"the bundle would carry a credential ({'; '.join(leaks[:3])})",
+                                where=str(db_path), fix="remove it from the results database"
+                                " (or the reference file) and bundle again; nothing was written")
         manifest = {
             "bundle_format": 1,
             "experiment": {"name": info["name"], "measurement_hash": info["measurement_hash"]},
             "made_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "flushbench_version": _flushbench_version(),
+            # Where the bundle was made (the hosts that ran the study are "environment").
+            "made_with": {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
+                          "platform": platform.platform(terse=True)},
             "schema_revision": info["revision"],
+            "reference": REFERENCE if reference is not None else None,
             "rows": counts,
             "environment": info["environment"],
         }

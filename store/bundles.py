@@ -36,6 +36,9 @@ RESULTS = "results.sqlite"
 SUFFIXES = {".tar.zst": "zst", ".tar.gz": "gz", ".tgz": "gz"}
 #: Largest bundle member accepted when opening (a results DB of a long study is ~100 MB).
 MAX_MEMBER_BYTES = 4 * 1024**3
+#: The fix for an archive that cannot be read: it was cut short or changed on the way.
+DAMAGED = ("the file is damaged or truncated: copy it again from where it came from, or make"
+           " it again with `flushbench bundle`")
 #: Where ``--db BUNDLE`` unpacks (one folder per bundle content hash).
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "flushbench" / "bundles"
 
@@ -146,13 +149,11 @@ def open_bundle(path: Path, target: Path) -> Path:
             target.mkdir(parents=True, exist_ok=True)
             tar.extractall(target, members=members, filter="data")
     except (tarfile.TarError, OSError, EOFError) as exc:
-        raise StoreError(f"cannot read the bundle ({exc})", where=where,
-                         fix="a damaged or truncated file: make it again with"
-                             " `flushbench bundle`") from None
+        raise StoreError(f"cannot read the bundle ({exc})", where=where, fix=DAMAGED) from None
     except Exception as exc:  # zstandard raises its own ZstdError
         if type(exc).__module__.startswith("zstandard"):
             raise StoreError(f"cannot decompress the bundle ({exc})", where=where,
-                             fix="a damaged or truncated file") from None
+                             fix=DAMAGED) from None
         raise
     folder = target / top
     try:

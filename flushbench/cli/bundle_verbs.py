@@ -22,15 +22,22 @@ def bundle_cmd(
     db: DbOption = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
     no_png: Annotated[bool, typer.Option("--no-png", help="Report without PNGs.")] = False,
+    reference: Annotated[Path | None, typer.Option(
+        "--reference", help="An experiment file whose reference results the bundled report"
+        " scores against (as `report --reference`); it goes into the bundle as"
+        " reference.yaml.")] = None,
 ) -> None:
     """Write one experiment as a study bundle: results, experiment file, base config, server
     profile, report, flushbench version and environment facts, with a checked manifest."""
-    from analysis.bundle import database_file, make_bundle
+    from analysis.bundle import BundleReference, database_file, make_bundle
+    from flushbench.cli.results_verbs import _reference_spec
     from store.bundles import compression
     from store.db import ResultsDB, resolve_url
 
     compression(out)  # the suffix first: nothing is read for a name that cannot be written
     check_output_file(out, "the bundle", error=AnalysisError)
+    # The reference file is checked before the database is read (its problems name it).
+    ref = None if reference is None else BundleReference(reference, _reference_spec(reference))
     if out.exists() and not force:
         raise AnalysisError("the bundle file exists already", where=str(out),
                             fix="choose another name, or pass --force to overwrite it")
@@ -41,7 +48,7 @@ def bundle_cmd(
                             fix="write the bundle to another file")
     ResultsDB(db, create=False).dispose()  # refuses a missing, foreign or old database
     experiment_ref: str | int = int(experiment) if experiment.isdigit() else experiment
-    path = make_bundle(source, experiment_ref, out, png=not no_png)
+    path = make_bundle(source, experiment_ref, out, png=not no_png, reference=ref)
     say(make_console(), f"bundle: {path} ({path.stat().st_size / 1024 / 1024:.1f} MiB)")
 
 
@@ -68,5 +75,9 @@ def open_cmd(
                      f" {host['server_version']}, {host['cpu_count']} × {host['cpu_model']},"
                      f" kernel {host['kernel']}")
     say(console, f"report: {folder / 'report' / 'report.html'}")
-    say(console, f"explore: flushbench compare {name} --db {folder / RESULTS}"
+    # The reference file the bundled report scored against, when it was made with one.
+    scored = f" --reference {folder / manifest['reference']}" if manifest.get("reference") else ""
+    say(console, f"explore: flushbench compare {name} --db {folder / RESULTS}{scored}"
                  f"  (or --db {bundle})")
+    say(console, f"rebuild the report: flushbench report {name} --db {bundle}{scored}"
+                 " -o REPORT_FOLDER")

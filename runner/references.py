@@ -60,10 +60,14 @@ class RowReference(StrictModel):
 class IncludeCell(Knobs):  # type: ignore[misc,valid-type]  # Knobs is built by create_model
     """An ``include`` row: knob values, and the reference result it reproduces (optional).
 
-    ``values()`` is inherited and lists knobs only, so the cell key ignores the reference.
+    ``values()`` is inherited and lists knobs only, so the cell key ignores the reference and
+    the row's own ``repetitions``.
     """
 
     reference: RowReference | None = None
+    #: Runs of this row, overriding ``repetitions``/``baseline_repetitions`` (e.g. a second
+    #: A/A baseline: each server's reference row of a study on two servers).
+    repetitions: Annotated[int, Field(ge=1, le=1000)] | None = None
 
 
 class ComparisonSpec(StrictModel):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import (
     BeforeValidator,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -135,8 +136,10 @@ class DatasetSpec(StrictModel):
 class WorkloadSpec(StrictModel):
     """The driver and how it runs (connections can also be a matrix axis)."""
 
-    #: A driver the workload registry knows (``runner/workloads/``): tpcc, tpcc-mysql, sysbench.
-    driver: str = "tpcc"
+    #: A driver the workload registry knows (``runner/workloads/``): tpcc, tpcc-mysql, sysbench,
+    #: or ``auto`` (the default): tpcc-mysql when its tpcc_start is found, else the Go ``tpcc``.
+    #: ``auto`` is resolved when the file is validated; only the resolved name is stored.
+    driver: str = "auto"
     #: The built-in tpcc driver's workload: ``tpcc-mysql`` (default: tpcc_start's statements,
     #: NOTPM comparable with tpcc-mysql) or ``batched`` (fewer round trips; not comparable).
     mode: Literal["tpcc-mysql", "batched"] | None = None
@@ -149,6 +152,30 @@ class WorkloadSpec(StrictModel):
     report_interval: Annotated[Seconds, Field(ge=1)] = 10.0
     #: Paths of external binaries (tpcc_start, tpcc_load, sysbench), when not on PATH.
     binaries: dict[str, str] = Field(default_factory=dict)
+
+    #: Why ``auto`` chose the driver (shown by ``validate``/``plan``); None when it was named.
+    _driver_choice: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _resolve_auto(cls, data: Any, handler: Any) -> WorkloadSpec:
+        from runner.workloads.registry import AUTO_DRIVER, resolve_driver
+
+        choice = None
+        if isinstance(data, dict) and data.get("driver", AUTO_DRIVER) == AUTO_DRIVER:
+            binaries = data.get("binaries")
+            choice = resolve_driver(binaries if isinstance(binaries, dict) else None,
+                                    mode=data.get("mode"))
+            data = {**data, "driver": choice.driver}
+        spec = handler(data)
+        if choice is not None:
+            spec._driver_choice = choice.reason
+        return spec
+
+    @property
+    def driver_choice(self) -> str | None:
+        """How ``driver: auto`` was resolved (a sentence), or None for a named driver."""
+        return self._driver_choice
 
     @field_validator("driver")
     @classmethod
@@ -353,7 +380,10 @@ class ExperimentSpec(StrictModel):
         ) + len(self.include)
 
     def repetitions_of(self, cell: CellSpec) -> int:
-        """How many times ``cell`` runs (``baseline_repetitions`` for the baseline, if set)."""
+        """How many times ``cell`` runs: its include row's own ``repetitions`` if set, else
+        ``baseline_repetitions`` for the baseline (if set), else ``repetitions``."""
+        if cell.repetitions is not None:
+            return cell.repetitions
         if cell.is_baseline and self.baseline_repetitions is not None:
             return self.baseline_repetitions
         return self.repetitions
@@ -363,6 +393,10 @@ class ExperimentSpec(StrictModel):
         text = f"{self.repetitions} repetitions"
         if self.baseline_repetitions is not None and self.baseline_repetitions != self.repetitions:
             text += f" (baseline {self.baseline_repetitions})"
+        own = [inc.repetitions for inc in self.include if inc.repetitions is not None]
+        if own:  # rows with their own count (a second baseline, e.g. one per server)
+            counts = "/".join(str(n) for n in sorted(set(own)))
+            text += f" ({len(own)} include row{'s' if len(own) > 1 else ''}: {counts})"
         return text
 
     def names_servers(self) -> bool:
@@ -494,6 +528,8 @@ class CellSpec(StrictModel):
     knobs: dict[str, Any]
     label: str
     is_baseline: bool = False
+    #: The include row's own ``repetitions`` (None: the experiment's rule).
+    repetitions: int | None = None
 
     def knob_model(self) -> Knobs:
         """The knob values as a :class:`Knobs` model (raw variables un-flattened)."""
@@ -624,7 +660,9 @@ def expand(exp: ExperimentSpec, source: str = "<experiment>") -> list[CellSpec]:
         seen[key] = position
         cells.append(
             CellSpec(key=key, position=position, knobs=knobs,
-                     label=cell_label(knobs, varying or None))
+                     label=cell_label(knobs, varying or None),
+                     repetitions=(exp.include[position - n_matrix].repetitions
+                                  if position >= n_matrix else None))
         )
     return _mark_baseline(exp, cells, source)
 

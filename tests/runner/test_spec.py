@@ -139,6 +139,30 @@ def test_baseline_repetitions_add_rounds_for_the_baseline_only() -> None:
     assert _exp(repetitions=3).repetitions_label() == "3 repetitions"
 
 
+def test_an_include_row_can_run_its_own_number_of_times() -> None:
+    # Two servers, each with its own A/A baseline: the baseline runs 6 times
+    # (baseline_repetitions) and the second server's reference row too (its own repetitions).
+    exp = _exp(include=[{"doublewrite": True, "max_dirty_pages_pct": 75},
+                        {"doublewrite": False, "max_dirty_pages_pct": 75},
+                        {"doublewrite": True, "max_dirty_pages_pct": 60, "repetitions": 6},
+                        {"doublewrite": False, "max_dirty_pages_pct": 60}],
+               repetitions=4, baseline_repetitions=6, order={"mode": "blocks", "seed": 7})
+    cells = expand(exp)
+    assert [exp.repetitions_of(c) for c in cells] == [6, 4, 6, 4]
+    order = run_order(exp, cells)
+    assert len(order) == 20
+    runs = {c.key: sorted(r for cell, r in order if cell.key == c.key) for c in cells}
+    assert runs[cells[2].key] == [1, 2, 3, 4, 5, 6] and runs[cells[3].key] == [1, 2, 3, 4]
+    # Blocks 5 and 6 hold the two six-times rows only (each block every cell at most once).
+    assert {cell.key for cell, r in order if r > 4} == {cells[0].key, cells[2].key}
+    assert exp.repetitions_label() == "4 repetitions (baseline 6) (1 include row: 6)"
+    # The count is not part of the cell: the row's key (and its finished runs) stay.
+    plain = _exp(include=[{"doublewrite": True, "max_dirty_pages_pct": 60}])
+    assert expand(plain)[0].key == cells[2].key
+    with pytest.raises(ValueError, match="include.0.repetitions"):
+        _exp(include=[{"doublewrite": True, "repetitions": 0}])
+
+
 def test_baseline_repetitions_below_repetitions_is_refused() -> None:
     with pytest.raises(ValueError,
                        match=r"baseline_repetitions \(2\) is below repetitions \(3\)"):

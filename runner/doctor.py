@@ -4,6 +4,10 @@ Each :class:`Check` is ``required`` (a run cannot work without it: exit 1 when i
 optional (only some experiments need it: a sysbench sweep, an allocator, huge pages). Example
 server profiles (``configs/servers/example-*.yaml``) describe servers that are usually not
 installed; they are reported as information, never as failures.
+
+The host rows come from the same check objects preflight runs (:mod:`runner.host.checks_host`,
+:mod:`runner.host.checks_server`), asked without an experiment: :func:`as_row` turns a check's
+first problem, or what it found, into a row.
 """
 
 from __future__ import annotations
@@ -17,7 +21,18 @@ from pathlib import Path
 from flushbench import paths
 from flushbench.errors import FlushbenchError
 from runner import knobs as knobs_mod
-from runner.preflight import DROP_CACHES, free_disk, human_size, read_meminfo
+from runner.host.checks import CheckContext, HostCheck, Problem
+from runner.host.checks_host import (
+    Allocator,
+    CpuPinning,
+    Drivers,
+    DropCaches,
+    FreeDisk,
+    StorageThrottle,
+    TransparentHugePages,
+)
+from runner.host.checks_server import LargePages
+from runner.host.facts import HostFacts, writable
 from runner.proc import is_root, run_checked
 from runner.server.built import is_built_profile, rebuild_command
 from runner.server.profiles import (
@@ -28,10 +43,8 @@ from runner.server.profiles import (
 )
 from runner.workloads.registry import adapters
 
-#: Below this much free space in the work dir even the quickstart cannot run.
 #: The driver experiments use when they name none: doctor requires it.
 DEFAULT_DRIVER = "tpcc"
-MIN_FREE_BYTES = 2 * 1024**3
 
 
 @dataclass(frozen=True)
@@ -107,87 +120,90 @@ def _built_check(name: str) -> Check:
                  f"{server.basedir} ({server.label}, {version})", required=False)
 
 
-def _tool_checks() -> list[Check]:
-    checks = []
+def _go_check() -> Check:
+    """The Go toolchain: required only while tpcc/bin/tpcc is not built."""
     tpcc = paths.tpcc_binary()
     built = tpcc.is_file() and os.access(tpcc, os.X_OK)
     go = shutil.which("go")
-    checks.append(Check("go toolchain", go is not None,
-                        _first_line([go, "version"]) if go else "not on PATH",
-                        None if go else "install Go 1.22+ (needed to build tpcc/bin/tpcc)",
-                        required=not built))
-    # Every registered driver says what it lacks; only the default one is required.
-    for name, adapter in adapters().items():
-        workload = adapter()
-        missing = list(dict.fromkeys(workload.problems() + workload.load_problems()))
-        what, _, fix = (missing[0].partition(" — ") if missing else ("", "", ""))
-        checks.append(Check(f"driver {name}", not missing,
-                            "run and load: " + ", ".join(str(b) for b in workload.found_binaries())
-                            if not missing else what,
-                            fix or None, required=name == DEFAULT_DRIVER))
-    for name, lib in knobs_mod.ALLOCATOR_LIBS.items():
-        path = knobs_mod.allocator_library(name)
-        present = path is not None and Path(path).exists()
-        checks.append(Check(f"allocator {name}", present,
-                            path if present else f"{lib} not found",
-                            None if present else
-                            f"apt-get install {knobs_mod.ALLOCATOR_PACKAGES[name]}",
-                            required=False))
-    return checks
+    return Check("go toolchain", go is not None,
+                 _first_line([go, "version"]) if go else "not on PATH",
+                 None if go else "install Go 1.22+ (needed to build tpcc/bin/tpcc)",
+                 required=not built)
 
 
-def _writable(directory: Path) -> bool:
-    probe = directory
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    return os.access(probe, os.W_OK)
+class _WorkDirWritable(HostCheck):
+    name = "work dir writable"
+    required = True
+
+    def check(self, context: CheckContext) -> list[Problem]:
+        return [] if writable(context.work_dir) else [Problem(
+            str(context.work_dir), fix="set FLUSHBENCH_WORK to a writable folder")]
+
+    def describe(self, context: CheckContext) -> str:
+        return str(context.work_dir)
 
 
-def _host_checks(work: Path, db: str | None) -> list[Check]:
-    checks = []
-    mem = read_meminfo()
-    total, free_pages = mem.get("HugePages_Total", 0), mem.get("HugePages_Free", 0)
-    size_kb = mem.get("Hugepagesize", 2048)
-    checks.append(Check("huge pages", free_pages > 0,
-                        f"{free_pages} of {total} free, {size_kb} kB each",
-                        None if free_pages else "only for large_pages experiments:"
-                        " sysctl -w vm.nr_hugepages=N (plan/validate compute N)",
-                        required=False))
-    free = free_disk(work)
-    checks.append(Check("free disk in work dir", free is not None and free >= MIN_FREE_BYTES,
-                        f"{work}: {human_size(free) if free is not None else 'unknown'} free",
-                        "free space or set FLUSHBENCH_WORK to a bigger disk"))
-    checks.append(Check("work dir writable", _writable(work), str(work),
-                        "set FLUSHBENCH_WORK to a writable folder"))
-    from store.db import resolve_url  # local: keeps doctor importable without the store
+class _ResultsDirWritable(HostCheck):
+    """A SQLite results file's folder must be writable (server databases are not checked)."""
 
-    url = resolve_url(db)
-    if url.startswith("sqlite:///"):
-        db_dir = Path(url.removeprefix("sqlite:///")).parent
-        checks.append(Check("results db dir writable", _writable(db_dir), str(db_dir),
-                            "use --db / FLUSHBENCH_DB to point at a writable path"))
-    root = is_root()
-    checks.append(Check("user", True,
-                        "running as root: sandboxes start mysqld with --user=root" if root
-                        else "not root: mysqld runs as this user; drop_caches needs root",
-                        required=False))
-    can_drop = os.access(DROP_CACHES, os.W_OK)
-    checks.append(Check("drop_caches", can_drop,
-                        f"{DROP_CACHES} {'writable' if can_drop else 'not writable'}",
-                        None if can_drop else "run as root for pre_run.drop_caches",
-                        required=False))
-    return checks
+    name = "results db dir writable"
+    required = True
+
+    def _dir(self, context: CheckContext) -> Path | None:
+        from store.db import resolve_url  # local: keeps doctor importable without the store
+
+        url = resolve_url(context.db)
+        return Path(url.removeprefix("sqlite:///")).parent if url.startswith("sqlite:///") \
+            else None
+
+    def applies(self, context: CheckContext) -> bool:
+        return self._dir(context) is not None
+
+    def check(self, context: CheckContext) -> list[Problem]:
+        db_dir = self._dir(context)
+        return [] if db_dir is None or writable(db_dir) else [Problem(
+            str(db_dir), fix="use --db / FLUSHBENCH_DB to point at a writable path")]
+
+    def describe(self, context: CheckContext) -> str:
+        return str(self._dir(context))
+
+
+class _User(HostCheck):
+    """Who flushbench runs as (information: both work, with different powers)."""
+
+    name = "user"
+
+    def check(self, context: CheckContext) -> list[Problem]:
+        return []
+
+    def describe(self, context: CheckContext) -> str:
+        return ("running as root: sandboxes start mysqld with --user=root" if is_root()
+                else "not root: mysqld runs as this user; drop_caches needs root")
+
+
+def host_checks() -> list[HostCheck]:
+    """The host checks ``doctor`` runs, in the order it prints them (drivers first)."""
+    return [
+        *(Drivers(name, required=name == DEFAULT_DRIVER) for name in adapters()),
+        *(Allocator(name) for name in knobs_mod.ALLOCATOR_LIBS),
+        LargePages(), FreeDisk(), _WorkDirWritable(), _ResultsDirWritable(), _User(),
+        DropCaches(),
+        # What the host lets flushbench control around one mysqld (optional).
+        StorageThrottle(), TransparentHugePages(), CpuPinning("affinity"), CpuPinning("cpuset"),
+    ]
+
+
+def as_row(check: HostCheck, context: CheckContext) -> Check:
+    """One host check as doctor's row: its first problem, or what it found."""
+    problems = check.check(context)
+    if problems:
+        return Check(check.name, False, problems[0].what, problems[0].fix,
+                     required=check.required)
+    return Check(check.name, True, check.describe(context), required=check.required)
 
 
 def run_doctor(work: Path | None = None, db: str | None = None) -> list[Check]:
     """Run every environment check (a few subprocesses, < 1 s)."""
-    work = work or paths.work_dir()
-    return _profile_checks() + _tool_checks() + _host_checks(work, db) + _control_checks(work)
-
-
-def _control_checks(work: Path) -> list[Check]:
-    """What the host lets flushbench control: I/O throttling, THP, CPU pinning (optional)."""
-    from runner.host.capabilities import host_capabilities
-
-    return [Check(c.name, c.ok, c.detail, None if c.ok else c.fix, required=False)
-            for c in host_capabilities(work)]
+    context = CheckContext(host=HostFacts(work or paths.work_dir()), db=db)
+    return [*_profile_checks(), _go_check(),
+            *(as_row(c, context) for c in host_checks() if c.applies(context))]

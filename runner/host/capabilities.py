@@ -1,8 +1,9 @@
 """What this host can do around one mysqld: throttle its I/O, set THP, pin CPUs.
 
-Each answer is a :class:`Capability` with a one-line reason and, when it is missing, the fix —
-``doctor`` prints them, preflight turns a missing one into a :class:`PreflightError` with
-:meth:`Capability.require` when the experiment needs it.
+Each answer is a :class:`Capability` with a one-line reason and, when it is missing, the fix.
+The checks of :mod:`runner.host.checks_host` read them (through
+:class:`~runner.host.facts.HostFacts`, once per run of the checks): ``doctor`` prints them,
+preflight names the experiment's key that needs a missing one.
 
 The I/O check does not trust appearances: it creates a real throttle group, writes a limit for
 the device and reads it back (then removes the group), because only the kernel knows whether it
@@ -44,10 +45,6 @@ class Capability:
             raise PreflightError(f"{self.name}: {self.detail}", self.where, self.fix)
 
 
-def _is_root() -> bool:
-    return is_root()
-
-
 def can_throttle(directory: Path, probe: bool = True) -> Capability:
     """Can mysqld's I/O to files under ``directory`` be throttled on this host?
 
@@ -63,7 +60,7 @@ def can_throttle(directory: Path, probe: bool = True) -> Capability:
         return Capability(name, False, "no cgroup io (v2) or blkio (v1) controller is mounted",
                           "mount cgroup2 with the io controller (or cgroup v1 blkio)",
                           "/proc/self/mountinfo")
-    if not _is_root():
+    if not is_root():
         return Capability(name, False, f"{hierarchy.describe()} needs root to create groups",
                           "run flushbench as root to use storage profiles", str(hierarchy.root))
     try:
@@ -116,7 +113,7 @@ def can_pin_cpus(method: str = "affinity") -> Capability:
     if hierarchy is None:
         return Capability(name, False, "no cgroup cpuset controller is mounted",
                           "use method `affinity`", "/proc/self/mountinfo")
-    if not _is_root():
+    if not is_root():
         return Capability(name, False, f"{hierarchy.describe()} needs root",
                           "run as root or use method `affinity`", str(hierarchy.root))
     return Capability(name, True, f"{hierarchy.describe()}; CPUs {cpus} usable")

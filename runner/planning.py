@@ -104,6 +104,8 @@ def plan(exp: ExperimentSpec, source: str) -> Plan:
         runs.append(PlannedRun(i, cell, rep, seconds, clock))
         clock += seconds
     notes = list(report.notes)
+    if exp.workload.driver_choice:  # which TPC-C client `driver: auto` picked, and why
+        notes.insert(0, exp.workload.driver_choice)
     if exp.order.mode == "blocks" and exp.repetitions < MIN_BLOCKS:
         # One run a side per block: the exact stratified test's smallest p is 2 / 2^blocks.
         notes.append(f"order: blocks with {exp.repetitions} repetitions gives {exp.repetitions}"

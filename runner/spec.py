@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import (
     BeforeValidator,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -135,8 +136,10 @@ class DatasetSpec(StrictModel):
 class WorkloadSpec(StrictModel):
     """The driver and how it runs (connections can also be a matrix axis)."""
 
-    #: A driver the workload registry knows (``runner/workloads/``): tpcc, tpcc-mysql, sysbench.
-    driver: str = "tpcc"
+    #: A driver the workload registry knows (``runner/workloads/``): tpcc, tpcc-mysql, sysbench,
+    #: or ``auto`` (the default): tpcc-mysql when its tpcc_start is found, else the Go ``tpcc``.
+    #: ``auto`` is resolved when the file is validated; only the resolved name is stored.
+    driver: str = "auto"
     #: The built-in tpcc driver's workload: ``tpcc-mysql`` (default: tpcc_start's statements,
     #: NOTPM comparable with tpcc-mysql) or ``batched`` (fewer round trips; not comparable).
     mode: Literal["tpcc-mysql", "batched"] | None = None
@@ -149,6 +152,30 @@ class WorkloadSpec(StrictModel):
     report_interval: Annotated[Seconds, Field(ge=1)] = 10.0
     #: Paths of external binaries (tpcc_start, tpcc_load, sysbench), when not on PATH.
     binaries: dict[str, str] = Field(default_factory=dict)
+
+    #: Why ``auto`` chose the driver (shown by ``validate``/``plan``); None when it was named.
+    _driver_choice: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _resolve_auto(cls, data: Any, handler: Any) -> WorkloadSpec:
+        from runner.workloads.registry import AUTO_DRIVER, resolve_driver
+
+        choice = None
+        if isinstance(data, dict) and data.get("driver", AUTO_DRIVER) == AUTO_DRIVER:
+            binaries = data.get("binaries")
+            choice = resolve_driver(binaries if isinstance(binaries, dict) else None,
+                                    mode=data.get("mode"))
+            data = {**data, "driver": choice.driver}
+        spec = handler(data)
+        if choice is not None:
+            spec._driver_choice = choice.reason
+        return spec
+
+    @property
+    def driver_choice(self) -> str | None:
+        """How ``driver: auto`` was resolved (a sentence), or None for a named driver."""
+        return self._driver_choice
 
     @field_validator("driver")
     @classmethod

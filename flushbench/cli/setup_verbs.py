@@ -46,7 +46,7 @@ def validate(
         console.print(literal(f"{path}: ok: {len(report.cells)} cells ×"
                               f" {exp.repetitions_label()} on {report.servers_label()}"),
                       soft_wrap=True)
-        for note in report.notes:
+        for note in filter(None, [exp.workload.driver_choice, *report.notes]):
             console.print(literal(f"  note: {note}"), soft_wrap=True)
     if len(failures) == 1 and len(files) == 1:
         raise failures[0]

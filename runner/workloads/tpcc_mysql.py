@@ -1,10 +1,12 @@
 """Percona-Lab tpcc-mysql (``tpcc_load``, ``tpcc_start``) behind the workload interface.
 
-Not packaged by Debian: build it from Percona-Lab's tpcc-mysql source (``cd src; make``) and
-put the binaries on PATH or name them in ``workload.binaries`` (``tpcc_start``,
-``tpcc_load``). ``create_table.sql`` and ``add_fkey_idx.sql`` are read from beside
-``tpcc_load`` (the checkout's top directory, where ``make`` puts the binaries) or from
-``workload.binaries.tpcc_mysql_sql_dir``.
+Not packaged by Debian: build it from Percona-Lab's tpcc-mysql source
+(``scripts/build-tpcc-mysql.sh SRC_DIR``). The binaries are looked for in
+``workload.binaries`` (``tpcc_start``, ``tpcc_load``), then in ``$TPCC_MYSQL_BIN`` (the
+checkout, where the build leaves them, or its ``tpcc_start``), then on PATH; the same lookup
+decides ``workload.driver: auto`` (``registry.resolve_driver``). ``create_table.sql`` and
+``add_fkey_idx.sql`` are read from beside ``tpcc_load`` (the checkout's top directory, where
+``make`` puts the binaries) or from ``workload.binaries.tpcc_mysql_sql_dir``.
 
 Connections: tpcc-mysql takes the password only as ``-p`` (it shows in ``ps`` and tpcc-mysql
 echoes it; flushbench redacts it from the evidence files and warns). A unix socket is passed
@@ -16,6 +18,7 @@ socket (checked with Debian's libmariadb through sysbench).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,10 +49,29 @@ DEFAULT_DATABASE = "tpcc"
 #: tpcc_load is single-threaded: 10 warehouses took ~15 min on the reference machine.
 LOAD_S_PER_WAREHOUSE = 90.0
 SCHEMA_FILES = ("create_table.sql", "add_fkey_idx.sql")
+#: A tpcc-mysql checkout (or its tpcc_start): where the binaries and SQL files are.
+TPCC_MYSQL_ENV = "TPCC_MYSQL_BIN"
 BUILD_FIX = (
-    "build Percona-Lab's tpcc-mysql from source (cd src; make) and put {name} on PATH"
-    " or set workload.binaries.{name}"
+    "build Percona-Lab's tpcc-mysql (scripts/build-tpcc-mysql.sh SRC_DIR) and set"
+    f" {TPCC_MYSQL_ENV}=SRC_DIR, put {{name}} on PATH or set workload.binaries.{{name}}"
 )
+
+
+def tpcc_mysql_dir() -> Path | None:
+    """The directory ``$TPCC_MYSQL_BIN`` names (a checkout, or a binary in it); None if unset."""
+    value = os.environ.get(TPCC_MYSQL_ENV)
+    if not value:
+        return None
+    path = Path(value)
+    return path.parent if path.is_file() else path
+
+
+def locate(explicit: str | None, name: str) -> Path | None:
+    """``workload.binaries``' path, else ``$TPCC_MYSQL_BIN/name``, else PATH (None: nowhere)."""
+    base = tpcc_mysql_dir()
+    if not explicit and base is not None and (base / name).is_file():
+        return base / name
+    return find_binary(explicit, name)
 
 
 def split_sql(text: str) -> list[str]:
@@ -79,8 +101,8 @@ class TpccMysqlWorkload(Workload):
 
     def __init__(self, binaries: Mapping[str, str] | None = None) -> None:
         super().__init__(binaries)
-        self.start_binary = find_binary(self.binaries.get("tpcc_start"), "tpcc_start")
-        self.load_binary = find_binary(self.binaries.get("tpcc_load"), "tpcc_load")
+        self.start_binary = locate(self.binaries.get("tpcc_start"), "tpcc_start")
+        self.load_binary = locate(self.binaries.get("tpcc_load"), "tpcc_load")
 
     @classmethod
     def dataset_bytes(cls, dataset: DatasetSpec) -> int:

@@ -9,12 +9,14 @@ from pathlib import Path
 
 def tiny_tpcc_experiment(tmp_path: Path, name: str, body: str = "", *, duration: str = "6s",
                          report_interval: str = "2s", sampling: str = "2s",
-                         repetitions: int = 1) -> Path:
+                         repetitions: int = 1, driver: str | None = "tpcc") -> Path:
     """Write ``<tmp_path>/<name>.yaml`` and return its path.
 
     ``body`` is appended as written (dedented): a ``matrix``, ``fixed`` knobs, a policy.
     Dirty pages are not drained before the run (seconds matter more than a clean start here).
+    ``driver=None`` leaves ``workload.driver`` out (the default, ``auto``).
     """
+    named = "" if driver is None else f"driver: {driver}, "
     path = tmp_path / f"{name}.yaml"
     path.write_text(textwrap.dedent(f"""\
         version: 1
@@ -23,7 +25,7 @@ def tiny_tpcc_experiment(tmp_path: Path, name: str, body: str = "", *, duration:
         base_config: small
         dataset: {{workload: tpcc, warehouses: 1}}
         workload:
-          {{driver: tpcc, connections: 2, warmup: 2s, duration: {duration},
+          {{{named}connections: 2, warmup: 2s, duration: {duration},
             report_interval: {report_interval}}}
         sampling: {{interval: {sampling}}}
         repetitions: {repetitions}

@@ -19,6 +19,7 @@ from runner.host.capabilities import (
     host_capabilities,
 )
 from runner.host.cgroups import find_hierarchy
+from runner.proc import is_root
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -76,7 +77,7 @@ for cap in (can_throttle(Path('/')), can_set_thp(), can_pin_cpus('cpuset')):
 @pytest.mark.optional_host
 def test_a_user_that_is_not_root_is_told_to_run_as_root() -> None:
     setpriv = shutil.which("setpriv")
-    if os.geteuid() != 0 or setpriv is None:
+    if not is_root() or setpriv is None:
         pytest.skip("needs root and setpriv to run a check as an unprivileged user")
     proc = subprocess.run(
         [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",

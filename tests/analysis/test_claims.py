@@ -81,3 +81,29 @@ def test_the_report_prints_the_claims_with_their_exceptions(recorded_study: Path
             " maximum checkpoint age") in text and "run 24 (peak 100 %)" in text
     # The two sentences the first README got wrong are not made universal.
     assert "every run pushed" not in text and "every run is noisy" not in text
+
+
+def test_a_bandwidth_limit_counts_as_a_write_limit(study: tuple) -> None:
+    """A flash card's limit is bytes: runs judged against write_bandwidth (and, with both
+    limits, by the one they came closest to), from the same storage proofs."""
+    fr, _, db = study
+    done = fr.run_summary[fr.run_summary["status"] == "done"].sort_values("run_id")
+    first, second = (int(r) for r in done["run_id"][:2])
+    measured = claims._storage_evidence(db, [first, second])
+    bps = {r: float(measured[r]["io_write_bps"]) for r in (first, second)}
+    summary = done[done["run_id"].isin([first, second])].copy()
+    summary["extra"] = [
+        {"storage_write_bandwidth": bps[first] / 0.95},  # at 95 % of it: at the limit
+        # At half its bandwidth but 99 % of its operations: at a limit (the closest one).
+        {"storage_write_bandwidth": bps[second] * 2,
+         "storage_write_iops": float(measured[second]["io_write_iops"]) / 0.99},
+    ]
+    c = claims.reached_write_limit(db, summary)
+    assert (c.holds, c.total) == (2, 2)
+    assert c.holders[0] == (f"run {first} ({bps[first] / 2**20:,.1f} of "
+                            f"{bps[first] / 0.95 / 2**20:,.1f} MiB/s)")
+    assert c.holders[1].endswith(" IOPS)")
+    summary["extra"] = [{"storage_write_bandwidth": bps[first] * 2},
+                        {"storage_write_bandwidth": bps[second] * 2}]
+    missed = claims.reached_write_limit(db, summary)
+    assert (missed.holds, missed.total) == (0, 2) and missed.exceptions[0].endswith(" MiB/s)")

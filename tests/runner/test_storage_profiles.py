@@ -42,7 +42,8 @@ def test_bandwidth_units() -> None:
 
 
 def test_presets_and_labels() -> None:
-    assert set(PRESETS) == {"unlimited", "hdd-raid10-2011", "sata-ssd", "cloud-gp3"}
+    assert set(PRESETS) == {"unlimited", "hdd-raid10-2011", "sata-ssd", "cloud-gp3",
+                            "flash-2011"}
     assert not PRESETS["unlimited"].limited
     gp3 = resolve_storage("cloud-gp3")
     assert (gp3.write_iops, gp3.write_bandwidth) == (3000, 125 * 1024**2)
@@ -51,6 +52,31 @@ def test_presets_and_labels() -> None:
     assert PRESETS["unlimited"].label() == "unlimited (no limits)"
     raid = PRESETS["hdd-raid10-2011"]
     assert raid.write_iops * 2 == raid.read_iops  # RAID-10: each write costs two disk writes
+
+
+def test_every_preset_is_documented() -> None:
+    from pathlib import Path
+
+    table = (Path(__file__).parents[2] / "docs" / "storage.md").read_text()
+    for name in PRESETS:
+        assert f"| `{name}` |" in table, f"docs/storage.md's preset table lacks {name}"
+
+
+def test_the_2011_flash_card_is_limited_by_bytes_first() -> None:
+    flash = resolve_storage("flash-2011")
+    assert flash.label() == "flash-2011 (r 2000 IOPS 13M/s, w 2000 IOPS 10M/s)"
+    # At its bandwidth limit, 16 KiB pages use under half its operations, and even 8 KiB
+    # writes fit: bytes bind first, so doublewrite's second copy costs in full.
+    for bandwidth, iops in ((flash.write_bandwidth, flash.write_iops),
+                            (flash.read_bandwidth, flash.read_iops)):
+        assert bandwidth / (16 * 1024) < iops / 2 and bandwidth / (8 * 1024) < iops
+    # The 2011 card (FusionIO 160 GB SLC) divided by the study's scale (500 → 10 warehouses).
+    assert flash.write_bandwidth * 50 == pytest.approx(550e6, rel=0.05)
+    assert flash.read_bandwidth * 50 == pytest.approx(700e6, rel=0.05)
+    # A preset with one value changed, as the calibration sweep writes it.
+    wider = resolve_storage({"preset": "flash-2011", "write_bandwidth": "20M"})
+    assert (wider.name, wider.write_bandwidth, wider.write_iops) == (
+        "flash-2011+custom", 20 * 1024**2, 2000)
 
 
 def test_mapping_and_preset_override() -> None:

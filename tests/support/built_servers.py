@@ -8,7 +8,10 @@ machine without built servers pays nothing.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from flushbench.errors import FlushbenchError
 from runner.server.built import BUILD_HINT, is_built_profile
@@ -28,3 +31,17 @@ def built_server(kind: str) -> ResolvedServer:
     except FlushbenchError as exc:
         pytest.skip(f"{kind}'s profile does not resolve ({exc.what}): rebuild it with"
                     f" {BUILD_HINT.format(kind=kind)}")
+
+
+def built_servers_named(experiment: Path) -> list[str]:
+    """The built servers an experiment file names (top level, ``fixed``, matrix, include).
+
+    A shipped experiment that names one validates only where it is built: the test that
+    validates every shipped file leaves it to the tests that build-check it
+    (tests/runner/test_shipped_2011_studies.py, tests/runner/test_server_axis.py).
+    """
+    data = yaml.safe_load(experiment.read_text()) or {}
+    named = [data.get("server"), (data.get("fixed") or {}).get("server")]
+    named += list((data.get("matrix") or {}).get("server") or [])
+    named += [row.get("server") for row in data.get("include") or [] if isinstance(row, dict)]
+    return sorted({str(n) for n in named if n is not None} & set(BUILT_KINDS))

@@ -1,0 +1,119 @@
+"""Is the baseline flushing-bound? The `flash-2011` calibration criterion, per run.
+
+    .venv/bin/python scripts/flash_calibration.py DB [EXPERIMENT]
+
+``DB`` is a results database (path or URL), ``EXPERIMENT`` defaults to
+``flash-2011-calibration`` (experiments/flash-2011-calibration.yaml; any experiment run under
+a storage limit works, e.g. ``stability-2011-flash``). For each done run (the latest attempt
+of each repetition) over its measurement window, from the throttle group's own counters read
+by the sampler every 10 s (``samples.group_*``) and the CPU counters of mysqld and the driver:
+
+- per storage limit set: the share of the window's sampler intervals in which the group was
+  at the limit (within 10 %, ``runner.disturbance.AT_LIMIT``) and its mean rate as a share
+  of the limit;
+- the CPU cores mysqld and the driver used (CPU-seconds per second of the window).
+
+The criterion (issue 24, docs/storage.md "flash-2011"): write bandwidth at its limit in
+>= 90 % of the intervals, mysqld + driver < 1.8 cores, and every other limit (operations,
+reads) at its limit in < 90 % of them — bytes, not CPU or operations, bind. Exit status 0
+when every run meets it, 1 otherwise.
+
+A ballpark measured under load (not publishable) is in docs/storage.md ("flash-2011").
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from sqlalchemy import select
+
+from analysis import frames
+from analysis.query import session_scope
+from runner.disturbance import limit_figures
+from store.models import Sample
+
+#: Run metadata key → the limit name runner.disturbance judges.
+LIMITS = {"storage_write_bandwidth": "write_bandwidth", "storage_write_iops": "write_iops",
+          "storage_read_bandwidth": "read_bandwidth", "storage_read_iops": "read_iops"}
+AT_LIMIT_SHARE = 0.90  # of the window's intervals, for the limit that must bind
+MAX_CORES = 1.8  # mysqld + driver, of the machine's 2
+
+
+def _cores(samples: list[Any], prefix: str) -> float | None:
+    """CPU-seconds per second of ``prefix`` (mysqld, driver) between first and last sample."""
+    known = [s for s in samples if getattr(s, f"{prefix}_cpu_user_s") is not None]
+    if len(known) < 2:
+        return None
+    first, last = known[0], known[-1]
+    seconds = (last.ts - first.ts).total_seconds()
+    used = sum(getattr(last, f"{prefix}_cpu_{k}_s") - getattr(first, f"{prefix}_cpu_{k}_s")
+               for k in ("user", "sys"))
+    return used / seconds if seconds > 0 else None
+
+
+def judge_runs(db: str, experiment: str) -> list[dict[str, Any]]:
+    """One row per done run: its limits' figures, CPU cores and the criterion's verdict."""
+    fr = frames.load(db, experiment)
+    rs = fr.run_summary
+    rs = rs[(rs["status"] == "done") & ~rs["superseded"].astype(bool)].sort_values("run_id")
+    window = frames.samples(db, experiment)
+    window = window[window["in_window"]]
+    rows = []
+    with session_scope(db) as s:
+        for run in rs.itertuples():
+            seqs = set(window.loc[window["run_id"] == run.run_id, "seq"])
+            taken = [x for x in s.scalars(select(Sample).where(Sample.run_id == run.run_id)
+                                          .order_by(Sample.seq)) if x.seq in seqs]
+            extra = run.extra if isinstance(run.extra, dict) else {}
+            limits = {name: extra.get(key) for key, name in LIMITS.items()}
+            figures = limit_figures(taken, limits)
+            mysqld, driver = _cores(taken, "mysqld"), _cores(taken, "driver")
+            bw = figures.get("write_bandwidth")
+            at = bw["intervals_at_limit"] / bw["intervals"] if bw else None
+            others = [f["intervals_at_limit"] / f["intervals"]
+                      for n, f in figures.items() if n != "write_bandwidth"]
+            cores = (mysqld or 0.0) + (driver or 0.0)
+            ok = (at is not None and at >= AT_LIMIT_SHARE and mysqld is not None
+                  and cores < MAX_CORES and all(o < AT_LIMIT_SHARE for o in others))
+            rows.append({"run": int(run.run_id), "cell": run.cell_label, "notpm": run.notpm,
+                         "figures": figures, "mysqld": mysqld, "driver": driver,
+                         "at_limit": at, "ok": ok})
+    return rows
+
+
+def _print(rows: list[dict[str, Any]]) -> None:
+    for r in rows:
+        notpm = f"{r['notpm']:,.0f}" if r["notpm"] == r["notpm"] else "—"
+        print(f"run {r['run']}: {r['cell']}  NOTPM {notpm}")
+        for name, f in r["figures"].items():
+            unit = f"{f['mean'] / 2**20:.2f} of {f['limit'] / 2**20:.1f} MiB/s" \
+                if "bandwidth" in name else f"{f['mean']:,.0f} of {f['limit']:,.0f} IOPS"
+            share = f["intervals_at_limit"] / f["intervals"]
+            print(f"    {name:<16} at the limit in {f['intervals_at_limit']:.0f} of"
+                  f" {f['intervals']:.0f} intervals ({share:.0%}); mean {unit} ({f['share']:.0%})")
+        if not r["figures"]:
+            print("    no throttle-group counters in its samples (no limit, or recorded before"
+                  " the sampler read them)")
+        cpu = " + ".join(f"{who} {c:.2f}" for who, c in (("mysqld", r["mysqld"]),
+                                                         ("driver", r["driver"]))
+                         if c is not None)
+        print(f"    CPU cores: {cpu or 'not sampled'}  →  "
+              + ("flushing-bound: meets the criterion" if r["ok"] else "does NOT meet it"))
+
+
+def main(argv: list[str]) -> int:
+    """Print the criterion per run; 0 when every run meets it, 1 otherwise, 2 on usage."""
+    if not 1 <= len(argv) <= 2:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    rows = judge_runs(argv[0], argv[1] if len(argv) == 2 else "flash-2011-calibration")
+    if not rows:
+        print("no done run to judge", file=sys.stderr)
+        return 1
+    _print(rows)
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

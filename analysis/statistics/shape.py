@@ -33,6 +33,7 @@ from analysis.statistics._series import (
     ar1_surrogates,
     clean_series,
     monte_carlo_p,
+    pair_indices,
 )
 
 #: An interval below this fraction of the median is a hole.
@@ -174,7 +175,7 @@ def theil_sen_slope(
     y, t = y[keep], t[keep]
     if y.size < 3:
         return math.nan
-    i, j = np.triu_indices(y.size, k=1)
+    i, j = pair_indices(y.size)
     dt = t[j] - t[i]
     ok = dt != 0
     if not ok.any():
@@ -201,7 +202,7 @@ def trend(
         return (math.nan, math.nan)
     slope = theil_sen_slope(y, t)
     pct_per_min = 100.0 * slope * 60.0 / med
-    i, j = np.triu_indices(n, k=1)
+    i, j = pair_indices(n)
     s = float(np.sign(y[j] - y[i]).sum())
     _, counts = np.unique(y, return_counts=True)
     var = (n * (n - 1) * (2 * n + 5) - float((counts * (counts - 1) * (2 * counts + 5)).sum()))

@@ -1,0 +1,69 @@
+"""The AR(1) surrogates and memoized grids give exactly the figures the plain code gave.
+
+``ar1_surrogates`` runs its recursion in ``scipy.signal.lfilter`` and the oscillation test
+memoizes what depends only on the sampling times (issue 22, item 8: speed). Stability scores
+must not move, so these compare bit for bit with the straightforward versions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis.statistics import oscillation
+from analysis.statistics._series import ar1_surrogates, pair_indices, trend_projector
+
+
+def _loop_surrogates(t: np.ndarray, dt: float, phi: float, count: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """The recursion as a Python loop over samples (the code lfilter replaced)."""
+    n = t.size
+    out = np.empty((count, n))
+    eps = rng.standard_normal((count, n))
+    out[:, 0] = eps[:, 0]
+    gaps = np.diff(t) / dt
+    rho = phi ** gaps if phi >= 0 else phi ** np.maximum(np.rint(gaps), 1)
+    scale = np.sqrt(np.clip(1 - rho * rho, 0.0, None))
+    for i in range(1, n):
+        out[:, i] = rho[i - 1] * out[:, i - 1] + scale[i - 1] * eps[:, i]
+    return out
+
+
+@pytest.mark.parametrize("phi", [-0.5, -0.2, 0.0, 0.3, 0.7, 0.95])
+@pytest.mark.parametrize("gaps", ["even", "missing", "uneven"])
+def test_surrogates_bit_identical_to_the_loop(phi: float, gaps: str) -> None:
+    rs = np.random.default_rng(7)
+    t = np.arange(120) * 10.0
+    if gaps == "missing":  # missing intervals: stretches of different spacing
+        t = np.delete(t, [5, 6, 40, 41, 42, 90])
+    elif gaps == "uneven":  # a reporter that drifts by a few ms each interval
+        t = t + rs.uniform(-0.02, 0.02, t.size)
+    for count in (1, 19, 180):
+        want = _loop_surrogates(t, 10.0, phi, count, np.random.default_rng(99))
+        got = ar1_surrogates(t, 10.0, phi, count, np.random.default_rng(99))
+        assert np.array_equal(got, want)
+
+
+def test_short_series() -> None:
+    t = np.array([0.0, 10.0])
+    want = _loop_surrogates(t, 10.0, 0.5, 4, np.random.default_rng(1))
+    assert np.array_equal(ar1_surrogates(t, 10.0, 0.5, 4, np.random.default_rng(1)), want)
+
+
+def test_memoized_grid_gives_the_same_answer_and_cannot_be_changed() -> None:
+    rs = np.random.default_rng(3)
+    t = np.arange(90) * 10.0
+    y = 1000 + 80 * np.sin(2 * np.pi * t / 150) + rs.normal(0, 20, t.size)
+    first = oscillation.detect_oscillation(y, t, interval_s=10.0)
+    oscillation._grid.cache_clear()  # noqa: SLF001 - the memo is what is under test
+    second = oscillation.detect_oscillation(y, t, interval_s=10.0)
+    third = oscillation.detect_oscillation(y, t, interval_s=10.0)  # from the memo
+    assert first == second == third
+    assert first.oscillates
+    freqs, proj, _ = oscillation._grid(t.tobytes(), 10.0)  # noqa: SLF001
+    assert np.array_equal(proj, trend_projector(t))
+    with pytest.raises(ValueError):
+        proj[0, 0] = 1.0
+    i, _ = pair_indices(5)
+    with pytest.raises(ValueError):
+        i[0] = 3

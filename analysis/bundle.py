@@ -115,6 +115,14 @@ def credentials_in(folder: Path) -> list[str]:
     return found
 
 
+def _refuse_credentials(folder: Path, db_path: Path) -> None:
+    leaks = credentials_in(folder)
+    if leaks:
+        raise AnalysisError(f"the bundle would carry a credential ({'; '.join(leaks[:3])})",
+                            where=str(db_path), fix="remove it from the results database"
+                            " (or the reference file) and bundle again; nothing was written")
+
+
 def make_bundle(db_path: Path, experiment: ExperimentRef, target: Path, *,
                 png: bool = True, reference: BundleReference | None = None) -> Path:
     """Write the bundle of one experiment of a SQLite results database to ``target``.
@@ -153,13 +161,10 @@ def make_bundle(db_path: Path, experiment: ExperimentRef, target: Path, *,
                     f"# server: {name}\n" + yaml.safe_dump(entry["profile"], sort_keys=False))
         if reference is not None:
             (folder / REFERENCE).write_bytes(reference.path.read_bytes())
+        _refuse_credentials(folder, db_path)  # before the report: the data is where they come from
         write_report(folder / RESULTS, info["name"], folder / "report", png=png,
                      reference=None if reference is None else reference.spec)
-        leaks = credentials_in(folder)
-        if leaks:
-            raise AnalysisError(f"the bundle would carry a credential ({'; '.join(leaks[:3])})",
-                                where=str(db_path), fix="remove it from the results database"
-                                " (or the reference file) and bundle again; nothing was written")
+        _refuse_credentials(folder / "report", db_path)
         manifest = {
             "bundle_format": 1,
             "experiment": {"name": info["name"], "measurement_hash": info["measurement_hash"]},

@@ -168,7 +168,7 @@ def open_bundle(path: Path, target: Path) -> Path:
         if not member.is_file() or sha256(member) != digest:
             shutil.rmtree(folder, ignore_errors=True)
             raise StoreError(f"the bundle's {name} does not match its manifest", where=where,
-                             fix="the file was changed or damaged after it was made")
+                             fix=f"it was changed after it was made; {DAMAGED.split(': ', 1)[1]}")
     if not (folder / RESULTS).is_file():
         shutil.rmtree(folder, ignore_errors=True)
         raise StoreError("the bundle has no results database", where=where,

@@ -131,6 +131,34 @@ def test_a_throttle_held_below_its_limit() -> None:
     assert disturbance.assess(limit_run([3_000] * 10), limits=limits) == []
 
 
+def test_a_bandwidth_limit_is_judged_on_the_groups_bytes() -> None:
+    # The flash-2011 preset: 10 MiB/s of writes, operations far from binding. At the byte
+    # limit throughout: no warning, every interval at it; held to 60 % after 3 intervals:
+    # below-limit on write_bandwidth, not on the operations the group never came near.
+    mib = 1 << 20
+    limits = {"write_bandwidth": 10 * mib, "write_iops": 2000}
+
+    def run(per_tick_mib: list[float]) -> list[SampleRecord]:
+        total, out = 0.0, []
+        for i, step in enumerate([0.0, *per_tick_mib]):
+            total += step * mib
+            out.append(sample(i, group_write_bytes=int(total), group_write_ios=i * 4000,
+                              group_read_ios=0, group_read_bytes=0))
+        return out
+
+    steady = run([100.0] * 10)
+    assert disturbance.assess(steady, limits=limits) == []
+    figures = disturbance.limit_figures(steady, limits)
+    assert figures["write_bandwidth"]["intervals_at_limit"] == 10
+    assert figures["write_bandwidth"]["share"] == pytest.approx(1.0)
+    assert figures["write_iops"]["intervals_at_limit"] == 0  # 400 of 2,000 IOPS
+    found = disturbance.assess(run([100.0] * 3 + [60.0] * 7), limits=limits)
+    assert [(f.kind, f.figures["limit_name"]) for f in found] == [("below-limit",
+                                                                   "write_bandwidth")]
+    assert found[0].figures["share"] == pytest.approx(0.72)
+    assert "B/s against its write_bandwidth limit of 10,485,760" in found[0].message
+
+
 def test_too_few_samples_judge_nothing() -> None:
     assert disturbance.assess(cpu_run(2, others_per_tick=10.0)) == []
 

@@ -115,6 +115,18 @@ def credentials_in(folder: Path) -> list[str]:
     return found
 
 
+def _rollback_journal(path: Path) -> None:
+    """Leave one self-contained file: reading the database for the report switched it to WAL,
+    which left ``-wal``/``-shm`` files beside it (they would go into the archive too)."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA journal_mode=DELETE")  # checkpoints and removes -wal and -shm
+    finally:
+        conn.close()
+    for suffix in ("-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
 def _refuse_credentials(folder: Path, db_path: Path) -> None:
     leaks = credentials_in(folder)
     if leaks:
@@ -165,6 +177,7 @@ def make_bundle(db_path: Path, experiment: ExperimentRef, target: Path, *,
         write_report(folder / RESULTS, info["name"], folder / "report", png=png,
                      reference=None if reference is None else reference.spec)
         _refuse_credentials(folder / "report", db_path)
+        _rollback_journal(folder / RESULTS)
         manifest = {
             "bundle_format": 1,
             "experiment": {"name": info["name"], "measurement_hash": info["measurement_hash"]},

@@ -125,6 +125,9 @@ def test_manifest_records_version_and_environment(packed: tuple[str, Path, Path]
         assert manifest["reference"] is None and not (folder / "reference.yaml").exists()
     assert {"experiment.yaml", "base_config.cnf", "server.yaml", RESULTS} <= set(
         manifest["files"])
+    # One self-contained database file: no WAL left beside it by the report's reading.
+    assert not [n for n in manifest["files"] if n.endswith(("-wal", "-shm"))]
+    assert (folder / RESULTS).read_bytes()[18:20] == b"\x01\x01"  # rollback journal
 
 
 #: What a credential looks like in text (redaction.py masks these forms and more).

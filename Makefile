@@ -1,5 +1,5 @@
 # Thin entry points; the real work is in scripts/ and the flushbench CLI.
-.PHONY: setup quickstart test test-fast bench lint
+.PHONY: setup quickstart test test-fast bench lint study-bundles
 
 setup:
 	bash scripts/setup.sh
@@ -20,6 +20,10 @@ test-fast: setup
 
 bench: setup
 	bash bench/run_all.sh
+
+# The committed studies (docs/study-2011, docs/allocators) as bundles in reports/bundles/.
+study-bundles: setup
+	.venv/bin/python scripts/study_bundles.py pack
 
 lint:
 	.venv/bin/ruff check flushbench runner analysis store tests bench

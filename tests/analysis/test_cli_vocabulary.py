@@ -5,26 +5,19 @@ experiment's do (so the check can fail)."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.analysis.test_crossdb import STUDY, recorded_copy
 from tests.support.cli_runner import CliRun
+from tests.support.recorded import copy_recorded, recorded_pair
 
-ALLOCATORS = Path(__file__).resolve().parents[2] / "docs" / "allocators" / \
-    "allocators-example.sqlite"
 NOTPM = re.compile("notpm", re.IGNORECASE)
 
 
 @pytest.fixture(scope="module")
 def sysbench_dbs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("vocabulary")
-    a = recorded_copy(ALLOCATORS, folder / "a.sqlite")
-    b = folder / "b.sqlite"
-    shutil.copyfile(a, b)
-    return a, b
+    return recorded_pair("allocators", tmp_path_factory)
 
 
 def test_sysbench_output_never_says_notpm(sysbench_dbs: tuple[Path, Path],
@@ -45,7 +38,7 @@ def test_sysbench_output_never_says_notpm(sysbench_dbs: tuple[Path, Path],
 
 
 def test_tpcc_output_says_notpm(tmp_path: Path, cli: CliRun) -> None:
-    db = recorded_copy(STUDY, tmp_path / "study.sqlite")
+    db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
     code, out, err = cli(["compare", "stability-2011", "--db", str(db)])
     assert code == 0, out + err
     assert "NOTPM (95% CI)" in out

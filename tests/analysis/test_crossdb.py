@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -27,35 +26,19 @@ from analysis.crossdb import cross_compare, parse_sources
 from analysis.frames import load
 from flushbench.errors import AnalysisError
 from store.db import ResultsDB
-from store.migrate import upgrade_database
 from tests.support.cli_runner import CliRun
 from tests.support.pg_rows import copy_rows
+from tests.support.recorded import copy_recorded, recorded_pair
 
-ROOT = Path(__file__).resolve().parents[2]
-STUDY = ROOT / "docs" / "study-2011" / "stability-2011.sqlite"
-ALLOCATORS = ROOT / "docs" / "allocators" / "allocators-example.sqlite"
 DROPPED = "doublewrite=on max_dirty_pages_pct=15 io_capacity=20000"
 ROWS_ON50 = "doublewrite=on max_dirty_pages_pct=50 io_capacity=20000"
 ROWS_OFF50 = "doublewrite=off max_dirty_pages_pct=50 io_capacity=20000"
 
 
-def recorded_copy(committed: Path, target: Path) -> Path:
-    """A committed results database copied (never opened in place) and brought to head."""
-    shutil.copyfile(committed, target)
-    url = f"sqlite:///{target}"
-    upgrade_database(url, str(target))
-    for backup in target.parent.glob(f"{target.stem}.pre-upgrade-*"):
-        backup.unlink()
-    return target
-
-
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(A, B): the recorded study, and its half-speed copy without the max_dirty 15 cell."""
-    folder = tmp_path_factory.mktemp("crossdb")
-    a = recorded_copy(STUDY, folder / "a.sqlite")
-    b = folder / "b.sqlite"
-    shutil.copyfile(a, b)
+    a, b = recorded_pair("stability-2011", tmp_path_factory)
     conn = sqlite3.connect(b)
     try:
         conn.execute("PRAGMA foreign_keys=ON")
@@ -129,8 +112,7 @@ def test_matching_refusals(sources: tuple[Path, Path], tmp_path: Path) -> None:
         cross_compare(pair, on=["innodb_nothing"])
     with pytest.raises(AnalysisError, match="do not pair up"):
         parse_sources(["x", "y"], ["1.sqlite", "2.sqlite", "3.sqlite"])
-    alloc = shutil.copyfile(ALLOCATORS, tmp_path / "alloc.sqlite")
-    upgrade_database(f"sqlite:///{alloc}", str(alloc))
+    alloc = copy_recorded("allocators", tmp_path / "alloc.sqlite")
     name = ResultsDB(alloc, create=False)
     try:
         with name.session() as s:

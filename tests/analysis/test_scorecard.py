@@ -18,8 +18,8 @@ from scipy import stats
 from analysis import scorecard
 from analysis.frames import Frames, load
 from runner.spec import load_experiment
-from tests.analysis.test_crossdb import STUDY, recorded_copy
 from tests.support.cli_runner import CliRun
+from tests.support.recorded import copy_recorded
 
 EXPERIMENT = Path(__file__).resolve().parents[2] / "experiments" / "stability-2011.yaml"
 
@@ -52,7 +52,7 @@ def test_the_rule(reference: float, low: float, high: float, verdict: str, size:
 
 @pytest.fixture(scope="module")
 def rerun(tmp_path_factory: pytest.TempPathFactory) -> Frames:
-    db = recorded_copy(STUDY, tmp_path_factory.mktemp("scorecard") / "study.sqlite")
+    db = copy_recorded("stability-2011", tmp_path_factory.mktemp("scorecard") / "study.sqlite")
     return load(db, "stability-2011")
 
 
@@ -120,7 +120,7 @@ def test_default_comparisons_and_rows_not_run(rerun: Frames) -> None:
 
 
 def test_compare_prints_the_scorecard(rerun: Frames, cli: CliRun, tmp_path: Path) -> None:
-    db = recorded_copy(STUDY, tmp_path / "study.sqlite")
+    db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
     code, out, err = cli(["compare", "stability-2011", "--db", str(db),
                           "--reference", str(EXPERIMENT)])
     assert code == 0, out + err
@@ -164,7 +164,7 @@ def test_report_section(rerun: Frames) -> None:
 
 
 def test_report_carries_the_scorecard(cli: CliRun, tmp_path: Path) -> None:
-    db = recorded_copy(STUDY, tmp_path / "study.sqlite")
+    db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
     out = tmp_path / "report"
     code, text, err = cli(["report", "stability-2011", "--db", str(db), "-o", str(out),
                            "--no-png", "--reference", str(EXPERIMENT)])

@@ -21,10 +21,24 @@ RECORDED = {
 }
 
 
+def copy_recorded(name: str, target: Path) -> Path:
+    """A private copy of a committed recorded database at ``target``, migrated to the current
+    schema (the pre-upgrade backup an upgrade leaves beside it removed)."""
+    shutil.copyfile(RECORDED[name], target)
+    upgrade(target, i_have_a_backup=True)
+    for backup in target.parent.glob(f"{target.stem}.pre-upgrade-*"):
+        backup.unlink()
+    return target
+
+
 def recorded_copy(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A private copy of a committed recorded database, migrated to the current schema."""
-    src = RECORDED[name]
-    dst = tmp_path_factory.mktemp(name) / src.name
-    shutil.copyfile(src, dst)
-    upgrade(dst, i_have_a_backup=True)
-    return dst
+    return copy_recorded(name, tmp_path_factory.mktemp(name) / RECORDED[name].name)
+
+
+def recorded_pair(name: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two private copies of one recorded database (``a.sqlite``, ``b.sqlite``): the two
+    sources of a cross-database test, the second one for the test to alter."""
+    folder = tmp_path_factory.mktemp(name)
+    a = copy_recorded(name, folder / "a.sqlite")
+    return a, Path(shutil.copyfile(a, folder / "b.sqlite"))

@@ -201,7 +201,7 @@ def _locate(profile: ServerProfile, where: str) -> tuple[Path, Path | None, Path
 
 
 def version_text(mysqld: Path, env: dict[str, str], where: str) -> str:
-    """``mysqld --version`` output (cached per binary, mtime and environment).
+    """``mysqld --version``'s version line (cached per binary, mtime and environment).
 
     Raises
     ------
@@ -226,7 +226,11 @@ def version_text(mysqld: Path, env: dict[str, str], where: str) -> str:
                 where=f"{where}: mysqld",
                 fix="check that the binary runs (missing shared libraries? set lib_dirs)",
             ) from None
-        _CACHE[key] = text
+        # MariaDB 5.5 logs "261124  3:34:40 [Note] ... starting as process 2477 ..." before
+        # its version line: keep the version line alone, or the text (and the dataset key
+        # hashed from it) would differ on every call.
+        versioned = [line.strip() for line in text.splitlines() if " Ver " in line]
+        _CACHE[key] = versioned[-1] if versioned else text
     return _CACHE[key]
 
 

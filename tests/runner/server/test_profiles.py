@@ -181,3 +181,34 @@ def test_base_configs() -> None:
     assert read_mycnf(base_config_path("small"))["innodb_buffer_pool_size"] == "128M"
     with pytest.raises(ConfigError, match="unknown base config 'smal'"):
         base_config_path("smal")
+
+
+def test_the_version_text_is_the_version_line_alone(tmp_path: Path) -> None:
+    """MariaDB 5.5 logs a timestamped note before its version line; the text that keys the
+    server's datasets must not change from one call to the next (it did: a fresh XtraDB 5.5
+    dataset was loaded by every flushbench process)."""
+    from runner.server import profiles
+
+    mysqld = tmp_path / "mysqld"
+    mysqld.write_text("#!/bin/sh\n"
+                      "echo \"$(date +%H:%M:%S.%N) [Note] $0 (mysqld 5.5.44-MariaDB) starting as"
+                      " process $$ ...\" >&2\n"
+                      "echo \"$0  Ver 5.5.44-MariaDB for Linux on x86_64 (Source distribution)\"\n")
+    mysqld.chmod(0o755)
+    texts = set()
+    for _ in range(2):
+        profiles._CACHE.clear()
+        texts.add(profiles.version_text(mysqld, {"PATH": os.environ["PATH"]}, "p.yaml"))
+    assert texts == {f"{mysqld}  Ver 5.5.44-MariaDB for Linux on x86_64 (Source distribution)"}
+
+
+@pytest.mark.optional_tool  # the 5.5 servers are built by hand (scripts/build-server.sh)
+def test_the_built_xtradb_keeps_one_version_text() -> None:
+    from runner.server import profiles
+    from tests.support.built_servers import built_server
+
+    server = built_server("xtradb-5.5")
+    profiles._CACHE.clear()
+    again = built_server("xtradb-5.5")
+    assert server.version_string == again.version_string
+    assert "[Note]" not in server.version_string and " Ver 5.5." in server.version_string

@@ -18,7 +18,13 @@ import pytest
 from runner.server import ResolvedServer, SandboxLayout, initialize_datadir, resolve_binary
 from tests.support.cli_runner import cli  # noqa: F401 - `flushbench ARGS` in-process, everywhere
 from tests.support.leftovers import kill_orphaned_test_servers
-from tests.support.parallel import assign_groups
+from tests.support.parallel import (  # noqa: F401 - the xdist hooks: `make test`'s groups
+    in_xdist_worker,
+    pytest_collection_modifyitems,
+    pytest_configure_node,
+    pytest_unconfigure,
+    pytest_xdist_make_scheduler,
+)
 from tests.support.pgcluster import PgCluster, PostgresUnavailable
 
 MARIADBD = Path("/usr/sbin/mariadbd")
@@ -38,29 +44,16 @@ innodb_buffer_pool_dump_at_shutdown=OFF
 TEST_INIT_OPTIONS = {"innodb_log_file_size": "16M"}
 
 
-def _xdist_worker(config: pytest.Config) -> bool:
-    """True in a pytest-xdist worker process (``make test`` runs the suite in several)."""
-    return hasattr(config, "workerinput")
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Remove servers a SIGKILLed earlier session left running (tests/support/leftovers.py).
 
     Under xdist the controller does it once, before it starts the workers.
     """
-    if _xdist_worker(session.config):
+    if in_xdist_worker(session.config):
         return
     killed = kill_orphaned_test_servers()
     if killed:
         print(f"killed {len(killed)} server(s) left by an earlier, killed test session")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under xdist: give every test its group and put the costliest groups first
-    (tests/support/parallel.py). A serial run keeps pytest's order."""
-    if _xdist_worker(config):
-        assign_groups(items)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -21,9 +21,11 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.fixture(
     scope="session",
-    # The real case shares the session's real run with the other readers of it under xdist.
-    params=["synthetic", pytest.param("real", marks=[pytest.mark.mysql,
-                                                     pytest.mark.xdist_group(REAL_RUN_GROUP)])],
+    # Under xdist each case's tests share one worker, so each report is written once; the real
+    # case shares the session's real run with the other readers of it.
+    params=[pytest.param("synthetic", marks=pytest.mark.xdist_group("report-synthetic")),
+            pytest.param("real", marks=[pytest.mark.mysql,
+                                        pytest.mark.xdist_group(REAL_RUN_GROUP)])],
 )
 def report(
     request: pytest.FixtureRequest, study_db: Path, tmp_path_factory: pytest.TempPathFactory

@@ -18,16 +18,32 @@ Every test gets an ``xdist_group``: one worker runs a whole group, in collection
 The groups are then ordered by an estimate of their cost, most expensive first, so the long
 server modules start at once and the quick files fill the gaps at the end (xdist hands the
 groups out in collection order when ``--no-loadscope-reorder`` is given).
+
+The groups reach xdist's scheduler through a file, not through xdist's own ``loadgroup``: that
+one appends ``@group`` to each test's node id, which pytest 9.2's structured node ids silently
+ignore (pytest-dev/pytest-xdist#1386), so every group was split over all workers — host-control
+tests ran beside each other and each worker built its own module fixtures and real run. Each
+worker writes the node id → group map it computed (:func:`write_groups`); the controller's
+:class:`GroupScheduling` reads it once every worker has collected.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import tempfile
 from collections import defaultdict
+from pathlib import Path
+from typing import Any
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 HOST_GROUP = "host-control"
 REAL_RUN_GROUP = "real-run"
+#: The ``workerinput`` key naming the directory the workers write their group maps to.
+GROUPS_DIR_KEY = "flushbench_groups_dir"
 
 #: Rough seconds per test by marker: enough to put the server modules first; the order inside
 #: a group is never changed.
@@ -72,22 +88,121 @@ def cost_of(item: pytest.Item) -> float:
     return max(marked, default=OTHER_COST_S)
 
 
-def assign_groups(items: list[pytest.Item]) -> None:
-    """Mark every grouped item with its group; sort ``items`` in place, costliest group first.
+def assign_groups(items: list[pytest.Item]) -> dict[str, str]:
+    """Sort ``items`` in place, costliest group first; return node id → group name.
 
     The sort is stable and keeps each group's items in their collection order, so module and
     class fixtures are set up once per group. Every worker runs this on the same collection
-    and gets the same order, as xdist requires.
+    and gets the same order, as xdist requires. Tests of no group are left out of the map.
     """
     groups: dict[str, list[pytest.Item]] = defaultdict(list)
+    named: dict[str, str] = {}
     for item in items:
         name = group_of(item)
         if name is None:
             name = item.nodeid  # a unit of its own: xdist schedules it alone
-        elif declared_group(item) is None:
-            item.add_marker(pytest.mark.xdist_group(name))
+        else:
+            named[item.nodeid] = name
         groups[name].append(item)
     cost = {name: sum(cost_of(i) for i in members) for name, members in groups.items()}
     first_seen = {name: n for n, name in enumerate(groups)}
     ordered = sorted(groups, key=lambda name: (-cost[name], first_seen[name]))
     items[:] = [item for name in ordered for item in groups[name]]
+    return named
+
+
+def write_groups(groups_dir: Path, worker_id: str, groups: dict[str, str]) -> None:
+    """Leave this worker's node id → group map for the controller (written whole, then
+    renamed, so the controller never reads half a file)."""
+    tmp = groups_dir / f".{worker_id}.json"
+    tmp.write_text(json.dumps(groups))
+    os.replace(tmp, groups_dir / f"{worker_id}.json")
+
+
+def read_groups(groups_dir: Path) -> dict[str, str]:
+    """The node id → group map a worker left (all workers collect the same tests).
+
+    Raises
+    ------
+    RuntimeError
+        No worker left one: the groups would silently not hold (conftest not loaded?).
+    """
+    maps = sorted(groups_dir.glob("*.json"))
+    if not maps:
+        raise RuntimeError(f"no worker wrote its test groups to {groups_dir}:"
+                           " tests/conftest.py must run in every xdist worker")
+    return json.loads(maps[0].read_text())
+
+
+_GROUPS_DIR = pytest.StashKey[Path]()
+
+
+def groups_dir(config: pytest.Config) -> Path:
+    """The controller's directory for the workers' group maps (made on first use)."""
+    if _GROUPS_DIR not in config.stash:
+        config.stash[_GROUPS_DIR] = Path(tempfile.mkdtemp(prefix="flushbench-xdist-groups-"))
+    return config.stash[_GROUPS_DIR]
+
+
+def remove_groups_dir(config: pytest.Config) -> None:
+    """Remove the directory :func:`groups_dir` made, if any."""
+    if _GROUPS_DIR in config.stash:
+        shutil.rmtree(config.stash[_GROUPS_DIR], ignore_errors=True)
+
+
+class GroupScheduling(LoadScopeScheduling):
+    """xdist's scope scheduling with the scopes of :func:`assign_groups`: each group goes
+    whole to one worker; a test of no group is a scope of its own."""
+
+    def __init__(self, config: pytest.Config, log: Any, groups_dir: Path) -> None:
+        super().__init__(config, log)
+        self._groups_dir = groups_dir
+        self._groups: dict[str, str] | None = None
+
+    def _split_scope(self, nodeid: str) -> str:
+        # Called once every worker has collected (and written its map), never before.
+        if self._groups is None:
+            self._groups = read_groups(self._groups_dir)
+        # An older pytest still lets xdist append "@group" to the node id.
+        group = self._groups.get(nodeid) or self._groups.get(nodeid.rsplit("@", 1)[0])
+        return f"group:{group}" if group is not None else nodeid
+
+
+def in_xdist_worker(config: pytest.Config) -> bool:
+    """True in a pytest-xdist worker process (``make test`` runs the suite in several)."""
+    return hasattr(config, "workerinput")
+
+
+# The hooks below are pytest's and xdist's; tests/conftest.py imports them (so does the test of
+# this module, for a suite of its own).
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Worker: give every test its group, put the costliest groups first and leave the
+    groups for the controller's scheduler. A serial run keeps pytest's order."""
+    if in_xdist_worker(config):
+        groups = assign_groups(items)
+        where = config.workerinput.get(GROUPS_DIR_KEY)  # type: ignore[attr-defined]
+        if where:
+            write_groups(Path(where), config.workerinput["workerid"],  # type: ignore[attr-defined]
+                         groups)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Controller: tell each xdist worker where to leave its test groups."""
+    node.workerinput[GROUPS_DIR_KEY] = str(groups_dir(node.config))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> GroupScheduling | None:
+    """Controller: ``--dist loadgroup`` schedules by :func:`assign_groups`' groups."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    return GroupScheduling(config, log, groups_dir(config))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Controller: remove the group maps' directory."""
+    remove_groups_dir(config)

@@ -13,12 +13,29 @@ export FLUSHBENCH_REQUIRE_POSTGRES=1
 
 echo "== ruff"
 .venv/bin/ruff check flushbench runner analysis store tests bench
-echo "== go test (tpcc driver)"
+echo "== go vet (tpcc driver)"
+(cd tpcc && go vet ./...)
 # The fast lane (FLUSHBENCH_FAST_LANE=1, `make test-fast`) skips the driver's tests against a
-# real MariaDB (go test -short); `make test` runs them all.
+# real MariaDB (go test -short); `make test` runs them all. They take about a minute (their own
+# MariaDB sandboxes), so they run beside pytest's parallel pass, never beside the `alone` pass;
+# their output is printed when the parallel pass ends.
 go_short=()
 [ "${FLUSHBENCH_FAST_LANE:-}" = 1 ] && go_short=(-short)
-(cd tpcc && go vet ./... && go test -count=1 "${go_short[@]}" ./...)
+go_log="$(mktemp "${TMPDIR:-/tmp}/flushbench-go-test.XXXXXX")"
+# In a session of their own (setsid): one signal stops go and the test binaries it started.
+(cd tpcc && exec setsid -w go test -count=1 "${go_short[@]}" ./...) >"$go_log" 2>&1 &
+go_pid=$!
+go_done=0
+# Ctrl-C or a failing step: stop the Go tests too, never leave them behind.
+trap '[ "$go_done" = 1 ] || kill -- "-$go_pid" 2>/dev/null || true; rm -f "$go_log"' EXIT
+go_result() {
+  local status=0
+  wait "$go_pid" || status=$?
+  go_done=1
+  echo "== go test (tpcc driver, ran beside pytest)"
+  cat "$go_log"
+  return "$status"
+}
 echo "== pytest"
 # Several pytest-xdist workers: the server tests mostly wait on mysqld and disk, so three share
 # two cores well. Each test's group (its file; every host_control test in one group, run one
@@ -29,18 +46,24 @@ echo "== pytest"
 default_workers=3
 [ "${FLUSHBENCH_FAST_LANE:-}" = 1 ] && default_workers=2
 workers="${FLUSHBENCH_TEST_WORKERS:-$default_workers}"
+status=0
 if [ "$workers" = 0 ]; then
-  .venv/bin/pytest -q --durations=20 "$@"
-  exit
+  .venv/bin/pytest -q --durations=20 "$@" || status=$?
+  go_result || status=$?
+  exit "$status"
 fi
 # The slowest tests are listed every run (docs/benchmarks.md keeps the figures).
 if [ "${FLUSHBENCH_FAST_LANE:-}" = 1 ]; then
   # The fast lane's own -m (in "$@") already leaves out every server test, `alone` ones too.
-  .venv/bin/pytest -q --durations=20 -n "$workers" --dist loadgroup --no-loadscope-reorder "$@"
-  exit
+  .venv/bin/pytest -q --durations=20 -n "$workers" --dist loadgroup --no-loadscope-reorder \
+    "$@" || status=$?
+  go_result || status=$?
+  exit "$status"
 fi
 .venv/bin/pytest -q --durations=20 -n "$workers" --dist loadgroup --no-loadscope-reorder \
-  -m "not alone" "$@"
+  -m "not alone" "$@" || status=$?
+go_result || status=$?
+[ "$status" = 0 ] || exit "$status"
 echo "== pytest (tests that need the machine to themselves)"
 # Exit status 5: no test selected (a path or -k given to this script holds no `alone` test).
 .venv/bin/pytest -q --durations=5 -m alone "$@" || [ $? = 5 ]

@@ -37,6 +37,9 @@ ENVIRONMENT = ("hostname", "kernel", "cpu_model", "cpu_count", "mem_total_bytes"
 
 #: The bundle's copy of the experiment file given with ``--reference`` (verbatim).
 REFERENCE = "reference.yaml"
+#: Server variables whose value is a secret: the runs store every ``SHOW GLOBAL VARIABLES``
+#: row, and a server started with ``--report-password`` shows it there in clear.
+SECRET_VARIABLES = ("report_password",)
 #: plotly.js embedded in every report: its own source holds ``api_key=`` templates, which are
 #: no credential of ours (the scan below skips this one script).
 _PLOTLY_JS = re.compile(r"<script[^>]*>\s*/\*\*\s*\* plotly\.js v.*?</script>", re.S)
@@ -106,6 +109,9 @@ def credentials_in(folder: Path) -> list[str]:
             try:
                 found += [f"{name}: {line.split('(', 1)[0][:60]}…" for line in conn.iterdump()
                           if redact(line) != line]
+                found += [f"{name}: run_variables {n} is set" for (n,) in conn.execute(
+                    f"SELECT DISTINCT name FROM run_variables WHERE value != '' AND name IN"
+                    f" ({','.join('?' * len(SECRET_VARIABLES))})", SECRET_VARIABLES)]
             finally:
                 conn.close()
         elif path.suffix in {".html", ".yaml", ".cnf", ".json", ".csv", ".txt"}:

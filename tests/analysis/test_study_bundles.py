@@ -151,18 +151,26 @@ def test_the_bundle_carries_no_credential(packed: tuple[str, Path, Path],
         assert not hits, (path.name, hits[:3])
 
 
-def test_a_planted_credential_stops_the_bundle(tmp_path_factory: pytest.TempPathFactory,
+@pytest.mark.parametrize("plant", [
+    # A run's stored error quoting a results URL with its password.
+    "UPDATE runs SET error = 'lost postgresql+psycopg://lab:hunter2@db/r'"
+    " WHERE id = (SELECT MIN(id) FROM runs)",
+    # A server started with --report-password shows it in SHOW GLOBAL VARIABLES.
+    "UPDATE run_variables SET value = 'hunter2' WHERE name = 'report_password'"
+    " AND run_id = (SELECT MIN(id) FROM runs)",
+], ids=["url-in-error", "report_password"])
+def test_a_planted_credential_stops_the_bundle(plant: str,
+                                               tmp_path_factory: pytest.TempPathFactory,
                                                tmp_path: Path, cli: CliRun) -> None:
     db = recorded_copy("allocators", tmp_path_factory)
     conn = sqlite3.connect(db)
-    conn.execute("UPDATE runs SET error = 'lost postgresql+psycopg://lab:hunter2@db/r'"
-                 " WHERE id = (SELECT MIN(id) FROM runs)")
+    assert conn.execute(plant).rowcount == 1
     conn.commit()
     conn.close()
     target = tmp_path / "leak.tar.zst"
     code, _, err = cli(["bundle", "allocators-example", "--db", str(db), "-o", str(target),
                         "--no-png"])
-    assert code == 2 and "would carry a credential" in err and "results.sqlite" in err
+    assert code == 2 and "would carry a credential" in err and "results.sqlite" in err, err
     assert "hunter2" not in err and not target.exists()
     assert not list(tmp_path.iterdir())  # no half-written temporary file either
 

@@ -12,8 +12,6 @@ driver: the two tools share one schema, so either's data must work under the oth
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ import pytest
 from flushbench import paths
 from runner.spec import DatasetSpec, WorkloadSpec
 from runner.workloads import Workload, get_workload
+from runner.workloads.tpcc_mysql import locate
 
 from .conftest import DbServer
 
@@ -28,18 +27,10 @@ pytestmark = [pytest.mark.mysql, pytest.mark.optional_tool, pytest.mark.slow]
 
 
 def _tpcc_mysql_binaries() -> dict[str, str]:
-    """``$TPCC_MYSQL_BIN`` (directory or the tpcc_start binary), else PATH; skip if absent."""
-    found: dict[str, str] = {}
-    env = os.environ.get("TPCC_MYSQL_BIN")
-    if env:
-        base = Path(env)
-        base = base.parent if base.is_file() else base
-        for name in ("tpcc_start", "tpcc_load"):
-            if (base / name).is_file():
-                found[name] = str(base / name)
-    for name in ("tpcc_start", "tpcc_load"):
-        if name not in found and shutil.which(name):
-            found[name] = str(shutil.which(name))
+    """Where the adapter finds them (``$TPCC_MYSQL_BIN``, a directory or the tpcc_start in it,
+    else PATH); skip if absent."""
+    found = {name: str(path) for name in ("tpcc_start", "tpcc_load")
+             if (path := locate(None, name)) is not None}
     if set(found) != {"tpcc_start", "tpcc_load"}:
         pytest.skip(
             "tpcc_start/tpcc_load not found: build them with scripts/build-tpcc-mysql.sh SRC_DIR"

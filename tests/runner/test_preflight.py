@@ -12,8 +12,9 @@ from rich.console import Console
 from flushbench import paths
 from flushbench.errors import PreflightError
 from runner.doctor import run_doctor
+from runner.host.facts import read_meminfo
 from runner.planning import plan, render_plan
-from runner.preflight import dataset_bytes, preflight, read_meminfo, validate_file
+from runner.preflight import dataset_bytes, preflight, validate_file
 from runner.spec import DatasetSpec, load_experiment
 
 pytestmark = [

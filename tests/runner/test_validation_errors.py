@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from flushbench.errors import FlushbenchError
-from runner import preflight as preflight_mod
+from runner.host import facts as facts_mod
 from runner.knobs import rules as knobs_rules
 from runner.preflight import validate_file
 from runner.spec import expand, load_experiment
@@ -254,7 +254,7 @@ def test_large_pages_without_huge_pages(tmp_path: Path, monkeypatch: pytest.Monk
         "MemTotal:       24000000 kB\nHugePages_Total:       4\nHugePages_Free:        4\n"
         "Hugepagesize:       2048 kB\n"
     )
-    monkeypatch.setattr(preflight_mod, "MEMINFO", meminfo)
+    monkeypatch.setattr(facts_mod, "MEMINFO", meminfo)
     path = tmp_path / "experiment.yaml"
     path.write_text(_text({"fixed": {"large_pages": True, "buffer_pool_size": "256M"}}))
     with pytest.raises(FlushbenchError) as info:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-import runner.preflight as preflight_mod
+import runner.host.facts as facts_mod
 from flushbench.errors import PreflightError
 from runner.execute import NullReporter, prepare, run_experiment
 from runner.host.capabilities import can_set_thp
@@ -81,7 +81,7 @@ def test_preflight_refuses_thp_without_the_kernel_feature(
     """A host without THP (a sysfs dir without the files): refused before any server starts."""
     no_thp = tmp_path / "no-thp"
     no_thp.mkdir()
-    monkeypatch.setattr(preflight_mod, "can_set_thp", lambda: can_set_thp(no_thp))
+    monkeypatch.setattr(facts_mod, "can_set_thp", lambda: can_set_thp(no_thp))
     spec = tmp_path / "thp-run.yaml"
     spec.write_text(RUN.format(mode="never"))
     with pytest.raises(PreflightError) as err:
@@ -105,7 +105,7 @@ def test_preflight_refuses_thp_without_the_rights(
     ro.mkdir()
     (ro / "enabled").write_text("always [madvise] never\n")
     (ro / "defrag").write_text("always defer defer+madvise [madvise] never\n")
-    monkeypatch.setattr(preflight_mod, "can_set_thp", lambda: can_set_thp(ro))
+    monkeypatch.setattr(facts_mod, "can_set_thp", lambda: can_set_thp(ro))
     real_access = os.access
 
     def access(path: Any, mode: int, *a: Any, **k: Any) -> bool:

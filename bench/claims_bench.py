@@ -114,7 +114,7 @@ def _sizes(engine: sa.Engine) -> dict[str, tuple[int, int, int]]:
 
 def bench_run_bytes(cluster: PgCluster, seconds: int, work: Path) -> dict[str, object]:
     """A real short run into PostgreSQL; bytes per table and the 30-minute extrapolation."""
-    from runner.execute import run_experiment
+    from runner.worker import run_experiment
 
     url = cluster.create_database("bytes")
     db = ResultsDB(url)

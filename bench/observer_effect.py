@@ -15,7 +15,7 @@ from pathlib import Path
 
 from analysis import frames
 from flushbench.paths import work_dir
-from runner.execute import run_experiment
+from runner.worker import run_experiment
 from store.db import ResultsDB
 
 EXPERIMENT = """\

@@ -620,7 +620,8 @@ def restore(
             f" {snapshot.key.version_string}, not by the run's server ({expect.flavor}"
             f" {expect.version_string}): a datadir only opens on the server build that wrote it",
             str(snapshot.path),
-            "let the run load its own server's dataset (runner.execute.ensure_experiment_dataset)",
+            "let the run load its own server's dataset"
+            " (runner.run_context.ensure_experiment_dataset)",
         )
     target = Path(target_datadir).absolute()
     created = not target.exists()

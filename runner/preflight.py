@@ -18,7 +18,6 @@ prints and the runner writes into my.cnf.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from runner.host.checks_server import SERVER_CHECKS, TRANSLATION_CHECKS
 from runner.host.facts import HostFacts
 from runner.host.facts import human_size as human_size  # re-exported for callers
 from runner.knobs import Translation, translate_for_option_list, translate_partial
+from runner.queue import QueuedExperiment
 from runner.server.optionfiles import (
     SANDBOX_OWNED,
     base_config_path,
@@ -174,8 +174,9 @@ def preflight(
         Every run keeps its datadir (``--keep-datadirs``): the disk check counts them all.
     stored:
         Cell key → the translation stored when the experiment was queued
-        (:func:`stored_translation`). When the binary here is the one it was made for, a worker
-        runs exactly that and skips the per-cell checks already done; host checks always run.
+        (:meth:`runner.queue.QueuedExperiment.translation_entry`). When the binary here is
+        the one it was made for, a worker runs exactly that and skips the per-cell checks
+        already done; host checks always run.
     profile_files:
         Server name (as the experiment or a cell writes it) → the profile file to read instead
         of ``configs/servers/NAME.yaml``: the copies of the profiles as queued.
@@ -284,7 +285,7 @@ def _translate(context: CheckContext, stored: dict[str, dict] | None,
     for name, server in context.servers.items():
         group = [c for c in context.cells if cell_server(exp, c) == name]
         options = context.option_lists[name]
-        reused = _reuse_stored(stored, server, group)
+        reused = QueuedExperiment.reusable(stored, server.version_string, group)
         if reused is not None:
             translations.update(reused)
             partial.update(reused)
@@ -369,28 +370,6 @@ def _resolve_server(name: str, src_dir: Path, named_at: str,
     except PreflightError as exc:
         problems.add(f"{exc.render()} (profile named by {named_at})")
     return None
-
-
-def stored_translation(server: ResolvedServer, translation: Translation) -> dict:
-    """What the queue keeps per cell: the translation and the binary it was checked against."""
-    return {"server_version": server.version_string, **dataclasses.asdict(translation)}
-
-
-def _reuse_stored(stored: dict[str, dict] | None, server: ResolvedServer,
-                  cells: list[CellSpec]) -> dict[str, Translation] | None:
-    """The stored translations, when every cell has one made for this very binary."""
-    if not stored:
-        return None
-    out = {}
-    for cell in cells:
-        entry = dict(stored.get(cell.key) or {})
-        if entry.pop("server_version", None) != server.version_string:
-            return None
-        try:
-            out[cell.key] = Translation(**entry)
-        except TypeError:  # stored by an older flushbench: check it all again
-            return None
-    return out
 
 
 def validate_file(path: str | Path, *, work_dir: Path | None = None,

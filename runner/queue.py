@@ -1,5 +1,8 @@
 """The run queue in the results database: enqueue an experiment, claim runs under a lease, resume.
 
+What is stored of an experiment, and what a worker replays, is one :class:`QueuedExperiment`
+(spec, source, cells, per-cell translations, the files it named).
+
 Resume rules (what rerunning ``flushbench run FILE`` does):
 
 - a run that is ``done``, ``failed`` or ``cancelled`` is kept as it is (failed runs are final:
@@ -16,11 +19,13 @@ keeps the same experiment, so finished cells (same stable cell id) are reused.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
@@ -30,9 +35,13 @@ from flushbench.errors import StoreError
 from flushbench.redaction import redact
 from flushbench.validation import did_you_mean
 from runner.identity import Identity, local_identity
-from runner.spec import CellSpec, ExperimentSpec, measurement_hash, run_order
+from runner.knobs import Translation
+from runner.spec import CellSpec, ExperimentSpec, expand, measurement_hash, run_order
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunEvent, RunStatus, utcnow
+
+if TYPE_CHECKING:  # preflight reads the queue (QueuedExperiment.reusable); never the reverse
+    from runner.preflight import PreflightReport
 
 #: Seconds a claim holds without a heartbeat. The worker's heartbeat thread renews it every
 #: quarter of this, so a run is only taken over when its worker is dead or cut off this long.
@@ -189,81 +198,149 @@ def mark_abandoned(session: Session, experiment_id: int | None = None) -> int:
     return len(requeue_abandoned(session, experiment_id))
 
 
+@dataclass(frozen=True)
+class QueuedExperiment:
+    """What ``queue add`` (or ``run``) stores of one experiment, and a worker replays exactly.
+
+    A worker elsewhere, days later, must run what preflight checked — not whatever the paths
+    hold by then. So the queue keeps the validated spec, the files it named as preflight read
+    them (:meth:`files_of`), and per cell the translation preflight checked with the server
+    version it was checked against (:meth:`translation_entry`). :meth:`load` reads it back,
+    :meth:`write_files` puts the files where preflight reads them again, and
+    :meth:`reusable` hands preflight the translations this host's binary may reuse.
+    """
+
+    exp: ExperimentSpec
+    #: The experiment file's path, stored for the record.
+    source: str
+    cells: list[CellSpec]
+    #: Cell key → :meth:`translation_entry` (empty: every cell is translated again).
+    translations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The base config's text and the server profile(s) (:meth:`files_of`); part of the
+    #: measurement hash, so editing either makes a new measurement.
+    files: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, exp: ExperimentSpec, source: str, cells: list[CellSpec],
+           report: PreflightReport, *, files: dict[str, Any] | None = None
+           ) -> QueuedExperiment:
+        """What to store of a preflighted experiment (``files``: default :meth:`files_of`)."""
+        translations = {
+            cell.key: cls.translation_entry(report.server_of(cell).version_string,
+                                            report.translations[cell.key])
+            for cell in cells if cell.key in report.translations}
+        return cls(exp, source, cells, translations,
+                   files if files is not None else cls.files_of(report))
+
+    @staticmethod
+    def files_of(report: PreflightReport) -> dict[str, Any]:
+        """The files an experiment named, as preflight read them: what the queue keeps.
+
+        One server: ``server`` {name, profile}, as before servers were a knob (so the
+        measurement hash of a one-server experiment did not change). Cells naming servers:
+        ``servers``, name → {name, profile} for every server a cell uses, so editing any of
+        those profiles makes a new measurement, as editing the one profile does.
+        """
+        files: dict[str, Any] = {
+            "base_config": {"name": report.experiment.base_config,
+                            "text": report.base_cnf_text},
+        }
+        dumped = {name: {"name": name, "profile": srv.profile.model_dump(mode="json")}
+                  for name, srv in report.servers.items()}
+        if report.experiment.names_servers():
+            files["servers"] = dumped
+        else:
+            files["server"] = next(iter(dumped.values()))
+        return files
+
+    @staticmethod
+    def translation_entry(server_version: str, translation: Translation) -> dict[str, Any]:
+        """What the queue keeps per cell: the translation and the binary it was checked
+        against (its ``--version`` line)."""
+        return {"server_version": server_version, **dataclasses.asdict(translation)}
+
+    @staticmethod
+    def reusable(stored: dict[str, dict] | None, server_version: str,
+                 cells: list[CellSpec]) -> dict[str, Translation] | None:
+        """The stored translations, when every cell has one made for this very binary."""
+        if not stored:
+            return None
+        out = {}
+        for cell in cells:
+            entry = dict(stored.get(cell.key) or {})
+            if entry.pop("server_version", None) != server_version:
+                return None
+            try:
+                out[cell.key] = Translation(**entry)
+            except TypeError:  # stored by an older flushbench: check it all again
+                return None
+        return out
+
+    @classmethod
+    def load(cls, db: ResultsDB, experiment_id: int) -> QueuedExperiment:
+        """Read a queued experiment back; the spec is validated again (cheap, and a newer
+        flushbench may read an older row) and its cells expanded.
+
+        Raises
+        ------
+        StoreError
+            No such experiment, or one queued without its base config and server profile.
+        """
+        with db.session() as s:
+            row = s.get(Experiment, experiment_id)
+            if row is None:
+                raise StoreError(f"no experiment {experiment_id}", where="experiments")
+            spec, source, files, name = row.spec, row.source_path or row.name, row.files, row.name
+            stored = {c.cell_key: c.variables for c in
+                      s.scalars(select(Cell).where(Cell.experiment_id == experiment_id))}
+        if not files or "base_config" not in files or not ({"server", "servers"} & set(files)):
+            raise StoreError(
+                f"experiment {name!r} was queued without its base config and server profile",
+                where=f"experiments.id={experiment_id}",
+                fix="queue it again with this flushbench (`flushbench queue add FILE`): a worker"
+                    " runs what was queued, never whatever the paths hold now",
+            )
+        exp = ExperimentSpec.model_validate(spec)
+        return cls(exp, source, expand(exp, source), stored, files)
+
+    def write_files(self, folder: Path) -> tuple[ExperimentSpec, dict[str, Path]]:
+        """Copies of the files the experiment was queued with (written in ``folder``): the
+        experiment pointing at the base config's copy, and server name → its profile's copy."""
+        import yaml  # only a worker replaying a queued experiment needs it
+
+        assert self.files is not None
+        folder.mkdir(parents=True, exist_ok=True)
+        base = folder / "base.cnf"
+        base.write_text(self.files["base_config"]["text"], encoding="utf-8")
+        entries = self.files.get("servers") or {self.files["server"]["name"]:
+                                                self.files["server"]}
+        profile_files: dict[str, Path] = {}
+        for index, (name, entry) in enumerate(entries.items()):
+            profile = folder / f"server-{index}.yaml"
+            profile.write_text(yaml.safe_dump(entry["profile"], sort_keys=False),
+                               encoding="utf-8")
+            profile_files[name] = profile
+        return self.exp.model_copy(update={"base_config": str(base)}), profile_files
+
+
 def enqueue(
     db: ResultsDB,
-    exp: ExperimentSpec,
-    cells: list[CellSpec],
-    variables_by_cell: dict[str, dict[str, Any]],
-    source: str,
+    queued: QueuedExperiment,
     *,
     fresh: bool = False,
     retry_failed: bool = False,
-    files: dict[str, Any] | None = None,
 ) -> EnqueueResult:
     """Put an experiment's runs in the queue, reusing finished runs of the same cells.
 
-    Parameters
-    ----------
-    variables_by_cell:
-        Per cell key, the translation checked by preflight and the binary it was checked
-        against (:func:`runner.execute.stored_cells`): what a worker runs.
-    source:
-        The experiment file path (stored for the record).
-    files:
-        The base config's text and the server profile as preflight read them
-        (:func:`runner.execute.stored_files`): a worker elsewhere runs exactly these.
+    ``queued`` is stored on the experiment and cell rows (:class:`QueuedExperiment`); what
+    happens to each cell × repetition that has a run already is :func:`resume_decision`.
     """
-    mhash = measurement_hash(exp, files)
-    spec_json = exp.model_dump(mode="json")
     counts = {"queued": 0, "kept_done": 0, "kept_failed": 0, "requeued": 0}
     with db.session() as session, session.begin():
-        row = session.scalar(
-            select(Experiment).where(
-                Experiment.name == exp.name, Experiment.measurement_hash == mhash
-            )
-        )
-        if row is None:
-            row = Experiment(name=exp.name, measurement_hash=mhash, spec=spec_json,
-                             window=exp.resolved_window(), metric=exp.metric())
-            session.add(row)
-        row.spec = spec_json
-        row.files = files
-        row.placement = exp.placement
-        row.hosts = list(exp.hosts or []) or None
-        row.window = exp.resolved_window()
-        row.metric = exp.metric()
-        row.description = exp.description
-        row.source_path = source
-        session.flush()
+        row = _experiment_row(session, queued)
         mark_abandoned(session, row.id)
-
-        existing = {
-            c.cell_key: c for c in session.scalars(select(Cell).where(Cell.experiment_id == row.id))
-        }
-        cell_rows: dict[str, Cell] = {}
-        for cell in cells:
-            crow = existing.get(cell.key)
-            if crow is None:
-                crow = Cell(experiment_id=row.id, cell_key=cell.key, knobs=cell.knobs, variables={})
-                session.add(crow)
-            crow.position = cell.position
-            crow.label = cell.label
-            crow.is_baseline = cell.is_baseline
-            crow.knobs = cell.knobs
-            crow.variables = variables_by_cell.get(cell.key, {})
-            cell_rows[cell.key] = crow
-        session.flush()
-
-        # Cells that left the experiment file: cancel what is still queued for them.
-        for key, crow in existing.items():
-            if key not in cell_rows:
-                session.execute(
-                    update(Run)
-                    .where(Run.cell_id == crow.id, Run.status == RunStatus.QUEUED)
-                    .values(status=RunStatus.CANCELLED, finished_at=utcnow())
-                )
-
-        for order_index, (cell, repetition) in enumerate(run_order(exp, cells)):
+        cell_rows = _cell_rows(session, row.id, queued)
+        for order_index, (cell, repetition) in enumerate(run_order(queued.exp, queued.cells)):
             crow = cell_rows[cell.key]
             latest = session.scalar(
                 select(Run)
@@ -292,6 +369,64 @@ def enqueue(
                 counts["requeued"] += 1
         experiment_id = row.id
     return EnqueueResult(experiment_id=experiment_id, **counts)
+
+
+def _experiment_row(session: Session, queued: QueuedExperiment) -> Experiment:
+    """The experiment's row (same name and measurement hash), created or brought up to date."""
+    exp, files = queued.exp, queued.files
+    mhash = measurement_hash(exp, files)
+    spec_json = exp.model_dump(mode="json")
+    row = session.scalar(
+        select(Experiment).where(
+            Experiment.name == exp.name, Experiment.measurement_hash == mhash
+        )
+    )
+    if row is None:
+        row = Experiment(name=exp.name, measurement_hash=mhash, spec=spec_json,
+                         window=exp.resolved_window(), metric=exp.metric())
+        session.add(row)
+    row.spec = spec_json
+    row.files = files
+    row.placement = exp.placement
+    row.hosts = list(exp.hosts or []) or None
+    row.window = exp.resolved_window()
+    row.metric = exp.metric()
+    row.description = exp.description
+    row.source_path = queued.source
+    session.flush()
+    return row
+
+
+def _cell_rows(session: Session, experiment_id: int, queued: QueuedExperiment
+               ) -> dict[str, Cell]:
+    """The experiment's cell rows by key, each with its stored translation; what is still
+    queued for cells that left the experiment file is cancelled."""
+    existing = {
+        c.cell_key: c
+        for c in session.scalars(select(Cell).where(Cell.experiment_id == experiment_id))
+    }
+    cell_rows: dict[str, Cell] = {}
+    for cell in queued.cells:
+        crow = existing.get(cell.key)
+        if crow is None:
+            crow = Cell(experiment_id=experiment_id, cell_key=cell.key, knobs=cell.knobs,
+                        variables={})
+            session.add(crow)
+        crow.position = cell.position
+        crow.label = cell.label
+        crow.is_baseline = cell.is_baseline
+        crow.knobs = cell.knobs
+        crow.variables = queued.translations.get(cell.key, {})
+        cell_rows[cell.key] = crow
+    session.flush()
+    for key, crow in existing.items():
+        if key not in cell_rows:
+            session.execute(
+                update(Run)
+                .where(Run.cell_id == crow.id, Run.status == RunStatus.QUEUED)
+                .values(status=RunStatus.CANCELLED, finished_at=utcnow())
+            )
+    return cell_rows
 
 
 class _Retry(Exception):

@@ -1,11 +1,16 @@
-"""The worker loop shared by ``flushbench worker`` and ``flushbench run``.
+"""Orchestration: the worker loop shared by ``flushbench worker`` and ``flushbench run``.
 
-Each turn: reap mysqld servers this host's dead workers left behind, take over runs whose
-worker is gone (a new attempt), pick an experiment this worker may run (``hosts:``,
-placement), take the host lock (one measurement per host at a time), claim one run
-atomically, and execute it while the heartbeat renews its lease. What "execute" means is the
-caller's :class:`Executor`: the real one restores a datadir and starts mysqld
-(:mod:`runner.execute`); the claim, lease, lock and takeover path is the same for every caller.
+Each turn of :func:`serve`: reap mysqld servers this host's dead workers left behind, take
+over runs whose worker is gone (a new attempt), pick an experiment this worker may run
+(``hosts:``, placement), take the host lock (one measurement per host at a time), claim one
+run atomically, and execute it while the heartbeat renews its lease. What "execute" means is
+the caller's :class:`Executor`: the real one, :class:`ContextExecutor`, prepares each
+experiment's context (:mod:`runner.run_context`) and hands each claimed run to
+:func:`runner.execute.execute_run`; the claim, lease, lock and takeover path is the same for
+every caller. :func:`run_experiment` (``flushbench run``) is enqueue, reap, then this loop
+limited to one experiment (:func:`work_queue`).
+
+Calls go one way: CLI → worker → execute (one run's life) → measure.
 """
 
 from __future__ import annotations
@@ -21,14 +26,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from runner import queue
+from runner.execute import execute_run
 from runner.hostlock import HostLock
-from runner.identity import Identity
+from runner.identity import Identity, local_identity
 from runner.lease import Heartbeat
+from runner.run_context import (
+    ExperimentContext,
+    NullReporter,
+    Reporter,
+    ensure_experiment_dataset,
+    prepare,
+    prepare_stored,
+)
+from runner.spec import CellSpec
 from store.db import ResultsDB
-from store.models import ENDED_WITHOUT_RESULT, Run, RunStatus
+from store.models import ENDED_WITHOUT_RESULT, Cell, Run, RunStatus
 
 #: Seconds between looks at an empty queue while waiting for work (``--idle-timeout``).
 POLL_S = 2.0
@@ -212,7 +227,7 @@ def _one_run(
 
 
 def _why_not_claimable(db: ResultsDB, experiment_id: int, identity: Identity) -> str | None:
-    from store.models import Cell, Experiment
+    from store.models import Experiment
 
     with db.session() as s:
         row = s.get(Experiment, experiment_id)
@@ -233,3 +248,155 @@ def _why_not_claimable(db: ResultsDB, experiment_id: int, identity: Identity) ->
 def forever(value: float) -> float:
     """``idle_timeout`` for a service: a negative value means forever."""
     return math.inf if value < 0 else value
+
+
+@dataclass
+class ExperimentOutcome:
+    """What ``run_experiment`` did."""
+
+    experiment_id: int
+    done: int = 0
+    failed: int = 0
+    interrupted: int = 0
+
+
+def run_experiment(
+    experiment: str | Path | ExperimentContext,
+    db: ResultsDB,
+    *,
+    fresh: bool = False,
+    retry_failed: bool = False,
+    reporter: Reporter | None = None,
+    work: Path | None = None,
+    on_prepared: Callable[[ExperimentContext, queue.EnqueueResult], None] | None = None,
+    identity: Identity | None = None,
+    lease_s: float = queue.LEASE_S,
+) -> ExperimentOutcome:
+    """Preflight (unless given a prepared context), enqueue, then execute the queued runs.
+
+    Rerunning resumes: finished runs are kept, interrupted ones are redone (see
+    :mod:`runner.queue`). Failed runs do not stop the queue.
+    """
+    reporter = reporter or NullReporter()
+    ctx = experiment if isinstance(experiment, ExperimentContext) else prepare(experiment, work)
+    enq = queue.enqueue(db, ctx.queued(), fresh=fresh, retry_failed=retry_failed)
+    reap_leftover_servers(db, enq.experiment_id)
+    if on_prepared is not None:
+        on_prepared(ctx, enq)
+    return work_queue(db, ctx, enq.experiment_id, reporter, identity=identity, lease_s=lease_s)
+
+
+class ContextExecutor:
+    """Executes claimed runs of one prepared experiment (``run``, or a stored one: ``worker``).
+
+    Parameters
+    ----------
+    ctx:
+        A prepared context, or None to prepare each experiment from what the queue stored
+        (:func:`runner.run_context.prepare_stored`) — what ``flushbench worker`` does.
+    """
+
+    def __init__(
+        self,
+        db: ResultsDB,
+        reporter: Reporter,
+        ctx: ExperimentContext | None = None,
+        work: Path | None = None,
+        keep_datadirs: bool = False,
+    ) -> None:
+        self.db = db
+        self.reporter = reporter
+        self.work = work
+        self.keep_datadirs = keep_datadirs
+        self.contexts: dict[int, ExperimentContext] = {}
+        self._given = ctx
+        self.index = 0
+
+    def prepare(self, experiment_id: int) -> None:
+        """Preflight on this host (stored experiments) and make sure the dataset exists."""
+        ctx = self._given or prepare_stored(self.db, experiment_id, self.work,
+                                            keep_datadirs=self.keep_datadirs)
+        ensure_experiment_dataset(ctx, self.reporter)
+        self.contexts[experiment_id] = ctx
+
+    def execute(self, run_id: int, heartbeat: Heartbeat) -> str:
+        """Execute one claimed run of a prepared experiment."""
+        with self.db.session() as s:
+            run = s.get(Run, run_id)
+            assert run is not None
+            exp_id = s.get(Cell, run.cell_id).experiment_id
+            total = _count_queued(self.db, exp_id) + 1
+        ctx = self.contexts[exp_id]
+        cell, repetition = _cell_of(self.db, ctx, run_id)
+        self.index += 1
+        self.reporter.run_started(self.index, self.index - 1 + total, cell, repetition, run_id)
+        return execute_run(self.db, ctx, run_id, cell, self.reporter, heartbeat=heartbeat)
+
+
+def reporter_log(reporter: Reporter) -> Callable[[str], None]:
+    """Where a worker's one-line notes go: the reporter's ``note`` if it has one."""
+    note = getattr(reporter, "note", None)
+    return note if callable(note) else reporter.phase
+
+
+def work_queue(
+    db: ResultsDB,
+    ctx: ExperimentContext,
+    experiment_id: int,
+    reporter: Reporter,
+    *,
+    identity: Identity | None = None,
+    lease_s: float = queue.LEASE_S,
+) -> ExperimentOutcome:
+    """Claim and execute the experiment's queued runs until none is left (the worker loop,
+    :func:`serve`, limited to this experiment: host lock, heartbeat, takeovers)."""
+    outcome = ExperimentOutcome(experiment_id=experiment_id)
+    if _count_queued(db, experiment_id) == 0:
+        return outcome
+    executor = ContextExecutor(db, reporter, ctx)
+    done = serve(db, identity or local_identity(), executor, reporter_log(reporter),
+                 WorkerOptions(lease_s=lease_s, experiment_id=experiment_id))
+    outcome.done = done.count(RunStatus.DONE)
+    outcome.failed = done.count(RunStatus.FAILED)
+    outcome.interrupted = done.count(RunStatus.INTERRUPTED)
+    return outcome
+
+
+def reap_leftover_servers(db: ResultsDB, experiment_id: int) -> list[int]:
+    """Kill mysqld processes left behind by runs whose flushbench died (SIGKILL, power cut).
+
+    A killed flushbench cannot stop its sandbox; the next ``run`` finds the run marked
+    interrupted and its mysqld still alive. Only a process whose command line names that run's
+    own my.cnf is killed. Returns the pids killed.
+    """
+    with db.session() as s:
+        run_dirs = s.scalars(
+            select(Run.run_dir)
+            .join(Cell)
+            .where(
+                Cell.experiment_id == experiment_id,
+                Run.status.in_(ENDED_WITHOUT_RESULT),
+                Run.run_dir.is_not(None),
+            )
+        ).all()
+    return kill_leftover_servers(list(run_dirs))
+
+
+def _count_queued(db: ResultsDB, experiment_id: int) -> int:
+    with db.session() as s:
+        return (
+            s.scalar(
+                select(func.count(Run.id))
+                .join(Cell)
+                .where(Cell.experiment_id == experiment_id, Run.status == RunStatus.QUEUED)
+            )
+            or 0
+        )
+
+
+def _cell_of(db: ResultsDB, ctx: ExperimentContext, run_id: int) -> tuple[CellSpec, int]:
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run is not None
+        key = s.get(Cell, run.cell_id).cell_key
+        return ctx.cells_by_key[key], run.repetition

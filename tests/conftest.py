@@ -231,7 +231,7 @@ def real_results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     refuse_in_fast_lane("a real experiment run")
     from flushbench.paths import tpcc_binary
-    from runner.execute import run_experiment
+    from runner.worker import run_experiment
     from store.db import ResultsDB
 
     if not tpcc_binary().is_file():

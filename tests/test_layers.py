@@ -28,6 +28,12 @@ FORBIDDEN: tuple[tuple[str, str, str], ...] = (
     ("analysis", "flushbench.cli", "the CLI calls the analysis, never the reverse"),
     ("runner.knobs", "runner.server", "knob translation is pure: no server"),
     ("runner.knobs", "runner.host", "knob translation is pure: no host control"),
+    *((low, high, "calls go one way: worker → execute (one run) → measure")
+      for low, highs in (("runner.execute", ("runner.worker",)),
+                         ("runner.measure", ("runner.worker", "runner.execute")),
+                         ("runner.run_context", ("runner.worker", "runner.execute",
+                                                 "runner.measure")))
+      for high in highs),
     *((core, target, "the core (errors, units, models, flavors) imports nothing of ours")
       for core in ("flushbench.errors", "flushbench.units", "flushbench.validation",
                    "flushbench.yamlio", "flushbench.flavors", "flushbench.paths")
@@ -108,8 +114,9 @@ def test_the_project_keeps_its_layers() -> None:
     ("analysis/more.py", "from runner import queue\n", "never starts a process"),
     ("store/more.py", "from ..runner.queue import enqueue\n", "how runs are made"),
     ("flushbench/units.py", "from flushbench.cli import app\n", "imports nothing of ours"),
+    ("runner/execute.py", "def f():\n    from runner.worker import serve\n", "one way"),
 ], ids=["knobs-server", "lazy-runner-analysis", "analysis-runner", "relative-store-runner",
-        "core-cli"])
+        "core-cli", "execute-worker"])
 def test_a_forbidden_import_is_caught(tmp_path: Path, module_path: str, source: str,
                                       rule: str) -> None:
     """The checker itself: each kind of forbidden import added to a module is reported."""

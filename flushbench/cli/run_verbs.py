@@ -114,7 +114,8 @@ def run(
     """
     from flushbench.cli.logs import check_log_file
     from flushbench.cli.summary import print_cell_summary
-    from runner.execute import prepare, run_experiment
+    from runner.run_context import prepare
+    from runner.worker import run_experiment
     from store.db import ResultsDB, resolve_url
 
     _sigterm_as_interrupt()
@@ -175,15 +176,12 @@ def queue_add(
 ) -> None:
     """Preflight an experiment and queue its runs for `flushbench worker` (nothing starts)."""
     from runner import queue
-    from runner.execute import prepare, stored_cells
+    from runner.run_context import prepare
     from store.db import ResultsDB
 
     _check_work(work)
     ctx = prepare(file, work)
-    enq = queue.enqueue(
-        ResultsDB(db), ctx.exp, ctx.cells, stored_cells(ctx), ctx.source, fresh=fresh,
-        files=ctx.files,
-    )
+    enq = queue.enqueue(ResultsDB(db), ctx.queued(), fresh=fresh)
     console.print(
         f"queued {enq.queued + enq.requeued} run(s) of {ctx.exp.name}"
         f" ({enq.kept_done} done already)"
@@ -288,9 +286,8 @@ def worker(
     keeps two workers on one host from measuring at the same time (docs/hosts.md).
     """
     from flushbench.cli.logs import LogReporter, check_log_file
-    from runner.execute import ContextExecutor
     from runner.identity import local_identity
-    from runner.worker import WorkerOptions, serve
+    from runner.worker import ContextExecutor, WorkerOptions, serve
     from store.db import ResultsDB, redacted, resolve_url
 
     _sigterm_as_interrupt()

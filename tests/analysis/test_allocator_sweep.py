@@ -23,7 +23,7 @@ from analysis.memory import load_memory
 from analysis.report import write_report
 from flushbench.cli import build_app
 from flushbench.cli.summary import print_cell_summary
-from runner.execute import run_experiment
+from runner.worker import run_experiment
 from store.db import ResultsDB
 
 # alone: four real sysbench runs whose windows hold three 1 s reports each (6 s runs; they were

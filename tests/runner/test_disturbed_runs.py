@@ -28,8 +28,9 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from flushbench.cli import build_app
-from runner.execute import NullReporter, run_experiment
+from runner.run_context import NullReporter
 from runner.sampler import block_device_of, host_cpu, parse_diskstats, proc_cpu, proc_io_bytes
+from runner.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunEvent, Sample
 from tests.support.tiny_experiment import tiny_tpcc_experiment

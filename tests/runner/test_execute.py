@@ -21,10 +21,11 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-import runner.execute as execute
+import runner.measure as measure
 from flushbench.errors import StoreError
 from flushbench.paths import REPO_ROOT, tpcc_binary
-from runner.execute import NullReporter, run_experiment
+from runner.run_context import NullReporter
+from runner.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Cell, Interval, Run, RunEvent, RunMetadata, RunVariable, Sample
 from tests.support.tiny_experiment import tiny_tpcc_experiment
@@ -213,7 +214,7 @@ def test_hung_driver_is_stopped_by_the_watchdog(
     tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FLUSHBENCH_TPCC_BIN", str(fake_driver(tmp_path, "exec sleep 600")))
-    monkeypatch.setattr(execute, "WATCHDOG_SLACK_S", 2.0)
+    monkeypatch.setattr(measure, "WATCHDOG_SLACK_S", 2.0)
     path = experiment(tmp_path, "hung", "matrix: {doublewrite: [on]}\n")
     db = ResultsDB(tmp_path / "r.sqlite")
     outcome = run_experiment(path, db, work=work)
@@ -345,7 +346,7 @@ def test_worker_runs_what_was_queued(tmp_path: Path, work: Path) -> None:
 
 def test_worker_refuses_an_experiment_queued_without_its_files(tmp_path: Path,
                                                                work: Path) -> None:
-    from runner.execute import prepare_stored
+    from runner.run_context import prepare_stored
     from store.models import Experiment
 
     path = experiment(tmp_path, "fileless", "fixed: {max_dirty_pages_pct: 55}\n")
@@ -418,7 +419,7 @@ def test_queue_fits_a_disk_sized_for_one_live_datadir(tmp_path: Path) -> None:
     """Three runs on a tmpfs that holds the snapshot and one live datadir: each datadir goes
     once its run is recorded, so all three complete; keeping them all is refused up front."""
     from flushbench.errors import PreflightError
-    from runner.execute import prepare
+    from runner.run_context import prepare
 
     if not tpcc_binary().is_file():
         pytest.fail("tpcc/bin/tpcc is not built (make setup)")

@@ -25,7 +25,7 @@ from sqlalchemy import select
 
 from flushbench.paths import REPO_ROOT
 from runner import queue
-from runner.execute import prepare, stored_cells
+from runner.run_context import prepare
 from store.db import ResultsDB
 from store.models import Interval, Run, RunEvent, Sample, Worker
 from tests.support.pgcluster import PgCluster
@@ -70,8 +70,7 @@ def queue_experiment(db: ResultsDB, tmp_path: Path, work: Path, name: str, *,
     path = tiny_tpcc_experiment(tmp_path, name, "matrix: {doublewrite: [on]}\n",
                                 duration=duration, sampling=sampling, repetitions=repetitions)
     ctx = prepare(path, work)
-    return queue.enqueue(db, ctx.exp, ctx.cells, stored_cells(ctx), str(path),
-                         files=ctx.files).experiment_id
+    return queue.enqueue(db, ctx.queued()).experiment_id
 
 
 def worker(db_url: str, host_id: str, env: dict[str, str], log: Path, *extra: str,

@@ -19,8 +19,8 @@ from sqlalchemy import select
 from flushbench import paths
 from flushbench.errors import PreflightError
 from runner import queue
-from runner.execute import prepare, prepare_stored, stored_cells
 from runner.preflight import preflight
+from runner.run_context import prepare, prepare_stored
 from runner.spec import load_experiment, measurement_hash
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Interval, Run, RunMetadata, RunVariable, Sample
@@ -118,7 +118,7 @@ def test_the_queue_keeps_every_servers_profile_and_a_worker_runs_those(
     assert set(ctx.files["servers"]) == {"mariadb-debian", str(again)}
     assert "server" not in ctx.files
     db = ResultsDB(tmp_path / "r.sqlite")
-    enq = queue.enqueue(db, ctx.exp, ctx.cells, stored_cells(ctx), str(path), files=ctx.files)
+    enq = queue.enqueue(db, ctx.queued())
 
     # Editing one server's profile is a different measurement, as with the one server.
     before = measurement_hash(ctx.exp, ctx.files)
@@ -142,7 +142,7 @@ def test_a_one_server_experiment_is_queued_as_before(tmp_path: Path) -> None:
     assert set(ctx.files) == {"base_config", "server"}
     assert ctx.files["server"]["name"] == "mariadb-debian"
     db = ResultsDB(tmp_path / "r.sqlite")
-    enq = queue.enqueue(db, ctx.exp, ctx.cells, stored_cells(ctx), str(path), files=ctx.files)
+    enq = queue.enqueue(db, ctx.queued())
     worker = prepare_stored(db, enq.experiment_id, tmp_path / "work")
     assert worker.exp.server == "mariadb-debian"
     assert [c.key for c in worker.cells] == [c.key for c in ctx.cells]

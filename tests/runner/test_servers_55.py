@@ -21,7 +21,6 @@ import pytest
 from sqlalchemy import select
 
 from analysis.statistics.checkpoint import max_checkpoint_age
-from runner.execute import run_experiment
 from runner.sampler import Sampler, decompress_status, parse_engine_lsn
 from runner.server import (
     MysqldSandbox,
@@ -30,6 +29,7 @@ from runner.server import (
     initialize_datadir,
     write_mycnf,
 )
+from runner.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunMetadata, RunVariable, Sample
 from tests.runner.test_execute import KillMysqldOnFirstMeasure

@@ -30,7 +30,8 @@ def enqueue_plain(
         "matrix": {"max_dirty_pages_pct": [50 + i for i in range(cells)]},
     }
     exp = ExperimentSpec.model_validate(spec)
-    return queue.enqueue(db, exp, expand(exp, f"{name}.yaml"), {}, f"{name}.yaml").experiment_id
+    queued = queue.QueuedExperiment(exp, f"{name}.yaml", expand(exp, f"{name}.yaml"))
+    return queue.enqueue(db, queued).experiment_id
 
 
 class NullExecutor:

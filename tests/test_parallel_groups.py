@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from collections import defaultdict
 from pathlib import Path
 
@@ -28,53 +27,34 @@ from tests.support.parallel import (  # noqa: F401
 )
 """
 
-#: Each test appends "<node id> <worker>" to $SEEN. A module fixture puts its file's tests in a
-#: group; the declared group spans two files; the other tests belong to no group.
-TESTS = {
-    "test_module_fixture.py": """\
-import os
-import pytest
-
-@pytest.fixture(scope="module")
-def shared():
-    return object()
-
-@pytest.mark.parametrize("i", range(6))
-def test_m(i, shared):
-    with open(os.environ["SEEN"], "a") as f:
-        f.write(f"module {os.environ['PYTEST_XDIST_WORKER']}\\n")
-""",
-    "test_declared_a.py": """\
-import os
-import pytest
-
-@pytest.mark.xdist_group("declared")
-@pytest.mark.parametrize("i", range(4))
-def test_a(i):
-    with open(os.environ["SEEN"], "a") as f:
-        f.write(f"declared {os.environ['PYTEST_XDIST_WORKER']}\\n")
-""",
-    "test_declared_b.py": """\
-import os
-import pytest
-
-@pytest.mark.xdist_group("declared")
-@pytest.mark.parametrize("i", range(4))
-def test_b(i):
-    with open(os.environ["SEEN"], "a") as f:
-        f.write(f"declared {os.environ['PYTEST_XDIST_WORKER']}\\n")
-""",
-    "test_free.py": """\
+#: Each test writes "<its kind> <its worker>" to $SEEN. A module fixture puts its file's tests
+#: in a group; the declared group spans two files; the free tests belong to no group.
+TEST = """\
 import os
 import time
 import pytest
-
-@pytest.mark.parametrize("i", range(12))
-def test_free(i):
-    time.sleep(0.2)  # long enough for both workers to take some
+{fixture}
+{mark}
+@pytest.mark.parametrize("i", range({n}))
+def test_{kind}(i{uses}):
+    time.sleep({pause})
     with open(os.environ["SEEN"], "a") as f:
-        f.write(f"free {os.environ['PYTEST_XDIST_WORKER']}\\n")
-""",
+        f.write(f"{kind} {{os.environ['PYTEST_XDIST_WORKER']}}\\n")
+"""
+MODULE_FIXTURE = """
+@pytest.fixture(scope="module")
+def shared():
+    return object()
+"""
+TESTS = {
+    "test_module_fixture.py": TEST.format(fixture=MODULE_FIXTURE, mark="", n=6, kind="module",
+                                          uses=", shared", pause=0),
+    "test_declared_a.py": TEST.format(fixture="", mark='@pytest.mark.xdist_group("declared")',
+                                      n=4, kind="declared", uses="", pause=0),
+    "test_declared_b.py": TEST.format(fixture="", mark='@pytest.mark.xdist_group("declared")',
+                                      n=4, kind="declared", uses="", pause=0),
+    # long enough for both workers to take some
+    "test_free.py": TEST.format(fixture="", mark="", n=12, kind="free", uses="", pause=0.2),
 }
 
 
@@ -84,7 +64,7 @@ def test_each_group_runs_in_one_worker(tmp_path: Path) -> None:
     suite.mkdir()
     (suite / "conftest.py").write_text(CONFTEST)
     for name, text in TESTS.items():
-        (suite / name).write_text(textwrap.dedent(text))
+        (suite / name).write_text(text)
     seen = tmp_path / "seen.txt"
     env = {**os.environ, "SEEN": str(seen),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT),

@@ -614,6 +614,47 @@ def restore(
     """
     if verify not in ("sizes", "full"):
         raise ValueError(f"verify must be 'sizes' or 'full', got {verify!r}")
+    target, created, needed, free_before = _restore_target(snapshot, target_datadir, expect,
+                                                           check_space)
+    argv = ["cp", "-a", "--reflink=auto", "-T", str(snapshot.datadir), str(target)]
+    started = time.monotonic()
+    with child(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+        code, err, stopped = wait_copy(proc, timeout, abort)
+    copy_seconds = time.monotonic() - started
+    if code != 0:
+        raise _copy_failure(snapshot, target, created, code, err, stopped, needed=needed,
+                            free_before=free_before, copy_seconds=copy_seconds,
+                            timeout=timeout)
+    # The copy's dirty pages reach the disk now, not during the measured run: left to the
+    # kernel's writeback they land in the window as I/O no process owns (tens of MiB/s on the
+    # datadir's device), competing with mysqld's flushing and read as a disturbance.
+    os.sync()
+    copy_seconds = time.monotonic() - started
+    verify_started = time.monotonic()
+    try:
+        _compare(snapshot, target, full=(verify == "full"))
+    except DatasetError as exc:
+        _empty_dir(target, remove_self=created)
+        raise DatasetError(
+            exc.what + "; the restored copy was removed", exc.where, exc.fix
+        ) from None
+    return RestoreResult(
+        target=target,
+        files=len(snapshot.files),
+        bytes=snapshot.total_bytes,
+        copy_seconds=copy_seconds,
+        verify_seconds=time.monotonic() - verify_started,
+        verify=verify,
+    )
+
+
+def _restore_target(snapshot: Snapshot, target_datadir: Path, expect: DatasetKey | None,
+                    check_space: bool) -> tuple[Path, bool, int, int]:
+    """Refuse another server's snapshot, a target that is not empty, too little free space.
+
+    Returns the target (absolute), whether it did not exist yet (a failed copy removes it
+    then), the bytes the copy needs and the bytes free before it.
+    """
     if expect is not None and snapshot.key != expect:
         raise DatasetError(
             f"snapshot {snapshot.path.name} was written by {snapshot.key.flavor}"
@@ -643,59 +684,39 @@ def restore(
             str(target),
             "free space on that filesystem or point the work directory elsewhere",
         )
-    argv = ["cp", "-a", "--reflink=auto", "-T", str(snapshot.datadir), str(target)]
-    started = time.monotonic()
-    with child(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
-        code, err, stopped = wait_copy(proc, timeout, abort)
-    copy_seconds = time.monotonic() - started
-    if code != 0:
-        free_now = shutil.disk_usage(target if target.exists() else target.parent).free
-        _empty_dir(target, remove_self=created)
-        if stopped == "abort":
-            raise DatasetError(
-                f"the copy was stopped after {copy_seconds:.1f} s (asked to abort); the"
-                " partial copy was removed",
-                str(target),
-                "nothing to do if the run was taken over; otherwise restore again",
-            )
-        if code is None:
-            raise DatasetError(
-                f"copying the snapshot took longer than {timeout:.0f} s; the "
-                "partial copy was removed",
-                str(target),
-                "raise the timeout",
-            )
-        if "No space left on device" in err or os.strerror(errno.ENOSPC) in err:
-            raise DatasetError(
-                f"disk full while restoring {snapshot.path.name} ({format_size(needed)} "
-                f"needed, {format_size(free_before)} free before the copy, "
-                f"{format_size(free_now)} when it failed); the partial copy was removed",
-                str(target),
-                "free space on that filesystem or point the work directory elsewhere",
-            )
-        raise DatasetError(
-            f"cp exited with code {code}: {err.strip()[-500:]}; the partial copy was removed",
+    return target, created, needed, free_before
+
+
+def _copy_failure(snapshot: Snapshot, target: Path, created: bool, code: int | None, err: str,
+                  stopped: str, *, needed: int, free_before: int, copy_seconds: float,
+                  timeout: float | None) -> DatasetError:
+    """Remove the partial copy; return the error that says why the copy stopped."""
+    free_now = shutil.disk_usage(target if target.exists() else target.parent).free
+    _empty_dir(target, remove_self=created)
+    if stopped == "abort":
+        return DatasetError(
+            f"the copy was stopped after {copy_seconds:.1f} s (asked to abort); the"
+            " partial copy was removed",
             str(target),
-            "check permissions and the filesystem",
+            "nothing to do if the run was taken over; otherwise restore again",
         )
-    # The copy's dirty pages reach the disk now, not during the measured run: left to the
-    # kernel's writeback they land in the window as I/O no process owns (tens of MiB/s on the
-    # datadir's device), competing with mysqld's flushing and read as a disturbance.
-    os.sync()
-    copy_seconds = time.monotonic() - started
-    verify_started = time.monotonic()
-    try:
-        _compare(snapshot, target, full=(verify == "full"))
-    except DatasetError as exc:
-        _empty_dir(target, remove_self=created)
-        raise DatasetError(
-            exc.what + "; the restored copy was removed", exc.where, exc.fix
-        ) from None
-    return RestoreResult(
-        target=target,
-        files=len(snapshot.files),
-        bytes=snapshot.total_bytes,
-        copy_seconds=copy_seconds,
-        verify_seconds=time.monotonic() - verify_started,
-        verify=verify,
+    if code is None:
+        return DatasetError(
+            f"copying the snapshot took longer than {timeout:.0f} s; the "
+            "partial copy was removed",
+            str(target),
+            "raise the timeout",
+        )
+    if "No space left on device" in err or os.strerror(errno.ENOSPC) in err:
+        return DatasetError(
+            f"disk full while restoring {snapshot.path.name} ({format_size(needed)} "
+            f"needed, {format_size(free_before)} free before the copy, "
+            f"{format_size(free_now)} when it failed); the partial copy was removed",
+            str(target),
+            "free space on that filesystem or point the work directory elsewhere",
+        )
+    return DatasetError(
+        f"cp exited with code {code}: {err.strip()[-500:]}; the partial copy was removed",
+        str(target),
+        "check permissions and the filesystem",
     )

@@ -561,6 +561,14 @@ class Sampler(threading.Thread):
             if section is not None:
                 record.engine_log_z = zlib.compress(section.encode(), 6)
 
+        mysqld, driver = self._proc_figures(record, step)
+        self._host_figures(record, mysqld, driver)
+        return record
+
+    def _proc_figures(self, record: SampleRecord, step: Callable[[str], None]
+                      ) -> tuple[int | None, int | None]:
+        """mysqld's memory and CPU, the driver's CPU and the datadir's disk counters from
+        ``/proc``; returns the pids read (mysqld, driver)."""
         mysqld = _resolve_pid(self.mysqld_pid)
         if mysqld is not None:
             record.mysqld_rss_bytes, record.mysqld_vsz_bytes = proc_memory(mysqld)
@@ -587,8 +595,7 @@ class Sampler(threading.Thread):
                     record.disk_read_sectors,
                     record.disk_write_sectors,
                 ) = disk
-        self._host_figures(record, mysqld, driver)
-        return record
+        return mysqld, driver
 
     def _host_figures(self, record: SampleRecord, mysqld: int | None, driver: int | None) -> None:
         """What the rest of the machine did: host CPU, our own CPU and I/O, the group's I/O.

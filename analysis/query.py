@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import String, select, type_coerce
 from sqlalchemy.orm import Session
@@ -130,7 +131,10 @@ def frame(rows: Sequence[Any], names: Sequence[str]) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame({n: pd.Series(dtype=object) for n in names})
     columns = list(zip(*rows, strict=True))
+    # Text columns as an object array: pandas infers the same str dtype ~5× faster than from a
+    # tuple (timestamps are text on SQLite: 90k of them per 500-run experiment).
     return pd.DataFrame({n: pd.Series(c, dtype=object) if isinstance(c[0], (dict, list))
+                         else np.array(c, dtype=object) if isinstance(c[0], str)
                          else c for n, c in zip(names, columns, strict=True)})
 
 
@@ -157,6 +161,10 @@ def fetch(session: Session, stmt: Any, column: Any, ids: Sequence[int]) -> list[
 
 def utc(values: Any) -> pd.Series:
     """Timestamps (strings from SQLite, datetimes elsewhere) as tz-aware UTC; naive = UTC."""
+    if isinstance(values, pd.Series) and pd.api.types.is_string_dtype(values.dtype):
+        # Parsed from an object array: converting pandas' str column element by element to
+        # object first costs ten times the parse itself.
+        values = pd.Series(values.to_numpy(dtype=object), index=values.index, dtype=object)
     return pd.to_datetime(pd.Series(values, dtype=object), utc=True, format="ISO8601")
 
 

@@ -71,13 +71,19 @@ class PngExporter:
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
 
-    def submit(self, fig: go.Figure, path: Path, *, width: int, height: int) -> None:
-        """Queue ``fig`` to be drawn at ``width`` × ``height`` into ``path`` (scale 1)."""
+    def submit(self, fig: go.Figure | dict[str, Any], path: Path, *, width: int,
+               height: int) -> None:
+        """Queue ``fig`` to be drawn at ``width`` × ``height`` into ``path`` (scale 1).
+
+        A figure is copied to a dict now; a dict (``fig.to_dict()``) is used as it is and must
+        not change until :meth:`close`.
+        """
         if self.error is not None:
             return
         if not self._threads:
             self._start()
-        self._jobs.put(_Job(fig.to_dict(), path, int(width), int(height)))
+        spec = fig if isinstance(fig, dict) else fig.to_dict()
+        self._jobs.put(_Job(spec, path, int(width), int(height)))
 
     def close(self) -> str | None:
         """Wait for every queued figure and stop the renderers; return the first error."""

@@ -4,21 +4,30 @@ The page answers the researcher's questions in order: which configuration gives 
 (ranked table, bars with CIs), which gives a flat line (stability scores), is the difference
 real (ratios, CIs, Mann-Whitney verdicts), and why (checkpoint age vs dirty pages per cell).
 plotly.js is inlined once in ``<head>``; figures reference it, so the file opens offline.
+
+Two steps: :func:`build_report_model` reads the store once and decides what the report says —
+the comparison, the sentences computed from the runs, the figures in page order and the
+sections with their tables — as a :class:`ReportModel`; :func:`render` draws a model as the
+HTML page and the PNGs. :func:`write_report` does both and starts the PNG renderers on each
+figure as soon as the model has built it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import html
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from analysis import claims, distributions, io_breakdown, plots, scorecard, small_multiples
 from analysis.blas import one_blas_thread
@@ -66,75 +75,72 @@ _ERROR_HOOK = (
 )
 
 
-@dataclass
-class _Figures:
-    """Figures in page order; their PNGs are drawn in the background while the page is built."""
+@dataclass(frozen=True)
+class ReportFigure:
+    """One figure of the report: its name (``NN-kind``, the PNG file and the div id) and the
+    plotly figure, as drawn for the PNG (fixed width and height)."""
 
-    out_dir: Path
-    png: bool
-    items: list[tuple[str, go.Figure]] = field(default_factory=list)
-    png_error: str | None = None
-    exporter: PngExporter | None = None
+    slug: str
+    figure: go.Figure
+
+    @functools.cached_property
+    def spec(self) -> dict[str, Any]:
+        """The figure as plotly's dict, made once for the PNG and the HTML (a deep copy each
+        time plotly makes it). Read-only by convention: both readers only serialize it."""
+        return self.figure.to_dict()
+
+
+class _FigureList:
+    """Collects the figures in page order while the model is built.
+
+    ``add`` returns a marker that :func:`render` replaces with the figure's div; ``on_figure``
+    (optional) hears of each figure as soon as it is final, so the PNG export can start
+    drawing while the rest of the model is built.
+    """
+
+    def __init__(self, on_figure: Callable[[ReportFigure], None] | None = None) -> None:
+        self.items: list[ReportFigure] = []
+        self._on_figure = on_figure
 
     def add(self, name: str, fig: go.Figure) -> str:
-        """Register a figure; return its HTML block (its PNG link is filled in by finish())."""
-        index = len(self.items) + 1
-        slug = f"{index:02d}-{name}"
-        self.items.append((slug, fig))
-        if self.png:
-            if self.exporter is None:
-                self.exporter = PngExporter()
-            self.exporter.submit(fig, self._png_path(slug), width=plots.WIDTH,
-                                 height=fig.layout.height or plots.HEIGHT)
-        fig.update_layout(width=None, autosize=True)
-        div = fig.to_html(
-            full_html=False, include_plotlyjs=False, div_id=f"fig-{slug}",
-            config={"displaylogo": False, "responsive": True, "displayModeBar": False},
-        )
-        return f"<div class='figure'>{div}{_png_marker(slug)}</div>"
-
-    def finish(self, html_text: str) -> str:
-        """Wait for the PNGs; put a link under each figure whose PNG was written."""
-        if self.exporter is not None:
-            self.png_error = self.exporter.close()
-        written = {p.name for p in self.exporter.written} if self.exporter is not None else set()
-
-        def link(match: re.Match[str]) -> str:
-            slug = match.group(1)
-            if f"{slug}.png" not in written:
-                return ""
-            return f"<div class='png'>PNG: <a href='figures/{slug}.png'>{slug}.png</a></div>"
-
-        return _PNG_MARKER.sub(link, html_text)
-
-    def close(self) -> None:
-        """Stop the renderers (also when the report failed half-way)."""
-        if self.exporter is not None:
-            self.exporter.close()
-
-    def _png_path(self, slug: str) -> Path:
-        return self.out_dir / "figures" / f"{slug}.png"
+        """Register a figure; return the marker that stands for it in the page."""
+        item = ReportFigure(f"{len(self.items) + 1:02d}-{name}", fig)
+        self.items.append(item)
+        if self._on_figure is not None:
+            self._on_figure(item)
+        return f"<!--figure:{item.slug}-->"
 
 
+_FIGURE_MARKER = re.compile(r"<!--figure:([\w.-]+)-->")
 #: Where the page says how the PNG export went (known only once every figure was drawn).
 _PNG_SUMMARY = "<!--png-summary-->"
+#: Where the generated claims go (rendered from the model's sentences).
+_CLAIMS = "<!--claims-->"
 
 
-def _png_summary(figs: _Figures) -> str:
-    if not figs.png:
-        return ""
-    if figs.png_error:
-        return (f"<div class='note'>PNG export failed, the interactive figures below are "
-                f"complete: {_e(figs.png_error)}</div>")
-    return (f"<p class='muted'>{len(figs.items)} figures also saved as PNG in "
-            "<code>figures/</code>.</p>")
+@dataclass
+class ReportModel:
+    """What a report says, before any of it is drawn: the data, the sentences, the figures.
 
+    Built by :func:`build_report_model`, drawn by :func:`render`. ``sections`` are the page's
+    parts in order (tables already as HTML); a figure appears in them as a marker naming its
+    slug and the claims as :data:`_CLAIMS`, so the same model renders with or without PNGs.
+    """
 
-def _png_marker(slug: str) -> str:
-    return f"<!--png:{slug}-->"
+    experiment: dict[str, Any]
+    comparison: Comparison
+    #: Sentences computed from the runs ("N of M runs noisy"…), exceptions named.
+    claims: list[str]
+    #: Figures in page order.
+    figures: list[ReportFigure]
+    sections: list[str]
+    #: Forced-comparison warnings shown at the top.
+    notes: list[str] = field(default_factory=list)
 
-
-_PNG_MARKER = re.compile(r"<!--png:([\w.-]+)-->")
+    @property
+    def title(self) -> str:
+        """The experiment's name, the page's heading."""
+        return str(self.experiment["name"])
 
 
 def _e(value: Any) -> str:
@@ -418,7 +424,7 @@ def _dataset_text(ds: dict[str, Any]) -> str:
 
 
 def _cell_section(
-    cmp: Comparison, figs: _Figures, cell: pd.Series, rep_run: int | None,
+    cmp: Comparison, figs: _FigureList, cell: pd.Series, rep_run: int | None,
     smp: pd.DataFrame, ivl: pd.DataFrame, memory_figures: bool = True,
 ) -> str:
     win = cmp.experiment["window"]
@@ -508,7 +514,7 @@ _DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 MAX_PANELS = 16
 
 
-def _small_multiples(cmp: Comparison, figs: _Figures, reps: dict[int, int],
+def _small_multiples(cmp: Comparison, figs: _FigureList, reps: dict[int, int],
                      smp: pd.DataFrame, metric: MetricView) -> list[str]:
     """One panel per cell, in row order: throughput of every run, and the representative
     run's checkpoint age and dirty pages (when the server reported them)."""
@@ -533,7 +539,7 @@ def _small_multiples(cmp: Comparison, figs: _Figures, reps: dict[int, int],
     return out
 
 
-def _io_section(figs: _Figures, table: pd.DataFrame, metric: MetricView) -> str:
+def _io_section(figs: _FigureList, table: pd.DataFrame, metric: MetricView) -> str:
     """What each transaction wrote, by data pages, doublewrite and redo (when counted)."""
     if table.empty or not table.filter(like=" KiB").notna().any().any():
         return ""
@@ -547,7 +553,7 @@ def _io_section(figs: _Figures, table: pd.DataFrame, metric: MetricView) -> str:
             "each cell's runs.</p>" + fig)
 
 
-def _memory_section(cmp: Comparison, figs: _Figures, cell_mem: pd.DataFrame,
+def _memory_section(cmp: Comparison, figs: _FigureList, cell_mem: pd.DataFrame,
                     reps: dict[int, int], smp: pd.DataFrame) -> str:
     """RSS per configuration over time (median repetitions) and the memory table; the figure
     only when memory differs between cells by more than the noise or a memory knob varies."""
@@ -617,12 +623,12 @@ def _memory_section(cmp: Comparison, figs: _Figures, cell_mem: pd.DataFrame,
     return "".join(out)
 
 
-def _claims_section(db: Any, rs: pd.DataFrame, cells: pd.DataFrame,
-                    lean: pd.DataFrame | None) -> str:
+def _claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame,
+            lean: pd.DataFrame | None) -> list[str]:
     """What the runs did, as sentences computed from the data with their exceptions named.
 
     Nothing here is written by hand: a sentence such as "every run reached the limit" is
-    printed only when it holds for every run, otherwise the runs it is false for are listed
+    made only when it holds for every run, otherwise the runs it is false for are listed
     (issue 22: the first study's README said five things its own data contradicted).
     """
     items = [claims.noisy_runs(rs).sentence()]
@@ -639,10 +645,224 @@ def _claims_section(db: Any, rs: pd.DataFrame, cells: pd.DataFrame,
             age = claims.reached_max_checkpoint_age(lean, runs)
             if age.total:
                 items.append(f"{cell['cell_label']}: {age.sentence()}")
+    return items
+
+
+def _claims_html(items: list[str]) -> str:
     rows = "".join(f"<li>{_e(text)}</li>" for text in items)
     return ("<h2>What the runs did</h2><p class='sub'>Computed from the recorded runs; a"
             " statement about every run is made only when no run contradicts it.</p>"
             f"<ul class='claims'>{rows}</ul>")
+
+
+@dataclass
+class _ReportData:
+    """Everything the report reads from the store, in one session."""
+
+    cmp: Comparison
+    reps: dict[int, int]
+    smp: pd.DataFrame
+    variables: pd.DataFrame
+    metric: MetricView
+    qps: dict[int, float]
+    cell_mem: pd.DataFrame
+    io_table: pd.DataFrame
+    claims: list[str]
+
+
+def _read(db: DB, experiment: ExperimentRef, force: bool) -> _ReportData:
+    """Load the comparison and every series the figures draw (bulk reads, one session)."""
+    with one_blas_thread(), session_scope(db) as s:
+        cmp = compare(s, experiment, force=force)
+        rs = cmp.frames.run_summary
+        reps = representative_runs(rs)
+        metric = metric_view(cmp.experiment)
+        # Every done run's samples, read once (no counters) for memory and the I/O breakdown.
+        done_ids = [int(r) for r in rs.loc[rs["status"] == RunStatus.DONE, "run_id"]]
+        lean = samples(s, run_ids=done_ids, counters=None) if done_ids else None
+        _, cell_mem = load_memory(s, rs, lean)
+        return _ReportData(
+            cmp=cmp, reps=reps,
+            smp=samples(s, run_ids=list(reps.values())) if reps else pd.DataFrame(),
+            variables=run_variables(s, list(reps.values())) if reps else pd.DataFrame(),
+            metric=metric, qps={} if metric.per_minute else _cell_qps(s, rs),
+            cell_mem=cell_mem, io_table=io_breakdown.per_cell(s, cmp.frames, lean),
+            claims=_claims(s, rs, cmp.cells, lean),
+        )
+
+
+def _overview(d: _ReportData, figs: _FigureList) -> list[str]:
+    """The experiment-wide figures: throughput bars and distributions, stability, small
+    multiples, heatmaps (factorial designs only), the thread sweep."""
+    cmp, metric, cells = d.cmp, d.metric, d.cmp.cells
+    rs = cmp.frames.run_summary
+    # Figure names (files, ids) follow the metric: a sysbench report has no "notpm" in it.
+    slug = metric.name.lower()
+    out = [figs.add(slug, plots.notpm_bars(
+        cells, unit=metric.name, scale=metric.scale,
+        title=f"Throughput per configuration ({metric.name}, window average)"))]
+    cell_ivl = cmp.frames.intervals.merge(rs[["run_id", "cell_id"]], on="run_id")
+    out.append(figs.add(f"{slug}-distribution", distributions.interval_boxes(
+        cell_ivl, cells, column=metric.column, unit=metric.name)))
+    out.append(figs.add("stability", distributions.stability_runs(rs, cells)))
+    out += _small_multiples(cmp, figs, d.reps, d.smp, metric)
+    knobs = varying_knobs(rs)
+    # Heatmaps only where every tile is a measured cell: a two-knob factorial design.
+    if plots.is_factorial(cells, knobs):
+        out.append(figs.add("stability-heatmap",
+                            plots.stability_heatmap(cells, knobs[0], knobs[1])))
+        out.append(figs.add(f"{slug}-heatmap", plots.stability_heatmap(
+            metric.scaled(cells), knobs[0], knobs[1], value="notpm_mean", label=metric.name,
+            title=f"{metric.name} by {knobs[0]} and {knobs[1]}")))
+    if "connections" in knobs and "allocator" in knobs:
+        out.append(figs.add("threads", plots.threads_sweep(
+            cells, unit=metric.name, scale=metric.scale,
+            title=f"{metric.name} vs client threads per allocator")))
+    return out
+
+
+def build_report_model(
+    db: DB,
+    experiment: ExperimentRef,
+    *,
+    force: bool = False,
+    reference: dict[str, Any] | None = None,
+    on_figure: Callable[[ReportFigure], None] | None = None,
+) -> ReportModel:
+    """Everything one experiment's report says: data, sentences and figures, not yet drawn.
+
+    Parameters are those of :func:`write_report`; ``on_figure`` is called with each figure as
+    soon as it is final (the PNG export starts drawing while the rest is built).
+    """
+    d = _read(db, experiment, force)
+    cmp, metric = d.cmp, d.metric
+    exp, cells, rs = cmp.experiment, cmp.cells, cmp.frames.run_summary
+    figs = _FigureList(on_figure)
+    overview = _overview(d, figs)
+    io_html = _io_section(figs, d.io_table, metric)
+    # The reproduction scorecard, when the experiment (or --reference) has references.
+    score_html = scorecard.section(reference or exp["spec"], rs, cells, figs.add)
+    memory_html = _memory_section(cmp, figs, d.cell_mem, d.reps, d.smp)
+    draw_memory = memory_matters(d.cell_mem, varying_knobs(rs))[0] if len(d.cell_mem) else False
+    cell_sections = [
+        _cell_section(cmp, figs, cell, d.reps.get(int(cell["cell_id"])), d.smp,
+                      cmp.frames.intervals, memory_figures=draw_memory)
+        for _, cell in cells.iterrows()
+    ]
+    labels = {int(d.reps[c]): lbl for c, lbl in zip(cells["cell_id"], cells["cell_label"],
+                                                     strict=True) if c in d.reps}
+    toc = "".join(f"<li><a href='#cell-{int(c['cell_id'])}'>{_e(c['cell_label'])}</a></li>"
+                  for _, c in cells.iterrows())
+    sections = [
+        f"<h2>Summary</h2>{_summary(cmp)}{_PNG_SUMMARY}",
+        f"<h2>Ranking</h2><p class='sub'>By window-average {metric.name}; the stability rank "
+        f"orders by median stability score (100 = flat line).</p>{_aa_line(cmp)}"
+        f"{_ranked_table(cmp, d.qps)}",
+        score_html, _CLAIMS, *overview, io_html, memory_html, _effects_tables(cmp),
+        f"<h2>Configurations</h2><ul>{toc}</ul>", *cell_sections,
+        _methodology(cmp, d.variables, labels),
+    ]
+    return ReportModel(
+        experiment=exp, comparison=cmp, claims=d.claims, figures=figs.items,
+        sections=sections,
+        notes=[w for w in cmp.warnings if w.startswith("forced comparison")],
+    )
+
+
+def _figure_div(item: ReportFigure) -> str:
+    """The figure as an interactive div sized by the page (the PNG keeps its fixed size)."""
+    layout = {k: v for k, v in item.spec.get("layout", {}).items() if k != "width"}
+    spec = {**item.spec, "layout": {**layout, "autosize": True}}  # the shared dict untouched
+    div = pio.to_html(
+        spec, validate=False, full_html=False, include_plotlyjs=False,
+        div_id=f"fig-{item.slug}",
+        config={"displaylogo": False, "responsive": True, "displayModeBar": False},
+    )
+    return f"<div class='figure'>{div}<!--png:{item.slug}--></div>"
+
+
+def _png_summary(model: ReportModel, png: bool, error: str | None) -> str:
+    if not png:
+        return ""
+    if error:
+        return (f"<div class='note'>PNG export failed, the interactive figures below are "
+                f"complete: {_e(error)}</div>")
+    return (f"<p class='muted'>{len(model.figures)} figures also saved as PNG in "
+            "<code>figures/</code>.</p>")
+
+
+def _page(model: ReportModel, divs: dict[str, str]) -> str:
+    """The HTML page of a model, figures as ``divs`` (slug → HTML), PNG links still markers."""
+    from plotly.offline import get_plotlyjs
+
+    exp = model.experiment
+    generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    body = (
+        f"<h1>{_e(model.title)}</h1>"
+        f"<p class='sub'>{_e(exp['description'] or '')} · experiment #{exp['id']} · "
+        f"generated {generated}</p>"
+        + "".join(f"<div class='note'>{_e(w)}</div>" for w in model.notes)
+        + "".join(model.sections).replace(_CLAIMS, _claims_html(model.claims), 1)
+    )
+    body = _FIGURE_MARKER.sub(lambda m: divs[m.group(1)], body)
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{_e(model.title)} — flushbench report</title><style>{_CSS}</style>"
+        f"<script>{_ERROR_HOOK}</script>"
+        f"<script type='text/javascript'>{get_plotlyjs()}</script></head>"
+        f"<body><main>{body}</main></body></html>"
+    )
+
+
+def _png_path(out: Path, slug: str) -> Path:
+    return out / "figures" / f"{slug}.png"
+
+
+def _submit_png(exporter: PngExporter, out: Path, item: ReportFigure) -> None:
+    exporter.submit(item.spec, _png_path(out, item.slug), width=plots.WIDTH,
+                    height=item.figure.layout.height or plots.HEIGHT)
+
+
+def render(
+    model: ReportModel,
+    out_dir: str | os.PathLike[str],
+    *,
+    png: bool = True,
+    exporter: PngExporter | None = None,
+) -> Path:
+    """Write ``report.html`` (self-contained) and, with ``png``, ``figures/NN-kind.png``.
+
+    ``exporter``: a PNG exporter the figures were already submitted to (by
+    :func:`write_report` while the model was built); without one, every figure is submitted
+    here. It is closed before returning. A PNG failure is said in the page, not raised.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    own = png and exporter is None
+    if own:
+        exporter = PngExporter()
+        for item in model.figures:
+            _submit_png(exporter, out, item)
+    try:
+        # Drawn while the renderers work on the PNGs.
+        page = _page(model, {item.slug: _figure_div(item) for item in model.figures})
+    finally:
+        error = exporter.close() if exporter is not None else None
+    written = {p.name for p in exporter.written} if exporter is not None else set()
+
+    def link(match: re.Match[str]) -> str:
+        name = f"{match.group(1)}.png"
+        return (f"<div class='png'>PNG: <a href='figures/{name}'>{name}</a></div>"
+                if name in written else "")
+
+    page = _PNG_LINK.sub(link, page).replace(_PNG_SUMMARY, _png_summary(model, png, error), 1)
+    path = out / "report.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+_PNG_LINK = re.compile(r"<!--png:([\w.-]+)-->")
 
 
 def write_report(
@@ -655,6 +875,9 @@ def write_report(
     reference: dict[str, Any] | None = None,
 ) -> Path:
     """Write ``report.html`` (self-contained) and ``figures/*.png`` for one experiment.
+
+    :func:`build_report_model` then :func:`render`; the PNGs are drawn in background renderers
+    from the moment each figure is built.
 
     Parameters
     ----------
@@ -678,105 +901,17 @@ def write_report(
     Path
         The HTML file.
     """
-    from plotly.offline import get_plotlyjs
-
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise AnalysisError("the report folder is a file", where=str(out),
                             fix="name a folder (it is created when missing)")
-    with one_blas_thread(), session_scope(db) as s:
-        cmp = compare(s, experiment, force=force)
-        rs = cmp.frames.run_summary
-        reps = representative_runs(rs)
-        smp = samples(s, run_ids=list(reps.values())) if reps else pd.DataFrame()
-        variables = run_variables(s, list(reps.values())) if reps else pd.DataFrame()
-        metric = metric_view(cmp.experiment)
-        qps = {} if metric.per_minute else _cell_qps(s, rs)
-        # Every done run's samples, read once (no counters) for memory and the I/O breakdown.
-        done_ids = [int(r) for r in rs.loc[rs["status"] == RunStatus.DONE, "run_id"]]
-        lean = samples(s, run_ids=done_ids, counters=None) if done_ids else None
-        _, cell_mem = load_memory(s, rs, lean)
-        io_table = io_breakdown.per_cell(s, cmp.frames, lean)
-        claims_html = _claims_section(s, rs, cmp.cells, lean)
-    out.mkdir(parents=True, exist_ok=True)  # only once there is something to write
-    figs = _Figures(out, png)
+    exporter = PngExporter() if png else None
     try:
-        exp = cmp.experiment
-        cells = cmp.cells
-        ivl = cmp.frames.intervals
-        labels = {int(reps[c]): lbl for c, lbl in zip(cells["cell_id"], cells["cell_label"],
-                                                       strict=True) if c in reps}
-
-        # Figure names (files, ids) follow the metric: a sysbench report has no "notpm" in it.
-        slug = metric.name.lower()
-        overview = [figs.add(slug, plots.notpm_bars(
-            cells, unit=metric.name, scale=metric.scale,
-            title=f"Throughput per configuration ({metric.name}, window average)"))]
-        cell_ivl = ivl.merge(rs[["run_id", "cell_id"]], on="run_id")
-        overview.append(figs.add(f"{slug}-distribution", distributions.interval_boxes(
-            cell_ivl, cells, column=metric.column, unit=metric.name)))
-        overview.append(figs.add("stability", distributions.stability_runs(rs, cells)))
-        overview += _small_multiples(cmp, figs, reps, smp, metric)
-        knobs = varying_knobs(rs)
-        # Heatmaps only where every tile is a measured cell: a two-knob factorial design.
-        if plots.is_factorial(cells, knobs):
-            overview.append(figs.add("stability-heatmap",
-                                     plots.stability_heatmap(cells, knobs[0], knobs[1])))
-            overview.append(figs.add(f"{slug}-heatmap", plots.stability_heatmap(
-                metric.scaled(cells), knobs[0], knobs[1], value="notpm_mean", label=metric.name,
-                title=f"{metric.name} by {knobs[0]} and {knobs[1]}")))
-        if "connections" in knobs and "allocator" in knobs:
-            overview.append(figs.add("threads", plots.threads_sweep(
-                cells, unit=metric.name, scale=metric.scale,
-                title=f"{metric.name} vs client threads per allocator")))
-        io_html = _io_section(figs, io_table, metric)
-        # The reproduction scorecard, when the experiment (or --reference) has references.
-        score_html = scorecard.section(reference or exp["spec"], rs, cells, figs.add)
-        memory_html = _memory_section(cmp, figs, cell_mem, reps, smp)
-        draw_memory = memory_matters(cell_mem, knobs)[0] if len(cell_mem) else False
-
-        cell_sections = [
-            _cell_section(cmp, figs, cell, reps.get(int(cell["cell_id"])), smp, ivl,
-                          memory_figures=draw_memory)
-            for _, cell in cells.iterrows()
-        ]
-        forced = [w for w in cmp.warnings if w.startswith("forced comparison")]
-        toc = "".join(
-            f"<li><a href='#cell-{int(c['cell_id'])}'>{_e(c['cell_label'])}</a></li>"
-            for _, c in cells.iterrows()
-        )
-        generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        body = (
-            f"<h1>{_e(exp['name'])}</h1>"
-            f"<p class='sub'>{_e(exp['description'] or '')} · experiment #{exp['id']} · "
-            f"generated {generated}</p>"
-            + "".join(f"<div class='note'>{_e(w)}</div>" for w in forced)
-            + f"<h2>Summary</h2>{_summary(cmp)}{_PNG_SUMMARY}"
-            f"<h2>Ranking</h2><p class='sub'>By window-average {metric.name}; the stability rank "
-            f"orders by median stability score (100 = flat line).</p>{_aa_line(cmp)}"
-            f"{_ranked_table(cmp, qps)}"
-            + score_html
-            + claims_html
-            + "".join(overview)
-            + io_html
-            + memory_html
-            + _effects_tables(cmp)
-            + f"<h2>Configurations</h2><ul>{toc}</ul>"
-            + "".join(cell_sections)
-            + _methodology(cmp, variables, labels)
-        )
-        page = (
-            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>{_e(exp['name'])} — flushbench report</title><style>{_CSS}</style>"
-            f"<script>{_ERROR_HOOK}</script>"
-            f"<script type='text/javascript'>{get_plotlyjs()}</script></head>"
-            f"<body><main>{body}</main></body></html>"
-        )
-        page = figs.finish(page)  # waits for the PNGs drawn while the page was built
-    finally:
-        figs.close()
-    page = page.replace(_PNG_SUMMARY, _png_summary(figs), 1)
-    path = out / "report.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+        model = build_report_model(
+            db, experiment, force=force, reference=reference,
+            on_figure=(lambda item: _submit_png(exporter, out, item)) if exporter else None)
+    except BaseException:
+        if exporter is not None:
+            exporter.close()
+        raise
+    return render(model, out, png=png, exporter=exporter)

@@ -1,0 +1,52 @@
+"""The report as a model, then a page: ``build_report_model`` holds what the report says
+(data, sentences, figures), ``render`` draws it; neither needs the other's internals."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from analysis import plots
+from analysis.report import ReportModel, build_report_model, render
+
+
+@pytest.fixture(scope="module")
+def model(recorded_study: Path) -> ReportModel:
+    return build_report_model(recorded_study, "stability-2011")
+
+
+def test_the_model_holds_the_figures_sentences_and_data(model: ReportModel) -> None:
+    assert model.title == "stability-2011"
+    slugs = [f.slug for f in model.figures]
+    # Numbered in page order, the overview first, each cell's figures after.
+    assert slugs[:3] == ["01-notpm", "02-notpm-distribution", "03-stability"]
+    assert [int(s[:2]) for s in slugs] == list(range(1, len(slugs) + 1))
+    assert any(s.endswith("checkpoint-dirty-cell1") for s in slugs)
+    # The sentences are the computed claims (tests/analysis/test_claims.py has the counts).
+    assert model.claims[0].startswith("23 of 26 runs are noisy")
+    # The data behind it: one throughput figure per cell of the comparison.
+    cells = {int(c) for c in model.comparison.cells["cell_id"]}
+    assert len(cells) == 8
+    assert {int(s.rsplit("cell", 1)[1]) for s in slugs if "-throughput-cell" in s} == cells
+    # Every figure is placed exactly once in the sections, by its marker.
+    text = "".join(model.sections)
+    assert sorted(re.findall(r"<!--figure:([\w.-]+)-->", text)) == sorted(slugs)
+
+
+def test_render_draws_every_figure_and_leaves_the_model_unchanged(
+        model: ReportModel, tmp_path: Path) -> None:
+    widths = [f.figure.layout.width for f in model.figures]
+    page = render(model, tmp_path / "a", png=False).read_text()
+    again = render(model, tmp_path / "b", png=False).read_text()
+    strip = re.compile(r"generated \d{4}-\d\d-\d\d \d\d:\d\d UTC")
+    assert strip.sub("", page) == strip.sub("", again)  # a value: rendering twice is the same
+    for f in model.figures:
+        assert page.count(f"id=\"fig-{f.slug}\"") == 1, f.slug
+    assert "<!--figure:" not in page and "<!--claims-->" not in page
+    assert "What the runs did" in page and model.claims[0].split(";")[0] in page
+    # The page's divs size themselves; the model's figures keep the PNG's fixed width.
+    assert [f.figure.layout.width for f in model.figures] == widths
+    assert all(w in (None, plots.WIDTH) for w in widths)
+    assert not (tmp_path / "a" / "figures").exists()  # png=False draws no PNG

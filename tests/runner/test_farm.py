@@ -29,6 +29,7 @@ from runner.run_context import prepare
 from store.db import ResultsDB
 from store.models import Interval, Run, RunEvent, Sample, Worker
 from tests.support.pgcluster import PgCluster
+from tests.support.slow_restore import GATE_ENV
 from tests.support.tiny_experiment import tiny_tpcc_experiment
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
@@ -121,9 +122,13 @@ def test_slow_restore_keeps_its_lease(
     db = open_db(url)
     queue_experiment(db, tmp_path, work, "slowrestore")
     lease = SHORT_LEASE_S
-    restore_s = 3.5 * lease  # the run sits in "restoring datadir" for 3.5 leases
-    holder = worker(url, "h1", env, tmp_path / "holder.log", slow_restore_s=restore_s,
-                    lease_s=lease)
+    # The run sits in "restoring datadir" until the competitor is up, then two leases more:
+    # without heartbeats its lease would run out a whole lease before the restore ends, with
+    # the competitor looking for work all along (eight 1.5 s beats).
+    restore_s = 2 * lease
+    gate = tmp_path / "competitor-is-up"
+    holder = worker(url, "h1", {**env, GATE_ENV: str(gate)}, tmp_path / "holder.log",
+                    slow_restore_s=restore_s, lease_s=lease)
     competitor = None
     try:
         def restoring() -> bool:
@@ -132,8 +137,16 @@ def test_slow_restore_keeps_its_lease(
                     Worker.host_id == "h1", Worker.phase == "restoring datadir")) is not None
 
         wait_for("the holder to claim and start restoring", restoring, [holder])
+        # The competitor looks for work through the rest of the restore and a lease beyond it.
         competitor = worker(url, "h2", env, tmp_path / "competitor.log",
-                            "--idle-timeout", str(restore_s + 2 * lease), lease_s=lease)
+                            "--idle-timeout", str(restore_s + lease), lease_s=lease)
+
+        def competing() -> bool:
+            with db.session() as s:
+                return s.scalar(select(Worker.id).where(Worker.host_id == "h2")) is not None
+
+        wait_for("the competitor to look for work", competing, [holder, competitor])
+        gate.touch()
         holder.wait(timeout=900)
         competitor.wait(timeout=900)
     finally:
@@ -151,7 +164,8 @@ def test_sigkilled_worker_is_taken_over_and_its_mysqld_reaped(
 ) -> None:
     url = pg_cluster.create_database()
     db = open_db(url)
-    queue_experiment(db, tmp_path, work, "takeover", duration="10s")
+    # The victim is killed as soon as its run measures: the default 6 s run is long enough.
+    queue_experiment(db, tmp_path, work, "takeover")
     victim = worker(url, "h1", env, tmp_path / "victim.log", lease_s=SHORT_LEASE_S)
     other = None
     try:
@@ -282,9 +296,9 @@ def test_worker_cut_off_past_its_lease_stops_and_says_why(
     try:
         url = cluster.create_database()
         db = open_db(url)
-        # The lease runs out about 1.5 leases after the outage starts (9 s): a 24 s measured
-        # window is still measuring then, on a loaded machine too.
-        queue_experiment(db, tmp_path, work, "cutoff", duration="24s")
+        # The lease runs out about 1.5 leases after the outage starts (9 s; 5 s seen at load
+        # 18): a 16 s measured window is still measuring then, on a loaded machine too.
+        queue_experiment(db, tmp_path, work, "cutoff", duration="16s")
         log_path = tmp_path / "cutoff.log"
         proc = worker(url, "h1", env, log_path, lease_s=SHORT_LEASE_S)
         try:

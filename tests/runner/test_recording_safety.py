@@ -70,7 +70,8 @@ def test_readers_and_report_while_a_worker_records(tmp_path: Path, work: Path) -
     """A worker records two runs while a reader holds long read transactions (all samples
     into pandas, repeated) and `flushbench report` runs in a loop: nothing is locked out,
     nothing is lost, and every snapshot is consistent — a done run is always whole."""
-    path = experiment(tmp_path, "readers", repetitions=2, duration="10s")
+    # Two runs: the reader sees the first one done while the second is recorded.
+    path = experiment(tmp_path, "readers", repetitions=2)
     db = tmp_path / "r.sqlite"
     ResultsDB(db).dispose()  # created first so that the reader can open it at once
     stop, seen = tmp_path / "stop", tmp_path / "reader.json"

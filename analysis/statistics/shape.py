@@ -101,11 +101,16 @@ def longest_low_stretch_s(
     if med <= 0:
         return math.nan
     low = y < LOW_FRACTION * med
-    best = current = 0
-    for i, flag in enumerate(low):
-        contiguous = i > 0 and (t[i] - t[i - 1]) <= 1.5 * dt
-        current = (current + 1 if contiguous else 1) if flag else 0
-        best = max(best, current)
+    if not low.any():
+        return float(0 * dt)
+    # A stretch starts at a low interval whose predecessor is not low or lies across a gap;
+    # numbering the starts gives every low interval its stretch, counted with bincount.
+    contiguous = np.zeros(y.size, dtype=bool)
+    contiguous[1:] = (t[1:] - t[:-1]) <= 1.5 * dt
+    follows_low = np.zeros(y.size, dtype=bool)
+    follows_low[1:] = low[:-1]
+    starts = low & ~(contiguous & follows_low)
+    best = int(np.bincount(np.cumsum(starts)[low]).max())
     return float(best * dt)
 
 

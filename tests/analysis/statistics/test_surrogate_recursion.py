@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.statistics import oscillation
+from analysis.statistics import oscillation, shape
 from analysis.statistics._series import ar1_surrogates, pair_indices, trend_projector
 
 
@@ -67,3 +67,25 @@ def test_memoized_grid_gives_the_same_answer_and_cannot_be_changed() -> None:
     i, _ = pair_indices(5)
     with pytest.raises(ValueError):
         i[0] = 3
+
+
+def _loop_longest_low(y: np.ndarray, t: np.ndarray, dt: float, med: float) -> float:
+    """The longest low stretch as the loop it replaced counted it."""
+    best = current = 0
+    for i, flag in enumerate(y < shape.LOW_FRACTION * med):
+        contiguous = i > 0 and (t[i] - t[i - 1]) <= 1.5 * dt
+        current = (current + 1 if contiguous else 1) if flag else 0
+        best = max(best, current)
+    return float(best * dt)
+
+
+def test_longest_low_stretch_counts_as_the_loop_did() -> None:
+    rs = np.random.default_rng(11)
+    for _ in range(2000):
+        n = int(rs.integers(1, 60))
+        # Low, high and borderline values; gaps of 1, 1.6 and 2 intervals end or keep stretches.
+        y = rs.choice([100.0, 10.0, 79.9, 80.0, 50.0], size=n, p=[.45, .2, .1, .1, .15])
+        t = np.cumsum(rs.choice([10.0, 10.0, 10.0, 16.0, 20.0], size=n))
+        med = float(np.median(y))
+        want = _loop_longest_low(y, t, 10.0, med)
+        assert shape.longest_low_stretch_s(y, t, interval_s=10.0) == want

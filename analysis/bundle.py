@@ -24,7 +24,7 @@ from sqlalchemy import select
 
 from analysis.query import DB, ExperimentRef, resolve_experiment, session_scope
 from flushbench.errors import AnalysisError
-from flushbench.redaction import redact
+from flushbench.redaction import MASK, SECRET_SERVER_VARIABLES, redact
 from store.bundles import RESULTS, write_archive
 from store.migrate import current_revision, sqlite_copy
 from store.models import Run, RunMetadata
@@ -37,9 +37,9 @@ ENVIRONMENT = ("hostname", "kernel", "cpu_model", "cpu_count", "mem_total_bytes"
 
 #: The bundle's copy of the experiment file given with ``--reference`` (verbatim).
 REFERENCE = "reference.yaml"
-#: Server variables whose value is a secret: the runs store every ``SHOW GLOBAL VARIABLES``
-#: row, and a server started with ``--report-password`` shows it there in clear.
-SECRET_VARIABLES = ("report_password",)
+#: Server variables whose value is a secret: the recorder masks them, but a database written
+#: before it did (or by another tool) may hold one in clear, so the bundle checks again.
+SECRET_VARIABLES = SECRET_SERVER_VARIABLES
 #: plotly.js embedded in every report: its own source holds ``api_key=`` templates, which are
 #: no credential of ours (the scan below skips this one script).
 _PLOTLY_JS = re.compile(r"<script[^>]*>\s*/\*\*\s*\* plotly\.js v.*?</script>", re.S)
@@ -110,8 +110,9 @@ def credentials_in(folder: Path) -> list[str]:
                 found += [f"{name}: {line.split('(', 1)[0][:60]}…" for line in conn.iterdump()
                           if redact(line) != line]
                 found += [f"{name}: run_variables {n} is set" for (n,) in conn.execute(
-                    f"SELECT DISTINCT name FROM run_variables WHERE value != '' AND name IN"
-                    f" ({','.join('?' * len(SECRET_VARIABLES))})", SECRET_VARIABLES)]
+                    "SELECT DISTINCT name FROM run_variables WHERE value NOT IN ('', ?) AND"
+                    f" name IN ({','.join('?' * len(SECRET_VARIABLES))})",
+                    (MASK, *SECRET_VARIABLES))]
             finally:
                 conn.close()
         elif path.suffix in {".html", ".yaml", ".cnf", ".json", ".csv", ".txt"}:

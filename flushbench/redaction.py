@@ -175,3 +175,22 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
             continue
         out.append(redact(arg))
     return out
+
+
+#: Server variables whose value is a credential. mysqld shows them in ``SHOW GLOBAL
+#: VARIABLES`` in clear (``report_password``, set for a replica's registration) or as the
+#: operator wrote them (``wsrep_sst_auth`` on servers that do not mask it), and the runs store
+#: every row of that snapshot.
+SECRET_SERVER_VARIABLES = ("report_password", "wsrep_sst_auth")
+
+
+def redact_server_variables(values: dict[str, str]) -> dict[str, str]:
+    """A ``SHOW GLOBAL VARIABLES`` snapshot fit to store: secrets masked, the rest as shown.
+
+    A variable of :data:`SECRET_SERVER_VARIABLES` with a value becomes :data:`MASK` (an empty
+    one stays empty: "no password set" is a fact worth keeping); every other value goes
+    through :func:`redact`, so a URL or ``password=…`` inside ``init_connect`` is masked too.
+    """
+    return {name: (MASK if value and name.lower() in SECRET_SERVER_VARIABLES
+                   else redact(value))
+            for name, value in values.items()}

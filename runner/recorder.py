@@ -29,6 +29,7 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlch
 from sqlalchemy.orm import Session
 
 from flushbench.errors import StoreError
+from flushbench.redaction import redact_server_variables
 from store.db import ResultsDB, redacted
 from store.models import Interval, Run, RunEvent, RunMetadata, RunVariable, Sample
 
@@ -252,8 +253,13 @@ class RunRecorder:
         self._row(lambda s: s.merge(RunMetadata(run_id=self.run_id, **fields)))
 
     def variables(self, values: dict[str, str]) -> None:
-        """Store the ``SHOW GLOBAL VARIABLES`` snapshot taken right after start."""
-        rows = [(name, str(value)) for name, value in sorted(values.items())]
+        """Store the ``SHOW GLOBAL VARIABLES`` snapshot taken right after start.
+
+        Credentials among them (``report_password``…) are masked first: the results database
+        never holds one (:func:`flushbench.redaction.redact_server_variables`).
+        """
+        shown = redact_server_variables({name: str(value) for name, value in values.items()})
+        rows = sorted(shown.items())
         self._row(lambda s: s.add_all(
             RunVariable(run_id=self.run_id, name=n, value=v) for n, v in rows))
 

@@ -15,6 +15,7 @@ import pytest
 
 from flushbench import paths
 from runner.spec import expand, load_experiment, run_order
+from runner.workloads.tpcc_mysql import locate
 from tests.support.built_servers import built_server, built_servers_named
 
 FLASH = paths.EXPERIMENTS_DIR / "stability-2011-flash.yaml"
@@ -56,6 +57,9 @@ def test_validate_and_plan_accept_it_where_the_servers_are_built(path: Path, cli
     assert built_servers_named(path) == ["mysql-5.5", "xtradb-5.5"]
     built_server("mysql-5.5")
     built_server("xtradb-5.5")
+    if locate(None, "tpcc_start") is None:  # both files name the post's client
+        pytest.skip("tpcc_start not found: scripts/build-tpcc-mysql.sh SRC_DIR, then set"
+                    " TPCC_MYSQL_BIN or put it on PATH")
     code, out, err = cli(["validate", str(path)])
     assert code == 0, out + err
     assert "on 2 servers: mysql-5.5, xtradb-5.5" in out
@@ -78,7 +82,10 @@ def test_without_a_built_server_validate_names_it_and_its_build(
     monkeypatch.setattr(paths, "SERVER_PROFILES_DIR", folder)
     code, out, err = cli(["validate", str(FLASH)])
     assert code != 0
-    lines = [line for line in (out + err).splitlines() if "stability-2011-flash.yaml: " in line]
+    # One line for the server (and one for tpcc_start where it is not installed: the study
+    # names the post's client), each with its fix.
+    lines = [line for line in (out + err).splitlines()
+             if "stability-2011-flash.yaml: " in line and "workload.driver" not in line]
     assert len(lines) == 1, out + err
     assert "server profile 'mysql-5.5' is not built on this machine" in lines[0]
     assert "scripts/build-server.sh mysql-5.5 SRC PREFIX" in lines[0]

@@ -296,6 +296,32 @@ def test_rerun_policy_stops_at_max_reruns(tmp_path: Path) -> None:
     assert apply_policy(db, keep, second) is None
 
 
+def test_a_run_only_below_its_limit_is_not_rerun(tmp_path: Path) -> None:
+    """``below-limit`` is a warning, not a disturbance: a bursty flusher is not rerun for it."""
+    from sqlalchemy import select
+
+    from runner.run_checks import apply_policy, disturbances
+    from store.db import ResultsDB
+    from store.models import DISTURBANCE_KINDS, Run, RunEvent
+    from tests.support.synthetic_store import SynthCell, build_store
+
+    assert "below-limit" not in DISTURBANCE_KINDS
+    db = ResultsDB(tmp_path / "r.sqlite")
+    build_store(db, [SynthCell(knobs={"doublewrite": True}, notpm=8000)], name="bursty",
+                repetitions=1, warmup=10, duration=60, n_counters=10)
+    exp = load_experiment(write(tmp_path, disturbed={"action": "rerun", "max_reruns": 2}))
+    with db.session() as s, s.begin():
+        (run_id,) = s.scalars(select(Run.id)).all()
+        s.add(RunEvent(run_id=run_id, level="warning", kind="below-limit",
+                       message="below its limit: 78 %"))
+    assert disturbances(db, run_id) == []
+    assert apply_policy(db, exp, run_id) is None
+    with db.session() as s, s.begin():
+        s.add(RunEvent(run_id=run_id, level="warning", kind="disturbed-cpu", message="cpu"))
+    assert disturbances(db, run_id) == ["disturbed-cpu"]
+    assert apply_policy(db, exp, run_id) is not None  # a cause beside it still reruns
+
+
 @pytest.mark.mysql
 def test_plan_says_when_blocks_cannot_reach_a_verdict(tmp_path: Path) -> None:
     from runner.planning import plan

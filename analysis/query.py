@@ -359,8 +359,14 @@ def runs(
         float(d["tpmc"]) if isinstance(d, dict) and d.get("tpmc") is not None else math.nan
         for d in df["driver_summary"]
     ]
-    latest = df.groupby(["cell_id", "repetition"])["attempt"].transform("max")
-    df["superseded"] = df["attempt"] < latest
+    # One attempt stands for each cell and repetition: the newest, unless it was cancelled — a
+    # replacement called off (a queued rerun cancelled) leaves the run it was to replace
+    # standing. Only when every attempt was cancelled does the newest cancelled one stand.
+    key = [df["cell_id"], df["repetition"]]
+    not_cancelled = df["attempt"].where(df["status"] != RunStatus.CANCELLED)
+    standing = not_cancelled.groupby(key).transform("max").fillna(
+        df["attempt"].groupby(key).transform("max"))
+    df["superseded"] = df["attempt"] != standing
     if not all_attempts:
         df = df[~df["superseded"]]
     names = knob_names(df["knobs"])

@@ -158,3 +158,22 @@ def test_the_report_shades_a_steady_window_from_the_runs_own_start(tmp_path: Pat
     html = write_report(db, "policy", tmp_path / "report", png=False).read_text()
     assert '"x0":0.7' in html.replace(" ", "")
     assert "excluded: disturbed (disturbed-cpu)" in html
+
+
+def test_a_cancelled_rerun_leaves_the_original_standing(tmp_path: Path) -> None:
+    """A queued replacement supersedes the run; once cancelled, the run stands again."""
+    db, run_id = store(tmp_path, "rerun")
+    with db.session() as s, s.begin():
+        old = s.get(Run, run_id)
+        rerun = Run(cell_id=old.cell_id, repetition=old.repetition, attempt=old.attempt + 1,
+                    order_index=99)
+        s.add(rerun)
+        s.flush()
+        rerun_id = rerun.id
+    assert run_id not in set(frames.runs(db, "policy")["run_id"])
+    with db.session() as s, s.begin():
+        s.get(Run, rerun_id).status = "cancelled"
+    latest = frames.runs(db, "policy")
+    assert run_id in set(latest["run_id"]) and rerun_id not in set(latest["run_id"])
+    every = frames.runs(db, "policy", all_attempts=True).set_index("run_id")
+    assert bool(every.loc[rerun_id, "superseded"]) and not every.loc[run_id, "superseded"]

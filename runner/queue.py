@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -617,8 +618,11 @@ def finish(
         return result.rowcount == 1
 
 
-def cancel(db: ResultsDB, experiment_name: str) -> int:
-    """Cancel every queued run of an experiment (all its hashes); return how many.
+def cancel(db: ResultsDB, experiment_name: str, run_ids: Sequence[int] | None = None) -> int:
+    """Cancel the queued runs of an experiment (all its hashes); return how many.
+
+    ``run_ids`` limits it to those runs (a rerun that is not wanted, say); a run of them that
+    is not queued, or not of this experiment, is left alone and not counted.
 
     Raises
     ------
@@ -628,11 +632,11 @@ def cancel(db: ResultsDB, experiment_name: str) -> int:
     with db.session() as session, session.begin():
         _experiment_ids(session, experiment_name)
         ids = select(Cell.id).join(Experiment).where(Experiment.name == experiment_name)
+        chosen = Run.cell_id.in_(ids) & (Run.status == RunStatus.QUEUED)
+        if run_ids is not None:
+            chosen &= Run.id.in_([int(r) for r in run_ids])
         result = session.execute(
-            update(Run)
-            .where(Run.cell_id.in_(ids), Run.status == RunStatus.QUEUED)
-            .values(status=RunStatus.CANCELLED, finished_at=utcnow())
-        )
+            update(Run).where(chosen).values(status=RunStatus.CANCELLED, finished_at=utcnow()))
         return result.rowcount
 
 

@@ -196,13 +196,18 @@ def queue_list(db: DbOption = None) -> None:
 
 @queue_app.command("cancel")
 def queue_cancel(
-    experiment: Annotated[str, typer.Argument(help="Experiment name.")], db: DbOption = None
+    experiment: Annotated[str, typer.Argument(help="Experiment name.")], db: DbOption = None,
+    run: Annotated[list[int] | None, typer.Option(
+        "--run", min=1, help="Only this queued run (repeatable), e.g. a rerun not wanted.")] = None,
 ) -> None:
-    """Cancel the queued runs of an experiment (finished runs are kept)."""
+    """Cancel the queued runs of an experiment (finished runs are kept).
+
+    A cancelled rerun leaves the run it was to replace standing in the analysis.
+    """
     from runner import queue
     from store.db import ResultsDB
 
-    n = queue.cancel(ResultsDB(db, create=False), experiment)
+    n = queue.cancel(ResultsDB(db, create=False), experiment, run_ids=run)
     say(console, f"cancelled {n} queued run(s) of {experiment}")
 
 

@@ -55,6 +55,19 @@ def test_claims_in_order_then_none(db: ResultsDB) -> None:
                for i in claimed[:4])
 
 
+def test_cancel_only_the_named_queued_runs(db: ResultsDB) -> None:
+    enqueue_plain(db, "cancelling", 4)
+    claimed = queue.claim_next(db, identity=local_identity("host-a"))
+    with db.session() as s:
+        ids = [r.id for r in s.scalars(select(Run).order_by(Run.order_index))]
+    # The claimed (running) run is not queued: named, it is left alone and not counted.
+    assert queue.cancel(db, "cancelling", run_ids=[ids[2], claimed]) == 1
+    assert [st for _, _, st in statuses(db)] == ["running", "queued", "cancelled", "queued"]
+    assert queue.cancel(db, "cancelling") == 2  # without ids: every queued run
+    assert [st for _, _, st in statuses(db)] == ["running", "cancelled", "cancelled",
+                                                 "cancelled"]
+
+
 def test_placement_one_pins_the_first_host_class(db: ResultsDB) -> None:
     exp_id = enqueue_plain(db, "pinned", 4)
     a, b = local_identity("a1", "fast"), local_identity("b1", "slow")

@@ -22,7 +22,6 @@ from flushbench.errors import StoreError, bounded
 from flushbench.filecheck import check_input_file
 from flushbench.redaction import remember_url
 
-SQLITE_HEADER = b"SQLite format 3\x00"
 #: Tables only a flushbench database has (a database with other tables only is not ours).
 OUR_TABLES = frozenset({"experiments", "cells", "runs", "alembic_version"})
 
@@ -94,17 +93,16 @@ def check_sqlite_file(path: Path, shown: str, *, create: bool) -> None:
             raise StoreError(f"cannot create the results database: {parent} is not writable",
                              where=shown, fix="choose a writable folder with --db")
         return
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
-    except OSError as exc:
-        raise StoreError(f"cannot read the results database: {exc.strerror}", where=shown,
-                         fix="check the file's permissions") from None
-    if header == b"":
-        return  # an empty file is an empty SQLite database
-    if header != SQLITE_HEADER:
-        raise StoreError("this file is not a SQLite database", where=shown,
-                         fix="point --db at a flushbench results database (or a new path)")
+    if not os.access(path, os.R_OK):
+        raise StoreError("cannot read the results database: permission denied", where=shown,
+                         fix="check the file's permissions")
+    # Only SQLite opens the file, never Python's open(): closing any descriptor of a file
+    # drops every POSIX lock this process holds on it, SQLite's included. A worker that opened
+    # a second handle on its own database would lose its locks, and the next reader to close
+    # (`flushbench status` in another shell) would take the database for unused, checkpoint
+    # and delete the write-ahead log the worker still writes to — its later writes orphaned
+    # (seen 2026-11-24 in the flash-2011 calibration). SQLite shares its locks among the
+    # connections of a process and keeps their descriptors open while they are held.
     try:
         conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
         try:
@@ -113,6 +111,10 @@ def check_sqlite_file(path: Path, shown: str, *, create: bool) -> None:
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
+        if "file is not a database" in str(exc):
+            raise StoreError("this file is not a SQLite database", where=shown,
+                             fix="point --db at a flushbench results database (or a new path)"
+                             ) from None
         raise StoreError(f"the results database is damaged or truncated ({exc})", where=shown,
                          fix="restore it from a backup, or start a new one with another --db"
                          ) from None

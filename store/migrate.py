@@ -295,22 +295,29 @@ def _pg_dump(url: sa.engine.URL, backup_dir: Path, revision: str) -> Path:
 
 @contextlib.contextmanager
 def _file_lock(url: sa.engine.URL) -> Iterator[None]:
-    """An exclusive ``flock`` on a SQLite file while it is migrated (no-op for servers).
+    """An exclusive ``flock`` on a SQLite file's folder while it is migrated (no-op for servers).
 
-    ``flock`` locks are separate from the POSIX record locks SQLite itself takes, so this
-    serializes migrators without getting in SQLite's way.
+    Not on the database file itself: closing *any* descriptor of a file drops every POSIX
+    record lock the process holds on it, SQLite's included, and a process that migrates while
+    it has the database open (a worker creating its own database, then writing to it) would
+    go on without them. The next process to close the database elsewhere then takes it for
+    unused and deletes the write-ahead log this one still writes to (seen 2026-11-24). The
+    folder's lock serializes migrators of every database in it; they take seconds.
     """
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         yield
         return
-    path = Path(url.database)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "ab") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    folder = Path(url.database).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def upgrade_database(

@@ -150,9 +150,9 @@ class LogReporter:
                 run = s.get(Run, run_id)
                 exp = s.get(Experiment, s.get(Cell, run.cell_id).experiment_id)
                 metric = dict(exp.metric or {})
-                exp_id = exp.id
-            runs = frames.runs(self.db, exp_id)
-            runs = runs[runs["run_id"] == run_id]
+            # This run alone, whatever its attempt: a disturbed run whose rerun is already
+            # queued is no longer the latest attempt, and its line must still say its figures.
+            runs = frames.runs(self.db, run_ids=[run_id])
             ivals = frames.intervals(self.db, run_ids=[run_id], detail=False)
             row = frames.run_summary(self.db, runs_df=runs, intervals_df=ivals).iloc[0]
         except Exception as exc:  # noqa: BLE001 - never lose the "done" line over a summary

@@ -514,21 +514,11 @@ def test_no_credential_in_run_log_or_database(form: str, text: str, kept: str,
     from runner import queue
     from runner.recorder import RunRecorder
     from store.db import ResultsDB
-    from store.models import Cell, Experiment, Run, RunEvent
+    from store.models import Run, RunEvent
+    from tests.support.queueing import one_running_run
 
     db = ResultsDB(tmp_path / "r.sqlite")
-    with db.session() as s, s.begin():
-        e = Experiment(name="creds", measurement_hash="x", spec={}, window={}, metric={})
-        s.add(e)
-        s.flush()
-        c = Cell(experiment_id=e.id, cell_key="k", position=0, label="default", knobs={},
-                 variables={}, is_baseline=True)
-        s.add(c)
-        s.flush()
-        r = Run(cell_id=c.id, repetition=1, order_index=0, status="running")
-        s.add(r)
-        s.flush()
-        run_id = r.id
+    run_id = one_running_run(db, "creds")
     stream = io.StringIO()
     log_file = tmp_path / "logs" / "worker.log"
     with LogReporter(db, log_file, stream=stream) as reporter:

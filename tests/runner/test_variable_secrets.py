@@ -14,24 +14,10 @@ from flushbench.redaction import MASK, redact_server_variables
 from runner.recorder import RunRecorder
 from runner.server import MysqldSandbox, write_mycnf
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run, RunVariable
+from store.models import RunVariable
+from tests.support.queueing import one_running_run
 
 SECRET = "hunter2-replica-secret"
-
-
-def _run_row(db: ResultsDB) -> int:
-    with db.session() as s, s.begin():
-        e = Experiment(name="secrets", measurement_hash="x", spec={}, window={}, metric={})
-        s.add(e)
-        s.flush()
-        c = Cell(experiment_id=e.id, cell_key="k", position=0, label="default", knobs={},
-                 variables={}, is_baseline=True)
-        s.add(c)
-        s.flush()
-        r = Run(cell_id=c.id, repetition=1, order_index=0, status="running")
-        s.add(r)
-        s.flush()
-        return r.id
 
 
 def test_masking_keeps_empty_values_and_everything_else() -> None:
@@ -57,7 +43,7 @@ def test_report_password_is_masked_before_it_is_stored(
     assert variables["report_password"] == SECRET
 
     db = ResultsDB(tmp_path / "r.sqlite")
-    run_id = _run_row(db)
+    run_id = one_running_run(db, "secrets")
     recorder = RunRecorder(db, run_id)
     recorder.variables(variables)
     assert recorder.flush()

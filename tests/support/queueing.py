@@ -65,3 +65,25 @@ class NullExecutor:
         if not queue.finish(self.db, run_id, "done", owner=owner):
             return "interrupted"
         return "done"
+
+
+def one_running_run(db: ResultsDB, name: str) -> int:
+    """A bare experiment → cell → run (status ``running``) for what writes to a run row.
+
+    No spec, no translation: for tests of the recorder, the log and redaction, which need a
+    run id in a real database and nothing else.
+    """
+    from store.models import Cell, Experiment, Run
+
+    with db.session() as s, s.begin():
+        e = Experiment(name=name, measurement_hash="x", spec={}, window={}, metric={})
+        s.add(e)
+        s.flush()
+        c = Cell(experiment_id=e.id, cell_key="k", position=0, label="default", knobs={},
+                 variables={}, is_baseline=True)
+        s.add(c)
+        s.flush()
+        r = Run(cell_id=c.id, repetition=1, order_index=0, status="running")
+        s.add(r)
+        s.flush()
+        return r.id

@@ -200,8 +200,12 @@ def test_a_quiet_run_is_not_flagged(tmp_path: Path, work: Path) -> None:
         pytest.skip(f"the machine is not quiet before the run: others use {busy:.0%} of its CPU"
                     f" and move {io / (1 << 20):.1f} MiB/s on the work dir's device")
     db = ResultsDB(tmp_path / "r.sqlite")
+    before = host_cpu()
     outcome = run_experiment(path, db, work=work)
+    after = host_cpu()
     assert (outcome.done, outcome.failed) == (1, 0)
+    assert before is not None and after is not None
+    stolen = (after[2] - before[2]) / max(sum(after) - sum(before), 1e-9)
     (run,) = runs_of(db, "quiet")
     with db.session() as s:
         taken = [x for x in s.scalars(select(Sample).where(Sample.run_id == run.id))
@@ -211,8 +215,17 @@ def test_a_quiet_run_is_not_flagged(tmp_path: Path, work: Path) -> None:
                for x in taken)
     assert all(x.group_write_ios is None for x in taken)  # no storage profile: no group
     found = warnings_of(db, run.id)
-    assert not {"disturbed-cpu", "disturbed-io", "disturbed-steal"} & set(found), {
+    assert not {"disturbed-cpu", "disturbed-io"} & set(found), {
         k: e.message for k, e in found.items()}
+    # The hypervisor can take this VM's CPUs whatever the test does (a CI check saw 11.5 % of
+    # a short window's CPU time stolen). A steal warning is then true, not a false alarm:
+    # with steal read from /proc/stat beside the run (independently of the code under test),
+    # the premise "a quiet machine" failed and the test says so instead of judging.
+    if "disturbed-steal" in found and stolen >= 0.005:
+        said = found["disturbed-steal"].message
+        pytest.skip(f"the machine was not quiet during the run: the hypervisor stole"
+                    f" {stolen:.1%} of its CPU time, and the run says {said!r}")
+    assert "disturbed-steal" not in found, found["disturbed-steal"].message
 
 
 class KillAfterFirstRun(NullReporter):

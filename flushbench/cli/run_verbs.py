@@ -208,7 +208,10 @@ def queue_cancel(
     from store.db import ResultsDB
 
     n = queue.cancel(ResultsDB(db, create=False), experiment, run_ids=run)
-    say(console, f"cancelled {n} queued run(s) of {experiment}")
+    missed = len(set(run)) - n if run else 0
+    say(console, f"cancelled {n} queued run(s) of {experiment}" + (
+        f"; {missed} of the runs named are not queued runs of it (`flushbench queue list`)"
+        if missed else ""))
 
 
 @queue_app.command("unpin")

@@ -73,13 +73,15 @@ def per_run(db: DB, fr: Frames, samples_df: pd.DataFrame | None = None) -> pd.Da
     # Transactions in the time the window's samples span (sample ticks and driver intervals
     # are not aligned, so count the intervals whose end falls inside that span).
     w = s[s["in_window"]].groupby("run_id")["t"].agg(["min", "max"])
-    iv = fr.intervals
-    tx = {}
-    for run_id, span in w.iterrows():
-        mine = iv[(iv["run_id"] == run_id) & (iv["t"] > span["min"]) & (iv["t"] <= span["max"])]
-        tx[int(run_id)] = float(mine["primary_count"].sum())
+    iv = fr.intervals[["run_id", "t", "primary_count"]].merge(w, left_on="run_id",
+                                                               right_index=True)
+    mine = iv[(iv["t"] > iv["min"]) & (iv["t"] <= iv["max"])]
+    # Counts are whole numbers: the sum is exact in any order. A run whose span holds no
+    # interval counts 0 transactions (its ratios are then NaN, as before).
+    tx = mine.groupby("run_id")["primary_count"].sum().astype(float).reindex(w.index,
+                                                                              fill_value=0.0)
     out = pd.DataFrame(index=pd.Index(ids, name="run_id"))
-    out["transactions"] = pd.Series(tx, dtype=float)
+    out["transactions"] = tx
     for part, ops, by, pages in PARTS:
         n = out["transactions"].where(out["transactions"] > 0)
         out[f"{part} ops"] = _window_growth(edges, ops) / n

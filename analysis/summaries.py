@@ -11,7 +11,7 @@ import pandas as pd
 from analysis.disturbed import counted, excluded, exclusion_reason
 from analysis.query import DB, ExperimentRef, knob_names, runs
 from analysis.series import intervals
-from analysis.stability import stability
+from analysis.stability_cache import Series, stability_many
 from analysis.statistics.intervals import mean_ci
 from store.models import RunStatus
 
@@ -46,13 +46,15 @@ def run_summary(
         "notpm", "t", "interval_s", "primary_count", "p95_ms", "p99_ms", "errors", "retries")}
     ids = win["run_id"].to_numpy()
     cuts = np.flatnonzero(np.diff(ids)) + 1
+    bounds = [(lo, hi) for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(ids)], strict=True)
+              if hi > lo]
+    # Every run's figures in one call: known ones come from the stability cache.
+    figures = stability_many([
+        Series(col["notpm"][lo:hi], float(np.median(col["interval_s"][lo:hi])), col["t"][lo:hi])
+        for lo, hi in bounds])
     per_run: dict[int, dict[str, Any]] = {}
-    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(ids)], strict=True):
-        if hi <= lo:
-            continue
+    for (lo, hi), st in zip(bounds, figures, strict=True):
         total_s = float(col["interval_s"][lo:hi].sum())
-        st = stability(col["notpm"][lo:hi], interval_s=float(np.median(col["interval_s"][lo:hi])),
-                       times_s=col["t"][lo:hi])
         row = st.as_dict()
         row.update(
             notpm=float(col["primary_count"][lo:hi].sum() * 60.0 / total_s)

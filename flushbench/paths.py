@@ -24,6 +24,16 @@ def work_dir() -> Path:
     return Path(os.environ.get("FLUSHBENCH_WORK", "work")).resolve()
 
 
+def cache_dir() -> Path:
+    """flushbench's cache folder: ``$FLUSHBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/flushbench``,
+    else ``~/.cache/flushbench`` (derived data only: deleting it loses nothing)."""
+    own = os.environ.get("FLUSHBENCH_CACHE_DIR")
+    if own:
+        return Path(own).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "flushbench"
+
+
 def names_in(folder: Path, suffix: str) -> list[str]:
     """The bare names (file stems) of the ``*suffix`` files in ``folder``, sorted."""
     return sorted(p.stem for p in folder.glob(f"*{suffix}")) if folder.is_dir() else []

@@ -69,6 +69,16 @@ def _private_host_lock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """flushbench's cache folder of this session's own (``FLUSHBENCH_CACHE_DIR``): the tests
+    go through the stability cache as a user's analysis does, without reading or filling the
+    user's ``~/.cache/flushbench``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 #: ``make test-fast`` sets this: the lane deselects the ``mysql``/``postgres``/``host_control``
 #: tests, and a test that still reaches for a server fails here instead of slowing the lane.
 FAST_LANE = os.environ.get("FLUSHBENCH_FAST_LANE") == "1"

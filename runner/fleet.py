@@ -9,8 +9,12 @@ ones are listed for a day.
 from __future__ import annotations
 
 import datetime as dt
+import os
+import signal
+import socket
 from dataclasses import dataclass
 
+import psutil
 from sqlalchemy import select
 
 from flushbench.clock import as_utc
@@ -38,6 +42,8 @@ class WorkerView:
     #: Seconds since the held run's lease was last renewed (None: no run held).
     lease_age_s: float | None
     live: bool
+    #: When the worker registered (the database's clock).
+    started_at: dt.datetime | None = None
 
 
 def worker_rows(db: ResultsDB) -> list[WorkerView]:
@@ -62,6 +68,61 @@ def worker_rows(db: ResultsDB) -> list[WorkerView]:
             host_id=worker.host_id, host_class=worker.host_class, hostname=worker.hostname,
             pid=worker.pid, state=worker.state, phase=worker.phase, experiment=exp_name,
             run_id=worker.run_id, heartbeat_age_s=age, lease_age_s=lease_age,
-            live=age <= worker.lease_s,
+            live=age <= worker.lease_s, started_at=as_utc(worker.started_at),
         ))
     return sorted(out, key=lambda w: (not w.live, w.host_id, w.pid))
+
+
+#: How ``flushbench queue stop`` asks a worker to stop: between runs, or now.
+STOP_BETWEEN_RUNS = signal.SIGUSR1
+STOP_NOW = signal.SIGTERM
+#: A worker's process may have started this long after its row's clock said it registered
+#: (two clocks: the database's and this host's).
+CLOCK_SLACK = dt.timedelta(seconds=120)
+
+
+@dataclass(frozen=True)
+class StopRequest:
+    """What ``flushbench queue stop`` did about one live worker."""
+
+    worker: WorkerView
+    #: ``asked`` (signalled), ``elsewhere`` (another host: stop it there) or ``gone`` (no such
+    #: process here any more: the pid is dead or now belongs to a younger process).
+    outcome: str
+
+
+def ask_workers_to_stop(db: ResultsDB, *, now: bool = False) -> list[StopRequest]:
+    """Signal every live worker of this machine to stop: between runs (``SIGUSR1``: the run
+    in progress finishes and is recorded) or, with ``now``, at once (``SIGTERM``: the run in
+    progress is marked interrupted and redone on resume).
+
+    A worker on another machine cannot be signalled from here and is reported as such; a pid
+    that no longer belongs to the worker (the process is gone, or the number was reused by a
+    process started after the worker registered) is left alone.
+    """
+    here = socket.gethostname()
+    out = []
+    for w in worker_rows(db):
+        if not w.live:
+            continue
+        if w.hostname != here:
+            out.append(StopRequest(w, "elsewhere"))
+            continue
+        if not _is_that_worker(w):
+            out.append(StopRequest(w, "gone"))
+            continue
+        try:
+            os.kill(w.pid, STOP_NOW if now else STOP_BETWEEN_RUNS)
+        except ProcessLookupError:
+            out.append(StopRequest(w, "gone"))
+            continue
+        out.append(StopRequest(w, "asked"))
+    return out
+
+
+def _is_that_worker(w: WorkerView) -> bool:
+    try:
+        created = dt.datetime.fromtimestamp(psutil.Process(w.pid).create_time(), dt.UTC)
+    except psutil.Error:
+        return False
+    return w.started_at is None or created <= w.started_at + CLOCK_SLACK

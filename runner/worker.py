@@ -189,6 +189,9 @@ def serve(
                               prepared)
             if status is not None:
                 outcome.by_status[status] = outcome.by_status.get(status, 0) + 1
+        if opts.stop.is_set():
+            log("stopped as asked, between runs: the queued runs stay queued (start the same"
+                " command again to resume)")
     return outcome
 
 
@@ -271,11 +274,13 @@ def run_experiment(
     on_prepared: Callable[[ExperimentContext, queue.EnqueueResult], None] | None = None,
     identity: Identity | None = None,
     lease_s: float = queue.LEASE_S,
+    stop: threading.Event | None = None,
 ) -> ExperimentOutcome:
     """Preflight (unless given a prepared context), enqueue, then execute the queued runs.
 
     Rerunning resumes: finished runs are kept, interrupted ones are redone (see
-    :mod:`runner.queue`). Failed runs do not stop the queue.
+    :mod:`runner.queue`). Failed runs do not stop the queue; setting ``stop`` does, between
+    runs (the run in progress finishes).
     """
     reporter = reporter or NullReporter()
     ctx = experiment if isinstance(experiment, ExperimentContext) else prepare(experiment, work)
@@ -283,7 +288,8 @@ def run_experiment(
     reap_leftover_servers(db, enq.experiment_id)
     if on_prepared is not None:
         on_prepared(ctx, enq)
-    return work_queue(db, ctx, enq.experiment_id, reporter, identity=identity, lease_s=lease_s)
+    return work_queue(db, ctx, enq.experiment_id, reporter, identity=identity, lease_s=lease_s,
+                      stop=stop)
 
 
 class ContextExecutor:
@@ -347,15 +353,18 @@ def work_queue(
     *,
     identity: Identity | None = None,
     lease_s: float = queue.LEASE_S,
+    stop: threading.Event | None = None,
 ) -> ExperimentOutcome:
     """Claim and execute the experiment's queued runs until none is left (the worker loop,
-    :func:`serve`, limited to this experiment: host lock, heartbeat, takeovers)."""
+    :func:`serve`, limited to this experiment: host lock, heartbeat, takeovers) or until
+    ``stop`` is set (checked between runs)."""
     outcome = ExperimentOutcome(experiment_id=experiment_id)
     if _count_queued(db, experiment_id) == 0:
         return outcome
     executor = ContextExecutor(db, reporter, ctx)
     done = serve(db, identity or local_identity(), executor, reporter_log(reporter),
-                 WorkerOptions(lease_s=lease_s, experiment_id=experiment_id))
+                 WorkerOptions(lease_s=lease_s, experiment_id=experiment_id,
+                               stop=stop if stop is not None else threading.Event()))
     outcome.done = done.count(RunStatus.DONE)
     outcome.failed = done.count(RunStatus.FAILED)
     outcome.interrupted = done.count(RunStatus.INTERRUPTED)

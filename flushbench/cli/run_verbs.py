@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -86,6 +87,21 @@ def _sigterm_as_interrupt() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
+def _stop_between_runs_on_sigusr1() -> threading.Event:
+    """An event SIGUSR1 sets (``flushbench queue stop`` sends it): the worker loop finishes
+    and records the run in progress, then stops before claiming another."""
+    stop = threading.Event()
+
+    def handler(signum: int, frame: object) -> None:
+        if not stop.is_set():
+            stop.set()
+            console.print("stop asked (SIGUSR1): the run in progress finishes, then this"
+                          " worker stops; the queued runs stay queued")
+
+    signal.signal(signal.SIGUSR1, handler)
+    return stop
+
+
 def _run_seconds(exp) -> float:  # noqa: ANN001 - a runner.spec.Experiment
     # restore + start + stop overhead on top of warmup + duration (plan shows the detailed ETA)
     return exp.workload.warmup + exp.workload.duration + 30.0
@@ -119,6 +135,7 @@ def run(
     from store.db import ResultsDB, resolve_url
 
     _sigterm_as_interrupt()
+    stop = _stop_between_runs_on_sigusr1()
     if log_file is not None:
         check_log_file(log_file, resolve_url(db))
     _check_work(work)
@@ -158,6 +175,7 @@ def run(
             work=work,
             on_prepared=on_prepared,
             identity=identity,
+            stop=stop,
         )
     print_cell_summary(console, results, outcome.experiment_id)
     if outcome.failed:
@@ -212,6 +230,40 @@ def queue_cancel(
     say(console, f"cancelled {n} queued run(s) of {experiment}" + (
         f"; {missed} of the runs named are not queued runs of it (`flushbench queue list`)"
         if missed else ""))
+
+
+@queue_app.command("stop")
+def queue_stop(
+    db: DbOption = None,
+    now: Annotated[bool, typer.Option(
+        "--now", help="Stop at once: the run in progress is marked interrupted and redone on"
+                      " resume (default: it finishes and is recorded first).")] = False,
+) -> None:
+    """Stop this machine's workers (`run` or `worker`) after the run in progress.
+
+    The queued runs stay queued; start the same command again to resume. Workers on other
+    hosts are listed, not signalled: run this there.
+    """
+    from runner.fleet import ask_workers_to_stop
+    from store.db import ResultsDB
+
+    asked = ask_workers_to_stop(ResultsDB(db, create=False), now=now)
+    if not asked:
+        say(console, "no live worker uses this database")
+        return
+    for req in asked:
+        w = req.worker
+        doing = f"run {w.run_id}" if w.run_id else w.state
+        if req.outcome == "asked":
+            say(console, f"worker pid {w.pid} ({doing}): asked to stop "
+                         + ("now (its run is redone on resume)" if now else
+                            "after the run in progress"))
+        elif req.outcome == "elsewhere":
+            say(console, f"worker pid {w.pid} on {w.hostname} ({doing}): another machine —"
+                         " run `flushbench queue stop` there")
+        else:
+            say(console, f"worker pid {w.pid} ({doing}): its process is gone; its run is"
+                         " taken over when its lease expires")
 
 
 @queue_app.command("unpin")
@@ -299,6 +351,7 @@ def worker(
     from store.db import ResultsDB, redacted, resolve_url
 
     _sigterm_as_interrupt()
+    stop = _stop_between_runs_on_sigusr1()
     _check_seconds("--idle-timeout", idle_timeout, allow_negative=True)
     _check_seconds("--lease-seconds", lease_seconds)
     _check_work(work)
@@ -312,6 +365,7 @@ def worker(
         executor = ContextExecutor(results, reporter, work=work, keep_datadirs=keep_datadirs)
         outcome = serve(results, identity, executor, reporter.note,
                         WorkerOptions(lease_s=lease_seconds,
-                                      idle_timeout=math.inf if idle_timeout < 0 else idle_timeout))
+                                      idle_timeout=math.inf if idle_timeout < 0 else idle_timeout,
+                                      stop=stop))
         summary = ", ".join(f"{n} {k}" for k, n in sorted(outcome.by_status.items())) or "no run"
         reporter.note(f"queue empty ({summary})")

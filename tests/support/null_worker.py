@@ -22,6 +22,8 @@ def main(argv: list[str]) -> int:
     # worker row marked stopped, outcome printed.
     options = WorkerOptions(poll_s=0.2)
     signal.signal(signal.SIGTERM, lambda *_: options.stop.set())
+    # SIGUSR1 is what `flushbench queue stop` sends; `run` and `worker` stop between runs on it.
+    signal.signal(signal.SIGUSR1, lambda *_: options.stop.set())
     url, host_id = argv[0], argv[1]
     hold_s = float(argv[2]) if len(argv) > 2 else 0.0
     lease_s = float(argv[3]) if len(argv) > 3 else 30.0

@@ -711,3 +711,28 @@ def status_counts(db: ResultsDB) -> list[dict[str, Any]]:
         entry = out.setdefault(exp_id, {"experiment_id": exp_id, "name": name})
         entry[status] = n
     return list(out.values())
+
+
+def run_seconds(db: ResultsDB) -> dict[int, float]:
+    """Per experiment: the median wall time of its finished runs (every attempt that started
+    and ended: done or failed), from start to end — restore, start, warmup, measuring,
+    shutdown and recording, what one more queued run will take on this host."""
+    with db.session() as session:
+        rows = session.execute(
+            select(Cell.experiment_id, Run.started_at, Run.finished_at)
+            .join(Run, Run.cell_id == Cell.id)
+            .where(Run.status.in_([RunStatus.DONE, RunStatus.FAILED]),
+                   Run.started_at.is_not(None), Run.finished_at.is_not(None))
+        ).all()
+    spans: dict[int, list[float]] = {}
+    for exp_id, started, finished in rows:
+        seconds = (as_utc(finished) - as_utc(started)).total_seconds()
+        if seconds > 0:
+            spans.setdefault(int(exp_id), []).append(seconds)
+    out = {}
+    for exp_id, values in spans.items():
+        values.sort()
+        mid = len(values) // 2
+        out[exp_id] = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+    return out
+

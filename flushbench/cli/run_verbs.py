@@ -287,6 +287,19 @@ def queue_unpin(
                   " --force)")
 
 
+def _time_left(row: dict, seconds_per_run: float | None) -> str:
+    """``≈ 10h12m`` for what is left of an experiment (queued + running runs), ``?`` before
+    its first finished run, empty when nothing is left."""
+    from flushbench.units import format_duration
+
+    left = int(row.get("queued", 0)) + int(row.get("running", 0))
+    if not left:
+        return ""
+    if seconds_per_run is None:
+        return "?"
+    return f"≈ {format_duration(left * seconds_per_run)}"
+
+
 @app.command()
 def status(db: DbOption = None) -> None:
     """What is queued, running, done and failed, per experiment; live and stale workers."""
@@ -298,16 +311,22 @@ def status(db: DbOption = None) -> None:
     with results.session() as s, s.begin():
         queue.mark_abandoned(s)
     rows = queue.status_counts(results)
+    per_run = queue.run_seconds(results)
     table = Table(title="flushbench queue")
     cols = ("queued", "running", "done", "failed", "interrupted", "cancelled")
     table.add_column("id", justify="right")
     table.add_column("experiment")
     for col in cols:
         table.add_column(col, justify="right")
+    table.add_column("left (est.)", justify="right")
     for row in rows:
         table.add_row(str(row["experiment_id"]), literal(row["name"]),
-                      *(str(row.get(c, 0)) for c in cols))
+                      *(str(row.get(c, 0)) for c in cols),
+                      _time_left(row, per_run.get(int(row["experiment_id"]))))
     console.print(table)
+    if any(row.get("queued") or row.get("running") for row in rows):
+        console.print("left (est.): queued and running runs × the median wall time of the"
+                      " experiment's finished runs on this database")
     workers = worker_rows(results)
     if not workers:
         console.print("no worker has registered")

@@ -37,6 +37,8 @@ pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 FLUSHBENCH = Path(sys.executable).with_name("flushbench")
 #: Bound on waiting for a subprocess to reach a state (never an assertion on time).
 PATIENCE_S = 300
+#: Pause between the reports the readers test runs beside the worker.
+REPORT_PAUSE_S = 2.0
 
 
 def experiment(tmp_path: Path, name: str, repetitions: int = 1, duration: str = "6s") -> Path:
@@ -90,6 +92,12 @@ def test_readers_and_report_while_a_worker_records(tmp_path: Path, work: Path) -
                 [str(FLUSHBENCH), "report", "readers", "-o", str(tmp_path / "rep"),
                  "--no-png", "--db", str(db)],
                 cwd=tmp_path, env=env, capture_output=True, text=True, timeout=PATIENCE_S))
+            # A breath between reports: back to back they took a core from the run and from
+            # the suite's other workers; spaced, they still overlap the recording throughout.
+            try:
+                worker.wait(timeout=REPORT_PAUSE_S)
+            except subprocess.TimeoutExpired:
+                pass
         worker.wait(timeout=PATIENCE_S)
     finally:
         stop.touch()

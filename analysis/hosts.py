@@ -76,6 +76,12 @@ def _log_ratio(base: np.ndarray, cell: np.ndarray) -> tuple[float, float]:
     return math.log(mc / mb), float(var)
 
 
+#: The columns of :func:`blocked_comparison` (also when it has no row: a queue whose baseline
+#: has not run yet, or a baseline alone).
+BLOCKED_COLUMNS = ("cell_id", "n_hosts", "per_host", "ratio", "ratio_ci_low", "ratio_ci_high",
+                   "p_value", "heterogeneity_p")
+
+
 def blocked_comparison(run_summary_df: pd.DataFrame, value: str = "notpm",
                        blocks: pd.Series | None = None) -> pd.DataFrame:
     """Per cell: the baseline ratio within each host, pooled over hosts (stratified test).
@@ -105,8 +111,8 @@ def blocked_comparison(run_summary_df: pd.DataFrame, value: str = "notpm",
     df = run_summary_df[ok]
     df = df.assign(_host=host_of(df) if blocks is None else blocks.reindex(df.index))
     base_ids = df.loc[df["is_baseline"].astype(bool), "cell_id"].unique()
-    if len(base_ids) == 0:
-        return pd.DataFrame()
+    if len(base_ids) == 0:  # the baseline has no counted run (yet): nothing to compare with
+        return pd.DataFrame(columns=list(BLOCKED_COLUMNS))
     base_id = base_ids[0]
     rows: list[dict[str, Any]] = []
     for cell_id in sorted(c for c in df["cell_id"].unique() if c != base_id):
@@ -128,7 +134,7 @@ def blocked_comparison(run_summary_df: pd.DataFrame, value: str = "notpm",
                   else _paired(np.array(all_logs)))
         rows.append({"cell_id": cell_id, "n_hosts": len(per_host), "per_host": per_host,
                      **pooled})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(BLOCKED_COLUMNS))
 
 
 def _pool(logs: np.ndarray, variances: np.ndarray) -> dict[str, float]:

@@ -177,3 +177,20 @@ def test_a_cancelled_rerun_leaves_the_original_standing(tmp_path: Path) -> None:
     assert run_id in set(latest["run_id"]) and rerun_id not in set(latest["run_id"])
     every = frames.runs(db, "policy", all_attempts=True).set_index("run_id")
     assert bool(every.loc[rerun_id, "superseded"]) and not every.loc[run_id, "superseded"]
+
+
+def test_a_blocked_queue_whose_baseline_has_not_run_yet_compares(tmp_path: Path) -> None:
+    """A study in blocks, part-way through its queue, before the baseline's first run: every
+    read verb must work (the 2011 flash study met this; `compare` raised a KeyError)."""
+    db, _ = store(tmp_path, None, order="blocks")
+    with db.session() as s, s.begin():
+        base = s.scalar(select(Cell.id).where(Cell.is_baseline.is_(True)))
+        s.execute(update(Run).where(Run.cell_id == base).values(status="queued"))
+    cmp = compare(db, "policy")
+    base_row = cmp.cells[cmp.cells["is_baseline"]].iloc[0]
+    other = cmp.cells[~cmp.cells["is_baseline"]].iloc[0]
+    assert base_row["n_done"] == 0 and other["n_done"] == 5
+    assert not str(other["verdict"]).startswith(("faster", "slower"))
+    assert blocked_comparison(cmp.frames.run_summary,
+                              blocks=block_of(cmp.frames.run_summary, by_host=False,
+                                              by_repetition=True)).empty

@@ -222,7 +222,10 @@ def _start_measure_stop(run: _Run, stop_event: threading.Event | None) -> None:
         measure(ctx, run.cell, tr, sandbox, layout, rec, run.reporter, run.run_dir, stop_event,
                 controls, run.heartbeat)
         run.reporter.phase("stopping mysqld")
-        sandbox.stop()
+        # The run's datadir is deleted once recorded (a copy of the snapshot): flushing its
+        # buffer pool at shutdown would only cost time, a minute per run under a storage limit.
+        # Kept datadirs (--keep-datadirs) get the usual shutdown, so they open without recovery.
+        sandbox.stop(discard=not run.ctx.keep_datadirs)
 
 
 def _record_server(run: _Run, sandbox: MysqldSandbox, thp: ThpState,

@@ -158,6 +158,44 @@ def test_start_verify_stop(mariadb_server, sandbox_layout, base_cnf_text) -> Non
     assert "Shutdown complete" in sandbox.error_log_tail(5)
 
 
+def _recovered(log: Path, offset: int) -> bool:
+    """Whether InnoDB recovered from its redo log at the start logged after ``offset``
+    (MariaDB: "Starting crash recovery from checkpoint LSN=…"; MySQL 5.5: "Starting crash
+    recovery")."""
+    return "crash recovery" in log.read_text(errors="replace")[offset:].lower()
+
+
+@pytest.mark.mysql
+def test_a_discarded_datadir_is_not_flushed_at_shutdown(
+    mariadb_server, sandbox_layout, base_cnf_text
+) -> None:
+    """``stop(discard=True)`` (every run's stop: its datadir is deleted next) leaves the dirty
+    pages to the redo log: started again on that datadir, the server itself recovers them and
+    every committed row is there; after a normal stop it starts without recovering."""
+    write_mycnf(sandbox_layout.cnf, base_cnf_text, {}, sandbox_layout)
+    log = sandbox_layout.error_log
+    with MysqldSandbox(mariadb_server, sandbox_layout) as sandbox:
+        sandbox.start(timeout=60)
+        with sandbox.connect() as conn, conn.cursor() as cur:
+            cur.execute("CREATE DATABASE kept")
+            cur.execute("CREATE TABLE kept.t (id INT PRIMARY KEY, v VARCHAR(200)) "
+                        "ENGINE=InnoDB")
+            cur.executemany("INSERT INTO kept.t VALUES (%s, %s)",
+                            [(i, "x" * 200) for i in range(3000)])
+            conn.commit()
+        assert sandbox.stop(timeout=60, discard=True).clean
+    # Started again twice: after the discarding stop it recovers; after a normal one it does not.
+    for expect_recovery in (True, False):
+        offset = len(log.read_text(errors="replace"))
+        with MysqldSandbox(mariadb_server, sandbox_layout) as sandbox:
+            sandbox.start(timeout=60)
+            assert _recovered(log, offset) is expect_recovery
+            with sandbox.connect() as conn, conn.cursor() as cur:
+                cur.execute("SELECT COUNT(*) FROM kept.t")
+                assert cur.fetchone()[0] == 3000
+            assert sandbox.stop(timeout=60).clean
+
+
 @pytest.mark.mysql
 def test_changed_knob_applies_across_restarts(
     mariadb_server, sandbox_layout, base_cnf_text

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Run flushbench from a checkout pinned at one commit, for a queue that runs for hours while
+# this tree is being edited. A worker imports some modules only when it first needs them: code
+# edited under a live worker reaches it half-way (seen in the 2011 flash study: a done line
+# failed on a new module beside an old one). The pinned checkout never changes under it.
+#
+#   scripts/pinned.sh [--at COMMIT] [--dir DIR] -- ARGS...     runs `flushbench ARGS...`
+#
+# --at   the commit to run (default HEAD); the checkout is moved there (it must be clean).
+# --dir  where the pinned checkout lives (default ../<this folder's name>-pinned), made with
+#        `git worktree add --detach` on first use.
+#
+# The command runs in *this* folder, so relative paths (the experiment file, --db) mean what
+# they mean here; only the code comes from the pinned checkout. What git does not track is
+# shared with this tree: the work folder (datasets, runs), the built Go driver and the
+# machine-specific server profiles (configs/servers/*.yaml that are not committed, copied).
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+at=HEAD
+dir="$(dirname "$here")/$(basename "$here")-pinned"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --at) at="$2"; shift 2 ;;
+    --dir) dir="$2"; shift 2 ;;
+    --) shift; break ;;
+    *) echo "scripts/pinned.sh: unknown option $1 (usage: [--at COMMIT] [--dir DIR] -- ARGS)" >&2
+       exit 2 ;;
+  esac
+done
+[ $# -gt 0 ] || { echo "scripts/pinned.sh: no flushbench arguments after --" >&2; exit 2; }
+commit="$(git -C "$here" rev-parse --verify "$at^{commit}")"
+if [ ! -e "$dir/.git" ]; then
+  git -C "$here" worktree add --detach "$dir" "$commit" >&2
+elif [ -n "$(git -C "$dir" status --porcelain --untracked-files=no)" ]; then
+  echo "scripts/pinned.sh: $dir has changes of its own; it only runs commits (git -C $dir status)" >&2
+  exit 2
+else
+  git -C "$dir" checkout --quiet --detach "$commit"
+fi
+# Server profiles written by scripts/build-server.sh are machine-specific and not committed.
+for profile in "$here"/configs/servers/*.yaml; do
+  name="configs/servers/$(basename "$profile")"
+  git -C "$here" ls-files --error-unmatch "$name" >/dev/null 2>&1 || cp "$profile" "$dir/$name"
+done
+echo "flushbench at $(git -C "$dir" log --oneline -1) (pinned in $dir)" >&2
+export PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}"
+export FLUSHBENCH_WORK="${FLUSHBENCH_WORK:-$here/work}"
+export FLUSHBENCH_TPCC_BIN="${FLUSHBENCH_TPCC_BIN:-$here/tpcc/bin/tpcc}"
+exec "$here/.venv/bin/python" -c \
+  'import sys; from flushbench.cli import main; sys.argv[0] = "flushbench"; sys.exit(main())' "$@"

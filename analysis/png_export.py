@@ -8,7 +8,9 @@ goes on building its HTML; the threads only move JSON and bytes, Chromium does t
 
 Figures are serialized when they are submitted, so the caller may change a figure afterwards
 (the report switches each figure to ``autosize`` for the HTML). The first failure (no
-Chromium, a broken kaleido) stops the export: the report says why and keeps its HTML.
+Chromium, a broken kaleido) stops the export: the report says why and keeps its HTML. A figure
+drawn before at the same size comes from the PNG cache (:mod:`analysis.png_cache`); a renderer
+starts Chromium only for the first figure it has to draw.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
+
+from analysis import png_cache
 
 #: More renderers than this only add Chromium processes competing for the same cores.
 MAX_RENDERERS = 4
@@ -91,6 +95,8 @@ class PngExporter:
             self._jobs.put(None)
         for thread in self._threads:
             thread.join()
+        if self._threads:
+            png_cache.prune()
         self._threads = []
         return self.error
 
@@ -113,15 +119,22 @@ class PngExporter:
                 if self.error is not None:
                     continue  # drain: after a failure nothing more is drawn
                 try:
-                    if scope is None:
+                    # A figure drawn before, unchanged, comes from the PNG cache: no Chromium.
+                    stored = png_cache.key(job.figure, job.width, job.height) \
+                        if png_cache.enabled() else None
+                    image = png_cache.get(stored) if stored else None
+                    if image is None:
+                        if scope is None:
+                            with warnings.catch_warnings():
+                                # kaleido 0.2.1 calls Thread.setDaemon(), deprecated since 3.10.
+                                warnings.simplefilter("ignore", DeprecationWarning)
+                                scope = _new_scope()
                         with warnings.catch_warnings():
-                            # kaleido 0.2.1 calls Thread.setDaemon(), deprecated since 3.10.
                             warnings.simplefilter("ignore", DeprecationWarning)
-                            scope = _new_scope()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", DeprecationWarning)
-                        image = scope.transform(job.figure, format="png", width=job.width,
-                                                height=job.height, scale=1)
+                            image = scope.transform(job.figure, format="png", width=job.width,
+                                                    height=job.height, scale=1)
+                        if stored:
+                            png_cache.put(stored, image)
                     job.path.parent.mkdir(parents=True, exist_ok=True)
                     job.path.write_bytes(image)
                     with self._lock:

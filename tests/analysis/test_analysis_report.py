@@ -78,6 +78,8 @@ def test_report_survives_a_png_failure(study_db: Path, tmp_path: Path,
         raise RuntimeError("no chromium here")
 
     monkeypatch.setattr(png_export, "_new_scope", broken)
+    # An empty cache of its own: a PNG drawn by an earlier test would need no Chromium at all.
+    monkeypatch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path / "empty-cache"))
     path = write_report(study_db, "study", tmp_path)
     html = path.read_text(encoding="utf-8")
     assert "PNG export failed" in html and "no chromium here" in html

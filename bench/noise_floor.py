@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis import frames  # noqa: E402
 from analysis.aa_variants import aa_variants, drift  # noqa: E402
+from flushbench.errors import FlushbenchError  # noqa: E402
 from store.db import upgrade  # noqa: E402
 
 
@@ -40,6 +41,15 @@ def main() -> None:
     ap.add_argument("--short", type=float, action="append", default=[],
                     help="a shorter window in minutes (repeatable; default 2.5)")
     args = ap.parse_args()
+    if not args.db.is_file():
+        sys.exit(f"bench/noise_floor.py: {args.db}: no such results database")
+    try:
+        _run(args)
+    except FlushbenchError as exc:  # no such experiment or cell, too few runs, not a database
+        sys.exit(f"bench/noise_floor.py: {exc.render()}")
+
+
+def _run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="flushbench-noise-") as tmp:
         db = Path(tmp) / args.db.name
         shutil.copyfile(args.db, db)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from flushbench.errors import StoreError
+from flushbench.paths import cache_dir
 
 MANIFEST = "MANIFEST.json"
 RESULTS = "results.sqlite"
@@ -39,8 +40,12 @@ MAX_MEMBER_BYTES = 4 * 1024**3
 #: The fix for an archive that cannot be read: it was cut short or changed on the way.
 DAMAGED = ("the file is damaged or truncated: copy it again from where it came from, or make"
            " it again with `flushbench bundle`")
-#: Where ``--db BUNDLE`` unpacks (one folder per bundle content hash).
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "flushbench" / "bundles"
+
+
+def unpack_root() -> Path:
+    """Where ``--db BUNDLE`` unpacks (one folder per bundle content hash): ``bundles/`` of
+    flushbench's cache folder (:func:`flushbench.paths.cache_dir`)."""
+    return cache_dir() / "bundles"
 
 
 def is_bundle_path(value: str | os.PathLike[str]) -> bool:
@@ -180,7 +185,7 @@ def bundle_database(path: Path) -> Path:
     """The results database inside a bundle, unpacked once into the cache (``--db BUNDLE``)."""
     if not path.is_file():
         raise StoreError("no bundle file here", where=str(path), fix="check the path")
-    folder = CACHE / sha256(path)[:16]
+    folder = unpack_root() / sha256(path)[:16]
     unpacked = [p for p in folder.iterdir() if p.is_dir()] if folder.is_dir() else []
     if len(unpacked) == 1 and (unpacked[0] / RESULTS).is_file():
         return unpacked[0] / RESULTS

@@ -138,11 +138,21 @@ def reached_write_limit(db: DB, run_summary: pd.DataFrame, *,
                  len(hit), len(hit) + len(missed), missed, hit)
 
 
-def reached_max_checkpoint_age(samples: pd.DataFrame, run_ids: list[int], *,
-                               level: float = MAX_AGE_PCT) -> Claim:
-    """Runs where a window sample's checkpoint age came within ``level`` % of its maximum."""
+def checkpoint_age_peaks(samples: pd.DataFrame) -> pd.Series:
+    """Per run (index: run id), the highest checkpoint age in the window, as % of its maximum
+    (runs without a window sample that has one are absent)."""
     window = samples[samples["in_window"] & samples["checkpoint_age_pct"].notna()]
-    peaks = window.groupby("run_id")["checkpoint_age_pct"].max()
+    return window.groupby("run_id")["checkpoint_age_pct"].max()
+
+
+def reached_max_checkpoint_age(peaks: pd.Series, run_ids: list[int], *,
+                               level: float = MAX_AGE_PCT) -> Claim:
+    """Runs whose window came within ``level`` % of the maximum checkpoint age.
+
+    ``peaks``: :func:`checkpoint_age_peaks` (or the same figures from
+    :mod:`analysis.run_digest`); a run without a peak (NaN or absent) is not judged.
+    """
+    peaks = peaks.dropna()
     judged = [r for r in sorted(run_ids) if r in peaks.index]
     below = [f"run {r} (peak {peaks[r]:.0f} %)" for r in judged if peaks[r] < level]
     reached = [f"run {r} (peak {peaks[r]:.0f} %)" for r in judged if peaks[r] >= level]

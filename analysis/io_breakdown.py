@@ -26,7 +26,7 @@ import plotly.graph_objects as go
 from analysis.frames import Frames
 from analysis.plots import PALETTE, template
 from analysis.query import DB, run_variables
-from analysis.series import counters_at, samples
+from analysis.series import samples, window_growth
 from store.models import RunStatus
 
 #: (part, operations counter, bytes counter or None for pages × page size, pages counter).
@@ -40,39 +40,33 @@ DEFAULT_PAGE_SIZE = 16384
 KIB = 1024.0
 
 
-def _window_growth(edges: pd.DataFrame, counter: str) -> pd.Series:
-    """Per run, how much a cumulative counter grew between the first and last window sample."""
-    w = edges[edges[counter].notna()].sort_values(["run_id", "seq"])
-    first = w.groupby("run_id")[counter].first()
-    last = w.groupby("run_id")[counter].last()
-    return last - first
-
-
-def per_run(db: DB, fr: Frames, samples_df: pd.DataFrame | None = None) -> pd.DataFrame:
+def per_run(db: DB, fr: Frames, samples_df: pd.DataFrame | None = None, *,
+            window: pd.DataFrame | None = None) -> pd.DataFrame:
     """Write operations and KiB per transaction of each done run, by part.
 
     Columns ``<part> ops`` and ``<part> KiB`` for each part of :data:`PARTS`, plus
     ``transactions`` (counted over the same samples' time span) and ``cell_id``.
-    ``samples_df`` (the done runs' samples, counters not needed) saves reading them again;
-    the counters are read for the first and last window sample of each run only.
+    ``window`` (:func:`analysis.series.window_growth` of :data:`COUNTERS`, or
+    :mod:`analysis.run_digest`'s copy of it) or ``samples_df`` (the done runs' samples,
+    counters not needed) saves reading every sample again; the counters are read for the first
+    and last window sample of each run only.
     """
     done = fr.run_summary[fr.run_summary["status"] == RunStatus.DONE]
     ids = [int(r) for r in done["run_id"]]
     if not ids:
         return pd.DataFrame()
-    s = samples_df if samples_df is not None else samples(
-        db, fr.experiment["id"], run_ids=ids, counters=None)
-    s = s[s["run_id"].isin(ids)]
-    if s.empty or not s["in_window"].any():
+    if window is None:
+        s = samples_df if samples_df is not None else samples(
+            db, fr.experiment["id"], run_ids=ids, counters=None)
+        window = window_growth(db, s[s["run_id"].isin(ids)], COUNTERS)
+    window = window[window.index.isin(ids)].dropna(subset=["first_seq", "last_seq"])
+    if window.empty:
         return pd.DataFrame()  # runs recorded without samples: nothing to break down
-    inside = s[s["in_window"]].sort_values(["run_id", "seq"])
-    runs_of = inside.groupby("run_id")
-    edges = counters_at(db, pd.concat([runs_of.head(1), runs_of.tail(1)]), COUNTERS)
     page = pd.to_numeric(run_variables(db, ids, ["innodb_page_size"]).get(
         "innodb_page_size", pd.Series(dtype=float)), errors="coerce").fillna(DEFAULT_PAGE_SIZE)
     # Transactions in the time the window's samples span (sample ticks and driver intervals
     # are not aligned, so count the intervals whose end falls inside that span).
-    w = s[s["in_window"]].groupby("run_id")["t"].agg(["min", "max"])
+    w = window[["t_min", "t_max"]].rename(columns={"t_min": "min", "t_max": "max"})
     iv = fr.intervals[["run_id", "t", "primary_count"]].merge(w, left_on="run_id",
                                                                right_index=True)
     mine = iv[(iv["t"] > iv["min"]) & (iv["t"] <= iv["max"])]
@@ -84,19 +78,17 @@ def per_run(db: DB, fr: Frames, samples_df: pd.DataFrame | None = None) -> pd.Da
     out["transactions"] = tx
     for part, ops, by, pages in PARTS:
         n = out["transactions"].where(out["transactions"] > 0)
-        out[f"{part} ops"] = _window_growth(edges, ops) / n
-        if by is not None:
-            grown = _window_growth(edges, by)
-        else:
-            grown = _window_growth(edges, pages) * page
+        out[f"{part} ops"] = window[ops] / n
+        grown = window[by] if by is not None else window[pages] * page
         out[f"{part} KiB"] = grown / n / KIB
     out["cell_id"] = done.set_index("run_id")["cell_id"]
     return out
 
 
-def per_cell(db: DB, fr: Frames, samples_df: pd.DataFrame | None = None) -> pd.DataFrame:
+def per_cell(db: DB, fr: Frames, samples_df: pd.DataFrame | None = None, *,
+             window: pd.DataFrame | None = None) -> pd.DataFrame:
     """Medians of :func:`per_run` per cell, in the experiment's row order (index: label)."""
-    runs = per_run(db, fr, samples_df)
+    runs = per_run(db, fr, samples_df, window=window)
     cells = fr.cell_summary.sort_values("position")
     if runs.empty:
         return pd.DataFrame()

@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from analysis.stability_cache import enabled
+from analysis.figure_cache import enabled
 from flushbench.paths import cache_dir
 
 #: Largest total size of the stored PNGs (a 500-run report's 66 PNGs are ≈ 5 MB).

@@ -43,9 +43,10 @@ from analysis.frames import (
     session_scope,
     varying_knobs,
 )
-from analysis.memory import load_memory, memory_matters
+from analysis.memory import cell_memory, memory_matters
 from analysis.metric import MetricView, metric_view, window_detail_rate
 from analysis.png_export import PngExporter
+from analysis.run_digest import run_digests
 from flushbench.errors import AnalysisError
 from store.models import RunStatus
 
@@ -623,8 +624,7 @@ def _memory_section(cmp: Comparison, figs: _FigureList, cell_mem: pd.DataFrame,
     return "".join(out)
 
 
-def _claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame,
-            lean: pd.DataFrame | None) -> list[str]:
+def _claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series) -> list[str]:
     """What the runs did, as sentences computed from the data with their exceptions named.
 
     Nothing here is written by hand: a sentence such as "every run reached the limit" is
@@ -637,12 +637,11 @@ def _claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame,
         limit = claims.reached_write_limit(db, rs)
         if limit.total:
             items.append(limit.sentence())
-    ages = lean["checkpoint_age_pct"] if lean is not None and "checkpoint_age_pct" in lean else None
-    if ages is not None and ages.notna().any():
+    if peaks.notna().any():
         for _, cell in cells.iterrows():
             runs = [int(r) for r in rs.loc[(rs["cell_id"] == cell["cell_id"])
                                            & (rs["status"] == RunStatus.DONE), "run_id"]]
-            age = claims.reached_max_checkpoint_age(lean, runs)
+            age = claims.reached_max_checkpoint_age(peaks, runs)
             if age.total:
                 items.append(f"{cell['cell_label']}: {age.sentence()}")
     return items
@@ -677,17 +676,18 @@ def _read(db: DB, experiment: ExperimentRef, force: bool) -> _ReportData:
         rs = cmp.frames.run_summary
         reps = representative_runs(rs)
         metric = metric_view(cmp.experiment)
-        # Every done run's samples, read once (no counters) for memory and the I/O breakdown.
+        # Each done run's memory row, checkpoint-age peak and window edges: from the analysis
+        # cache, reading the samples only of runs not digested yet (analysis/run_digest.py).
         done_ids = [int(r) for r in rs.loc[rs["status"] == RunStatus.DONE, "run_id"]]
-        lean = samples(s, run_ids=done_ids, counters=None) if done_ids else None
-        _, cell_mem = load_memory(s, rs, lean)
+        digest = run_digests(s, done_ids)
         return _ReportData(
             cmp=cmp, reps=reps,
             smp=samples(s, run_ids=list(reps.values())) if reps else pd.DataFrame(),
             variables=run_variables(s, list(reps.values())) if reps else pd.DataFrame(),
             metric=metric, qps={} if metric.per_minute else _cell_qps(s, rs),
-            cell_mem=cell_mem, io_table=io_breakdown.per_cell(s, cmp.frames, lean),
-            claims=_claims(s, rs, cmp.cells, lean),
+            cell_mem=cell_memory(digest.memory, rs),
+            io_table=io_breakdown.per_cell(s, cmp.frames, window=digest.window),
+            claims=_claims(s, rs, cmp.cells, digest.checkpoint_age_peaks),
         )
 
 

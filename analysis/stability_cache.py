@@ -14,10 +14,9 @@ key: an entry can never be stale, only unused. Nothing about the results databas
 key, so the cache serves SQLite and PostgreSQL stores, committed read-only databases and
 opened bundles alike, and the results database holds only what was measured.
 
-The cache is one SQLite file in the user's cache folder (``$FLUSHBENCH_CACHE_DIR``, else
-``$XDG_CACHE_HOME/flushbench``, else ``~/.cache/flushbench``); ``FLUSHBENCH_ANALYSIS_CACHE=0``
-turns it off. It is an optimisation only: a folder that cannot be written, a locked or damaged
-file or an entry that does not decode means the figures are computed as if it were absent.
+The figures are kept in the analysis cache (:mod:`analysis.figure_cache`: one SQLite file in
+flushbench's cache folder, ``FLUSHBENCH_ANALYSIS_CACHE=0`` turns it off); it is an optimisation
+only, and a figure is the same whether it was stored or computed.
 """
 
 from __future__ import annotations
@@ -25,23 +24,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import logging
 import math
-import os
-import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from pathlib import Path
 
 import numpy as np
 
+from analysis.figure_cache import cache_path, enabled, get_or_compute, source_fingerprint
 from analysis.stability import Stability, stability
-from flushbench.paths import cache_dir
 
-log = logging.getLogger(__name__)
+__all__ = ["SOURCES", "Series", "cache_path", "code_fingerprint", "decode", "enabled", "encode",
+           "same_figures", "series_key", "stability_many"]
 
-#: The cache file's name inside :func:`flushbench.paths.cache_dir`.
-FILE_NAME = "analysis-cache.sqlite"
 #: Modules whose source decides the figures (their text is part of every key).
 SOURCES = (
     "analysis/stability.py",
@@ -50,11 +44,8 @@ SOURCES = (
     "analysis/statistics/percentiles.py",
     "analysis/statistics/shape.py",
 )
-#: How long a writer waits for another process's write before giving up (the figures are then
-#: simply computed again next time).
-BUSY_TIMEOUT_S = 2.0
-_SCHEMA = ("CREATE TABLE IF NOT EXISTS stability ("
-           "key TEXT PRIMARY KEY, figures TEXT NOT NULL)")
+#: The cache table of these figures.
+TABLE = "stability"
 
 
 @dataclass(frozen=True)
@@ -66,28 +57,12 @@ class Series:
     times_s: np.ndarray
 
 
-def enabled() -> bool:
-    """Whether the cache is used (``FLUSHBENCH_ANALYSIS_CACHE=0`` turns it off)."""
-    return os.environ.get("FLUSHBENCH_ANALYSIS_CACHE", "1").strip().lower() not in (
-        "0", "off", "no", "false")
-
-
-def cache_path() -> Path:
-    """The cache file (it may not exist yet)."""
-    return cache_dir() / FILE_NAME
-
-
 @functools.cache
 def code_fingerprint() -> str:
     """A hash of the figures' source code and the numeric libraries' versions."""
     import scipy
 
-    root = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__}".encode())
-    for rel in SOURCES:
-        h.update(rel.encode())
-        h.update((root / rel).read_bytes())
-    return h.hexdigest()
+    return source_fingerprint(SOURCES, f"numpy {np.__version__} scipy {scipy.__version__}")
 
 
 def series_key(series: Series) -> str:
@@ -120,74 +95,15 @@ def decode(text: str) -> Stability:
     return Stability(**raw)
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute(_SCHEMA)
-    return con
-
-
-def _lookup(con: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Stability]:
-    found: dict[str, Stability] = {}
-    wanted = sorted(set(keys))
-    step = 500  # well under SQLite's bound-parameter limit
-    for i in range(0, len(wanted), step):
-        chunk = wanted[i:i + step]
-        marks = ",".join("?" * len(chunk))
-        for key, text in con.execute(
-                f"SELECT key, figures FROM stability WHERE key IN ({marks})", chunk):
-            try:
-                found[key] = decode(text)
-            except (ValueError, TypeError) as exc:  # an entry of another shape: recompute
-                log.debug("stability cache entry %s unusable: %s", key[:12], exc)
-    return found
-
-
-def _store(con: sqlite3.Connection, entries: Iterable[tuple[str, Stability]]) -> None:
-    rows = [(key, encode(st)) for key, st in entries]
-    if rows:
-        with con:
-            con.executemany("INSERT OR REPLACE INTO stability (key, figures) VALUES (?, ?)",
-                            rows)
-
-
 def stability_many(series: Sequence[Series]) -> list[Stability]:
     """The stability figures of every series, from the cache where known, computed otherwise.
 
     Equal to ``[stability(s.values, s.interval_s, s.times_s) for s in series]`` — the cache
     never changes a figure (tests/analysis/test_stability_cache.py).
     """
-    if not series:
-        return []
-    if not enabled():
-        return [_compute(s) for s in series]
     keys = [series_key(s) for s in series]
-    try:
-        con = _connect(cache_path())
-    except (OSError, sqlite3.Error) as exc:
-        log.debug("stability cache unavailable (%s): computing", exc)
-        return [_compute(s) for s in series]
-    try:
-        try:
-            known = _lookup(con, keys)
-        except sqlite3.Error as exc:
-            log.debug("stability cache unreadable (%s): computing", exc)
-            known = {}
-        out: list[Stability] = []
-        new: dict[str, Stability] = {}
-        for key, s in zip(keys, series, strict=True):
-            st = known.get(key) or new.get(key)
-            if st is None:
-                st = new[key] = _compute(s)
-            out.append(st)
-        try:
-            _store(con, new.items())
-        except sqlite3.Error as exc:  # read-only, locked, full: next time computes again
-            log.debug("stability cache not written (%s)", exc)
-        return out
-    finally:
-        con.close()
+    return get_or_compute(TABLE, keys, lambda idx: [encode(_compute(series[i])) for i in idx],
+                          decode)
 
 
 def _compute(s: Series) -> Stability:

@@ -7,7 +7,6 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.signal import lfilter
 
 #: Largest AR(1) coefficient a surrogate uses: beyond it the "noise" is a random walk and
 #: nothing could ever be told apart from it.
@@ -95,6 +94,10 @@ def ar1_surrogates(
     # call per stretch of equal spacing: with zi = rho·out[start-1] it does the very same
     # multiply-adds in the same order as a Python loop over i, so the draws are bit-identical
     # (tests/analysis/test_statistics_speed.py), at a fraction of the loop's cost.
+    # Imported here: scipy.signal costs ≈ 0.7 s to import, and a report whose stability
+    # figures all come from the cache (analysis/stability_cache.py) never draws a surrogate.
+    from scipy.signal import lfilter
+
     x = eps.copy()
     x[:, 1:] *= scale
     out = np.empty((count, n))

@@ -43,7 +43,7 @@ def test_claims_against_hand_counts(study: tuple, claim: str, holds: int, total:
         listed = c.exceptions
     else:
         runs = _runs_of(fr, "doublewrite=off max_dirty_pages_pct=70 io_capacity=20000")
-        c = claims.reached_max_checkpoint_age(samples, runs)
+        c = claims.reached_max_checkpoint_age(claims.checkpoint_age_peaks(samples), runs)
         listed = c.holders
     assert (c.holds, c.total) == (holds, total)
     assert listed == named
@@ -55,10 +55,11 @@ def test_claims_against_hand_counts(study: tuple, claim: str, holds: int, total:
 def test_universal_and_empty_claims_read_as_such(study: tuple) -> None:
     fr, samples, _ = study
     baseline = _runs_of(fr, "doublewrite=on max_dirty_pages_pct=75 io_capacity=200")
-    c = claims.reached_max_checkpoint_age(samples, baseline)
+    c = claims.reached_max_checkpoint_age(claims.checkpoint_age_peaks(samples), baseline)
     assert c.universal and c.sentence().startswith("every run reached") and "(5 of 5)" in \
         c.sentence()
-    assert claims.reached_max_checkpoint_age(samples, []).sentence().startswith("no run to")
+    none = claims.reached_max_checkpoint_age(claims.checkpoint_age_peaks(samples), [])
+    assert none.sentence().startswith("no run to")
     assert claims.noisy_runs(fr.run_summary, threshold=100).sentence().startswith("no run is")
 
 

@@ -1,0 +1,210 @@
+"""Per-run figures drawn from every sample of a done run, computed once per run.
+
+A report needs, for every done run, a few figures that only its whole sample series gives:
+its memory row (:func:`analysis.memory.run_memory`), the highest checkpoint age of its window
+(:func:`analysis.claims.checkpoint_age_peaks`) and its first and last window sample with the
+growth of the I/O breakdown's counters between them (:func:`analysis.series.window_growth`).
+Reading and deriving every sample of a 500-run experiment costs ≈ 3 s of the report
+(``docs/benchmarks.md``), while a done run's samples never change. So the figures are kept in
+the analysis cache (:mod:`analysis.figure_cache`) under
+
+    sha256(code fingerprint, the run's sample fingerprint, its window, its limits)
+
+where the *sample fingerprint* is one aggregate query over the run's samples — how many,
+missed ticks, first and last time stamps, the sum of every column the figures read and the
+total size of its compressed ``SHOW GLOBAL STATUS`` snapshots — the *window* is the run's
+measurement start and window bounds, and the *limits* are the maximum checkpoint age and
+``max_dirty_pages_pct`` its variables give. The aggregate is not the samples themselves: two
+runs whose samples differ but agree on count, times and every column's sum would share a key;
+for recorded series of real counters that does not happen by accident.
+Nothing else about the database enters the key, so it serves SQLite and PostgreSQL stores,
+read-only committed databases and opened bundles alike.
+
+The figures are the same whether stored or computed (``tests/analysis/test_run_digest.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Integer, String, cast, func, select, type_coerce
+
+from analysis.claims import checkpoint_age_peaks
+from analysis.figure_cache import get_or_compute, source_fingerprint
+from analysis.memory import MEMORY_COLUMNS, run_memory
+from analysis.query import DB, fetch, run_context, run_variables, session_scope, window_columns
+from analysis.series import limits_from_variables, samples, window_growth
+from store.models import Sample
+
+#: Modules whose source decides the figures (their text is part of every key).
+SOURCES = (
+    "analysis/run_digest.py",
+    "analysis/claims.py",
+    "analysis/memory.py",
+    "analysis/query.py",
+    "analysis/series.py",
+    "analysis/statistics/_series.py",
+    "analysis/statistics/checkpoint.py",
+    "analysis/statistics/intervals.py",
+    "analysis/statistics/shape.py",
+    "analysis/statistics/rates.py",
+    "flushbench/flavors.py",
+)
+#: The cache table of these figures.
+TABLE = "run_digest"
+#: Sample columns whose per-run sums enter the fingerprint: every one the figures read.
+_SUMMED = ("lsn", "checkpoint_lsn", "pages_dirty", "pages_data", "pages_free",
+           *MEMORY_COLUMNS)
+#: Counters whose growth over the window is kept (those the I/O breakdown divides:
+#: ``analysis.io_breakdown.COUNTERS``; a test checks they are all here).
+WINDOW_COUNTERS = ("Innodb_dblwr_pages_written", "Innodb_dblwr_writes", "Innodb_log_writes",
+                   "Innodb_os_log_written", "Innodb_pages_written")
+#: Columns of :attr:`RunDigests.window` (those of :func:`analysis.series.window_growth`).
+WINDOW_COLUMNS = ("first_seq", "last_seq", "t_min", "t_max", *WINDOW_COUNTERS)
+
+
+@dataclass(frozen=True)
+class RunDigests:
+    """The digest figures of a set of runs, as the consumers take them."""
+
+    #: :func:`analysis.memory.run_memory` of the runs that have good samples.
+    memory: pd.DataFrame
+    #: :func:`analysis.claims.checkpoint_age_peaks` (index: run id).
+    checkpoint_age_peaks: pd.Series
+    #: :func:`analysis.series.window_growth` of :data:`WINDOW_COUNTERS` (index: run id).
+    window: pd.DataFrame
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """A hash of the figures' source code and the numeric libraries' versions."""
+    import scipy
+
+    return source_fingerprint(
+        SOURCES, f"numpy {np.__version__} scipy {scipy.__version__} pandas {pd.__version__}")
+
+
+def run_digests(db: DB, run_ids: Sequence[int]) -> RunDigests:
+    """The digest figures of these done runs, from the cache where known, else from their
+    samples (read once, for the runs not known, and stored).
+
+    Equal to :func:`from_samples` of the runs' samples (``counters=None``).
+    """
+    ids = [int(r) for r in run_ids]
+    if not ids:
+        return _assemble({})
+    with session_scope(db) as s:
+        keys = run_keys(s, ids)
+
+        def compute(positions: list[int]) -> list[str]:
+            missing = [ids[i] for i in positions]
+            per_run = _figures(s, samples(s, run_ids=missing, counters=None), missing)
+            return [json.dumps(per_run[r]) for r in missing]
+
+        texts = get_or_compute(TABLE, [keys[r] for r in ids], compute, _decode)
+    return _assemble(dict(zip(ids, texts, strict=True)))
+
+
+def from_samples(db: DB, samples_df: pd.DataFrame, run_ids: Sequence[int]) -> RunDigests:
+    """The digest figures computed from samples already read (no cache; the window's counters
+    are read from ``db``)."""
+    ids = [int(r) for r in run_ids]
+    per_run = _figures(db, samples_df[samples_df["run_id"].isin(ids)], ids)
+    return _assemble({r: _decode(json.dumps(per_run[r])) for r in ids})
+
+
+def run_keys(db: DB, run_ids: Sequence[int]) -> dict[int, str]:
+    """Each run's cache key (see the module docstring)."""
+    import hashlib
+
+    ids = [int(r) for r in run_ids]
+    prints = _sample_fingerprints(db, ids)
+    rdf, windows = run_context(db, None, ids, only_done=False)
+    ctx = window_columns(rdf, windows)
+    limits = limits_from_variables(run_variables(db, ids))
+    out = {}
+    for r in ids:
+        h = hashlib.sha256(code_fingerprint().encode())
+        w = ctx.loc[r] if r in ctx.index else None
+        lim = limits.loc[r] if r in limits.index else None
+        h.update(repr((
+            prints.get(r),
+            None if w is None else [str(w[c]) for c in ("started_at", "measure_started_at",
+                                                       "warmup", "w_start", "w_end")],
+            None if lim is None else [repr(float(lim[c])) for c in lim.index],
+        )).encode())
+        out[r] = h.hexdigest()
+    return out
+
+
+def _sample_fingerprints(db: DB, ids: list[int]) -> dict[int, tuple[str, ...]]:
+    """One aggregate row per run: count, missed ticks, first/last times, column sums and the
+    status snapshots' total size."""
+    cols = [Sample.run_id, func.count(), func.max(Sample.seq),
+            func.sum(cast(Sample.missed, Integer)),
+            func.min(type_coerce(Sample.ts, String)), func.max(type_coerce(Sample.ts, String)),
+            func.min(type_coerce(Sample.scheduled_ts, String)),
+            *[func.sum(getattr(Sample, c)) for c in _SUMMED],
+            # The window's counters come from the status blobs: their total size stands in.
+            func.sum(func.length(Sample.status_z))]
+    with session_scope(db) as s:
+        rows = fetch(s, select(*cols).group_by(Sample.run_id), Sample.run_id, ids)
+    # str() of every figure: PostgreSQL's sums are Decimals, SQLite's ints.
+    return {int(row[0]): tuple(str(v) for v in row[1:]) for row in rows}
+
+
+def _figures(db: DB, samples_df: pd.DataFrame, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Each run's figures as plain JSON-able values."""
+    memory = run_memory(samples_df).set_index("run_id") if len(samples_df) else pd.DataFrame()
+    peaks = checkpoint_age_peaks(samples_df) if len(samples_df) else pd.Series(dtype=float)
+    window = window_growth(db, samples_df, WINDOW_COUNTERS) if len(samples_df) else \
+        pd.DataFrame()
+    out: dict[int, dict[str, Any]] = {}
+    for r in ids:
+        out[r] = {
+            "memory": ({k: _plain(v) for k, v in memory.loc[r].items()}
+                       if r in memory.index else None),
+            "checkpoint_age_peak_pct": float(peaks[r]) if r in peaks.index else math.nan,
+            "window": ({c: _plain(window.loc[r, c]) for c in WINDOW_COLUMNS}
+                       if r in window.index else None),
+        }
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python's (JSON writes and reads NaN)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _decode(text: str) -> dict[str, Any]:
+    """One run's figures back from JSON; ValueError when they do not fit."""
+    raw = json.loads(text)
+    if set(raw) != {"memory", "checkpoint_age_peak_pct", "window"}:
+        raise ValueError(f"unexpected fields {sorted(raw)}")
+    return raw
+
+
+def _assemble(per_run: dict[int, dict[str, Any]]) -> RunDigests:
+    """The consumers' frames from each run's figures (in the order given)."""
+    memory_rows = [{"run_id": r, **d["memory"]} for r, d in per_run.items() if d["memory"]]
+    memory = pd.DataFrame(memory_rows, columns=run_memory(_EMPTY_SAMPLES).columns)
+    peaks = pd.Series({r: d["checkpoint_age_peak_pct"] for r, d in per_run.items()
+                       if not math.isnan(d["checkpoint_age_peak_pct"])}, dtype=float)
+    peaks.index.name = "run_id"
+    window = pd.DataFrame([{**d["window"], "run_id": r} for r, d in per_run.items()
+                           if d["window"]], columns=["run_id", *WINDOW_COLUMNS])
+    return RunDigests(memory=memory, checkpoint_age_peaks=peaks,
+                      window=window.set_index("run_id"))
+
+
+#: A sample frame with no rows (for the empty memory frame's columns).
+_EMPTY_SAMPLES = pd.DataFrame({"run_id": pd.Series(dtype=int), "t": pd.Series(dtype=float),
+                               "missed": pd.Series(dtype=bool),
+                               "in_window": pd.Series(dtype=bool)})

@@ -76,13 +76,54 @@ def cell_colours(cells_df: pd.DataFrame) -> dict[int, str]:
     return out
 
 
-def _figure(title: str, subtitle: str | None = None) -> go.Figure:
-    fig = go.Figure()
-    text = f"{title}<br><span style='font-size:13px;color:#666'>{subtitle}</span>" if (
+def _title_text(title: str, subtitle: str | None) -> str:
+    return f"{title}<br><span style='font-size:13px;color:#666'>{subtitle}</span>" if (
         subtitle
     ) else title
-    fig.update_layout(template=template(), title=dict(text=text))
+
+
+def _figure(title: str, subtitle: str | None = None) -> go.Figure:
+    fig = go.Figure()
+    fig.update_layout(template=template(), title=dict(text=_title_text(title, subtitle)))
     return fig
+
+
+def base_layout(title: str, subtitle: str | None = None, *, two_axes: bool = False) -> dict:
+    """The layout a figure starts from, as a plain dict: the template by name, the title and,
+    with ``two_axes``, a second y axis on the right (``yaxis="y2"`` on a trace).
+
+    Figures drawn many times per report (per cell, per run) are assembled as plain dicts and
+    handed to plotly once (:func:`build`): each ``update_layout``/``add_trace`` call validates
+    and copies again, which was most of a 500-run report's figure time.
+    """
+    layout: dict[str, Any] = dict(template=template(),
+                                  title=dict(text=_title_text(title, subtitle)))
+    if two_axes:
+        layout["yaxis2"] = dict(overlaying="y", side="right", anchor="x")
+    return layout
+
+
+def merge(base: dict, update: dict) -> dict:
+    """``update`` merged into ``base`` the way ``update_layout`` merges (nested dicts merged,
+    anything else replaced); returns ``base``."""
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+def build(traces: list[dict], layout: dict) -> go.Figure:
+    """The figure of plain-dict traces (each with its ``type``) and layout, validated once."""
+    return go.Figure(data=traces, layout=layout)
+
+
+def marks_layout(marks: list[tuple[dict, dict]]) -> dict:
+    """Shapes and annotations of ``(shape, note)`` pairs as a layout update (empty: none)."""
+    if not marks:
+        return {}
+    return dict(shapes=[m[0] for m in marks], annotations=[m[1] for m in marks])
 
 
 def _two_axis_figure(title: str, subtitle: str | None = None) -> go.Figure:
@@ -147,24 +188,36 @@ LEGEND_ABOVE_MAX = 3
 
 
 def _legend_below(fig: go.Figure, names: list[str]) -> None:
-    """Put a legend of many (or long) entries under the plot and make room for it.
+    """Put a legend of many (or long) entries under the plot and make room for it (see
+    :func:`legend_below_layout`)."""
+    update = legend_below_layout(names, width=fig.layout.width, height=fig.layout.height,
+                                 top=fig.layout.margin.t)
+    if update:
+        fig.update_layout(**update)
+
+
+def legend_below_layout(names: list[str], *, width: float | None = None,
+                        height: float | None = None, top: float | None = None) -> dict:
+    """The layout update that puts a legend of many (or long) entries under the plot.
 
     The template puts the legend above the plot, which is right for two or three short entries;
     eight configuration labels of ~50 characters wrap into four rows that run over the title.
     Rows are estimated from the longest label (≈7 px per character at the legend's font).
+    ``width``, ``height`` and ``top`` (margin) are the figure's own, None for the template's.
+    Empty when the legend stays above.
     """
     if len(names) <= LEGEND_ABOVE_MAX and sum(len(n) for n in names) < 90:
-        return
-    width = fig.layout.width or WIDTH
+        return {}
+    width = width or WIDTH
     per_row = max(1, min(3, int((width - 100) // (60 + 7 * max(len(n) for n in names)))))
     rows = math.ceil(len(names) / per_row)
-    height = (fig.layout.height or HEIGHT) + 22 * rows
+    height = (height or HEIGHT) + 22 * rows
     bottom = 90 + 22 * rows
-    top = fig.layout.margin.t if fig.layout.margin.t is not None else 90
+    top = top if top is not None else 90
     # Below the x axis title (≈ 50 px under the plot), in the paper's fraction of the plot.
     plot_px = max(100, height - top - bottom)
-    fig.update_layout(height=height, margin=dict(b=bottom),
-                      legend=dict(orientation="h", yanchor="top", y=-66 / plot_px, x=0.0))
+    return dict(height=height, margin=dict(b=bottom),
+                legend=dict(orientation="h", yanchor="top", y=-66 / plot_px, x=0.0))
 
 
 def throughput(
@@ -195,34 +248,32 @@ def throughput(
         The per-interval value drawn (default the count per interval; ``per_s`` gives the
         rate of a per-second metric such as TPS) and its axis title.
     """
-    fig = _figure(title, subtitle)
     df = intervals_df[intervals_df["t"] > 0]
     interval = float(df["interval_s"].median()) if len(df) else 10.0
     groups = dict(tuple(df.groupby(by, sort=False)))
     # Legend in the order of ``labels`` (repetition or row order), then any other line.
     order = [k for k in (labels or {}) if k in groups] + [k for k in groups
                                                          if k not in (labels or {})]
+    kind = "scattergl" if len(df) > 20000 else "scatter"
+    traces = []
     for i, key in enumerate(order):
         g = groups[key]
         name = (labels or {}).get(key, str(key))
-        fig.add_trace(go.Scattergl(
-            x=g["t"].to_numpy() / 60, y=g[column].to_numpy(), mode="lines",
-            name=name, line=dict(width=1.6, color=PALETTE[i % len(PALETTE)]),
-            hovertemplate="%{y:,.0f}<extra>" + name + "</extra>",
-        ) if len(df) > 20000 else go.Scatter(
-            x=g["t"].to_numpy() / 60, y=g[column].to_numpy(), mode="lines",
+        traces.append(dict(
+            type=kind, x=g["t"].to_numpy() / 60, y=g[column].to_numpy(), mode="lines",
             name=name, line=dict(width=1.6, color=PALETTE[i % len(PALETTE)]),
             hovertemplate="%{y:,.0f}<extra>" + name + "</extra>",
         ))
-    if window:
-        _shade_window(fig, *window)
-    fig.update_xaxes(title_text="minutes since measurement start")
-    fig.update_yaxes(title_text=y_title or f"{unit} per {interval:g} s", tickformat=",")
     names = [(labels or {}).get(key, str(key)) for key in order]
-    fig.update_layout(showlegend=len(names) > 1)
+    layout = base_layout(title, subtitle)
+    merge(layout, marks_layout(_window_marks(*window) if window else []))
+    merge(layout, dict(
+        xaxis=dict(title=dict(text="minutes since measurement start")),
+        yaxis=dict(title=dict(text=y_title or f"{unit} per {interval:g} s"), tickformat=","),
+        showlegend=len(names) > 1))
     if len(names) > 1:
-        _legend_below(fig, names)
-    return fig
+        merge(layout, legend_below_layout(names))
+    return build(traces, layout)
 
 
 def checkpoint_dirty(
@@ -239,17 +290,16 @@ def checkpoint_dirty(
     flushing asynchronously), and at ``innodb_max_dirty_pages_pct``. Which line the series
     presses against tells which limit binds.
     """
-    fig = _two_axis_figure(title, subtitle)
     df = samples_df[(~samples_df["missed"]) & (samples_df["t"] > 0)]
     x = df["t"].to_numpy() / 60
-    fig.add_trace(go.Scatter(
-        x=x, y=df["checkpoint_age_mb"].to_numpy(), mode="lines", name="checkpoint age (MiB)",
-        line=dict(color=CHECKPOINT_COLOR, width=2), hovertemplate="%{y:,.1f} MiB",
-    ))
-    fig.add_trace(go.Scatter(
-        x=x, y=df["dirty_pct"].to_numpy(), mode="lines", name="dirty pages (%)",
-        line=dict(color=DIRTY_COLOR, width=2), hovertemplate="%{y:.1f} %", yaxis="y2",
-    ))
+    traces = [
+        dict(type="scatter", x=x, y=df["checkpoint_age_mb"].to_numpy(), mode="lines",
+             name="checkpoint age (MiB)", line=dict(color=CHECKPOINT_COLOR, width=2),
+             hovertemplate="%{y:,.1f} MiB"),
+        dict(type="scatter", x=x, y=df["dirty_pct"].to_numpy(), mode="lines",
+             name="dirty pages (%)", line=dict(color=DIRTY_COLOR, width=2),
+             hovertemplate="%{y:.1f} %", yaxis="y2"),
+    ]
     max_mb = _first(df, "max_checkpoint_age_mb")
     top_mb = float(np.nanmax(df["checkpoint_age_mb"])) if len(df) and df[
         "checkpoint_age_mb"].notna().any() else 0.0
@@ -265,16 +315,17 @@ def checkpoint_dirty(
         marks.append(_hline_marks(pct, DIRTY_COLOR, "dash", 1.3,
                                   f"innodb_max_dirty_pages_pct = {pct:g}", "top right", "y2"))
     marks += _window_marks(*window) if window else []
-    _add_marks(fig, [m[0] for m in marks], [m[1] for m in marks])
-    fig.update_layout(
+    layout = base_layout(title, subtitle, two_axes=True)
+    merge(layout, dict(shapes=[m[0] for m in marks], annotations=[m[1] for m in marks]))
+    merge(layout, dict(
         xaxis=dict(title=dict(text="minutes since measurement start")),
         yaxis=dict(title=dict(text="checkpoint age (MiB)", font=dict(color=CHECKPOINT_COLOR)),
                    range=[0, top_mb * 1.1 if top_mb > 0 else 1], tickformat=","),
         yaxis2=dict(title=dict(text="dirty pages (% of buffer pool)",
                                font=dict(color=DIRTY_COLOR)),
                     range=[0, 100], showgrid=False),
-    )
-    return fig
+    ))
+    return build(traces, layout)
 
 
 def _first(df: pd.DataFrame, column: str) -> float:
@@ -509,24 +560,24 @@ def flushing(
     batch per second, a larger one when the checkpoint age nears its limit), the line
     alternates between fuller and emptier samples; the window is shaded as elsewhere.
     """
-    fig = _two_axis_figure(title, subtitle)
     df = samples_df[(~samples_df["missed"]) & (samples_df["t"] > 0)]
     x = df["t"].to_numpy() / 60
-    fig.add_trace(go.Scatter(x=x, y=df["pages_flushed_per_s"], name="pages flushed/s",
-                             line=dict(color=PALETTE[0], width=2)))
+    traces = [dict(type="scatter", x=x, y=df["pages_flushed_per_s"], name="pages flushed/s",
+                   line=dict(color=PALETTE[0], width=2))]
     if df["dblwr_pages_per_s"].fillna(0).abs().sum() > 0:
-        fig.add_trace(go.Scatter(x=x, y=df["dblwr_pages_per_s"], name="doublewrite pages/s",
-                                 line=dict(color=PALETTE[3], width=1.5, dash="dot")))
-    fig.add_trace(go.Scatter(x=x, y=df["log_mb_per_s"], name="redo written (MiB/s)",
-                             line=dict(color=PALETTE[2], width=1.5), yaxis="y2"))
-    if window:
-        _shade_window(fig, *window)
-    fig.update_layout(
+        traces.append(dict(type="scatter", x=x, y=df["dblwr_pages_per_s"],
+                           name="doublewrite pages/s",
+                           line=dict(color=PALETTE[3], width=1.5, dash="dot")))
+    traces.append(dict(type="scatter", x=x, y=df["log_mb_per_s"], name="redo written (MiB/s)",
+                       line=dict(color=PALETTE[2], width=1.5), yaxis="y2"))
+    layout = base_layout(title, subtitle, two_axes=True)
+    merge(layout, marks_layout(_window_marks(*window) if window else []))
+    merge(layout, dict(
         xaxis=dict(title=dict(text="minutes since measurement start")),
         yaxis=dict(title=dict(text="pages per second"), tickformat=","),
         yaxis2=dict(title=dict(text="redo MiB/s"), showgrid=False, rangemode="tozero"),
-    )
-    return fig
+    ))
+    return build(traces, layout)
 
 
 def threads_sweep(

@@ -25,8 +25,10 @@ from analysis.plots import (
     CHECKPOINT_COLOR,
     DIRTY_COLOR,
     WIDTH,
+    base_layout,
+    build,
     cell_colours,
-    template,
+    merge,
 )
 
 #: Panels per row.
@@ -50,16 +52,14 @@ def median_runs(intervals_df: pd.DataFrame) -> dict[int, int]:
     return chosen
 
 
-def _grid(n: int, title: str, subtitle: str | None) -> tuple[go.Figure, list[tuple]]:
-    """A figure with ``n`` panels; returns it and each panel's (x domain, y domain)."""
+def _grid(n: int, title: str, subtitle: str | None) -> tuple[dict, list[tuple]]:
+    """The layout (a plain dict) of a figure with ``n`` panels, and each panel's (x domain,
+    y domain)."""
     rows = max(1, math.ceil(n / COLUMNS))
     height = 110 + ROW_HEIGHT * rows
-    fig = go.Figure()
-    text = title if not subtitle else (
-        f"{title}<br><span style='font-size:13px;color:#666'>{subtitle}</span>")
-    fig.update_layout(template=template(), title=dict(text=text), height=height,
-                      width=WIDTH, showlegend=False, margin=dict(t=100, b=50, l=70, r=70),
-                      hovermode="closest")
+    layout = merge(base_layout(title, subtitle), dict(
+        height=height, width=WIDTH, showlegend=False, margin=dict(t=100, b=50, l=70, r=70),
+        hovermode="closest"))
     top, bottom = 1.0, 0.0
     cell_h = (top - bottom - V_GAP * (rows - 1)) / rows
     cell_w = (1.0 - H_GAP * (COLUMNS - 1)) / COLUMNS
@@ -71,7 +71,7 @@ def _grid(n: int, title: str, subtitle: str | None) -> tuple[go.Figure, list[tup
         # Rounded into [0, 1]: float steps leave -5e-17 at the bottom, which plotly refuses.
         domains.append(((round(x0, 6), round(min(1.0, x0 + cell_w), 6)),
                         (round(max(0.0, y1 - cell_h), 6), round(y1, 6))))
-    return fig, domains
+    return layout, domains
 
 
 def _axis_names(i: int) -> tuple[str, str]:
@@ -80,9 +80,9 @@ def _axis_names(i: int) -> tuple[str, str]:
     return suffix, f"x{suffix}"
 
 
-# Shapes and annotations are collected as plain dicts and set once per figure: plotly's
-# add_shape/add_annotation validate and copy the whole layout on every call (≈ 0.1 s each for
-# a 20-panel grid, most of the grid's time).
+# Traces, axes, shapes and annotations are collected as plain dicts and handed to plotly once
+# per figure (analysis.plots.build): add_trace/update_layout/add_shape validate and copy on
+# every call (≈ 0.1 s per shape for a 20-panel grid, most of the grid's time).
 
 
 def _shade(window: tuple[float, float], xref: str, yref: str) -> dict:
@@ -125,8 +125,9 @@ def throughput_grid(
     df = intervals_df[intervals_df["t"] > 0]
     interval = float(df["interval_s"].median()) if len(df) else 10.0
     medians = bold_runs if bold_runs is not None else median_runs(intervals_df)
-    fig, domains = _grid(len(cells), title, subtitle)
+    layout, domains = _grid(len(cells), title, subtitle)
     colours = cell_colours(cells_df)
+    traces: list[dict] = []
     shapes: list[dict] = []
     notes: list[dict] = []
     top = float(np.nanmax(df["primary_count"])) if len(df) else 1.0
@@ -139,12 +140,13 @@ def throughput_grid(
         best = medians.get(int(cell["cell_id"]))
         for run_id, g in runs.groupby("run_id", sort=True):
             bold = int(run_id) == best
-            fig.add_trace(go.Scatter(
-                x=g["t"].to_numpy() / 60, y=g["primary_count"].to_numpy(), mode="lines",
-                xaxis=xref, yaxis=yref, name=f"run {run_id}" + (" (median)" if bold else ""),
+            traces.append(dict(
+                type="scatter", x=g["t"].to_numpy() / 60, y=g["primary_count"].to_numpy(),
+                mode="lines", xaxis=xref, yaxis=yref,
+                name=f"run {run_id}" + (" (median)" if bold else ""),
                 line=dict(width=2.2 if bold else 1.0, color=colour if bold else THIN),
                 hovertemplate="%{y:,.0f}<extra>run " + str(run_id) + "</extra>"))
-        fig.update_layout({
+        merge(layout, {
             f"xaxis{suffix}": dict(domain=[x0, x1], anchor=yref,
                                    title=dict(text=X_TITLE if i >= len(cells) - COLUMNS
                                               else "")),
@@ -157,8 +159,7 @@ def throughput_grid(
             shapes.append(_shade(window, xref, yref))
         notes.append(_panel_title(str(cell["cell_label"]), bool(cell["is_baseline"]),
                                   (x0, x1), (y0, y1)))
-    fig.update_layout(shapes=shapes, annotations=notes)
-    return fig
+    return build(traces, merge(layout, dict(shapes=shapes, annotations=notes)))
 
 
 def checkpoint_grid(
@@ -183,9 +184,10 @@ def checkpoint_grid(
            "</span> (dashed: the maximum; dotted: 7/8, async flushing)<br>"
            f"<span style='color:{DIRTY_COLOR}'>blue: dirty pages, % of the buffer pool</span>"
            " (dashed: innodb_max_dirty_pages_pct) · shaded: measurement window")
-    fig, domains = _grid(len(cells), title, f"{subtitle}<br>{key}" if subtitle else key)
-    fig.update_layout(margin=dict(t=140), height=fig.layout.height + 30)
+    layout, domains = _grid(len(cells), title, f"{subtitle}<br>{key}" if subtitle else key)
+    merge(layout, dict(margin=dict(t=140), height=layout["height"] + 30))
     n = len(cells)
+    traces: list[dict] = []
     shapes: list[dict] = []
     notes: list[dict] = []
     for i, (_, cell) in enumerate(cells.iterrows()):
@@ -196,17 +198,17 @@ def checkpoint_grid(
         s = samples_df[(samples_df["run_id"] == run_id) & (~samples_df["missed"])
                        & (samples_df["t"] > 0)] if run_id is not None else samples_df.iloc[0:0]
         x = s["t"].to_numpy() / 60
-        fig.add_trace(go.Scatter(x=x, y=s["checkpoint_age_pct"].to_numpy(), mode="lines",
-                                 xaxis=xref, yaxis=yref, name="checkpoint age % of max",
-                                 line=dict(color=CHECKPOINT_COLOR, width=1.8),
-                                 hovertemplate="%{y:.0f} % of max age<extra>run "
-                                 + str(run_id) + "</extra>"))
-        fig.add_trace(go.Scatter(x=x, y=s["dirty_pct"].to_numpy(), mode="lines",
-                                 xaxis=xref, yaxis=yref, name="dirty pages %",
-                                 line=dict(color=DIRTY_COLOR, width=1.8),
-                                 hovertemplate="%{y:.0f} % dirty<extra>run "
-                                 + str(run_id) + "</extra>"))
-        fig.update_layout({
+        traces.append(dict(type="scatter", x=x, y=s["checkpoint_age_pct"].to_numpy(),
+                           mode="lines", xaxis=xref, yaxis=yref, name="checkpoint age % of max",
+                           line=dict(color=CHECKPOINT_COLOR, width=1.8),
+                           hovertemplate="%{y:.0f} % of max age<extra>run "
+                           + str(run_id) + "</extra>"))
+        traces.append(dict(type="scatter", x=x, y=s["dirty_pct"].to_numpy(), mode="lines",
+                           xaxis=xref, yaxis=yref, name="dirty pages %",
+                           line=dict(color=DIRTY_COLOR, width=1.8),
+                           hovertemplate="%{y:.0f} % dirty<extra>run "
+                           + str(run_id) + "</extra>"))
+        merge(layout, {
             f"xaxis{suffix}": dict(domain=[x0, x1], anchor=yref, title=dict(
                 text=X_TITLE if i >= n - COLUMNS else "")),
             f"yaxis{suffix}": dict(domain=[y0, y1], anchor=xref, range=[0, 110],
@@ -222,8 +224,7 @@ def checkpoint_grid(
             shapes.append(_shade(window, xref, yref))
         notes.append(_panel_title(str(cell["cell_label"]), bool(cell["is_baseline"]),
                                   (x0, x1), (y0, y1)))
-    fig.update_layout(shapes=shapes, annotations=notes)
-    return fig
+    return build(traces, merge(layout, dict(shapes=shapes, annotations=notes)))
 
 
 def _hline(level: float, xref: str, yref: str, colour: str, dash: str) -> dict:

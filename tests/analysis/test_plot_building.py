@@ -1,0 +1,58 @@
+"""Figures assembled as plain dicts (analysis.plots.build) equal those built call by call."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+
+from analysis.plots import (
+    _figure,
+    _legend_below,
+    _two_axis_figure,
+    base_layout,
+    build,
+    legend_below_layout,
+    merge,
+)
+
+
+def test_merge_merges_nested_dicts_and_replaces_the_rest() -> None:
+    base = {"xaxis": {"title": {"text": "a"}, "range": [0, 1]}, "shapes": [1, 2]}
+    merge(base, {"xaxis": {"title": {"font": {"size": 3}}, "range": [0, 5]}, "shapes": [3]})
+    assert base == {"xaxis": {"title": {"text": "a", "font": {"size": 3}}, "range": [0, 5]},
+                    "shapes": [3]}
+
+
+def test_a_built_figure_equals_the_one_made_with_plotlys_calls() -> None:
+    x = np.arange(5.0)
+    names = [f"a configuration label long enough to wrap {i}" for i in range(6)]
+    by_calls = _two_axis_figure("Title", "sub")
+    for i, name in enumerate(names):
+        by_calls.add_trace(go.Scatter(x=x, y=x * i, name=name, mode="lines",
+                                      yaxis="y2" if i % 2 else "y"))
+    by_calls.update_layout(shapes=[dict(type="line", x0=0, x1=1, y0=1, y1=1)],
+                           annotations=[dict(text="n", x=0, y=1, showarrow=False)])
+    by_calls.update_xaxes(title_text="minutes")
+    by_calls.update_layout(yaxis2=dict(title=dict(text="right"), range=[0, 100]))
+    _legend_below(by_calls, names)
+
+    layout = base_layout("Title", "sub", two_axes=True)
+    merge(layout, dict(shapes=[dict(type="line", x0=0, x1=1, y0=1, y1=1)],
+                       annotations=[dict(text="n", x=0, y=1, showarrow=False)]))
+    merge(layout, dict(xaxis=dict(title=dict(text="minutes")),
+                       yaxis2=dict(title=dict(text="right"), range=[0, 100])))
+    merge(layout, legend_below_layout(names))
+    traces = [dict(type="scatter", x=x, y=x * i, name=name, mode="lines",
+                   yaxis="y2" if i % 2 else "y") for i, name in enumerate(names)]
+    built = build(traces, layout)
+    assert json.loads(built.to_json()) == json.loads(by_calls.to_json())
+    assert built.layout.legend.yanchor == "top" and built.layout.height > 500
+
+
+def test_short_legends_stay_above() -> None:
+    assert legend_below_layout(["on", "off"]) == {}
+    fig = _figure("t")
+    _legend_below(fig, ["on", "off"])
+    assert fig.layout.legend.yanchor is None

@@ -8,6 +8,7 @@ import signal
 import time
 from pathlib import Path
 
+import pymysql
 import pytest
 
 from flushbench.errors import ConfigError, PreflightError, ServerError
@@ -19,7 +20,8 @@ from runner.server import (
     initialize_datadir,
     write_mycnf,
 )
-from runner.server.sandbox import MAX_SOCKET_PATH
+from runner.server import sandbox as sandbox_module
+from runner.server.sandbox import MAX_SOCKET_PATH, StopResult
 
 JEMALLOC = Path("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")
 TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")
@@ -165,13 +167,34 @@ def _recovered(log: Path, offset: int) -> bool:
     return "crash recovery" in log.read_text(errors="replace")[offset:].lower()
 
 
+def _stop_hung(sandbox: MysqldSandbox,
+               monkeypatch: pytest.MonkeyPatch) -> tuple[StopResult, list[float | None]]:
+    """``stop(discard=True)`` of a server that will not go (SIGSTOP: no answer to SHUTDOWN,
+    SIGTERM left pending); returns the result and the timeouts the stop waited with."""
+    def no_answer() -> None:
+        raise pymysql.OperationalError(2013, "Lost connection (test)")
+    monkeypatch.setattr(sandbox, "_admin_conn", no_answer)
+    assert sandbox.proc is not None
+    os.kill(sandbox.proc.pid, signal.SIGSTOP)
+    waits: list[float | None] = []
+    real_wait = sandbox.proc.wait
+
+    def recorded_wait(timeout: float | None = None) -> int:
+        waits.append(timeout)
+        return real_wait(timeout=timeout)
+    monkeypatch.setattr(sandbox.proc, "wait", recorded_wait)
+    return sandbox.stop(timeout=60, discard=True), waits
+
+
 @pytest.mark.mysql
 def test_a_discarded_datadir_is_not_flushed_at_shutdown(
-    mariadb_server, sandbox_layout, base_cnf_text
+    mariadb_server, sandbox_layout, base_cnf_text, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``stop(discard=True)`` (every run's stop: its datadir is deleted next) leaves the dirty
     pages to the redo log: started again on that datadir, the server itself recovers them and
-    every committed row is there; after a normal stop it starts without recovering."""
+    every committed row is there; after a normal stop it starts without recovering. A server
+    that does not exit within the grace period (here: stopped with SIGSTOP, so it neither
+    answers nor exits) is killed, and its datadir still recovers."""
     write_mycnf(sandbox_layout.cnf, base_cnf_text, {}, sandbox_layout)
     log = sandbox_layout.error_log
     with MysqldSandbox(mariadb_server, sandbox_layout) as sandbox:
@@ -184,8 +207,10 @@ def test_a_discarded_datadir_is_not_flushed_at_shutdown(
                             [(i, "x" * 200) for i in range(3000)])
             conn.commit()
         assert sandbox.stop(timeout=60, discard=True).clean
-    # Started again twice: after the discarding stop it recovers; after a normal one it does not.
-    for expect_recovery in (True, False):
+    monkeypatch.setattr(sandbox_module, "DISCARD_GRACE_S", 1.0)
+    # Started again three times: after the discarding stop it recovers; after the kill too;
+    # after a normal stop it does not.
+    for expect_recovery, how in ((True, "hung"), (True, "normal"), (False, "normal")):
         offset = len(log.read_text(errors="replace"))
         with MysqldSandbox(mariadb_server, sandbox_layout) as sandbox:
             sandbox.start(timeout=60)
@@ -193,7 +218,14 @@ def test_a_discarded_datadir_is_not_flushed_at_shutdown(
             with sandbox.connect() as conn, conn.cursor() as cur:
                 cur.execute("SELECT COUNT(*) FROM kept.t")
                 assert cur.fetchone()[0] == 3000
-            assert sandbox.stop(timeout=60).clean
+            if how == "normal":
+                assert sandbox.stop(timeout=60).clean
+                continue
+            result, waits = _stop_hung(sandbox, monkeypatch)
+            assert result.killed and not result.clean and sandbox.proc.poll() is not None
+            # It waited the grace period (1 s here), not the stop's 60 s timeout.
+            assert waits and waits[0] is not None and waits[0] <= 1.0
+            assert not sandbox_layout.socket.exists()  # the killed server's socket file
 
 
 @pytest.mark.mysql

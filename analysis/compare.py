@@ -208,8 +208,14 @@ def _blocked_verdicts(run_summary_df: pd.DataFrame, cells: pd.DataFrame,
         excludes = math.isfinite(b["ratio_ci_low"]) and (b["ratio_ci_low"] > 1
                                                         or b["ratio_ci_high"] < 1)
         unit = "host" if what == "host" else "block"
-        text = (f"{what} blocks: {int(b['n_hosts'])} {unit}s, van Elteren p = {p:.3g}, pooled"
-                f" 95% CI {b['ratio_ci_low']:.3f}–{b['ratio_ci_high']:.3f}")
+        n = int(b["n_hosts"])
+        if math.isfinite(b["ratio_ci_low"]) and math.isfinite(b["ratio_ci_high"]):
+            interval = f"pooled 95% CI {b['ratio_ci_low']:.3f}–{b['ratio_ci_high']:.3f}"
+        else:  # a queue part-way through its first blocks: say so, never print "nan"
+            interval = (f"no pooled interval yet: it needs 2 {unit}s holding both this cell"
+                        " and the baseline")
+        stated_p = f"van Elteren p = {p:.3g}" if math.isfinite(p) else "no rank test yet"
+        text = f"{what} blocks: {n} {unit}{'' if n == 1 else 's'}, {stated_p}, {interval}"
         if math.isfinite(b["heterogeneity_p"]) and b["heterogeneity_p"] < 0.05:
             text += f"; the {unit}s disagree (Cochran's Q p = {b['heterogeneity_p']:.3g})"
         if math.isfinite(p) and p < 0.05 and excludes:

@@ -458,7 +458,13 @@ def _level_key(text: str) -> tuple[int, float, str]:
         return (1, 0.0, text)
 
 
+#: How a knob a cell does not set reads in a label (a knob only one server has, say).
+NOT_SET = "(not set)"
+
+
 def _fmt(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return NOT_SET
     if isinstance(v, bool):
         return "on" if v else "off"
     if isinstance(v, float) and v.is_integer():

@@ -457,7 +457,7 @@ def _cell_section(
             _num(r.get("score"), ".0f"), _num(r.get("cv_pct"), ".1f"),
             _num(r.get("holes_share", math.nan) * 100, ".0f"),
             _num(r.get("period_s"), ".0f"), _num(r.get("trend_pct_per_min"), "+.2f"),
-            f"<span class='warn'>{_e(r.get('warnings') or r.get('error') or '')}</span>",
+            f"<span class='warn'>{_e(_text(r.get('warnings')) or _text(r.get('error')))}</span>",
         ])
     out.append(_table(["repetition", "run", "status", m.name, "score", "CV %", "holes %",
                        "period s", "trend %/min", "warnings"], rows))
@@ -645,6 +645,11 @@ def _claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series) ->
             if age.total:
                 items.append(f"{cell['cell_label']}: {age.sentence()}")
     return items
+
+
+def _text(value: Any) -> str:
+    """A text cell's value, or "" where there is none (a queued run's warnings are NaN)."""
+    return value if isinstance(value, str) else ""
 
 
 def _claims_html(items: list[str]) -> str:

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from analysis.compare import FASTER, compare
 from flushbench.errors import AnalysisError
 from store.db import ResultsDB
-from store.models import Experiment, RunMetadata
+from store.models import Experiment, Run, RunMetadata
 from tests.support.synthetic_store import SynthCell, build_store
 
 
@@ -45,3 +45,24 @@ def test_one_host_experiment_still_refuses_mixed_hosts(tmp_path: Path) -> None:
     _spread_store(path, "one")
     with pytest.raises(AnalysisError, match="hostname differs"):
         compare(path, "farm")
+
+
+def test_one_shared_host_says_what_the_blocked_interval_needs(tmp_path: Path) -> None:
+    """A spread queue measured so far where only one host ran both cells: the reason says an
+    interval needs a second host, and no "nan" reaches the text."""
+    path = tmp_path / "r.sqlite"
+    _spread_store(path, "spread")
+    db = ResultsDB(path)
+    with db.session() as s, s.begin():
+        cell_of = dict(s.execute(select(Run.id, Run.cell_id)).all())
+        first: dict[int, int] = {}
+        for meta in s.scalars(select(RunMetadata).order_by(RunMetadata.run_id)):
+            cell = cell_of[meta.run_id]
+            # One run of each cell on host 1; the rest of each cell on a host of its own.
+            meta.hostname = ("bench-host-1" if first.setdefault(cell, meta.run_id)
+                             == meta.run_id else f"bench-host-cell-{cell}")
+    db.dispose()
+    other = compare(path, "farm").cells.query("not is_baseline").iloc[0]
+    reason = other["verdict_reason"]
+    assert "host blocks: 1 host," in reason and "needs 2 hosts" in reason, reason
+    assert "nan" not in reason

@@ -50,3 +50,31 @@ def test_render_draws_every_figure_and_leaves_the_model_unchanged(
     assert [f.figure.layout.width for f in model.figures] == widths
     assert all(w in (None, plots.WIDTH) for w in widths)
     assert not (tmp_path / "a" / "figures").exists()  # png=False draws no PNG
+
+
+def test_a_queue_in_progress_reads_without_nan(recorded_study: Path, tmp_path: Path) -> None:
+    """A report of a queue part-way through (runs still queued or running) prints no "nan" in
+    any sentence or table: a queued run's warnings are empty, not NaN (found on the flash
+    study's first report in session 9)."""
+    import shutil
+    import sqlite3
+
+    db = tmp_path / "partial.sqlite"
+    shutil.copy(recorded_study, db)
+    con = sqlite3.connect(db)
+    ids = [r[0] for r in con.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 4")]
+    con.executemany("UPDATE runs SET status = ?, finished_at = NULL WHERE id = ?",
+                    [("running" if i == ids[0] else "queued", i) for i in ids])
+    con.commit()
+    con.close()
+    page = "".join(build_report_model(db, "stability-2011").sections)
+    text = re.sub(r"<!--.*?-->|<[^>]+>", " ", page)
+    assert "queued" in text and "running" in text
+    assert not re.search(r"\bnan\b", text, re.IGNORECASE), re.search(
+        r".{80}\bnan\b.{20}", text, re.IGNORECASE | re.S)
+
+
+def test_a_knob_a_cell_does_not_set_reads_as_such() -> None:
+    assert plots._fmt(float("nan")) == plots.NOT_SET == "(not set)"
+    assert plots._fmt(None) == "(not set)"
+    assert (plots._fmt(True), plots._fmt(20000.0), plots._fmt("area")) == ("on", "20000", "area")

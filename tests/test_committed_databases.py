@@ -20,8 +20,10 @@ def test_committed_databases_are_not_in_wal_mode() -> None:
     assert tracked, "no committed database found (is this a git checkout?)"
     in_wal = []
     for name in tracked:
-        with (ROOT / name).open("rb") as f:
-            header = f.read(20)
+        # The staged copy (what a commit holds), not the work tree's: a study running here
+        # keeps its database in WAL mode until it is stopped and converted for committing.
+        header = subprocess.run(["git", "cat-file", "blob", f":{name}"], cwd=ROOT, check=True,
+                                capture_output=True).stdout[:20]
         if header[:16] == b"SQLite format 3\0" and (header[18], header[19]) != (1, 1):
             in_wal.append(name)
     assert not in_wal, (f"in WAL mode: {in_wal} — sqlite3 FILE \"PRAGMA journal_mode=DELETE\" "

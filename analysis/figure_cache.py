@@ -65,8 +65,13 @@ def _connect(table: str) -> sqlite3.Connection:
     path = cache_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     con = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, figures TEXT NOT NULL)")
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute(f"CREATE TABLE IF NOT EXISTS {table} "
+                    "(key TEXT PRIMARY KEY, figures TEXT NOT NULL)")
+    except sqlite3.Error:
+        con.close()  # a damaged file: computed without the cache, no connection left open
+        raise
     return con
 
 
@@ -90,8 +95,8 @@ def get_or_compute(
     """The decoded figures of every key: stored ones read, the others computed and stored.
 
     ``compute(indices)`` returns the encoded figures (JSON text) of the items at those
-    positions, in order; it is called once, for the first item of each key not stored (or for
-    every item when the cache is off or unusable). Computed figures are decoded like stored
+    positions, in order; it is called once, for the first item of each key not stored (every
+    key when the cache is off or unusable). Computed figures are decoded like stored
     ones, so a result never depends on whether it came from the cache. An entry that does not
     decode (``ValueError``, ``TypeError``, ``KeyError``) is computed again.
     """

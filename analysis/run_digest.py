@@ -26,6 +26,7 @@ The figures are the same whether stored or computed (``tests/analysis/test_run_d
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -122,8 +123,6 @@ def from_samples(db: DB, samples_df: pd.DataFrame, run_ids: Sequence[int]) -> Ru
 
 def run_keys(db: DB, run_ids: Sequence[int]) -> dict[int, str]:
     """Each run's cache key (see the module docstring)."""
-    import hashlib
-
     ids = [int(r) for r in run_ids]
     prints = _sample_fingerprints(db, ids)
     rdf, windows = run_context(db, None, ids, only_done=False)

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from analysis.statistics.probability import chi2_sf, norm_ppf, norm_sf, t_ppf, t_sf
 from store.models import RunStatus
 
 #: What the report says about the method when the experiment spans hosts.
@@ -145,14 +145,14 @@ def _pool(logs: np.ndarray, variances: np.ndarray) -> dict[str, float]:
     weights = 1.0 / variances
     mean = float(np.sum(weights * logs) / np.sum(weights))
     se = math.sqrt(1.0 / float(np.sum(weights)))
-    z = stats.norm.ppf(0.5 + LEVEL / 2)
+    z = norm_ppf(0.5 + LEVEL / 2)
     q = float(np.sum(weights * (logs - mean) ** 2))
     return {
         "ratio": math.exp(mean),
         "ratio_ci_low": math.exp(mean - z * se),
         "ratio_ci_high": math.exp(mean + z * se),
-        "p_value": float(2 * stats.norm.sf(abs(mean) / se)),
-        "heterogeneity_p": float(stats.chi2.sf(q, len(logs) - 1)) if len(logs) > 1 else math.nan,
+        "p_value": 2 * norm_sf(abs(mean) / se),
+        "heterogeneity_p": chi2_sf(q, len(logs) - 1) if len(logs) > 1 else math.nan,
     }
 
 
@@ -169,10 +169,10 @@ def _paired(logs: np.ndarray) -> dict[str, float]:
     se = float(np.std(logs, ddof=1) / math.sqrt(len(logs)))
     if se == 0:
         return {**nan, "ratio": math.exp(mean)}
-    t = stats.t.ppf(0.5 + LEVEL / 2, len(logs) - 1)
+    t = t_ppf(0.5 + LEVEL / 2, len(logs) - 1)
     return {"ratio": math.exp(mean), "ratio_ci_low": math.exp(mean - t * se),
             "ratio_ci_high": math.exp(mean + t * se),
-            "p_value": float(2 * stats.t.sf(abs(mean) / se, len(logs) - 1)),
+            "p_value": 2 * t_sf(abs(mean) / se, len(logs) - 1),
             "heterogeneity_p": math.nan}
 
 

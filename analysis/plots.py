@@ -3,12 +3,19 @@
 Every function takes DataFrames from :mod:`analysis.frames` / :mod:`analysis.compare` and
 returns a ``plotly.graph_objects.Figure``; nothing here reads the store. Titles say what is
 measured, axes carry units, time is minutes since the measurement started (warmup excluded).
+
+The figures a report draws once per cell (throughput, checkpoint age and dirty pages,
+flushing) also come as a ``*_spec`` twin returning a :data:`FigureSpec` — plain dicts, not
+validated by plotly's Python classes, which cost most of a large report's figure time. The
+report draws the specs; the test suite validates every figure of its reports.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec
 
 import numpy as np
 import pandas as pd
@@ -28,6 +35,12 @@ FONT = "Inter, 'Helvetica Neue', Helvetica, Arial, sans-serif"
 WIDTH, HEIGHT = 1000, 480
 
 TEMPLATE_NAME = "flushbench"
+
+#: A figure as plain dicts (``{"data": [traces], "layout": {...}}``), the template by name:
+#: what :func:`build` validates into a ``go.Figure``, and what :func:`resolved` hands to
+#: plotly.js and kaleido without validating.
+FigureSpec = dict[str, Any]
+P = ParamSpec("P")
 
 
 def template() -> str:
@@ -114,9 +127,46 @@ def merge(base: dict, update: dict) -> dict:
     return base
 
 
+def figure_spec(traces: list[dict], layout: dict) -> FigureSpec:
+    """The figure of plain-dict traces (each with its ``type``) and layout, not validated."""
+    return {"data": traces, "layout": layout}
+
+
 def build(traces: list[dict], layout: dict) -> go.Figure:
     """The figure of plain-dict traces (each with its ``type``) and layout, validated once."""
     return go.Figure(data=traces, layout=layout)
+
+
+def as_figure(make_spec: Callable[P, FigureSpec]) -> Callable[P, go.Figure]:
+    """The validated ``go.Figure`` twin of a ``*_spec`` function (same arguments, its name
+    without ``_spec``): what notebooks and readers of one figure use."""
+    @functools.wraps(make_spec)
+    def figure(*args: P.args, **kwargs: P.kwargs) -> go.Figure:
+        made = make_spec(*args, **kwargs)
+        return build(made["data"], made["layout"])
+
+    figure.__name__ = figure.__qualname__ = make_spec.__name__.removesuffix("_spec")
+    figure.__doc__ = (f"The validated figure of :func:`{make_spec.__name__}`.\n\n"
+                      f"{make_spec.__doc__ or ''}")
+    return figure
+
+
+@functools.cache
+def _template_content(name: str) -> dict[str, Any]:
+    import plotly.io as pio
+
+    return pio.templates[name].to_plotly_json()
+
+
+def resolved(figure: FigureSpec) -> FigureSpec:
+    """``figure`` as plotly.js and kaleido read it: a template given by name (plotly's Python
+    classes resolve it; the browser does not) replaced by its content. Shares the traces and
+    the template with ``figure``: read it, do not change it."""
+    layout = figure.get("layout") or {}
+    name = layout.get("template")
+    if not isinstance(name, str):
+        return figure
+    return {**figure, "layout": {**layout, "template": _template_content(name)}}
 
 
 def marks_layout(marks: list[tuple[dict, dict]]) -> dict:
@@ -220,7 +270,7 @@ def legend_below_layout(names: list[str], *, width: float | None = None,
                 legend=dict(orientation="h", yanchor="top", y=-66 / plot_px, x=0.0))
 
 
-def throughput(
+def throughput_spec(
     intervals_df: pd.DataFrame,
     *,
     by: str = "run_id",
@@ -231,7 +281,7 @@ def throughput(
     unit: str = "New-Orders",
     column: str = "primary_count",
     y_title: str | None = None,
-) -> go.Figure:
+) -> FigureSpec:
     """New-Orders per interval over time: one run, all repetitions of a cell, or several cells.
 
     Parameters
@@ -273,16 +323,19 @@ def throughput(
         showlegend=len(names) > 1))
     if len(names) > 1:
         merge(layout, legend_below_layout(names))
-    return build(traces, layout)
+    return figure_spec(traces, layout)
 
 
-def checkpoint_dirty(
+throughput = as_figure(throughput_spec)
+
+
+def checkpoint_dirty_spec(
     samples_df: pd.DataFrame,
     *,
     title: str = "Checkpoint age and dirty pages",
     subtitle: str | None = None,
     window: tuple[float, float] | None = None,
-) -> go.Figure:
+) -> FigureSpec:
     """The 2011 study's second graph for one run.
 
     Checkpoint age (MiB, red, left axis) and dirty pages % of the buffer pool (blue, right
@@ -325,7 +378,10 @@ def checkpoint_dirty(
                                font=dict(color=DIRTY_COLOR)),
                     range=[0, 100], showgrid=False),
     ))
-    return build(traces, layout)
+    return figure_spec(traces, layout)
+
+
+checkpoint_dirty = as_figure(checkpoint_dirty_spec)
 
 
 def _first(df: pd.DataFrame, column: str) -> float:
@@ -553,13 +609,13 @@ def rss_over_time(
     return fig
 
 
-def flushing(
+def flushing_spec(
     samples_df: pd.DataFrame,
     *,
     title: str = "Flushing activity",
     subtitle: str | None = None,
     window: tuple[float, float] | None = None,
-) -> go.Figure:
+) -> FigureSpec:
     """Pages flushed/s and doublewrite pages/s (left), redo log MiB/s (right) for one run.
 
     Rates between consecutive samples: with 10 s samples and InnoDB flushing in bursts (one
@@ -583,7 +639,10 @@ def flushing(
         yaxis=dict(title=dict(text="pages per second"), tickformat=","),
         yaxis2=dict(title=dict(text="redo MiB/s"), showgrid=False, rangemode="tozero"),
     ))
-    return build(traces, layout)
+    return figure_spec(traces, layout)
+
+
+flushing = as_figure(flushing_spec)
 
 
 def threads_sweep(

@@ -79,16 +79,26 @@ _ERROR_HOOK = (
 @dataclass(frozen=True)
 class ReportFigure:
     """One figure of the report: its name (``NN-kind``, the PNG file and the div id) and the
-    plotly figure, as drawn for the PNG (fixed width and height)."""
+    figure as drawn for the PNG (fixed width and height): a plotly figure, or the plain-dict
+    :data:`analysis.plots.FigureSpec` of the figures drawn once per cell (not validated here:
+    ``tests/analysis/test_report_model.py`` validates every figure of its reports)."""
 
     slug: str
-    figure: go.Figure
+    figure: go.Figure | plots.FigureSpec
 
     @functools.cached_property
     def spec(self) -> dict[str, Any]:
-        """The figure as plotly's dict, made once for the PNG and the HTML (a deep copy each
-        time plotly makes it). Read-only by convention: both readers only serialize it."""
+        """The figure as plotly.js reads it, made once for the PNG and the HTML (plotly's
+        ``to_dict`` deep-copies each time). Read-only by convention: both readers only
+        serialize it."""
+        if isinstance(self.figure, dict):
+            return plots.resolved(self.figure)
         return self.figure.to_dict()
+
+    @property
+    def height(self) -> int:
+        """The figure's own height in pixels (the template's when it sets none)."""
+        return int(self.spec.get("layout", {}).get("height") or plots.HEIGHT)
 
 
 class _FigureList:
@@ -103,7 +113,7 @@ class _FigureList:
         self.items: list[ReportFigure] = []
         self._on_figure = on_figure
 
-    def add(self, name: str, fig: go.Figure) -> str:
+    def add(self, name: str, fig: go.Figure | plots.FigureSpec) -> str:
         """Register a figure; return the marker that stands for it in the page."""
         item = ReportFigure(f"{len(self.items) + 1:02d}-{name}", fig)
         self.items.append(item)
@@ -465,7 +475,7 @@ def _cell_section(
     if len(cell_int):
         labels = {int(r["run_id"]): f"#{int(r['repetition'])}"
                   for _, r in runs.sort_values("repetition").iterrows()}
-        out.append(figs.add(f"throughput-cell{int(cell['cell_id'])}", plots.throughput(
+        out.append(figs.add(f"throughput-cell{int(cell['cell_id'])}", plots.throughput_spec(
             cell_int, labels=labels, window=window, **_throughput_kwargs(cmp, m),
             subtitle=f"{cell['cell_label']} · every repetition",
         )))
@@ -473,10 +483,11 @@ def _cell_section(
     if len(run_smp) and run_smp["checkpoint_age_mb"].notna().any():
         sub = f"{cell['cell_label']} · run {rep_run} (median repetition)"
         out.append(figs.add(f"checkpoint-dirty-cell{int(cell['cell_id'])}",
-                            plots.checkpoint_dirty(run_smp, subtitle=sub, window=window)))
+                            plots.checkpoint_dirty_spec(run_smp, subtitle=sub, window=window)))
         if "pages_flushed_per_s" in run_smp and run_smp["pages_flushed_per_s"].notna().any():
             out.append(figs.add(f"flushing-cell{int(cell['cell_id'])}",
-                                plots.flushing(run_smp, subtitle=sub, window=window)))
+                                plots.flushing_spec(run_smp, subtitle=sub,
+                                                    window=window)))
         if memory_figures and run_smp["rss_mb"].notna().any():
             out.append(figs.add(f"memory-cell{int(cell['cell_id'])}", plots.memory(
                 run_smp, subtitle=sub, window=window)))
@@ -529,12 +540,12 @@ def _small_multiples(cmp: Comparison, figs: _FigureList, reps: dict[int, int],
     more = f" (the first {MAX_PANELS} of {len(cmp.cells)} cells)" if len(cmp.cells) > \
         MAX_PANELS else ""
     unit = _throughput_kwargs(cmp, metric).get("unit", "transactions")
-    out = [figs.add("throughput-per-cell", small_multiples.throughput_grid(
+    out = [figs.add("throughput-per-cell", small_multiples.throughput_grid_spec(
         ivl, cells, window=(win.start, win.end), unit=unit, bold_runs=reps,
         subtitle="every repetition thin, the representative run bold, the measurement window"
                  f" shaded{more}"))]
     if not smp.empty and smp["checkpoint_age_pct"].notna().any():
-        out.append(figs.add("checkpoint-per-cell", small_multiples.checkpoint_grid(
+        out.append(figs.add("checkpoint-per-cell", small_multiples.checkpoint_grid_spec(
             smp, cells, reps, window=(win.start, win.end),
             title="Checkpoint age and dirty pages per cell (representative run)")))
     return out
@@ -826,7 +837,7 @@ def _png_path(out: Path, slug: str) -> Path:
 
 def _submit_png(exporter: PngExporter, out: Path, item: ReportFigure) -> None:
     exporter.submit(item.spec, _png_path(out, item.slug), width=plots.WIDTH,
-                    height=item.figure.layout.height or plots.HEIGHT)
+                    height=item.height)
 
 
 def render(

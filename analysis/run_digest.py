@@ -54,6 +54,7 @@ SOURCES = (
     "analysis/statistics/_series.py",
     "analysis/statistics/checkpoint.py",
     "analysis/statistics/intervals.py",
+    "analysis/statistics/probability.py",
     "analysis/statistics/shape.py",
     "analysis/statistics/rates.py",
     "flushbench/flavors.py",

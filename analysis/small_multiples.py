@@ -9,7 +9,9 @@ per cell: checkpoint age as % of its maximum (left, red, with the 7/8 async-flus
 dirty pages % (right, blue, with ``innodb_max_dirty_pages_pct``), for the median run.
 
 Built by hand (axis domains) rather than with ``make_subplots``, whose property-path parsing
-costs most of a report's figure time (see :func:`analysis.plots._two_axis_figure`).
+costs most of a report's figure time (see :func:`analysis.plots._two_axis_figure`). Each grid
+comes as a ``*_spec`` function (plain dicts, what the report draws) and its validated
+``go.Figure`` twin (:func:`analysis.plots.as_figure`).
 """
 
 from __future__ import annotations
@@ -18,16 +20,17 @@ import math
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from analysis.plots import (
     BASELINE_COLOUR,
     CHECKPOINT_COLOR,
     DIRTY_COLOR,
     WIDTH,
+    FigureSpec,
+    as_figure,
     base_layout,
-    build,
     cell_colours,
+    figure_spec,
     merge,
 )
 
@@ -37,7 +40,8 @@ COLUMNS = 2
 ROW_HEIGHT = 230
 H_GAP, V_GAP = 0.08, 0.07
 THIN = "rgba(120,120,120,0.55)"
-__all__ = ["BASELINE_COLOUR", "checkpoint_grid", "median_runs", "throughput_grid"]
+__all__ = ["BASELINE_COLOUR", "checkpoint_grid", "checkpoint_grid_spec", "median_runs",
+           "throughput_grid", "throughput_grid_spec"]
 X_TITLE = "minutes after warmup"
 
 
@@ -98,7 +102,7 @@ def _panel_title(label: str, baseline: bool, x: tuple, y: tuple) -> dict:
                 yanchor="bottom", showarrow=False, font=dict(size=12, color="#333"))
 
 
-def throughput_grid(
+def throughput_grid_spec(
     intervals_df: pd.DataFrame,
     cells_df: pd.DataFrame,
     *,
@@ -107,7 +111,7 @@ def throughput_grid(
     title: str = "Throughput per cell",
     subtitle: str | None = None,
     bold_runs: dict[int, int] | None = None,
-) -> go.Figure:
+) -> FigureSpec:
     """One panel per cell (``cells_df`` order by ``position``): every run thin, median bold.
 
     Parameters
@@ -159,10 +163,13 @@ def throughput_grid(
             shapes.append(_shade(window, xref, yref))
         notes.append(_panel_title(str(cell["cell_label"]), bool(cell["is_baseline"]),
                                   (x0, x1), (y0, y1)))
-    return build(traces, merge(layout, dict(shapes=shapes, annotations=notes)))
+    return figure_spec(traces, merge(layout, dict(shapes=shapes, annotations=notes)))
 
 
-def checkpoint_grid(
+throughput_grid = as_figure(throughput_grid_spec)
+
+
+def checkpoint_grid_spec(
     samples_df: pd.DataFrame,
     cells_df: pd.DataFrame,
     runs_of_cells: dict[int, int],
@@ -170,7 +177,7 @@ def checkpoint_grid(
     window: tuple[float, float] | None,
     title: str = "Checkpoint age and dirty pages per cell (median run)",
     subtitle: str | None = None,
-) -> go.Figure:
+) -> FigureSpec:
     """Per cell, the median run's checkpoint age and dirty pages, both in % on one axis.
 
     Checkpoint age is drawn as % of its maximum (red; dashed at the maximum, dotted at 7/8
@@ -224,7 +231,10 @@ def checkpoint_grid(
             shapes.append(_shade(window, xref, yref))
         notes.append(_panel_title(str(cell["cell_label"]), bool(cell["is_baseline"]),
                                   (x0, x1), (y0, y1)))
-    return build(traces, merge(layout, dict(shapes=shapes, annotations=notes)))
+    return figure_spec(traces, merge(layout, dict(shapes=shapes, annotations=notes)))
+
+
+checkpoint_grid = as_figure(checkpoint_grid_spec)
 
 
 def _hline(level: float, xref: str, yref: str, colour: str, dash: str) -> dict:

@@ -42,6 +42,7 @@ SOURCES = (
     "analysis/statistics/_series.py",
     "analysis/statistics/oscillation.py",
     "analysis/statistics/percentiles.py",
+    "analysis/statistics/probability.py",
     "analysis/statistics/shape.py",
 )
 #: The cache table of these figures.

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+
+from analysis.statistics.probability import f_sf, t_ppf, t_sf
 
 #: Coverage of effect intervals.
 LEVEL = 0.95
@@ -211,9 +212,9 @@ def main_effects(
                 ratio = math.exp(d)
                 if resid_df > 0:
                     se = math.sqrt(s2 * float(c @ xtx_pinv @ c))
-                    t = float(stats.t.ppf(0.5 + level / 2, resid_df))
+                    t = t_ppf(0.5 + level / 2, resid_df)
                     lo, hi = math.exp(d - t * se), math.exp(d + t * se)
-                    p = float(2 * stats.t.sf(abs(d) / se, resid_df)) if se > 0 else math.nan
+                    p = 2 * t_sf(abs(d) / se, resid_df) if se > 0 else math.nan
             rows.append(dict(knob=k, level=json.loads(lv), reference=json.loads(levels[0]),
                              estimable=e.estimable, reason=e.reason, ratio=ratio, ci_low=lo,
                              ci_high=hi, p_value=p, df=resid_df))
@@ -259,7 +260,7 @@ def interactions(runs: pd.DataFrame, knobs: Sequence[str], value: str = "notpm")
             rms = 100.0 * math.expm1(float(np.sqrt(np.mean((fitted1 - fitted0) ** 2))))
             if dden > 0 and q > 0 and rss1 > 0:
                 f = ((rss0 - rss1) / q) / (rss1 / dden)
-                p = float(stats.f.sf(f, q, dden))
+                p = f_sf(f, q, dden)
         rows.append(dict(knob_a=a, knob_b=b, estimable=e.estimable, reason=e.reason, f_stat=f,
                          p_value=p, df_num=q, df_den=dden, rms_pct=rms))
     return pd.DataFrame(rows, columns=["knob_a", "knob_b", "estimable", "reason", "f_stat",

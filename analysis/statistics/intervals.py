@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from analysis.statistics.probability import t_ppf, t_sf
 
 #: Default coverage.
 LEVEL = 0.95
@@ -87,7 +88,7 @@ def mean_ci(values: Sequence[float] | np.ndarray, *, level: float = LEVEL) -> In
     mean = float(x.mean())
     if n < 2:
         return Interval(mean, math.nan, math.nan, level, "none", n)
-    t = float(stats.t.ppf(0.5 + level / 2, n - 1))
+    t = t_ppf(0.5 + level / 2, n - 1)
     if np.all(x > 0):
         y = np.log(x)
         v = float(y.var(ddof=1))
@@ -144,7 +145,7 @@ def ratio_ci(
     va, vb = float(la.var(ddof=1)), float(lb.var(ddof=1))
     df = welch_df(va, a.size, vb, b.size)
     se = math.sqrt(va / a.size + vb / b.size)
-    t = float(stats.t.ppf(0.5 + level / 2, df))
+    t = t_ppf(0.5 + level / 2, df)
     return Interval(math.exp(d), math.exp(d - t * se), math.exp(d + t * se), level,
                     "welch-t-log", int(a.size), int(b.size), df)
 
@@ -169,4 +170,4 @@ def welch_log_p(
     if se == 0:
         return 1.0 if d == 0 else 0.0
     df = welch_df(va, a.size, vb, b.size)
-    return float(2 * stats.t.sf(abs(d) / se, df))
+    return 2 * t_sf(abs(d) / se, df)

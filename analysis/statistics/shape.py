@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from analysis.statistics._series import (
     ar1_coefficient,
@@ -35,6 +34,7 @@ from analysis.statistics._series import (
     monte_carlo_p,
     pair_indices,
 )
+from analysis.statistics.probability import norm_sf
 
 #: An interval below this fraction of the median is a hole.
 HOLE_FRACTION = 0.5
@@ -220,7 +220,7 @@ def trend(
     if var <= 0 or s == 0:
         return (pct_per_min, 1.0)
     z = (abs(s) - 1.0) / math.sqrt(var)  # continuity correction
-    return (pct_per_min, float(2 * stats.norm.sf(z)))
+    return (pct_per_min, 2 * norm_sf(z))
 
 
 def describe_shape(

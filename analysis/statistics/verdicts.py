@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
 from analysis.statistics.hypothesis_tests import mann_whitney, min_attainable_p
 from analysis.statistics.intervals import LEVEL, ratio_ci
 from analysis.statistics.power import mde_pct
+from analysis.statistics.probability import chi2_median
 
 #: Two-sided significance level of the rank test.
 ALPHA = 0.05
@@ -99,7 +99,7 @@ def median_unbiasing(df: int) -> float:
     """
     if df < 1:
         return math.nan
-    return math.sqrt(df / float(stats.chi2.median(df)))
+    return math.sqrt(df / chi2_median(df))
 
 
 def minimum_detectable_effect(

@@ -35,7 +35,7 @@ from analysis.frames import (
 )
 from analysis.hosts import block_of, blocked_comparison, host_of, method_note
 from analysis.statistics import design
-from analysis.statistics.hypothesis_tests import van_elteren
+from analysis.statistics.hypothesis_tests import min_attainable_stratified_p, van_elteren
 from analysis.statistics.verdicts import (
     FASTER,
     NO_DIFFERENCE,
@@ -205,6 +205,10 @@ def _blocked_verdicts(run_summary_df: pd.DataFrame, cells: pd.DataFrame,
                  for _, g in done.groupby("_host")]
         pairs = [(a, c) for a, c in pairs if len(a) and len(c)]
         p = van_elteren(pairs).p_value if pairs else math.nan
+        # Too few blocks for the exact stratified test to ever say p < 0.05 (4 blocks of one
+        # run a side: 0.125 at best): "not enough", not a "no clear difference" that a
+        # clear interval beside it would contradict.
+        floor_p = min_attainable_stratified_p([(a.size, c.size) for a, c in pairs])
         excludes = math.isfinite(b["ratio_ci_low"]) and (b["ratio_ci_low"] > 1
                                                         or b["ratio_ci_high"] < 1)
         unit = "host" if what == "host" else "block"
@@ -220,6 +224,12 @@ def _blocked_verdicts(run_summary_df: pd.DataFrame, cells: pd.DataFrame,
             text += f"; the {unit}s disagree (Cochran's Q p = {b['heterogeneity_p']:.3g})"
         if math.isfinite(p) and p < 0.05 and excludes:
             verdict_text = FASTER if b["ratio"] > 1 else SLOWER
+        elif not (math.isfinite(floor_p) and floor_p < 0.05):
+            verdict_text = NOT_ENOUGH
+            text += (f"; van Elteren's exact test cannot reach p < 0.05 with these {unit}s"
+                     + (f" (its smallest p is {floor_p:.3g})" if math.isfinite(floor_p) else "")
+                     + f": more {unit}s holding both this cell and the baseline are needed"
+                     " (6 of one run a side can reach 0.031)")
         else:
             verdict_text = NO_DIFFERENCE
         out.loc[i, ["ratio", "ratio_ci_low", "ratio_ci_high", "p_value"]] = [

@@ -64,10 +64,14 @@ def has_reference(spec: dict[str, Any]) -> bool:
         isinstance(inc, dict) and inc.get("reference") for inc in spec.get("include") or [])
 
 
+#: Keys of an include row that are not knobs (``runner.references.IncludeCell``'s own fields:
+#: a test keeps the two in step). ``variables`` holds raw knobs, matched as ``var.NAME``.
+ROW_SETTINGS = ("reference", "repetitions", "variables")
+
+
 def _partial_knobs(include: dict[str, Any]) -> dict[str, Any]:
     """An include row's own knob values as cells store them (``var.NAME`` for raw ones)."""
-    out = {k: v for k, v in include.items()
-           if k not in ("reference", "variables") and v is not None}
+    out = {k: v for k, v in include.items() if k not in ROW_SETTINGS and v is not None}
     out.update({f"var.{k}": v for k, v in (include.get("variables") or {}).items()})
     return out
 

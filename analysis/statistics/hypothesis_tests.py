@@ -65,6 +65,20 @@ def min_attainable_p(n_a: int, n_b: int) -> float:
     return min(1.0, 2.0 / math.comb(n_a + n_b, n_a))
 
 
+def min_attainable_stratified_p(sizes: Sequence[tuple[int, int]]) -> float:
+    """Smallest two-sided exact van Elteren p-value with these per-block group sizes:
+    ``2 · Π 1 / C(n_a + n_b, n_a)`` over the blocks that hold both groups.
+
+    Reached only when every block separates the groups completely, in the same direction.
+    Blocks of one run a side: 4 blocks → 0.125, 5 → 0.0625, 6 → 0.031 (so fewer than 6 such
+    blocks never reach p < 0.05). NaN when no block holds both groups.
+    """
+    combs = [math.comb(n_a + n_b, n_a) for n_a, n_b in sizes if n_a >= 1 and n_b >= 1]
+    if not combs:
+        return math.nan
+    return min(1.0, 2.0 / math.prod(combs))
+
+
 def _rank_sum_distribution(doubled_ranks: np.ndarray, k: int) -> np.ndarray:
     """Probability of each sum of ``k`` of the given integer weights (all subsets equally likely).
 

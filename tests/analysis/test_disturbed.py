@@ -14,7 +14,7 @@ import pandas as pd
 from sqlalchemy import select, update
 
 from analysis import frames
-from analysis.compare import compare
+from analysis.compare import FASTER, NOT_ENOUGH, compare
 from analysis.disturbed import disturbed_runs
 from analysis.hosts import block_of, blocked_comparison
 from store.db import ResultsDB
@@ -22,14 +22,16 @@ from store.models import Cell, Experiment, Run, RunEvent
 from tests.support.synthetic_store import SynthCell, build_store
 
 
-def store(tmp_path: Path, action: str | None, order: str = "as-written") -> tuple[ResultsDB, int]:
-    """2 cells × 5 repetitions; run 3 of the baseline carries a disturbed-cpu warning."""
+def store(tmp_path: Path, action: str | None, order: str = "as-written",
+          repetitions: int = 5) -> tuple[ResultsDB, int]:
+    """2 cells × 5 repetitions (+10 %, 2 % run to run); run 3 of the baseline carries a
+    disturbed-cpu warning."""
     db = ResultsDB(tmp_path / "r.sqlite")
     exp_id = build_store(db, [SynthCell(knobs={"doublewrite": True}, notpm=8000,
                                         run_to_run_pct=2.0),
                               SynthCell(knobs={"doublewrite": False}, notpm=8800,
                                         run_to_run_pct=2.0)],
-                         name="policy", repetitions=5, warmup=10, duration=120,
+                         name="policy", repetitions=repetitions, warmup=10, duration=120,
                          n_counters=20, seed=5)
     with db.session() as s, s.begin():
         exp = s.get(Experiment, exp_id)
@@ -117,6 +119,21 @@ def test_compare_uses_blocks_for_a_blocked_order(tmp_path: Path) -> None:
     assert other["test_method"] == "van Elteren (run blocks)"
     assert "run blocks: 5 blocks" in other["verdict_reason"]
     assert "blocks (order: blocks)" in cmp.cells.attrs["hosts_note"]
+    # +10 % in every block, the interval far from 1, but 5 blocks of one run a side can never
+    # give the exact stratified test p < 0.05: "not enough", with why, never "no difference".
+    assert other["ratio_ci_low"] > 1.05
+    assert other["verdict"] == NOT_ENOUGH, other["verdict_reason"]
+    assert "its smallest p is 0.0625" in other["verdict_reason"]
+    assert any("no verdict" in w and "smallest p is 0.0625" in w for w in cmp.warnings)
+
+
+def test_six_blocks_reach_a_verdict(tmp_path: Path) -> None:
+    db, _ = store(tmp_path, None, order="blocks", repetitions=6)
+    with db.session() as s, s.begin():
+        s.execute(update(Run).values(order_index=Run.repetition * 10 + Run.cell_id))
+    other = compare(db, "policy").cells.query("not is_baseline").iloc[0]
+    assert "run blocks: 6 blocks" in other["verdict_reason"]
+    assert other["verdict"] == FASTER, other["verdict_reason"]
 
 
 def test_show_and_disturbed_say_why_a_run_does_not_count(tmp_path: Path) -> None:

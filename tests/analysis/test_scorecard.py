@@ -196,3 +196,24 @@ def test_the_rules_error_rates(true: float, reference: float, wrong: str) -> Non
         ci = ratio_ci(b, a)
         verdicts.append(scorecard.judge(reference, ci.low, ci.high)[0])
     assert verdicts.count(wrong) / len(verdicts) <= 0.03
+
+
+def test_a_row_with_its_own_repetitions_still_matches_its_cell(rerun: Frames) -> None:
+    """An include row's ``repetitions`` (the flash study's second A/A baseline) is a setting of
+    the row, not a knob: the row matches its cell (it once read "not run in this
+    experiment")."""
+    spec = _spec()
+    spec["include"][0] = {**spec["include"][0], "repetitions": 6}
+    table = scorecard.scorecard(spec, rerun.run_summary, rerun.cell_summary)
+    assert "not run" not in " ".join(table["reason"])
+    assert table.set_index("b").loc["base", "n_b"].min() > 0
+
+
+def test_every_non_knob_field_of_an_include_row_is_known() -> None:
+    """The scorecard reads stored specs without importing the runner: its list of an include
+    row's own settings must hold every field the runner's row has beyond the knobs."""
+    from runner.knobs.models import Knobs
+    from runner.references import IncludeCell
+
+    own = set(IncludeCell.model_fields) - set(Knobs.model_fields)
+    assert own <= set(scorecard.ROW_SETTINGS), own

@@ -13,7 +13,12 @@ from scipy import stats
 
 from analysis.statistics.checkpoint import max_checkpoint_age
 from analysis.statistics.design import estimability, main_effects
-from analysis.statistics.hypothesis_tests import mann_whitney, min_attainable_p, van_elteren
+from analysis.statistics.hypothesis_tests import (
+    mann_whitney,
+    min_attainable_p,
+    min_attainable_stratified_p,
+    van_elteren,
+)
 from analysis.statistics.intervals import mean_ci, ratio_ci, welch_log_p
 from analysis.statistics.percentiles import nearest_rank, nearest_ranks
 from analysis.statistics.rates import counter_rates, restarts
@@ -183,3 +188,17 @@ def test_design_half_fraction_names_aliases_and_effects_fit() -> None:
     eff = main_effects(runs, ["A", "B", "C"]).set_index("knob")
     assert eff.loc["A", "ratio"] == pytest.approx(1.2, rel=0.02)
     assert eff.loc["A", "ci_low"] > 1.1 and eff.loc["B", "ci_low"] < 1 < eff.loc["B", "ci_high"]
+
+
+def test_min_attainable_stratified_p_is_the_exact_tests_floor() -> None:
+    """The bound equals van Elteren's exact p when every block separates the groups."""
+    for n_blocks, expected in ((4, 0.125), (5, 0.0625), (6, 0.03125)):
+        sizes = [(1, 1)] * n_blocks
+        assert min_attainable_stratified_p(sizes) == expected
+        separated = [([100.0 + i], [110.0 + i]) for i in range(n_blocks)]
+        assert van_elteren(separated).p_value == pytest.approx(expected)
+    mixed = [(2, 2), (1, 1), (0, 3)]  # a block without one group carries nothing
+    assert min_attainable_stratified_p(mixed) == pytest.approx(2 / (6 * 2))
+    assert van_elteren([([1.0, 2.0], [3.0, 4.0]), ([5.0], [6.0]), ([], [1.0, 2.0, 3.0])]
+                       ).p_value == pytest.approx(2 / 12)
+    assert math.isnan(min_attainable_stratified_p([(0, 2)]))

@@ -649,13 +649,30 @@ def _claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series) ->
         if limit.total:
             items.append(limit.sentence())
     if peaks.notna().any():
-        for _, cell in cells.iterrows():
-            runs = [int(r) for r in rs.loc[(rs["cell_id"] == cell["cell_id"])
-                                           & (rs["status"] == RunStatus.DONE), "run_id"]]
-            age = claims.reached_max_checkpoint_age(peaks, runs)
-            if age.total:
-                items.append(f"{cell['cell_label']}: {age.sentence()}")
+        items += _checkpoint_age_claims(rs, cells, peaks)
     return items
+
+
+def _checkpoint_age_claims(rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series
+                           ) -> list[str]:
+    """Which runs reached the maximum checkpoint age: one sentence when every run or none
+    did; else a sentence per row where some run did, and one for the rows where none did."""
+    done = rs[rs["status"] == RunStatus.DONE]
+    overall = claims.reached_max_checkpoint_age(peaks, [int(r) for r in done["run_id"]])
+    if overall.holds in (0, overall.total):
+        return [overall.sentence()]
+    out, quiet_rows, quiet_runs = [], 0, 0
+    for _, cell in cells.iterrows():
+        runs = [int(r) for r in done.loc[done["cell_id"] == cell["cell_id"], "run_id"]]
+        age = claims.reached_max_checkpoint_age(peaks, runs)
+        if age.holds:
+            out.append(f"{cell['cell_label']}: {age.sentence()}")
+        elif age.total:
+            quiet_rows, quiet_runs = quiet_rows + 1, quiet_runs + age.total
+    if quiet_rows:
+        out.append(f"in the other {f'{quiet_rows} rows' if quiet_rows > 1 else 'row'}: "
+                   f"no run {overall.statement} (0 of {quiet_runs})")
+    return out
 
 
 def _text(value: Any) -> str:

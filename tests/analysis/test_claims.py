@@ -80,6 +80,8 @@ def test_the_report_prints_the_claims_with_their_exceptions(recorded_study: Path
     assert "run 9 (726 of 1,000 IOPS)" in text
     assert ("doublewrite=off max_dirty_pages_pct=70 io_capacity=20000: 1 of 3 runs reached the"
             " maximum checkpoint age") in text and "run 24 (peak 100 %)" in text
+    # Every row has a run that reached it: one sentence per row, no "other rows" line.
+    assert text.count("reached the maximum checkpoint age") == 8 and "in the other" not in text
     # The two sentences the first README got wrong are not made universal.
     assert "every run pushed" not in text and "every run is noisy" not in text
 
@@ -108,3 +110,24 @@ def test_a_bandwidth_limit_counts_as_a_write_limit(study: tuple) -> None:
                         {"storage_write_bandwidth": bps[second] * 2}]
     missed = claims.reached_write_limit(db, summary)
     assert (missed.holds, missed.total) == (0, 2) and missed.exceptions[0].endswith(" MiB/s)")
+
+
+def test_checkpoint_age_sentences_collapse_when_rows_agree() -> None:
+    """No run reached it (the flash study): one sentence, not one per row; some rows did: a
+    sentence per such row, and one for the rest."""
+    import pandas as pd
+
+    from analysis.report import _checkpoint_age_claims
+
+    rs = pd.DataFrame({"run_id": [1, 2, 3, 4, 5], "cell_id": [1, 1, 2, 2, 3],
+                       "status": ["done"] * 4 + ["queued"]})
+    cells = pd.DataFrame({"cell_id": [1, 2, 3], "cell_label": ["a=1", "a=2", "a=3"]})
+    low = pd.Series({1: 80.0, 2: 85.0, 3: 60.0, 4: 70.0})
+    assert _checkpoint_age_claims(rs, cells, low) == [
+        "no run reached the maximum checkpoint age (≥ 99 % of it in the window) (0 of 4)"]
+    mixed = pd.Series({1: 100.0, 2: 85.0, 3: 60.0, 4: 70.0})
+    assert _checkpoint_age_claims(rs, cells, mixed) == [
+        "a=1: 1 of 2 runs reached the maximum checkpoint age (≥ 99 % of it in the window);"
+        " not: run 2 (peak 85 %)",
+        "in the other row: no run reached the maximum checkpoint age (≥ 99 % of it in the"
+        " window) (0 of 2)"]

@@ -271,12 +271,34 @@ def _ranked_table(cmp: Comparison, qps: dict[int, float] | None = None) -> str:
     )
 
 
+def level_names(cells: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(knob, value as ``plots._fmt`` prints it) → the value as the cell labels print it.
+
+    The store keeps sizes in bytes (``log_file_size`` 335544320); the labels, made by the
+    runner at enqueue, say ``320M``. Tables that name knob levels use the labels' words.
+    """
+    out: dict[tuple[str, str], str] = {}
+    for _, cell in cells.iterrows():
+        knobs = cell["knobs"] if isinstance(cell.get("knobs"), dict) else {}
+        for token in str(cell["cell_label"]).split(" "):
+            name, eq, text = token.partition("=")
+            if eq and name in knobs:
+                out[(name, plots._fmt(knobs[name]))] = text
+    return out
+
+
 def _effects_tables(cmp: Comparison) -> str:
     out = []
     me = cmp.main_effects
+    names = level_names(cmp.cells)
+
+    def level(knob: str, value: Any) -> str:
+        text = plots._fmt(value)
+        return _e(names.get((knob, text), text))
+
     if len(me):
         rows = [[
-            _e(r["knob"]), f"{_e(plots._fmt(r['level']))} vs {_e(plots._fmt(r['reference']))}",
+            _e(r["knob"]), f"{level(r['knob'], r['level'])} vs {level(r['knob'], r['reference'])}",
             f"{_num(r['ratio'], '.3f')}×" if r["estimable"] else "–",
             _ci(r["ci_low"], r["ci_high"], ".3f"), _num(r["p_value"], ".4f"),
             _e(r["reason"]),

@@ -93,3 +93,21 @@ def test_a_knob_a_cell_does_not_set_reads_as_such() -> None:
     assert plots._fmt(float("nan")) == plots.NOT_SET == "(not set)"
     assert plots._fmt(None) == "(not set)"
     assert (plots._fmt(True), plots._fmt(20000.0), plots._fmt("area")) == ("on", "20000", "area")
+
+
+def test_knob_levels_are_named_as_the_cell_labels_name_them() -> None:
+    """The effects table said "log_file_size 335544320 vs 83886080" (the stored bytes) where
+    every cell label says 320M and 80M."""
+    import pandas as pd
+
+    from analysis.report import level_names
+
+    cells = pd.DataFrame({
+        "cell_label": ["server=a log_file_size=80M doublewrite=on",
+                       "server=b log_file_size=320M doublewrite=off"],
+        "knobs": [{"server": "a", "log_file_size": 83886080, "doublewrite": True},
+                  {"server": "b", "log_file_size": 335544320.0, "doublewrite": False}]})
+    names = level_names(cells)
+    assert names[("log_file_size", "83886080")] == "80M"
+    assert names[("log_file_size", "335544320")] == "320M"  # a float level prints the same
+    assert names[("doublewrite", "off")] == "off"

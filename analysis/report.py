@@ -376,7 +376,7 @@ def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str
         ["measurement window", f"{win.start:g} s – {win.end:g} s after warmup "
                                f"({win.length / 60:g} min)"],
         ["report interval", f"{win.report_interval:g} s"],
-        ["repetitions", f"{spec.get('repetitions', '?')} declared per cell; run order "
+        ["repetitions", f"{_repetitions_text(spec)}; run order "
                         f"{_e((spec.get('order') or {}).get('mode', '?'))}"],
         ["sampling", f"every {(spec.get('sampling') or {}).get('interval', '?')} s"],
     ])
@@ -389,8 +389,7 @@ def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str
         if len(distinct) == 1:
             var_rows.append([f"<code>{_e(name)}</code>", _e(distinct[0])])
         else:
-            per = "; ".join(f"{_e(labels.get(int(r), r))}: {_e(v)}" for r, v in values.items())
-            var_rows.append([f"<code>{_e(name)}</code>", f"varies — {per}"])
+            var_rows.append([f"<code>{_e(name)}</code>", _varies_text(values, labels)])
     variables_html = _table(["variable", "value (SHOW GLOBAL VARIABLES)"], var_rows)
     warnings = "".join(f"<li>{_e(w)}</li>" for w in cmp.warnings) or "<li>none</li>"
     return (
@@ -442,6 +441,31 @@ def _noise_floor_text(cmp: Comparison) -> str:
                 "goes below")
     return ("; no A/A noise floor was measured (repeat the baseline at least 5 times for "
             "one)")
+
+
+def _repetitions_text(spec: dict[str, Any]) -> str:
+    """``4 declared per cell (baseline 6; 1 include row: 6)`` from the stored spec."""
+    text = f"{spec.get('repetitions', '?')} declared per cell"
+    extra = []
+    if spec.get("baseline_repetitions"):
+        extra.append(f"baseline {spec['baseline_repetitions']}")
+    own = [str(inc["repetitions"]) for inc in spec.get("include") or []
+           if isinstance(inc, dict) and inc.get("repetitions")]
+    if own:
+        extra.append(f"{len(own)} include row{'s' if len(own) > 1 else ''}: "
+                     + ", ".join(own))
+    return _e(text + (f" ({'; '.join(extra)})" if extra else ""))
+
+
+def _varies_text(values: pd.Series, labels: dict[int, str]) -> str:
+    """A variable that differs between cells, as each value and how many cells ran with it
+    (their labels when at most two: twelve long labels made one unreadable line)."""
+    parts = []
+    for value in sorted(set(values)):
+        cells = [labels.get(int(c), str(c)) for c, v in values.items() if v == value]
+        named = f": {'; '.join(cells)}" if len(cells) <= 2 else ""
+        parts.append(f"{value} ({len(cells)} cell{'s' if len(cells) > 1 else ''}{named})")
+    return "varies — " + _e("; ".join(parts))
 
 
 def _primary(cmp: Comparison) -> str:

@@ -111,3 +111,20 @@ def test_knob_levels_are_named_as_the_cell_labels_name_them() -> None:
     assert names[("log_file_size", "83886080")] == "80M"
     assert names[("log_file_size", "335544320")] == "320M"  # a float level prints the same
     assert names[("doublewrite", "off")] == "off"
+
+
+def test_methodology_lines_for_two_servers() -> None:
+    """A study on two servers: a variable that differs is each value with its cell count (not
+    twelve long labels on one line), and every repetition rule of the spec is said."""
+    import pandas as pd
+
+    from analysis.report import _repetitions_text, _varies_text
+
+    values = pd.Series({1: "5.5.62", 2: "5.5.62", 3: "5.5.62", 4: "5.5.44-MariaDB"})
+    labels = {1: "a", 2: "b", 3: "c", 4: "server=xtradb"}
+    assert _varies_text(values, labels) == ("varies — 5.5.44-MariaDB (1 cell: server=xtradb);"
+                                            " 5.5.62 (3 cells)")
+    spec = {"repetitions": 4, "baseline_repetitions": 6,
+            "include": [{"doublewrite": True}, {"doublewrite": False, "repetitions": 6}]}
+    assert _repetitions_text(spec) == "4 declared per cell (baseline 6; 1 include row: 6)"
+    assert _repetitions_text({"repetitions": 3}) == "3 declared per cell"

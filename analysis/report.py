@@ -480,9 +480,15 @@ def _dataset_text(ds: dict[str, Any]) -> str:
     return f"TPC-C {ds.get('warehouses')} warehouses"
 
 
+def _named(label: str, name: str | None) -> str:
+    """A cell's label as HTML, after the row's own short name in bold when it has one."""
+    return f"<b>{_e(name)}</b> · {_e(label)}" if name else _e(label)
+
+
 def _cell_section(
     cmp: Comparison, figs: _FigureList, cell: pd.Series, rep_run: int | None,
     smp: pd.DataFrame, ivl: pd.DataFrame, memory_figures: bool = True,
+    name: str | None = None,
 ) -> str:
     win = cmp.experiment["window"]
     window = (win.start, win.end)
@@ -495,7 +501,7 @@ def _cell_section(
         else pd.Series(dtype=float)
     if len(own) and pd.notna(own.iloc[0]):
         window = (float(own.iloc[0]), win.end)
-    out = [f"<h3 id='cell-{int(cell['cell_id'])}'>{_e(cell['cell_label'])}"
+    out = [f"<h3 id='cell-{int(cell['cell_id'])}'>{_named(cell['cell_label'], name)}"
            + (" <span class='muted'>(baseline)</span>" if cell["is_baseline"] else "") + "</h3>"]
     verdict = "" if cell["is_baseline"] else (
         f" · {_num(cell['ratio'], '.2f')}× the baseline ({_verdict_html(cell['verdict'])})"
@@ -573,11 +579,13 @@ MAX_PANELS = 16
 
 
 def _small_multiples(cmp: Comparison, figs: _FigureList, reps: dict[int, int],
-                     smp: pd.DataFrame, metric: MetricView) -> list[str]:
+                     smp: pd.DataFrame, metric: MetricView, names: dict[int, str]
+                     ) -> list[str]:
     """One panel per cell, in row order: throughput of every run, and the representative
     run's checkpoint age and dirty pages (when the server reported them)."""
     rs = cmp.frames.run_summary
     cells = cmp.cells.sort_values("position").head(MAX_PANELS)
+    cells = cells.assign(row_name=cells["cell_id"].astype(int).map(names))
     win = cmp.experiment["window"]
     ivl = cmp.frames.intervals.merge(rs[["run_id", "cell_id"]], on="run_id")
     ivl = ivl[ivl["cell_id"].isin(cells["cell_id"])]
@@ -770,9 +778,10 @@ def _read(db: DB, experiment: ExperimentRef, force: bool) -> _ReportData:
         )
 
 
-def _overview(d: _ReportData, figs: _FigureList) -> list[str]:
+def _overview(d: _ReportData, figs: _FigureList, names: dict[int, str]) -> list[str]:
     """The experiment-wide figures: throughput bars and distributions, stability, small
-    multiples, heatmaps (factorial designs only), the thread sweep."""
+    multiples (panels titled with the rows' own ``names`` where the experiment gives them),
+    heatmaps (factorial designs only), the thread sweep."""
     cmp, metric, cells = d.cmp, d.metric, d.cmp.cells
     rs = cmp.frames.run_summary
     # Figure names (files, ids) follow the metric: a sysbench report has no "notpm" in it.
@@ -784,7 +793,7 @@ def _overview(d: _ReportData, figs: _FigureList) -> list[str]:
     out.append(figs.add(f"{slug}-distribution", distributions.interval_boxes(
         cell_ivl, cells, column=metric.column, unit=metric.name)))
     out.append(figs.add("stability", distributions.stability_runs(rs, cells)))
-    out += _small_multiples(cmp, figs, d.reps, d.smp, metric)
+    out += _small_multiples(cmp, figs, d.reps, d.smp, metric, names)
     knobs = varying_knobs(rs)
     # Heatmaps only where every tile is a measured cell: a two-knob factorial design.
     if plots.is_factorial(cells, knobs):
@@ -817,7 +826,9 @@ def build_report_model(
     cmp, metric = d.cmp, d.metric
     exp, cells, rs = cmp.experiment, cmp.cells, cmp.frames.run_summary
     figs = _FigureList(on_figure)
-    overview = _overview(d, figs)
+    # The rows' own short names (the reference's `dw-on-50`), where the experiment has them.
+    names = scorecard.row_names(reference or exp["spec"], cells)
+    overview = _overview(d, figs, names)
     io_html = _io_section(figs, d.io_table, metric)
     # The reproduction scorecard, when the experiment (or --reference) has references.
     score_html = scorecard.section(reference or exp["spec"], rs, cells, figs.add)
@@ -825,12 +836,14 @@ def build_report_model(
     draw_memory = memory_matters(d.cell_mem, varying_knobs(rs))[0] if len(d.cell_mem) else False
     cell_sections = [
         _cell_section(cmp, figs, cell, d.reps.get(int(cell["cell_id"])), d.smp,
-                      cmp.frames.intervals, memory_figures=draw_memory)
+                      cmp.frames.intervals, memory_figures=draw_memory,
+                      name=names.get(int(cell["cell_id"])))
         for _, cell in cells.iterrows()
     ]
     labels = {int(d.reps[c]): lbl for c, lbl in zip(cells["cell_id"], cells["cell_label"],
                                                      strict=True) if c in d.reps}
-    toc = "".join(f"<li><a href='#cell-{int(c['cell_id'])}'>{_e(c['cell_label'])}</a></li>"
+    toc = "".join(f"<li><a href='#cell-{int(c['cell_id'])}'>"
+                  f"{_named(c['cell_label'], names.get(int(c['cell_id'])))}</a></li>"
                   for _, c in cells.iterrows())
     sections = [
         f"<h2>Summary</h2>{_summary(cmp)}{_PNG_SUMMARY}",

@@ -105,6 +105,13 @@ def match_rows(spec: dict[str, Any], cells: pd.DataFrame) -> list[Row]:
     return rows
 
 
+def row_names(spec: dict[str, Any], cells: pd.DataFrame) -> dict[int, str]:
+    """Cell id → the name its include row's reference gives it (``dw-on-50``): the short name
+    the study itself uses, for panel titles and headings. Cells without one are absent."""
+    return {r.cell_id: r.name for r in match_rows(spec, cells)
+            if r.cell_id is not None and r.name}
+
+
 def _comparisons(spec: dict[str, Any], rows: list[Row], base_id: int | None
                  ) -> list[dict[str, Any]]:
     """The reference's comparisons, or every referenced row against the baseline's row."""

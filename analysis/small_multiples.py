@@ -16,7 +16,9 @@ comes as a ``*_spec`` function (plain dicts, what the report draws) and its vali
 
 from __future__ import annotations
 
+import html
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -40,6 +42,9 @@ COLUMNS = 2
 ROW_HEIGHT = 230
 H_GAP, V_GAP = 0.08, 0.07
 THIN = "rgba(120,120,120,0.55)"
+#: A panel title's line (12 px font) and the characters that fit a panel's width on one.
+TITLE_LINE_PX = 16
+TITLE_CHARS = 62
 __all__ = ["BASELINE_COLOUR", "checkpoint_grid", "checkpoint_grid_spec", "median_runs",
            "throughput_grid", "throughput_grid_spec"]
 X_TITLE = "minutes after warmup"
@@ -56,22 +61,28 @@ def median_runs(intervals_df: pd.DataFrame) -> dict[int, int]:
     return chosen
 
 
-def _grid(n: int, title: str, subtitle: str | None) -> tuple[dict, list[tuple]]:
+def _grid(n: int, title: str, subtitle: str | None, title_lines: int = 1
+          ) -> tuple[dict, list[tuple]]:
     """The layout (a plain dict) of a figure with ``n`` panels, and each panel's (x domain,
-    y domain)."""
+    y domain). Panel titles of ``title_lines`` lines get that much more room above each row
+    (and above the first, under the figure's title)."""
     rows = max(1, math.ceil(n / COLUMNS))
+    extra = TITLE_LINE_PX * (max(1, title_lines) - 1)
     height = 110 + ROW_HEIGHT * rows
+    # The gap between rows in px at one title line, kept and widened by the extra lines.
+    gap = (V_GAP * (height - 150) + extra) / (height - 150 + extra * rows)
+    height += extra * rows
     layout = merge(base_layout(title, subtitle), dict(
-        height=height, width=WIDTH, showlegend=False, margin=dict(t=100, b=50, l=70, r=70),
-        hovermode="closest"))
+        height=height, width=WIDTH, showlegend=False,
+        margin=dict(t=100 + extra, b=50, l=70, r=70), hovermode="closest"))
     top, bottom = 1.0, 0.0
-    cell_h = (top - bottom - V_GAP * (rows - 1)) / rows
+    cell_h = (top - bottom - gap * (rows - 1)) / rows
     cell_w = (1.0 - H_GAP * (COLUMNS - 1)) / COLUMNS
     domains = []
     for i in range(n):
         r, c = divmod(i, COLUMNS)
         x0 = c * (cell_w + H_GAP)
-        y1 = top - r * (cell_h + V_GAP)
+        y1 = top - r * (cell_h + gap)
         # Rounded into [0, 1]: float steps leave -5e-17 at the bottom, which plotly refuses.
         domains.append(((round(x0, 6), round(min(1.0, x0 + cell_w), 6)),
                         (round(max(0.0, y1 - cell_h), 6), round(y1, 6))))
@@ -96,10 +107,31 @@ def _shade(window: tuple[float, float], xref: str, yref: str) -> dict:
                 line=dict(width=0), layer="below")
 
 
-def _panel_title(label: str, baseline: bool, x: tuple, y: tuple) -> dict:
-    return dict(text=("<b>baseline</b> · " if baseline else "") + label,
-                xref="paper", yref="paper", x=x[0], y=y[1], xanchor="left",
-                yanchor="bottom", showarrow=False, font=dict(size=12, color="#333"))
+def panel_title_lines(cell: pd.Series) -> list[str]:
+    """A panel's title as lines that fit the panel: the cell's short name in bold when the
+    cells frame carries one (``row_name``: the experiment's own name of the row, e.g. the
+    reference's ``dw-on-50``), "baseline", then its label wrapped at spaces."""
+    head = [f"<b>{html.escape(str(cell['row_name']), quote=False)}</b>"] if isinstance(
+        cell.get("row_name"), str) and cell.get("row_name") else []
+    if bool(cell["is_baseline"]):
+        head.append("<b>baseline</b>")
+    text = " · ".join([*head, html.escape(str(cell['cell_label']), quote=False)])
+    # Wrapped on the plain text (tags are not shown), so count the tags' width out.
+    lines, line, shown = [], [], 0
+    for word in text.split(" "):
+        width = len(re.sub(r"<[^>]+>", "", word))
+        if line and shown + 1 + width > TITLE_CHARS:
+            lines.append(" ".join(line))
+            line, shown = [], 0
+        line.append(word)
+        shown += width + (1 if shown else 0)
+    return [*lines, " ".join(line)] if line else lines
+
+
+def _panel_title(lines: list[str], x: tuple, y: tuple) -> dict:
+    return dict(text="<br>".join(lines), xref="paper", yref="paper", x=x[0], y=y[1],
+                xanchor="left", yanchor="bottom", align="left", showarrow=False,
+                font=dict(size=12, color="#333"))
 
 
 def throughput_grid_spec(
@@ -129,7 +161,8 @@ def throughput_grid_spec(
     df = intervals_df[intervals_df["t"] > 0]
     interval = float(df["interval_s"].median()) if len(df) else 10.0
     medians = bold_runs if bold_runs is not None else median_runs(intervals_df)
-    layout, domains = _grid(len(cells), title, subtitle)
+    titles = [panel_title_lines(cell) for _, cell in cells.iterrows()]
+    layout, domains = _grid(len(cells), title, subtitle, max(map(len, titles), default=1))
     colours = cell_colours(cells_df)
     traces: list[dict] = []
     shapes: list[dict] = []
@@ -161,8 +194,7 @@ def throughput_grid_spec(
         })
         if window:
             shapes.append(_shade(window, xref, yref))
-        notes.append(_panel_title(str(cell["cell_label"]), bool(cell["is_baseline"]),
-                                  (x0, x1), (y0, y1)))
+        notes.append(_panel_title(titles[i], (x0, x1), (y0, y1)))
     return figure_spec(traces, merge(layout, dict(shapes=shapes, annotations=notes)))
 
 
@@ -191,8 +223,11 @@ def checkpoint_grid_spec(
            "</span> (dashed: the maximum; dotted: 7/8, async flushing)<br>"
            f"<span style='color:{DIRTY_COLOR}'>blue: dirty pages, % of the buffer pool</span>"
            " (dashed: innodb_max_dirty_pages_pct) · shaded: measurement window")
-    layout, domains = _grid(len(cells), title, f"{subtitle}<br>{key}" if subtitle else key)
-    merge(layout, dict(margin=dict(t=140), height=layout["height"] + 30))
+    titles = [panel_title_lines(cell) for _, cell in cells.iterrows()]
+    layout, domains = _grid(len(cells), title, f"{subtitle}<br>{key}" if subtitle else key,
+                            max(map(len, titles), default=1))
+    # Room for the colour key's two lines under the title.
+    merge(layout, dict(margin=dict(t=layout["margin"]["t"] + 40), height=layout["height"] + 30))
     n = len(cells)
     traces: list[dict] = []
     shapes: list[dict] = []
@@ -229,8 +264,7 @@ def checkpoint_grid_spec(
             shapes.append(_hline(float(pct.iloc[0]), xref, yref, DIRTY_COLOR, "dash"))
         if window:
             shapes.append(_shade(window, xref, yref))
-        notes.append(_panel_title(str(cell["cell_label"]), bool(cell["is_baseline"]),
-                                  (x0, x1), (y0, y1)))
+        notes.append(_panel_title(titles[i], (x0, x1), (y0, y1)))
     return figure_spec(traces, merge(layout, dict(shapes=shapes, annotations=notes)))
 
 

@@ -173,6 +173,10 @@ def test_report_carries_the_scorecard(cli: CliRun, tmp_path: Path) -> None:
     assert "<h2 id='scorecard'>Reproduction scorecard</h2>" in page
     assert "0 agrees, 4 contradicts, 0 inconclusive" in page
     assert "<td class='l'>doublewrite off vs on at 50/20000</td>" in page
+    # The rows' own names (the reference's) title each configuration's section and panel.
+    assert f"<h3 id='cell-3'><b>dw-off-50</b> · {ROWS['dw-off-50']}</h3>" in page
+    assert "<li><a href='#cell-1'><b>base</b> · " in page
+    assert r"\u003cb\u003ebase\u003c\u002fb\u003e \u00b7 \u003cb\u003ebaseline" in page
 
 
 @pytest.mark.parametrize(("true", "reference", "wrong"), [

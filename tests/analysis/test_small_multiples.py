@@ -31,7 +31,8 @@ def test_throughput_grid_panels_runs_and_median(study: tuple) -> None:
     titles = _annotations(fig)
     assert len(titles) == len(cells) == 8
     # Panels in the experiment's row order; the baseline says so.
-    assert [t.removeprefix("<b>baseline</b> · ") for t in titles] == list(cells["cell_label"])
+    assert [t.replace("<br>", " ").removeprefix("<b>baseline</b> · ")
+            for t in titles] == list(cells["cell_label"])
     assert titles[0].startswith("<b>baseline</b>")
     medians = median_runs(intervals)
     done = fr.run_summary[fr.run_summary["status"] == "done"]
@@ -77,3 +78,43 @@ def test_checkpoint_grid_draws_the_median_run_with_its_limits(study: tuple,
     # Per panel: max age, 7/8 and max_dirty_pages_pct.
     assert len(lines) == 3 * 8
     assert {s.y0 for s in lines} >= {100.0, 87.5, 75.0, 50.0, 15.0}
+
+
+def test_long_labels_wrap_inside_their_panel_with_room_above(study: tuple) -> None:
+    """The flash study's labels run to 130 characters: on one line a panel title ran across
+    the panel beside it. Wrapped at spaces to what a panel holds, the row's own name first;
+    each row of panels gets the extra lines' room above it."""
+    import re
+
+    from analysis.small_multiples import (
+        ROW_HEIGHT,
+        TITLE_CHARS,
+        TITLE_LINE_PX,
+        throughput_grid_spec,
+    )
+
+    fr, intervals = study
+    window = fr.experiment["window"]
+    cells = fr.cell_summary.copy()
+    cells["cell_label"] = ("server=xtradb-5.5 adaptive_flushing=on doublewrite=on "
+                           "max_dirty_pages_pct=75 io_capacity=20000 log_file_size=320M "
+                           "flush_neighbor_pages=none adaptive_checkpoint=none #"
+                           + cells["cell_id"].astype(str))
+    cells["row_name"] = "ps-bigredo-" + cells["cell_id"].astype(str)
+    spec = throughput_grid_spec(intervals, cells, window=(window.start, window.end))
+    titles = [a["text"] for a in spec["layout"]["annotations"]]
+    n = max(len(t.split("<br>")) for t in titles)
+    assert n >= 3
+    for title in titles:
+        lines = title.split("<br>")
+        assert all(len(re.sub(r"<[^>]+>", "", line)) <= TITLE_CHARS for line in lines), lines
+        assert lines[0].startswith("<b>ps-bigredo-")
+        assert " ".join(lines).endswith(cells["cell_label"].iloc[0][:-2] + lines[-1][-2:])
+    extra = (n - 1) * TITLE_LINE_PX  # the lines beyond a one-line title
+    rows = 4
+    assert spec["layout"]["height"] == 110 + (ROW_HEIGHT + extra) * rows
+    assert spec["layout"]["margin"]["t"] == 100 + extra
+    # The gap between two rows of panels holds every title line.
+    height = spec["layout"]["height"] - spec["layout"]["margin"]["t"] - 50
+    first, second = (spec["layout"][k]["domain"] for k in ("yaxis", "yaxis3"))
+    assert (first[0] - second[1]) * height >= n * TITLE_LINE_PX

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.plots import HEIGHT, _figure, cell_colours
+from analysis.plots import HEIGHT, _figure, axis_label, cell_colours, row_px
 
 #: Row height (px) of one cell in the horizontal figures.
 ROW_PX = 34
@@ -22,7 +22,7 @@ ROW_PX = 34
 def _rows(cells_df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """Cells in row order and their axis labels (the baseline says so)."""
     cells = cells_df.sort_values("position")
-    names = [f"{lbl} (baseline)" if base else str(lbl)
+    names = [axis_label(f"{lbl} (baseline)" if base else str(lbl))
              for lbl, base in zip(cells["cell_label"], cells["is_baseline"], strict=True)]
     return cells, names
 
@@ -31,7 +31,8 @@ def _layout(fig: go.Figure, names: list[str], x_title: str) -> None:
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=names,
                      autorange="reversed", automargin=True, title_text="")
     fig.update_xaxes(title_text=x_title, tickformat=",")
-    fig.update_layout(height=max(HEIGHT, 150 + ROW_PX * len(names)), showlegend=False,
+    fig.update_layout(height=max(HEIGHT, 150 + row_px(names, ROW_PX) * len(names)),
+                      showlegend=False,
                       hovermode="closest", margin=dict(l=20))
 
 
@@ -115,6 +116,7 @@ def stability_runs(run_summary_df: pd.DataFrame, cells_df: pd.DataFrame) -> go.F
                      range=[len(names) - 0.5, -0.5], automargin=True, title_text="",
                      showgrid=False, zeroline=False)
     fig.update_xaxes(title_text="stability score", range=[-2, 103])
-    fig.update_layout(height=max(HEIGHT, 150 + ROW_PX * len(names)), showlegend=False,
+    fig.update_layout(height=max(HEIGHT, 150 + row_px(names, ROW_PX) * len(names)),
+                      showlegend=False,
                       hovermode="closest", margin=dict(l=20))
     return fig

@@ -24,7 +24,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.frames import Frames
-from analysis.plots import PALETTE, template
+from analysis.plots import PALETTE, axis_label, row_px, template
 from analysis.query import DB, run_variables
 from analysis.series import samples, window_growth
 from store.models import RunStatus
@@ -107,9 +107,10 @@ def figure(table: pd.DataFrame, *, unit: str = "New-Order",
     fig.update_layout(template=template(), title=dict(text=(
         f"{title}<br><span style='font-size:13px;color:#666'>per {unit}, median of each"
         " cell's runs over the measurement window</span>")), barmode="stack",
-        height=180 + 34 * max(1, len(table)), margin=dict(l=20, r=20, t=110, b=60),
+        margin=dict(l=20, r=20, t=110, b=60),
         legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0))
-    labels = list(table.index)
+    labels = [axis_label(str(lbl)) for lbl in table.index]
+    fig.update_layout(height=180 + row_px(labels, 34) * max(1, len(table)))
     for i, (part, *_rest) in enumerate(PARTS):
         for col, axis, show in ((f"{part} ops", "x", True), (f"{part} KiB", "x2", False)):
             values = table[col].to_numpy(dtype=float) if col in table else np.full(len(table),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+import textwrap
 from collections.abc import Callable
 from typing import Any, ParamSpec
 
@@ -72,6 +73,23 @@ def template() -> str:
         )
         pio.templates[TEMPLATE_NAME] = t
     return TEMPLATE_NAME
+
+
+#: Characters per line of a configuration label on a category axis (about a third of the
+#: figure's width at the axis font): a 130-character label on one line took the whole figure.
+AXIS_LABEL_CHARS = 40
+
+
+def axis_label(label: str, width: int = AXIS_LABEL_CHARS) -> str:
+    """A configuration label for a category axis, wrapped at spaces into ``<br>`` lines."""
+    lines = textwrap.wrap(str(label), width, break_long_words=False, break_on_hyphens=False)
+    return "<br>".join(lines) or str(label)
+
+
+def row_px(labels: list[str], minimum: int) -> int:
+    """Height (px) of one category row that holds the tallest of ``labels`` (15 px a line)."""
+    lines = max((str(lbl).count("<br>") + 1 for lbl in labels), default=1)
+    return max(minimum, 15 * lines + 10)
 
 
 def cell_colours(cells_df: pd.DataFrame) -> dict[int, str]:
@@ -419,8 +437,9 @@ def notpm_bars(
             text.append(f"{r['ratio']:.2f}×" + (f" · {r['verdict']}" if "verdict" in r else ""))
         else:
             text.append("")
+    labels = [axis_label(lbl) for lbl in df["cell_label"]]
     fig.add_trace(go.Bar(
-        y=df["cell_label"], x=df["notpm_mean"], orientation="h", marker_color=colors,
+        y=labels, x=df["notpm_mean"], orientation="h", marker_color=colors,
         error_x=dict(type="data", symmetric=False, array=err_hi.fillna(0),
                      arrayminus=err_lo.fillna(0), color="#333", thickness=1.3, width=4),
         text=text, textposition="inside", insidetextanchor="start",
@@ -429,8 +448,8 @@ def notpm_bars(
     ))
     fig.update_xaxes(title_text=f"{unit} (mean of repetitions)", tickformat=",")
     fig.update_yaxes(title_text="", automargin=True)
-    fig.update_layout(height=max(HEIGHT, 120 + 34 * len(df)), showlegend=False,
-                      hovermode="closest", margin=dict(l=20))
+    fig.update_layout(height=max(HEIGHT, 120 + row_px(labels, 34) * len(df)),
+                      showlegend=False, hovermode="closest", margin=dict(l=20))
     return fig
 
 

@@ -480,6 +480,15 @@ def _dataset_text(ds: dict[str, Any]) -> str:
     return f"TPC-C {ds.get('warehouses')} warehouses"
 
 
+def _display_cells(cells: pd.DataFrame, names: dict[int, str]) -> pd.DataFrame:
+    """The cells with each row's own name as its label where it has one (``dw-on-50``), for
+    the figures that put configurations on an axis; the tables keep the full label."""
+    if not names:
+        return cells
+    return cells.assign(cell_label=[names.get(int(c), label) for c, label
+                                    in zip(cells["cell_id"], cells["cell_label"], strict=True)])
+
+
 def _named(label: str, name: str | None) -> str:
     """A cell's label as HTML, after the row's own short name in bold when it has one."""
     return f"<b>{_e(name)}</b> · {_e(label)}" if name else _e(label)
@@ -605,12 +614,15 @@ def _small_multiples(cmp: Comparison, figs: _FigureList, reps: dict[int, int],
     return out
 
 
-def _io_section(figs: _FigureList, table: pd.DataFrame, metric: MetricView) -> str:
-    """What each transaction wrote, by data pages, doublewrite and redo (when counted)."""
+def _io_section(figs: _FigureList, table: pd.DataFrame, metric: MetricView,
+                shown: dict[str, str]) -> str:
+    """What each transaction wrote, by data pages, doublewrite and redo (when counted);
+    ``shown`` renames a configuration label on the axis (the row's own name)."""
     if table.empty or not table.filter(like=" KiB").notna().any().any():
         return ""
     unit = "New-Order" if metric.per_minute else "transaction"
-    fig = figs.add("io-per-transaction", io_breakdown.figure(table, unit=unit))
+    fig = figs.add("io-per-transaction", io_breakdown.figure(
+        table.rename(index=lambda label: shown.get(label, label)), unit=unit))
     return ("<h2>What each transaction wrote</h2><p class='sub'>Write operations and KiB per "
             f"{unit} over the measurement window, split into data pages "
             "(<code>Innodb_pages_written</code>), the doublewrite copy "
@@ -782,7 +794,8 @@ def _overview(d: _ReportData, figs: _FigureList, names: dict[int, str]) -> list[
     """The experiment-wide figures: throughput bars and distributions, stability, small
     multiples (panels titled with the rows' own ``names`` where the experiment gives them),
     heatmaps (factorial designs only), the thread sweep."""
-    cmp, metric, cells = d.cmp, d.metric, d.cmp.cells
+    cmp, metric = d.cmp, d.metric
+    cells = _display_cells(cmp.cells, names)  # the rows' own names on the category axes
     rs = cmp.frames.run_summary
     # Figure names (files, ids) follow the metric: a sysbench report has no "notpm" in it.
     slug = metric.name.lower()
@@ -829,7 +842,9 @@ def build_report_model(
     # The rows' own short names (the reference's `dw-on-50`), where the experiment has them.
     names = scorecard.row_names(reference or exp["spec"], cells)
     overview = _overview(d, figs, names)
-    io_html = _io_section(figs, d.io_table, metric)
+    io_html = _io_section(figs, d.io_table, metric,
+                          {str(c["cell_label"]): names[int(c["cell_id"])]
+                           for _, c in cells.iterrows() if int(c["cell_id"]) in names})
     # The reproduction scorecard, when the experiment (or --reference) has references.
     score_html = scorecard.section(reference or exp["spec"], rs, cells, figs.add)
     memory_html = _memory_section(cmp, figs, d.cell_mem, d.reps, d.smp)

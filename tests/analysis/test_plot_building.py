@@ -56,3 +56,18 @@ def test_short_legends_stay_above() -> None:
     fig = _figure("t")
     _legend_below(fig, ["on", "off"])
     assert fig.layout.legend.yanchor is None
+
+
+def test_long_configuration_labels_wrap_on_category_axes() -> None:
+    """A 130-character label (the flash study's) on one line took the whole bar chart: labels
+    wrap at spaces into lines of at most AXIS_LABEL_CHARS, and rows grow to hold them."""
+    from analysis.plots import AXIS_LABEL_CHARS, axis_label, row_px
+
+    label = ("server=xtradb-5.5 adaptive_flushing=off doublewrite=on max_dirty_pages_pct=60 "
+             "io_capacity=500 log_file_size=320M flush_neighbor_pages=none")
+    wrapped = axis_label(label)
+    lines = wrapped.split("<br>")
+    assert " ".join(lines) == label and len(lines) == 4
+    assert all(len(line) <= AXIS_LABEL_CHARS for line in lines)
+    assert axis_label("dw-on-50") == "dw-on-50"
+    assert row_px(["dw-on-50"], 34) == 34 and row_px([wrapped, "a"], 34) == 70

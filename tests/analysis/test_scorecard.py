@@ -221,3 +221,17 @@ def test_every_non_knob_field_of_an_include_row_is_known() -> None:
 
     own = set(IncludeCell.model_fields) - set(Knobs.model_fields)
     assert own <= set(scorecard.ROW_SETTINGS), own
+
+
+def test_the_overview_figures_name_the_rows_as_the_reference_does(tmp_path: Path) -> None:
+    """With row names (the reference's), the figures that put configurations on an axis use
+    them: "dw-off-50", not a label of 50–130 characters."""
+    from analysis.report import build_report_model
+
+    db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
+    model = build_report_model(db, "stability-2011", reference=_spec())
+    by_slug = {f.slug.split("-", 1)[1]: f.spec for f in model.figures}
+    assert set(by_slug["notpm"]["data"][0]["y"]) == set(ROWS) | {"dw-off-60", "dw-off-70",
+                                                                "dw-on-60"}
+    assert "base (baseline)" in by_slug["notpm-distribution"]["layout"]["yaxis"]["categoryarray"]
+    assert "dw-on-15" in by_slug["io-per-transaction"]["data"][0]["y"]

@@ -107,15 +107,38 @@ def cell_colours(cells_df: pd.DataFrame) -> dict[int, str]:
     return out
 
 
+#: Characters of a subtitle line (13 px font across the figure's width), and the px each line
+#: beyond the first adds to the top margin.
+SUBTITLE_CHARS = 120
+SUBTITLE_LINE_PX = 22
+
+
+def _subtitle_lines(subtitle: str) -> list[str]:
+    """A plain subtitle wrapped at spaces (a configuration label runs to 130 characters); one
+    that carries its own markup (``<br>``, coloured spans) is kept as it is."""
+    if "<" in subtitle:
+        return [subtitle]
+    return textwrap.wrap(subtitle, SUBTITLE_CHARS, break_long_words=False,
+                         break_on_hyphens=False) or [subtitle]
+
+
 def _title_text(title: str, subtitle: str | None) -> str:
-    return f"{title}<br><span style='font-size:13px;color:#666'>{subtitle}</span>" if (
-        subtitle
-    ) else title
+    if not subtitle:
+        return title
+    return title + "".join(f"<br><span style='font-size:13px;color:#666'>{line}</span>"
+                           for line in _subtitle_lines(subtitle))
+
+
+def _title_margin(subtitle: str | None) -> dict:
+    """The layout update that makes room for a wrapped subtitle's extra lines (else empty)."""
+    extra = len(_subtitle_lines(subtitle)) - 1 if subtitle else 0
+    return dict(margin=dict(t=90 + SUBTITLE_LINE_PX * extra)) if extra else {}
 
 
 def _figure(title: str, subtitle: str | None = None) -> go.Figure:
     fig = go.Figure()
-    fig.update_layout(template=template(), title=dict(text=_title_text(title, subtitle)))
+    fig.update_layout(template=template(), title=dict(text=_title_text(title, subtitle)),
+                      **_title_margin(subtitle))
     return fig
 
 
@@ -128,7 +151,8 @@ def base_layout(title: str, subtitle: str | None = None, *, two_axes: bool = Fal
     and copies again, which was most of a 500-run report's figure time.
     """
     layout: dict[str, Any] = dict(template=template(),
-                                  title=dict(text=_title_text(title, subtitle)))
+                                  title=dict(text=_title_text(title, subtitle)),
+                                  **_title_margin(subtitle))
     if two_axes:
         layout["yaxis2"] = dict(overlaying="y", side="right", anchor="x")
     return layout

@@ -489,6 +489,11 @@ def _display_cells(cells: pd.DataFrame, names: dict[int, str]) -> pd.DataFrame:
                                     in zip(cells["cell_id"], cells["cell_label"], strict=True)])
 
 
+def _plain_named(label: str, name: str | None) -> str:
+    """A cell's label after the row's own short name, as plain text (figure subtitles)."""
+    return f"{name} · {label}" if name else str(label)
+
+
 def _named(label: str, name: str | None) -> str:
     """A cell's label as HTML, after the row's own short name in bold when it has one."""
     return f"<b>{_e(name)}</b> · {_e(label)}" if name else _e(label)
@@ -538,11 +543,11 @@ def _cell_section(
                   for _, r in runs.sort_values("repetition").iterrows()}
         out.append(figs.add(f"throughput-cell{int(cell['cell_id'])}", plots.throughput_spec(
             cell_int, labels=labels, window=window, **_throughput_kwargs(cmp, m),
-            subtitle=f"{cell['cell_label']} · every repetition",
+            subtitle=f"{_plain_named(cell['cell_label'], name)} · every repetition",
         )))
     run_smp = smp[smp["run_id"] == rep_run] if rep_run is not None else smp.iloc[0:0]
     if len(run_smp) and run_smp["checkpoint_age_mb"].notna().any():
-        sub = f"{cell['cell_label']} · run {rep_run} (median repetition)"
+        sub = f"{_plain_named(cell['cell_label'], name)} · run {rep_run} (median repetition)"
         out.append(figs.add(f"checkpoint-dirty-cell{int(cell['cell_id'])}",
                             plots.checkpoint_dirty_spec(run_smp, subtitle=sub, window=window)))
         if "pages_flushed_per_s" in run_smp and run_smp["pages_flushed_per_s"].notna().any():
@@ -632,9 +637,10 @@ def _io_section(figs: _FigureList, table: pd.DataFrame, metric: MetricView,
 
 
 def _memory_section(cmp: Comparison, figs: _FigureList, cell_mem: pd.DataFrame,
-                    reps: dict[int, int], smp: pd.DataFrame) -> str:
-    """RSS per configuration over time (median repetitions) and the memory table; the figure
-    only when memory differs between cells by more than the noise or a memory knob varies."""
+                    reps: dict[int, int], smp: pd.DataFrame, names: dict[int, str]) -> str:
+    """RSS per configuration over time (median repetitions; the legend names a row by its own
+    name where it has one) and the memory table; the figure only when memory differs between
+    cells by more than the noise or a memory knob varies."""
     if cell_mem.empty or not cell_mem["rss_peak_mb"].notna().any():
         return ""
     draw, why = memory_matters(cell_mem, varying_knobs(cmp.frames.run_summary))
@@ -656,7 +662,7 @@ def _memory_section(cmp: Comparison, figs: _FigureList, cell_mem: pd.DataFrame,
             continue
         run_id = reps[cell_id]
         cell = cells.loc[cell_id]
-        labels[run_id] = str(cell["cell_label"])
+        labels[run_id] = names.get(int(cell_id), str(cell["cell_label"]))
         if colour_knob is not None:
             colour_of[run_id] = plots.PALETTE[colours.index(cell[colour_knob])
                                               % len(plots.PALETTE)]
@@ -847,7 +853,7 @@ def build_report_model(
                            for _, c in cells.iterrows() if int(c["cell_id"]) in names})
     # The reproduction scorecard, when the experiment (or --reference) has references.
     score_html = scorecard.section(reference or exp["spec"], rs, cells, figs.add)
-    memory_html = _memory_section(cmp, figs, d.cell_mem, d.reps, d.smp)
+    memory_html = _memory_section(cmp, figs, d.cell_mem, d.reps, d.smp, names)
     draw_memory = memory_matters(d.cell_mem, varying_knobs(rs))[0] if len(d.cell_mem) else False
     cell_sections = [
         _cell_section(cmp, figs, cell, d.reps.get(int(cell["cell_id"])), d.smp,

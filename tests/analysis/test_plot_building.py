@@ -71,3 +71,25 @@ def test_long_configuration_labels_wrap_on_category_axes() -> None:
     assert all(len(line) <= AXIS_LABEL_CHARS for line in lines)
     assert axis_label("dw-on-50") == "dw-on-50"
     assert row_px(["dw-on-50"], 34) == 34 and row_px([wrapped, "a"], 34) == 70
+
+
+def test_a_long_subtitle_wraps_and_the_top_margin_makes_room() -> None:
+    """A per-cell figure's subtitle carries the configuration label (up to 130 characters):
+    it was cut off at the figure's right edge."""
+    from analysis.plots import SUBTITLE_CHARS, SUBTITLE_LINE_PX, _title_text
+
+    label = ("ps-optimized · server=xtradb-5.5 adaptive_flushing=off doublewrite=on "
+             "max_dirty_pages_pct=60 io_capacity=500 log_file_size=320M "
+             "flush_neighbor_pages=none adaptive_checkpoint=keep_average · run 11")
+    text = _title_text("Checkpoint age", label)
+    lines = text.split("<br>")[1:]
+    assert len(lines) == 2 and all(len(line) - len("<span style='font-size:13px;color:#666'>"
+                                                   "</span>") <= SUBTITLE_CHARS
+                                   for line in lines)
+    assert base_layout("Checkpoint age", label)["margin"] == {"t": 90 + SUBTITLE_LINE_PX}
+    short = base_layout("Checkpoint age", "run 11")
+    assert "margin" not in short and short["title"]["text"].count("<br>") == 1
+    # A subtitle with its own markup (the checkpoint grid's colour key) is kept as it is.
+    marked = "a<br><span style='color:red'>b</span>"
+    assert _title_text("T", marked) == f"T<br><span style='font-size:13px;color:#666'>{marked}" \
+                                       "</span>"

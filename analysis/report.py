@@ -235,12 +235,14 @@ def _summary(cmp: Comparison) -> str:
     return "<ul class='summary'>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
 
 
-def _ranked_table(cmp: Comparison, qps: dict[int, float] | None = None) -> str:
+def _ranked_table(cmp: Comparison, qps: dict[int, float] | None = None,
+                  names: dict[int, str] | None = None) -> str:
     m = metric_view(cmp.experiment)
     rows, classes = [], []
     for _, r in cmp.ranking.iterrows():
         rows.append([
-            _e(r["cell_label"]) + (" <span class='muted'>(baseline)</span>"
+            _named(r["cell_label"], (names or {}).get(int(r["cell_id"])))
+            + (" <span class='muted'>(baseline)</span>"
                                    if r["is_baseline"] else ""),
             str(int(r["rank_notpm"])), _num(m.of(r["notpm_mean"])),
             _ci(m.of(r["notpm_ci_low"]), m.of(r["notpm_ci_high"])),
@@ -870,7 +872,7 @@ def build_report_model(
         f"<h2>Summary</h2>{_summary(cmp)}{_PNG_SUMMARY}",
         f"<h2>Ranking</h2><p class='sub'>By window-average {metric.name}; the stability rank "
         f"orders by median stability score (100 = flat line).</p>{_aa_line(cmp)}"
-        f"{_ranked_table(cmp, d.qps)}",
+        f"{_ranked_table(cmp, d.qps, names)}",
         score_html, _CLAIMS, *overview, io_html, memory_html, _effects_tables(cmp),
         f"<h2>Configurations</h2><ul>{toc}</ul>", *cell_sections,
         _methodology(cmp, d.variables, labels),

@@ -176,6 +176,7 @@ def test_report_carries_the_scorecard(cli: CliRun, tmp_path: Path) -> None:
     # The rows' own names (the reference's) title each configuration's section and panel.
     assert f"<h3 id='cell-3'><b>dw-off-50</b> · {ROWS['dw-off-50']}</h3>" in page
     assert "<li><a href='#cell-1'><b>base</b> · " in page
+    assert page.count(f"<b>dw-off-50</b> · {ROWS['dw-off-50']}") == 3  # ranking, contents, h3
     assert r"\u003cb\u003ebase\u003c\u002fb\u003e \u00b7 \u003cb\u003ebaseline" in page
 
 

@@ -191,7 +191,7 @@ def _verdict_html(verdict: str) -> str:
     return f"<span class='{cls}'>{_e(verdict)}</span>"
 
 
-def _summary(cmp: Comparison) -> str:
+def _summary(cmp: Comparison, names: dict[int, str]) -> str:
     cells = cmp.cells
     rs = cmp.frames.run_summary
     ranked = cmp.ranking
@@ -199,14 +199,15 @@ def _summary(cmp: Comparison) -> str:
     best = ranked.iloc[0]
     m = metric_view(cmp.experiment)
     items.append(
-        f"Most throughput: <b>{_e(best['cell_label'])}</b> with "
+        f"Most throughput: {_bold_named(best['cell_label'], names.get(int(best['cell_id'])))} with "
         f"{_num(m.of(best['notpm_mean']))} {m.name}"
         + (f" ({_num(best['ratio'], '.2f')}× the baseline, {_e(best['verdict'])})"
            if not best["is_baseline"] else " (the baseline)")
     )
     flat = ranked.sort_values("rank_stability").iloc[0]
     items.append(
-        f"Flattest line: <b>{_e(flat['cell_label'])}</b>, stability score "
+        f"Flattest line: {_bold_named(flat['cell_label'], names.get(int(flat['cell_id'])))}, "
+        "stability score "
         f"{_num(flat['score_median'], '.0f')} (100 = flat)"
     )
     faster = cells[cells["verdict"] == "faster"]
@@ -499,6 +500,11 @@ def _plain_named(label: str, name: str | None) -> str:
 def _named(label: str, name: str | None) -> str:
     """A cell's label as HTML, after the row's own short name in bold when it has one."""
     return f"<b>{_e(name)}</b> · {_e(label)}" if name else _e(label)
+
+
+def _bold_named(label: str, name: str | None) -> str:
+    """:func:`_named`, the label in bold when there is no name (the summary's emphasis)."""
+    return _named(label, name) if name else f"<b>{_e(label)}</b>"
 
 
 def _cell_section(
@@ -869,7 +875,7 @@ def build_report_model(
                   f"{_named(c['cell_label'], names.get(int(c['cell_id'])))}</a></li>"
                   for _, c in cells.iterrows())
     sections = [
-        f"<h2>Summary</h2>{_summary(cmp)}{_PNG_SUMMARY}",
+        f"<h2>Summary</h2>{_summary(cmp, names)}{_PNG_SUMMARY}",
         f"<h2>Ranking</h2><p class='sub'>By window-average {metric.name}; the stability rank "
         f"orders by median stability score (100 = flat line).</p>{_aa_line(cmp)}"
         f"{_ranked_table(cmp, d.qps, names)}",

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.statistics.probability import chi2_sf, norm_ppf, norm_sf, t_ppf, t_sf
+from analysis.statistics.probability import chi2_sf, f_sf, norm_ppf, norm_sf, t_ppf, t_sf
 from store.models import RunStatus
 
 #: What the report says about the method when the experiment spans hosts.
@@ -174,6 +174,40 @@ def _paired(logs: np.ndarray) -> dict[str, float]:
             "ratio_ci_high": math.exp(mean + t * se),
             "p_value": 2 * t_sf(abs(mean) / se, len(logs) - 1),
             "heterogeneity_p": math.nan}
+
+
+def host_effect(run_summary_df: pd.DataFrame, cell_id: int, value: str = "notpm"
+                ) -> dict[str, Any] | None:
+    """Does one configuration's throughput differ between the hosts (sessions) that ran it?
+
+    A study that spans sessions runs its A/A cells in several of them; a session that is
+    faster as a whole shows here first. One-way ANOVA of the runs' log ``value`` by host:
+    ``per_host`` {host: (runs, mean)}, ``f``, ``p`` and ``df`` (between, within). ``p`` is
+    NaN when no host ran the cell twice (nothing to measure the within-host spread by).
+    None when the cell's counted runs come from a single host.
+    """
+    ok = (run_summary_df["status"] == RunStatus.DONE) & run_summary_df[value].notna() \
+        & (run_summary_df["cell_id"] == cell_id)
+    if "excluded" in run_summary_df:
+        ok &= ~run_summary_df["excluded"].fillna(False).astype(bool)
+    df = run_summary_df[ok]
+    if df.empty:
+        return None
+    hosts = host_of(df)
+    groups = {str(h): df.loc[hosts == h, value].to_numpy(dtype=float) for h in sorted(set(hosts))}
+    if len(groups) < 2:
+        return None
+    logs = {h: np.log(v) for h, v in groups.items()}
+    n, k = sum(v.size for v in logs.values()), len(logs)
+    grand = float(np.concatenate(list(logs.values())).mean())
+    between = sum(v.size * (v.mean() - grand) ** 2 for v in logs.values())
+    within = sum(float(((v - v.mean()) ** 2).sum()) for v in logs.values())
+    f = p = math.nan
+    if n > k and within > 0:
+        f = (between / (k - 1)) / (within / (n - k))
+        p = f_sf(f, k - 1, n - k)
+    return {"per_host": {h: (int(v.size), float(v.mean())) for h, v in groups.items()},
+            "f": f, "p": p, "df": (k - 1, n - k)}
 
 
 def method_note(run_summary_df: pd.DataFrame) -> str | None:

@@ -31,7 +31,7 @@ import plotly.io as pio
 
 from analysis import claims, distributions, io_breakdown, plots, scorecard, small_multiples
 from analysis.blas import one_blas_thread
-from analysis.compare import Comparison, aa_floor_text, compare
+from analysis.compare import AA_MIN_REPETITIONS, Comparison, aa_floor_text, compare
 from analysis.frames import (
     DB,
     KEY_VARIABLES,
@@ -43,6 +43,7 @@ from analysis.frames import (
     session_scope,
     varying_knobs,
 )
+from analysis.hosts import host_effect
 from analysis.memory import cell_memory, memory_matters
 from analysis.metric import MetricView, metric_view, window_detail_rate
 from analysis.png_export import PngExporter
@@ -420,6 +421,35 @@ def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str
         f"<h3>Key server variables</h3>{variables_html}"
         f"<h3>Warnings</h3><ul>{warnings}</ul>"
     )
+
+
+def _host_lines(cmp: Comparison, names: dict[int, str]) -> str:
+    """Per A/A cell (5 or more counted runs) of a study spread over hosts (sessions): its runs
+    by host and whether the hosts differ (:func:`analysis.hosts.host_effect`)."""
+    m = metric_view(cmp.experiment)
+    rs = cmp.frames.run_summary
+    done = rs[rs["status"] == RunStatus.DONE]
+    counts = done.groupby("cell_id").size()
+    out = []
+    for _, cell in cmp.cells.sort_values("position").iterrows():
+        cid = int(cell["cell_id"])
+        if counts.get(cid, 0) < AA_MIN_REPETITIONS:
+            continue
+        effect = host_effect(rs, cid)
+        if effect is None:
+            continue
+        per = "; ".join(f"{_e(h)}: {_num(m.of(mean))}" + (f" ({n} runs)" if n > 1 else "")
+                        for h, (n, mean) in effect["per_host"].items())
+        if math.isfinite(effect["p"]):
+            df1, df2 = effect["df"]
+            test = (f"one-way F test on log {_e(m.name)}: p = {effect['p']:.2g} "
+                    f"({df1}, {df2} df)" + (" — the hosts differ" if effect["p"] < 0.05
+                                            else ", no host effect shown"))
+        else:
+            test = "no host ran it twice: no within-host spread to test a host effect against"
+        out.append(f"<p class='sub'><b>By host</b> — {_named(cell['cell_label'], names.get(cid))}"
+                   f": {per}; {test}.</p>")
+    return "".join(out)
 
 
 def _aa_line(cmp: Comparison) -> str:
@@ -878,6 +908,7 @@ def build_report_model(
         f"<h2>Summary</h2>{_summary(cmp, names)}{_PNG_SUMMARY}",
         f"<h2>Ranking</h2><p class='sub'>By window-average {metric.name}; the stability rank "
         f"orders by median stability score (100 = flat line).</p>{_aa_line(cmp)}"
+        f"{_host_lines(cmp, names)}"
         f"{_ranked_table(cmp, d.qps, names)}",
         score_html, _CLAIMS, *overview, io_html, memory_html, _effects_tables(cmp),
         f"<h2>Configurations</h2><ul>{toc}</ul>", *cell_sections,

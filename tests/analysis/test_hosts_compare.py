@@ -66,3 +66,51 @@ def test_one_shared_host_says_what_the_blocked_interval_needs(tmp_path: Path) ->
     reason = other["verdict_reason"]
     assert "host blocks: 1 host," in reason and "needs 2 hosts" in reason, reason
     assert "nan" not in reason
+
+
+def test_host_effect_by_one_way_anova() -> None:
+    """A baseline run in three sessions: the F test matches scipy's one-way ANOVA on the log
+    values; a session 20 % faster shows; one run per host cannot be tested."""
+    import math
+
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    from analysis.hosts import host_effect
+
+    values = {"s8": [3400.0, 3460.0], "s9": [3480.0, 3420.0], "s10": [4150.0, 4190.0]}
+    rows = [{"run_id": i, "cell_id": 1, "status": "done", "notpm": v, "hostname": "vm",
+             "extra": {"host_id": h}}
+            for i, (h, v) in enumerate((h, v) for h, vs in values.items() for v in vs)]
+    rs = pd.DataFrame(rows)
+    effect = host_effect(rs, 1)
+    expected = stats.f_oneway(*(np.log(v) for v in values.values()))
+    assert effect is not None and effect["df"] == (2, 3)
+    assert effect["f"] == pytest.approx(expected.statistic) and effect["p"] < 0.05
+    assert effect["p"] == pytest.approx(expected.pvalue)
+    assert effect["per_host"]["s8"] == (2, 3430.0)
+    once = rs.iloc[[0, 2, 4]]  # one run per host
+    assert math.isnan(host_effect(once, 1)["p"])
+    assert host_effect(rs.assign(extra=[{"host_id": "one"}] * len(rs)), 1) is None
+
+
+def test_the_report_says_each_aa_cell_by_host(tmp_path: Path) -> None:
+    """A study run over sessions (host ids, one hostname): the ranking section gives every
+    A/A cell's runs per session and the host-effect test."""
+    from analysis.report import build_report_model
+
+    path = tmp_path / "r.sqlite"
+    cells = [SynthCell(knobs={"doublewrite": True}, notpm=40000, noise_pct=1.0),
+             SynthCell(knobs={"doublewrite": False}, notpm=48000, noise_pct=1.0)]
+    build_store(path, cells, name="sessions", repetitions=6, duration=300, n_counters=40)
+    db = ResultsDB(path)
+    with db.session() as s, s.begin():
+        for i, meta in enumerate(s.scalars(select(RunMetadata).order_by(RunMetadata.run_id))):
+            meta.extra = {**(meta.extra or {}), "host_id": f"vm-session-{8 + i % 3}"}
+    db.dispose()
+    text = "".join(build_report_model(path, "sessions").sections)
+    lines = [line for line in text.split("<p class='sub'>") if line.startswith("<b>By host</b>")]
+    assert len(lines) == 2, lines  # both cells ran 6 times
+    assert "vm-session-8: " in lines[0] and "(2 runs)" in lines[0]
+    assert "one-way F test on log NOTPM: p = " in lines[0] and "(2, 3 df)" in lines[0]

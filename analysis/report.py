@@ -899,8 +899,9 @@ def build_report_model(
                       name=names.get(int(cell["cell_id"])))
         for _, cell in cells.iterrows()
     ]
-    labels = {int(d.reps[c]): lbl for c, lbl in zip(cells["cell_id"], cells["cell_label"],
-                                                     strict=True) if c in d.reps}
+    # The methodology names a cell by its row's own name where it has one.
+    labels = {int(d.reps[c]): names.get(int(c), lbl) for c, lbl
+              in zip(cells["cell_id"], cells["cell_label"], strict=True) if c in d.reps}
     toc = "".join(f"<li><a href='#cell-{int(c['cell_id'])}'>"
                   f"{_named(c['cell_label'], names.get(int(c['cell_id'])))}</a></li>"
                   for _, c in cells.iterrows())

@@ -178,6 +178,7 @@ def test_report_carries_the_scorecard(cli: CliRun, tmp_path: Path) -> None:
     assert "<li><a href='#cell-1'><b>base</b> · " in page
     assert page.count(f"<b>dw-off-50</b> · {ROWS['dw-off-50']}") == 3  # ranking, contents, h3
     assert f"Most throughput: <b>dw-on-50</b> · {ON50} with" in page
+    assert "200 (1 cell: base); 20000 (7 cells)" in page  # methodology, io_capacity
     assert r"\u003cb\u003ebase\u003c\u002fb\u003e \u00b7 \u003cb\u003ebaseline" in page
 
 

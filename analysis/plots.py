@@ -129,10 +129,16 @@ def _title_text(title: str, subtitle: str | None) -> str:
                            for line in _subtitle_lines(subtitle))
 
 
+def subtitle_extra_px(subtitle: str | None) -> int:
+    """The height (px) a subtitle takes beyond one line once wrapped (0 for one line): a
+    figure that sets its own top margin adds it."""
+    return SUBTITLE_LINE_PX * (len(_subtitle_lines(subtitle)) - 1) if subtitle else 0
+
+
 def _title_margin(subtitle: str | None) -> dict:
     """The layout update that makes room for a wrapped subtitle's extra lines (else empty)."""
-    extra = len(_subtitle_lines(subtitle)) - 1 if subtitle else 0
-    return dict(margin=dict(t=90 + SUBTITLE_LINE_PX * extra)) if extra else {}
+    extra = subtitle_extra_px(subtitle)
+    return dict(margin=dict(t=90 + extra)) if extra else {}
 
 
 def _figure(title: str, subtitle: str | None = None) -> go.Figure:

@@ -218,9 +218,9 @@ def figure(table: pd.DataFrame, *, source: str = "") -> go.Figure:
     A log axis (1.5× and 1/1.5× are as far from 1), the line at 1 and the ±5 % band of "no
     difference"; each comparison's row names its verdict, coloured.
     """
-    fig = plots._figure("Reproduction scorecard: the reference's ratios against ours",
-                        f"reference: {source}; ours: geometric mean ratio with 95% CI"
-                        if source else "ours: geometric mean ratio with 95% CI")
+    subtitle = (f"reference: {source}; ours: geometric mean ratio with 95% CI" if source
+                else "ours: geometric mean ratio with 95% CI")
+    fig = plots._figure("Reproduction scorecard: the reference's ratios against ours", subtitle)
     names = [f"{r['comparison']} — {r['verdict']}" for _, r in table.iterrows()]
     for verdict, colour in VERDICT_COLOURS.items():
         part = table[table["verdict"] == verdict]
@@ -241,7 +241,8 @@ def figure(table: pd.DataFrame, *, source: str = "") -> go.Figure:
     fig.update_xaxes(type="log", title="ratio a / b (log scale)")
     fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names)
     # The legend above the plot: below it, it collides with the axis title on short figures.
-    fig.update_layout(height=max(320, 170 + 46 * len(table)), margin=dict(t=120),
+    extra = plots.subtitle_extra_px(subtitle)  # a long source wraps onto a second line
+    fig.update_layout(height=max(320, 170 + 46 * len(table) + extra), margin=dict(t=120 + extra),
                       title=dict(y=1, yanchor="top", pad=dict(t=34)),  # two lines: not cut off
                       legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0))
     return fig

@@ -55,6 +55,13 @@ def recorded_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def recorded_flash(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 2011 post's twelve rows on MySQL 5.5 and XtraDB 5.5 under the flash preset, as far
+    as its queue has run (a private copy)."""
+    return recorded_copy("stability-2011-flash", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
 def recorded_allocators(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The allocator × connections sysbench sweep as recorded (3 × 3 cells), a private copy."""
     return recorded_copy("allocators", tmp_path_factory)

@@ -98,7 +98,7 @@ def _problems(report: Path, tmp_path: Path) -> tuple[list[str], int]:
 @pytest.mark.slow  # browser starts and two reports: out of the fast lane
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (scripts/setup.sh "
                     "installs it)")
-@pytest.mark.parametrize("name", ["recorded_study", "recorded_allocators"])
+@pytest.mark.parametrize("name", ["recorded_study", "recorded_allocators", "recorded_flash"])
 def test_report_figures_are_drawn_and_legends_cover_nothing(
     name: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

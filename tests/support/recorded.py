@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RECORDED = {
     "stability-2011": ROOT / "docs" / "study-2011" / "stability-2011.sqlite",
     "allocators": ROOT / "docs" / "allocators" / "allocators-example.sqlite",
+    # Two servers, twelve rows with the post's names, 130-character labels (issue 24).
+    "stability-2011-flash": ROOT / "docs" / "study-2011" / "stability-2011-flash.sqlite",
 }
 
 

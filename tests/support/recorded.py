@@ -7,6 +7,7 @@ the work tree (and under pytest-xdist two workers would share one file).
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,15 @@ RECORDED = {
 def copy_recorded(name: str, target: Path) -> Path:
     """A private copy of a committed recorded database at ``target``, migrated to the current
     schema (the pre-upgrade backup an upgrade leaves beside it removed)."""
-    shutil.copyfile(RECORDED[name], target)
+    # SQLite's backup API, read-only: a consistent copy even of a study's database that a
+    # worker here is writing (its main file alone can be mid-checkpoint).
+    source = sqlite3.connect(f"{RECORDED[name].as_uri()}?mode=ro", uri=True)
+    copy = sqlite3.connect(target)
+    try:
+        source.backup(copy)
+    finally:
+        copy.close()
+        source.close()
     upgrade(target, i_have_a_backup=True)
     for backup in target.parent.glob(f"{target.stem}.pre-upgrade-*"):
         backup.unlink()

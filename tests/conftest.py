@@ -17,6 +17,9 @@ import pytest
 
 from runner.server import ResolvedServer, SandboxLayout, initialize_datadir, resolve_binary
 from tests.support.cli_runner import cli  # noqa: F401 - `flushbench ARGS` in-process, everywhere
+from tests.support.cpu_profile import (  # noqa: F401 - FLUSHBENCH_TEST_CPU=FILE
+    pytest_runtest_protocol,
+)
 from tests.support.leftovers import kill_orphaned_test_servers
 from tests.support.parallel import (  # noqa: F401 - the xdist hooks: `make test`'s groups
     in_xdist_worker,

@@ -1,0 +1,45 @@
+"""Sum the per-test CPU lines of ``FLUSHBENCH_TEST_CPU=FILE make test`` per test file.
+
+Usage: ``python3 scripts/test_cpu_summary.py FILE [--top 25]``
+
+Prints, per test file, the tests, their wall time and the CPU they cost (the pytest worker's own
+time plus the children it reaped: mysqld, the driver, ``flushbench`` subprocesses, Chromium),
+costliest first, then the costliest single tests. See ``tests/support/cpu_profile.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+
+def main() -> None:
+    """Read the JSON lines and print the two tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--top", type=int, default=25)
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.file.read_text().splitlines() if line.strip()]
+    per_file: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0])
+    for row in rows:
+        acc = per_file[row["test"].split("::")[0]]
+        acc[0] += 1
+        acc[1] += row["wall"]
+        acc[2] += row["cpu_self"]
+        acc[3] += row["cpu_children"]
+    total_wall = sum(a[1] for a in per_file.values())
+    total_cpu = sum(a[2] + a[3] for a in per_file.values())
+    print(f"{len(rows)} tests: {total_wall:.0f} s of test wall time, {total_cpu:.0f} s CPU")
+    print(f"{'CPU s':>7} {'self':>7} {'child':>7} {'wall s':>7} {'tests':>5}  file")
+    ranked = sorted(per_file.items(), key=lambda kv: -(kv[1][2] + kv[1][3]))
+    for name, (n, wall, own, kids) in ranked[: args.top]:
+        print(f"{own + kids:7.1f} {own:7.1f} {kids:7.1f} {wall:7.1f} {n:5d}  {name}")
+    print("\ncostliest tests (CPU s, wall s):")
+    for row in sorted(rows, key=lambda r: -(r["cpu_self"] + r["cpu_children"]))[: args.top]:
+        print(f"{row['cpu_self'] + row['cpu_children']:7.1f} {row['wall']:7.1f}  {row['test']}")
+
+
+if __name__ == "__main__":
+    main()

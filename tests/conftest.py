@@ -226,7 +226,7 @@ description: a real tiny run for the analysis tests (1 warehouse, seconds per ru
 server: mariadb-debian
 base_config: small
 dataset: {workload: tpcc, warehouses: 1}
-workload: {driver: tpcc, connections: 2, warmup: 2s, duration: 10s, report_interval: 2s}
+workload: {driver: tpcc, connections: 1, warmup: 2s, duration: 10s, report_interval: 2s}
 sampling: {interval: 2s}
 pre_run: {drain_dirty_pages: false}
 matrix:

@@ -36,7 +36,7 @@ HEAD = """\
 version: 1
 name: {name}
 dataset: {{workload: tpcc, warehouses: 1}}
-workload: {{driver: tpcc, connections: 2, warmup: 2s, duration: 4s, report_interval: 2s}}
+workload: {{driver: tpcc, connections: 1, warmup: 2s, duration: 4s, report_interval: 2s}}
 sampling: {{interval: 2s}}
 pre_run: {{drain_dirty_pages: false}}
 """

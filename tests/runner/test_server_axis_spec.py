@@ -32,7 +32,7 @@ HEAD = """\
 version: 1
 name: servers
 dataset: {workload: tpcc, warehouses: 1}
-workload: {driver: tpcc, connections: 2, warmup: 2s, duration: 6s, report_interval: 2s}
+workload: {driver: tpcc, connections: 1, warmup: 2s, duration: 6s, report_interval: 2s}
 sampling: {interval: 2s}
 """
 

@@ -136,7 +136,7 @@ def loaded(
 
 def _spec(case: Case, **kw: float) -> WorkloadSpec:
     values = {"warmup": 2, "duration": 6, "report_interval": 2} | kw
-    return WorkloadSpec(driver=case.driver, test=case.test, connections=2, **values)
+    return WorkloadSpec(driver=case.driver, test=case.test, connections=1, **values)
 
 
 # --- preflight ---------------------------------------------------------------------------

@@ -34,6 +34,9 @@ from analysis.statistics.probability import f_sf, t_ppf, t_sf
 
 #: Coverage of effect intervals.
 LEVEL = 0.95
+#: How an interaction that fails because one of its knobs has no estimable main effect is
+#: described (``flushbench compare`` counts these instead of listing them).
+NO_MAIN_EFFECT = "not estimable: no estimable main effect of "
 
 
 @dataclass(frozen=True)
@@ -136,8 +139,7 @@ def estimability(cells: pd.DataFrame, knobs: Sequence[str]) -> list[Estimability
         if not (main_ok[a] and main_ok[b]):
             bad = [k for k in (a, b) if not main_ok[k]]
             out.append(Estimability(term, (a, b), False,
-                                    f"not estimable: no estimable main effect of "
-                                    f"{' and '.join(bad)}"))
+                                    f"{NO_MAIN_EFFECT}{' and '.join(bad)}"))
             continue
         combos = cells[[a, b]].map(_key).drop_duplicates().shape[0]
         needed = len(_levels(cells[a])) * len(_levels(cells[b]))

@@ -2,7 +2,7 @@
 its summary, comparison and report, read as a memory-allocator study reads them.
 
 Real MariaDB sandboxes, real sysbench 1.0.20, real LD_PRELOAD of jemalloc, real /proc. The
-window (the second half of 6 s runs) ends on the report sysbench dropped when its run ended
+window (the second half of 4 s runs) ends on the report sysbench dropped when its run ended
 exactly on a report, so a lost interval shows here as a run without its last window interval.
 """
 
@@ -26,10 +26,13 @@ from flushbench.cli.summary import print_cell_summary
 from runner.worker import run_experiment
 from store.db import ResultsDB
 
-# alone: four real sysbench runs whose windows hold three 1 s reports each (6 s runs; they were
-# 8 s runs with two 2 s reports); beside three busy xdist workers a run lost both of its two
-# ("no data in window", seen in CI), so they run by themselves.
+# alone: four real sysbench runs whose windows hold two 1 s reports each (4 s runs, 1 s warmup:
+# they run on the suite's critical path, after the parallel pass); beside three busy xdist
+# workers a run once lost both of the two 2 s reports of an 8 s run ("no data in window", seen
+# in CI), so they run by themselves.
 pytestmark = [pytest.mark.mysql, pytest.mark.slow, pytest.mark.alone]
+#: Each run's measured seconds; its window is the second half.
+DURATION_S = 4.0
 
 SWEEP = """\
 version: 1
@@ -38,7 +41,7 @@ description: two allocators x two thread counts, seconds per run
 server: mariadb-debian
 base_config: small
 dataset: {workload: sysbench, tables: 2, table_size: 2000}
-workload: {driver: sysbench, test: oltp_read_only, warmup: 2s, duration: 6s,
+workload: {driver: sysbench, test: oltp_read_only, warmup: 1s, duration: 4s,
            report_interval: 1s}
 sampling: {interval: 1s}
 repetitions: 1
@@ -73,10 +76,10 @@ def test_every_run_has_data_in_its_window(sweep: Path) -> None:
     assert no_data["warnings"].str.startswith("done, no data in window").all()
     assert no_data.empty, f"runs without window data: {no_data[['run_id', 'warnings']]}"
     for run_id, g in ivl.groupby("run_id"):
-        # The report at warmup + duration (t = 6 s) is there, and counted...
-        assert (g.loc[g["in_window"], "t"] == 6.0).any(), run_id
+        # The report at the end of the measurement (t = 4 s) is there, and counted...
+        assert (g.loc[g["in_window"], "t"] == DURATION_S).any(), run_id
         # ...and what sysbench measured after it (the slack interval) is not.
-        assert not g.loc[g["t"] > 6.0, "in_window"].any()
+        assert not g.loc[g["t"] > DURATION_S, "in_window"].any()
 
 
 def test_memory_and_host_settings_are_recorded(sweep: Path) -> None:
@@ -88,7 +91,8 @@ def test_memory_and_host_settings_are_recorded(sweep: Path) -> None:
     smp = frames.samples(sweep, "allocators-e2e", counters=None)
     # End of window: the last good sample inside it; a run whose window ticks were all missed
     # (a sample outran its 1 s slot on a busy host) has none: NaN, never a made-up figure.
-    for run_id, g in smp[(smp["t"] >= 3) & (smp["t"] <= 6)].groupby("run_id"):
+    for run_id, g in smp[(smp["t"] >= DURATION_S / 2)
+                         & (smp["t"] <= DURATION_S)].groupby("run_id"):
         end = per_run.set_index("run_id").loc[run_id, "rss_end_mb"]
         if (~g["missed"]).any():
             assert end == pytest.approx(g.loc[~g["missed"], "mysqld_rss_bytes"].iloc[-1] / 2**20)

@@ -4,7 +4,9 @@ Usage: ``python3 scripts/test_cpu_summary.py FILE [--top 25]``
 
 Prints, per test file, the tests, their wall time and the CPU they cost (the pytest worker's own
 time plus the children it reaped: mysqld, the driver, ``flushbench`` subprocesses, Chromium),
-costliest first, then the costliest single tests. See ``tests/support/cpu_profile.py``.
+costliest first, then the costliest single tests, then each xdist worker's timeline (when it
+started and ended, how long it was busy) and the last tests to end. See
+``tests/support/cpu_profile.py``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,28 @@ def main() -> None:
     print("\ncostliest tests (CPU s, wall s):")
     for row in sorted(rows, key=lambda r: -(r["cpu_self"] + r["cpu_children"]))[: args.top]:
         print(f"{row['cpu_self'] + row['cpu_children']:7.1f} {row['wall']:7.1f}  {row['test']}")
+
+    timed = [r for r in rows if "start" in r]
+    if timed:
+        _timeline(timed)
+
+
+def _timeline(rows: list[dict]) -> None:
+    """Per xdist worker: when it started and ended, how busy it was; the last tests to end."""
+    t0 = min(r["start"] for r in rows)
+    by_worker: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_worker[row["worker"]].append(row)
+    print("\nper worker (s from the first test's start): first start, last end, busy")
+    for worker, mine in sorted(by_worker.items()):
+        first = min(r["start"] for r in mine) - t0
+        last = max(r["start"] + r["wall"] for r in mine) - t0
+        busy = sum(r["wall"] for r in mine)
+        print(f"  {worker:6s} {first:7.1f} {last:7.1f} {busy:7.1f}  ({len(mine)} tests)")
+    print("last tests to end (end s, wall s):")
+    for row in sorted(rows, key=lambda r: r["start"] + r["wall"])[-8:]:
+        print(f"  {row['start'] + row['wall'] - t0:7.1f} {row['wall']:6.1f}  {row['worker']:6s}"
+              f" {row['test']}")
 
 
 if __name__ == "__main__":

@@ -310,7 +310,9 @@ func checkConsistent(t *testing.T, conn []string, when string) {
 // summary whose New-Order total is the sum of the measurement intervals.
 func checkJSONRun(t *testing.T, conn []string) {
 	t.Helper()
-	r := tpcc(t, append([]string{"run", "-d", "it", "-w", "2", "-c", "4", "-r", "3", "-l", "9", "-i", "3", "--json"}, conn...)...)
+	// 2 s ticks: one ramp-up interval and three measured ones, as short as the
+	// check allows (the Go tests run beside pytest and share its two cores).
+	r := tpcc(t, append([]string{"run", "-d", "it", "-w", "2", "-c", "2", "-r", "2", "-l", "6", "-i", "2", "--json"}, conn...)...)
 	if r.code != 0 {
 		t.Fatalf("run failed (%d):\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -323,7 +325,7 @@ func checkJSONRun(t *testing.T, conn []string) {
 		if i == 0 {
 			wantPhase = "warmup"
 		}
-		if iv.Seq != i+1 || iv.Phase != wantPhase || iv.ElapsedS != float64(3*(i+1)) || iv.IntervalS != 3 {
+		if iv.Seq != i+1 || iv.Phase != wantPhase || iv.ElapsedS != float64(2*(i+1)) || iv.IntervalS != 2 {
 			t.Errorf("interval %d: %+v", i, iv)
 		}
 		if _, err := time.Parse(time.RFC3339Nano, iv.TS); err != nil {
@@ -333,7 +335,7 @@ func checkJSONRun(t *testing.T, conn []string) {
 			t.Errorf("interval %d has no New-Orders", i)
 		}
 	}
-	if sum == nil || sum.TpmC <= 0 || sum.MeasureS != 9 || sum.Interrupted || sum.Errors != 0 {
+	if sum == nil || sum.TpmC <= 0 || sum.MeasureS != 6 || sum.Interrupted || sum.Errors != 0 {
 		t.Fatalf("bad summary: %+v\nstderr: %s", sum, r.stderr)
 	}
 	var noSum int

@@ -158,3 +158,51 @@ def reached_max_checkpoint_age(peaks: pd.Series, run_ids: list[int], *,
     reached = [f"run {r} (peak {peaks[r]:.0f} %)" for r in judged if peaks[r] >= level]
     what = f"reached the maximum checkpoint age (≥ {level:g} % of it in the window)"
     return Claim(what, what, len(reached), len(judged), below, reached)
+
+
+#: A kind of run warning named run by run up to this many runs; beyond it, as run ids.
+_WARNING_DETAIL_RUNS = 5
+
+
+def _id_ranges(ids: list[int]) -> str:
+    """``1–12, 14, 16–18``: sorted run ids with consecutive stretches joined."""
+    parts: list[str] = []
+    start = prev = None
+    for i in sorted(ids):
+        if prev is not None and i == prev + 1:
+            prev = i
+            continue
+        if start is not None:
+            parts.append(str(start) if start == prev else f"{start}–{prev}")
+        start = prev = i
+    if start is not None:
+        parts.append(str(start) if start == prev else f"{start}–{prev}")
+    return ", ".join(parts)
+
+
+def run_warnings_by_kind(done: pd.DataFrame) -> list[str]:
+    """The finished runs' own warnings, one line per kind instead of one per run.
+
+    A run's ``warnings`` is ``"noisy: CV 12.3% ≥ 10%; oscillates: …"``; its kind is the text
+    before the first colon. A study of 52 runs printed 50 near-identical lines (each with a
+    130-character row label) after its scorecard; now ``noisy: 47 of 52 runs (runs 1–12, …)``,
+    and a rare kind keeps each run's detail: ``step: 2 of 52 runs: run 7 (+12.3% at 200 s …)``.
+    """
+    total = len(done)
+    by_kind: dict[str, list[tuple[int, str]]] = {}
+    for run_id, text in zip(done["run_id"], done["warnings"].fillna(""), strict=True):
+        for warning in str(text).split("; "):
+            if not warning:
+                continue
+            kind, _, detail = warning.partition(": ")
+            by_kind.setdefault(kind, []).append((int(run_id), detail))
+    lines = []
+    for kind, runs in by_kind.items():
+        head = f"{kind}: {len(runs)} of {total} run{'s' if total != 1 else ''}"
+        if len(runs) <= _WARNING_DETAIL_RUNS:
+            lines.append(head + ": " + ", ".join(
+                f"run {r} ({d})" if d else f"run {r}" for r, d in sorted(runs)))
+        else:
+            lines.append(f"{head} (runs {_id_ranges([r for r, _ in runs])}; one run in "
+                         "full: `flushbench show RUN`)")
+    return lines

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis import claims
 from analysis.disturbed import counted
 from analysis.frames import (
     CHECKED_METADATA,
@@ -380,9 +381,7 @@ def compare(
         for _, row in rs[rs["excluded"].fillna(False).astype(bool)].iterrows():
             warnings.append(f"run {row['run_id']} ({row['cell_label']} #{row['repetition']})"
                             f" {row['excluded_reason']}")
-    for _, row in done[done["warnings"] != ""].iterrows():
-        warnings.append(f"run {row['run_id']} ({row['cell_label']} #{row['repetition']}): "
-                        f"{row['warnings']}")
+    warnings.extend(claims.run_warnings_by_kind(done))
     return Comparison(
         frames=fr, cells=cells, main_effects=effects, interactions=inter,
         ranking=ranking(cells), metadata=metadata, warnings=warnings,

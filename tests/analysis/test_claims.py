@@ -131,3 +131,23 @@ def test_checkpoint_age_sentences_collapse_when_rows_agree() -> None:
         " not: run 2 (peak 85 %)",
         "in the other row: no run reached the maximum checkpoint age (≥ 99 % of it in the"
         " window) (0 of 2)"]
+
+
+def test_run_warnings_are_grouped_by_kind() -> None:
+    """Fifty "noisy" lines became one with the run ids joined into ranges; a rare kind keeps
+    each run's detail; runs without warnings count in the total only."""
+    import pandas as pd
+
+    noisy = [f"noisy: CV {10 + i / 10:.1f}% ≥ 10%" for i in range(8)]
+    done = pd.DataFrame({
+        "run_id": [1, 2, 3, 4, 6, 7, 9, 10, 11],
+        "warnings": [noisy[0], noisy[1] + "; step: +12.3% at 200 s (p = 0.001)", noisy[2],
+                     "", noisy[3], noisy[4], noisy[5], noisy[6] + "; holes: 1 interval(s)",
+                     noisy[7]],
+    })
+    assert claims.run_warnings_by_kind(done) == [
+        "noisy: 8 of 9 runs (runs 1–3, 6–7, 9–11; one run in full: `flushbench show RUN`)",
+        "step: 1 of 9 runs: run 2 (+12.3% at 200 s (p = 0.001))",
+        "holes: 1 of 9 runs: run 10 (1 interval(s))",
+    ]
+    assert claims.run_warnings_by_kind(done.assign(warnings="")) == []

@@ -1,0 +1,211 @@
+"""The tables of the flash study's write-up (docs/study-2011/README.md), from its database.
+
+    .venv/bin/python docs/study-2011/flash_tables.py docs/study-2011/stability-2011-flash.sqlite
+
+Every figure the README states about the runs is printed here, as markdown, so that each
+sentence can be checked against the database (the previous write-up had five that were not):
+
+1. **rows** — per row of the post (its reference name): server, counted runs, NOTPM (mean,
+   its 95 % interval, as `flushbench compare`), the row against *its server's* baseline here and in the post,
+   median stability score and interval CV;
+2. **targets** — per row, how many runs had the throttle group at its write-bandwidth limit
+   in >= 90 % of the window's sampler intervals, the median share, and the most CPU mysqld +
+   the client used (`scripts/flash_calibration.py`, the calibration's criterion);
+3. **I/O per New-Order** — write operations and KiB per New-Order split into data pages,
+   doublewrite and redo (`analysis.io_breakdown`), the medians of each row's runs;
+4. **noise floor** — each server's baseline (its A/A runs): runs, throughput CV, stability
+   scores, and the session effect (a one-way F test of log NOTPM by host);
+5. **hosts** — which session measured which runs, and when.
+
+Read-only: it opens a private copy (opening the committed file would switch it to WAL).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis import compare as comparison
+from analysis import frames, hosts, io_breakdown, scorecard
+from analysis.disturbed import counted
+
+EXPERIMENT = "stability-2011-flash"
+#: The baseline row of each server: the post's first run for MySQL, the MySQL-compatible
+#: big-redo row at max_dirty 75 for XtraDB (the file's `repetitions: 6` row).
+SERVER_BASELINES = {"mysql-5.5": "base", "xtradb-5.5": "ps-bigredo-75"}
+
+
+def _calibration() -> Any:
+    """scripts/flash_calibration.py as a module (scripts/ is not a package)."""
+    path = Path(__file__).resolve().parents[2] / "scripts" / "flash_calibration.py"
+    spec = importlib.util.spec_from_file_location("flash_calibration", path)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+def private_copy(db: str, folder: Path) -> Path:
+    """A consistent copy of ``db`` in ``folder``, read with SQLite's backup API (read-only:
+    a worker may be writing the study's database)."""
+    target = folder / "study.sqlite"
+    source = sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro", uri=True)
+    copy = sqlite3.connect(target)
+    try:
+        source.backup(copy)
+    finally:
+        copy.close()
+        source.close()
+    return target
+
+
+def _md(headers: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def row_table(fr: frames.Frames, names: dict[int, str], spec: dict[str, Any]) -> str:
+    """Table 1: each row's NOTPM and its ratio to its own server's baseline, ours and the post's."""
+    rs = fr.run_summary[counted(fr.run_summary)]
+    cells = fr.cell_summary.sort_values("position")
+    ref = {r.name: r.value for r in scorecard.match_rows(spec, fr.cell_summary)}
+    by_name = {v: k for k, v in names.items()}
+    rows = []
+    for cell in cells.itertuples():
+        name = names.get(int(cell.cell_id), str(cell.cell_id))
+        server = (cell.knobs or {}).get("server", "")
+        base_name = SERVER_BASELINES.get(server)
+        values = rs.loc[rs["cell_id"] == cell.cell_id, "notpm"].to_numpy(float)
+        base = rs.loc[rs["cell_id"] == by_name.get(base_name), "notpm"].to_numpy(float)
+        mean, lo, hi = cell.notpm_mean, cell.notpm_ci_low, cell.notpm_ci_high
+        ours = mean / base.mean() if base.size else math.nan
+        post = (ref.get(name) or math.nan) / (ref.get(base_name) or math.nan)
+        scores = rs.loc[rs["cell_id"] == cell.cell_id, "score"].to_numpy(float)
+        cvs = rs.loc[rs["cell_id"] == cell.cell_id, "cv_pct"].to_numpy(float)
+        rows.append([f"`{name}`", server, str(values.size),
+                     f"{mean:,.0f} ({lo:,.0f}–{hi:,.0f})",
+                     "–" if name == base_name else f"{ours:.2f}×",
+                     "–" if name == base_name else f"{post:.2f}×",
+                     f"{ref.get(name, math.nan):,.0f}",
+                     f"{np.median(scores):.0f}", f"{np.median(cvs):.1f}"])
+    return _md(["row", "server", "runs", "NOTPM (95 % CI)", "÷ its server's baseline",
+                "the post's ÷", "the post's NOTPM", "stability (median)",
+                "interval CV % (median)"], rows)
+
+
+def target_table(db: Path, names: dict[int, str], fr: frames.Frames) -> tuple[str, str]:
+    """Table 2 and the sentence of the targets: runs at the bandwidth limit, CPU."""
+    judged = _calibration().judge_runs(str(db), EXPERIMENT)
+    rs = fr.run_summary.set_index("run_id")
+    counted_ids = set(fr.run_summary.loc[counted(fr.run_summary), "run_id"].astype(int))
+    judged = [r for r in judged if r["run"] in counted_ids]
+    cells = fr.cell_summary.sort_values("position")
+    rows, met, total, cores = [], 0, 0, []
+    for cell in cells.itertuples():
+        mine = [r for r in judged if int(rs.loc[r["run"], "cell_id"]) == cell.cell_id]
+        shares = [r["at_limit"] for r in mine if r["at_limit"] is not None]
+        at = sum(1 for s in shares if s >= 0.9)
+        busy = [(r["mysqld"] or 0) + (r["driver"] or 0) for r in mine]
+        met, total, cores = met + at, total + len(mine), cores + busy
+        low = [f"run {r['run']} ({r['at_limit']:.0%})" for r in mine
+               if r["at_limit"] is not None and r["at_limit"] < 0.9]
+        rows.append([f"`{names.get(int(cell.cell_id), cell.cell_id)}`",
+                     f"{at} of {len(mine)}", f"{np.median(shares):.0%}" if shares else "–",
+                     f"{max(busy):.2f}" if busy else "–", ", ".join(low) or "–"])
+    sentence = (f"{met} of {total} counted runs ({met / total:.0%}) had the group at its write-"
+                f"bandwidth limit in ≥ 90 % of their window's intervals; mysqld + client used "
+                f"at most {max(cores):.2f} cores (median {np.median(cores):.2f}).")
+    return _md(["row", "runs at the limit ≥ 90 % of the window", "median share of intervals",
+                "most cores (mysqld + client)", "runs below"], rows), sentence
+
+
+def io_table(db: Path, fr: frames.Frames, names: dict[int, str]) -> str:
+    """Table 3: write operations and KiB per New-Order by part, medians of each row's runs."""
+    runs = io_breakdown.per_run(db, fr)
+    runs = runs[runs.index.isin(fr.run_summary.loc[counted(fr.run_summary), "run_id"])]
+    table = runs.groupby("cell_id").median(numeric_only=True)
+    rows = []
+    for cell in fr.cell_summary.sort_values("position").itertuples():
+        if cell.cell_id not in table.index:
+            continue
+        t = table.loc[cell.cell_id]
+        parts = [p for p, *_ in io_breakdown.PARTS]
+        ops = sum(t[f"{p} ops"] for p in parts)
+        kib = sum(t[f"{p} KiB"] for p in parts)
+        rows.append([f"`{names.get(int(cell.cell_id), cell.cell_id)}`"]
+                    + [f"{t[f'{p} ops']:.2f}" for p in parts] + [f"{ops:.2f}"]
+                    + [f"{t[f'{p} KiB']:.0f}" for p in parts] + [f"{kib:.0f}"])
+    return _md(["row", "page writes", "doublewrite writes", "redo writes", "ops total",
+                "page KiB", "doublewrite KiB", "redo KiB", "KiB total"], rows)
+
+
+def noise_table(fr: frames.Frames, names: dict[int, str]) -> str:
+    """Table 4: each server's baseline as an A/A measurement, and its session effect."""
+    by_name = {v: k for k, v in names.items()}
+    rows = []
+    for server, name in SERVER_BASELINES.items():
+        cell_id = by_name.get(name)
+        if cell_id is None:
+            continue
+        floor = comparison.aa_floor(fr.run_summary, cell_id)
+        effect = hosts.host_effect(fr.run_summary, cell_id)
+        per_host = "; ".join(f"{h}: {n} run(s), {m:,.0f}"
+                             for h, (n, m) in (effect or {}).get("per_host", {}).items())
+        test = (f"F({effect['df'][0]}, {effect['df'][1]}) = {effect['f']:.2f}, "
+                f"p = {effect['p']:.2f}" if effect and math.isfinite(effect["p"]) else "–")
+        rows.append([f"`{name}` ({server})", str(floor["n"]), f"{floor['cv_pct']:.1f}",
+                     f"{floor['score_min']:.0f}–{floor['score_max']:.0f}", per_host or "–",
+                     test])
+    return _md(["baseline", "runs", "throughput CV %", "stability scores",
+                "mean NOTPM per session", "session effect"], rows)
+
+
+def host_table(fr: frames.Frames) -> str:
+    """Table 5: each session (host id) with its counted runs and their times (UTC)."""
+    rs = fr.run_summary[counted(fr.run_summary)].copy()
+    rs["host"] = hosts.host_of(rs)
+    rows = []
+    for host, g in sorted(rs.groupby("host"), key=lambda hg: hg[1]["run_id"].min()):
+        ids = sorted(int(i) for i in g["run_id"])
+        start = pd.to_datetime(g["started_at"]).min()
+        end = pd.to_datetime(g["finished_at"]).max()
+        rows.append([f"`{host}`", str(len(ids)), ", ".join(map(str, ids)),
+                     f"{start:%Y-%m-%d %H:%M}–{end:%H:%M}"])
+    return _md(["host (session)", "counted runs", "run ids", "first start – last end (UTC)"],
+               rows)
+
+
+def main(argv: list[str]) -> int:
+    """Print every table; 2 on usage."""
+    if len(argv) != 1:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="flash-tables-") as folder:
+        print_tables(private_copy(argv[0], Path(folder)))
+    return 0
+
+
+def print_tables(db: Path) -> None:
+    """Every table of the write-up, as markdown, from the database at ``db``."""
+    fr = frames.load(db, EXPERIMENT)
+    spec = fr.experiment["spec"]
+    names = scorecard.row_names(spec, fr.cell_summary)
+    print("## Rows\n\n" + row_table(fr, names, spec))
+    table, sentence = target_table(db, names, fr)
+    print("\n## Targets\n\n" + table + "\n\n" + sentence)
+    print("\n## I/O per New-Order\n\n" + io_table(db, fr, names))
+    print("\n## Noise floor\n\n" + noise_table(fr, names))
+    print("\n## Hosts\n\n" + host_table(fr))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

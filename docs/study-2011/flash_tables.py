@@ -12,10 +12,14 @@ sentence can be checked against the database (the previous write-up had five tha
    in >= 90 % of the window's sampler intervals, the median share, and the most CPU mysqld +
    the client used (`scripts/flash_calibration.py`, the calibration's criterion);
 3. **I/O per New-Order** — write operations and KiB per New-Order split into data pages,
-   doublewrite and redo (`analysis.io_breakdown`), the medians of each row's runs;
-4. **noise floor** — each server's baseline (its A/A runs): runs, throughput CV, stability
+   doublewrite and redo (`analysis.io_breakdown`), the medians of each row's runs, and the
+   NOTPM the write limit allows at that many KiB per New-Order (limit ÷ KiB × 60) beside the
+   share of it the row reached: at a byte limit, bytes per transaction set the throughput;
+4. **flushing state** — each row's dirty pages and checkpoint age over the window (what the
+   post's second graph shows);
+5. **noise floor** — each server's baseline (its A/A runs): runs, throughput CV, stability
    scores, and the session effect (a one-way F test of log NOTPM by host);
-5. **hosts** — which session measured which runs, and when.
+6. **hosts** — which session measured which runs, and when.
 
 Read-only: it opens a private copy (opening the committed file would switch it to WAL).
 """
@@ -34,12 +38,13 @@ import numpy as np
 import pandas as pd
 
 from analysis import compare as comparison
-from analysis import frames, hosts, io_breakdown, scorecard
+from analysis import frames, hosts, io_breakdown, scorecard, series
 from analysis.disturbed import counted
 
 EXPERIMENT = "stability-2011-flash"
 #: The baseline row of each server: the post's first run for MySQL, the MySQL-compatible
 #: big-redo row at max_dirty 75 for XtraDB (the file's `repetitions: 6` row).
+LRU_FLUSHED, FLUSHED = "Innodb_buffer_pool_pages_LRU_flushed", "Innodb_buffer_pool_pages_flushed"
 SERVER_BASELINES = {"mysql-5.5": "base", "xtradb-5.5": "ps-bigredo-75"}
 
 
@@ -131,7 +136,15 @@ def target_table(db: Path, names: dict[int, str], fr: frames.Frames) -> tuple[st
 def io_table(db: Path, fr: frames.Frames, names: dict[int, str]) -> str:
     """Table 3: write operations and KiB per New-Order by part, medians of each row's runs."""
     runs = io_breakdown.per_run(db, fr)
-    runs = runs[runs.index.isin(fr.run_summary.loc[counted(fr.run_summary), "run_id"])]
+    rs = fr.run_summary[counted(fr.run_summary)].set_index("run_id")
+    runs = runs[runs.index.isin(rs.index)].copy()
+    # What the byte budget allows: the write limit over the KiB each New-Order wrote. At a
+    # byte limit, throughput should be this (less what else the group wrote: ibdata, logs).
+    limit_kib = [float((rs.loc[r, "extra"] or {}).get("storage_write_bandwidth") or math.nan)
+                 / 1024 for r in runs.index]
+    kib = sum(runs[f"{p} KiB"] for p, *_ in io_breakdown.PARTS)
+    runs["budget_notpm"] = np.asarray(limit_kib) / kib * 60
+    runs["budget_use"] = rs.loc[runs.index, "notpm"] / runs["budget_notpm"]
     table = runs.groupby("cell_id").median(numeric_only=True)
     rows = []
     for cell in fr.cell_summary.sort_values("position").itertuples():
@@ -143,9 +156,45 @@ def io_table(db: Path, fr: frames.Frames, names: dict[int, str]) -> str:
         kib = sum(t[f"{p} KiB"] for p in parts)
         rows.append([f"`{names.get(int(cell.cell_id), cell.cell_id)}`"]
                     + [f"{t[f'{p} ops']:.2f}" for p in parts] + [f"{ops:.2f}"]
-                    + [f"{t[f'{p} KiB']:.0f}" for p in parts] + [f"{kib:.0f}"])
+                    + [f"{t[f'{p} KiB']:.0f}" for p in parts] + [f"{kib:.0f}"]
+                    + [f"{t['budget_notpm']:,.0f}", f"{t['budget_use']:.0%}"])
     return _md(["row", "page writes", "doublewrite writes", "redo writes", "ops total",
-                "page KiB", "doublewrite KiB", "redo KiB", "KiB total"], rows)
+                "page KiB", "doublewrite KiB", "redo KiB", "KiB total",
+                "NOTPM the byte limit allows", "NOTPM ÷ that"], rows)
+
+
+def flushing_table(db: Path, fr: frames.Frames, names: dict[int, str]) -> str:
+    """Table 3b: where each row's flushing stood in the window — checkpoint age as % of the
+    server's maximum and dirty pages as % of the pool (medians of the runs' window means),
+    and the highest checkpoint age any of its runs reached."""
+    window = frames.samples(db, EXPERIMENT)
+    window = window[window["in_window"]]
+    ids = fr.run_summary.loc[counted(fr.run_summary), "run_id"]
+    window = window[window["run_id"].isin(ids)]
+    means = window.groupby("run_id")[["checkpoint_age_pct", "dirty_pct"]].mean()
+    peaks = window.groupby("run_id")["checkpoint_age_pct"].max()
+    # XtraDB counts the pages its LRU flush wrote (to free pages for reads), MySQL 5.5 does
+    # not: the rest were flushed from the flush list (the checkpoint, max_dirty, io_capacity).
+    grown = series.window_growth(db, window, [LRU_FLUSHED, FLUSHED])
+    lru_share = (grown[LRU_FLUSHED] / grown[FLUSHED]).dropna()
+    cell_of = fr.run_summary.set_index("run_id")["cell_id"]
+    rows = []
+    for cell in fr.cell_summary.sort_values("position").itertuples():
+        mine = [r for r in means.index if cell_of[r] == cell.cell_id]
+        if not mine:
+            continue
+        knobs = cell.knobs or {}
+        rows.append([f"`{names.get(int(cell.cell_id), cell.cell_id)}`",
+                     f"{float(knobs.get('max_dirty_pages_pct', math.nan)):g}",
+                     f"{means.loc[mine, 'dirty_pct'].median():.0f}",
+                     f"{means.loc[mine, 'checkpoint_age_pct'].median():.0f}",
+                     f"{peaks.loc[mine].max():.0f}",
+                     f"{lru_share.reindex(mine).median():.0%}"
+                     if lru_share.reindex(mine).notna().any() else "not counted"])
+    return _md(["row", "max_dirty_pages_pct", "dirty % (median of run means)",
+                "checkpoint age % of max (median of run means)",
+                "highest checkpoint age % of max", "LRU flush's share of pages flushed"],
+               rows)
 
 
 def noise_table(fr: frames.Frames, names: dict[int, str]) -> str:
@@ -203,6 +252,7 @@ def print_tables(db: Path) -> None:
     table, sentence = target_table(db, names, fr)
     print("\n## Targets\n\n" + table + "\n\n" + sentence)
     print("\n## I/O per New-Order\n\n" + io_table(db, fr, names))
+    print("\n## Flushing state\n\n" + flushing_table(db, fr, names))
     print("\n## Noise floor\n\n" + noise_table(fr, names))
     print("\n## Hosts\n\n" + host_table(fr))
 

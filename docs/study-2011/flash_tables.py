@@ -6,8 +6,8 @@ Every figure the README states about the runs is printed here, as markdown, so t
 sentence can be checked against the database (the previous write-up had five that were not):
 
 1. **rows** — per row of the post (its reference name): server, counted runs, NOTPM (mean,
-   its 95 % interval, as `flushbench compare`), the row against *its server's* baseline here and in the post,
-   median stability score and interval CV;
+   its 95 % interval, as `flushbench compare`), the row against *its server's* baseline here
+   and in the post, median stability score and interval CV;
 2. **targets** — per row, how many runs had the throttle group at its write-bandwidth limit
    in >= 90 % of the window's sampler intervals, the median share, and the most CPU mysqld +
    the client used (`scripts/flash_calibration.py`, the calibration's criterion);

@@ -21,6 +21,7 @@ from flushbench.errors import PreflightError
 from runner.host.cgroups import (
     ThrottleGroup,
     find_hierarchy,
+    proc_start_time,
     reap_stale_groups,
     stale_groups,
     wrap_argv,
@@ -198,10 +199,19 @@ def test_reaper_removes_groups_of_a_sigkilled_owner(disk_dir: Path) -> None:
             assert path.is_dir()  # nobody removed it: the owner died
             reaped = reap_stale_groups([hierarchy])
             assert mine.path.is_dir()  # a live owner's group is left alone
-        assert [r.path for r in reaped] == [path]
-        assert reaped[0].owner_pid == owner.pid
-        assert reaped[0].moved_pids == (sleeper_pid,)
+        ours = [r for r in reaped if r.path == path]
+        assert len(ours) == 1
+        assert ours[0].owner_pid == owner.pid
+        assert ours[0].moved_pids == (sleeper_pid,)
         assert not path.exists()
+        # Under pytest-xdist another test may have SIGKILLed a worker whose group was still
+        # there (CI saw fb-9274-…): the reaper rightly takes it too. Whatever else it took
+        # must have had a dead owner (the group's name holds the owner's pid and start time),
+        # and never this test's own live group.
+        for other in reaped:
+            assert other.path != mine.path
+            _, pid, start, _n = other.path.name.split("-")
+            assert proc_start_time(int(pid)) != int(start), f"{other.path}: its owner lives"
     finally:
         if owner.poll() is None:
             owner.kill()

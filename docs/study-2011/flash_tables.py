@@ -7,7 +7,7 @@ sentence can be checked against the database (the previous write-up had five tha
 
 1. **rows** — per row of the post (its reference name): server, counted runs, NOTPM (mean,
    its 95 % interval, as `flushbench compare`), the row against *its server's* baseline here
-   and in the post, median stability score and interval CV;
+   and in the post, median stability score and interval CV, the runs that oscillate;
 2. **targets** — per row, how many runs had the throttle group at its write-bandwidth limit
    in >= 90 % of the window's sampler intervals, the median share, and the most CPU mysqld +
    the client used (`scripts/flash_calibration.py`, the calibration's criterion);
@@ -96,15 +96,20 @@ def row_table(fr: frames.Frames, names: dict[int, str], spec: dict[str, Any]) ->
         post = (ref.get(name) or math.nan) / (ref.get(base_name) or math.nan)
         scores = rs.loc[rs["cell_id"] == cell.cell_id, "score"].to_numpy(float)
         cvs = rs.loc[rs["cell_id"] == cell.cell_id, "cv_pct"].to_numpy(float)
+        mine = rs[rs["cell_id"] == cell.cell_id]
+        periods = sorted(f"{p:.0f}" for p in mine.loc[mine["oscillates"].astype(bool),
+                                                      "period_s"])
+        oscillating = f"{len(periods)} of {len(mine)}" + (f" ({', '.join(periods)} s)"
+                                                           if periods else "")
         rows.append([f"`{name}`", server, str(values.size),
                      f"{mean:,.0f} ({lo:,.0f}–{hi:,.0f})",
                      "–" if name == base_name else f"{ours:.2f}×",
                      "–" if name == base_name else f"{post:.2f}×",
                      f"{ref.get(name, math.nan):,.0f}",
-                     f"{np.median(scores):.0f}", f"{np.median(cvs):.1f}"])
+                     f"{np.median(scores):.0f}", f"{np.median(cvs):.1f}", oscillating])
     return _md(["row", "server", "runs", "NOTPM (95 % CI)", "÷ its server's baseline",
                 "the post's ÷", "the post's NOTPM", "stability (median)",
-                "interval CV % (median)"], rows)
+                "interval CV % (median)", "runs that oscillate (period)"], rows)
 
 
 def target_table(db: Path, names: dict[int, str], fr: frames.Frames) -> tuple[str, str]:

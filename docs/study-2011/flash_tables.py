@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -40,6 +39,7 @@ import pandas as pd
 from analysis import compare as comparison
 from analysis import frames, hosts, io_breakdown, scorecard, series
 from analysis.disturbed import counted
+from store.migrate import sqlite_copy
 
 EXPERIMENT = "stability-2011-flash"
 #: The baseline row of each server: the post's first run for MySQL, the MySQL-compatible
@@ -59,16 +59,10 @@ def _calibration() -> Any:
 
 
 def private_copy(db: str, folder: Path) -> Path:
-    """A consistent copy of ``db`` in ``folder``, read with SQLite's backup API (read-only:
-    a worker may be writing the study's database)."""
+    """A consistent copy of ``db`` in ``folder`` (SQLite's backup API, read-only: a worker may
+    be writing the study's database)."""
     target = folder / "study.sqlite"
-    source = sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro", uri=True)
-    copy = sqlite3.connect(target)
-    try:
-        source.backup(copy)
-    finally:
-        copy.close()
-        source.close()
+    sqlite_copy(Path(db).resolve(), target)
     return target
 
 

@@ -7,12 +7,12 @@ the work tree (and under pytest-xdist two workers would share one file).
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from store.db import upgrade
+from store.migrate import sqlite_copy
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Databases recorded by real runs and committed with the docs.
@@ -29,13 +29,7 @@ def copy_recorded(name: str, target: Path) -> Path:
     schema (the pre-upgrade backup an upgrade leaves beside it removed)."""
     # SQLite's backup API, read-only: a consistent copy even of a study's database that a
     # worker here is writing (its main file alone can be mid-checkpoint).
-    source = sqlite3.connect(f"{RECORDED[name].as_uri()}?mode=ro", uri=True)
-    copy = sqlite3.connect(target)
-    try:
-        source.backup(copy)
-    finally:
-        copy.close()
-        source.close()
+    sqlite_copy(RECORDED[name], target)
     upgrade(target, i_have_a_backup=True)
     for backup in target.parent.glob(f"{target.stem}.pre-upgrade-*"):
         backup.unlink()

@@ -8,18 +8,20 @@ sentence can be checked against the database (the previous write-up had five tha
 1. **rows** — per row of the post (its reference name): server, counted runs, NOTPM (mean,
    its 95 % interval, as `flushbench compare`), the row against *its server's* baseline here
    and in the post, median stability score and interval CV, the runs that oscillate;
-2. **targets** — per row, how many runs had the throttle group at its write-bandwidth limit
+2. **scorecard** — every comparison the post makes: its ratio, ours with a 95 % interval,
+   the verdict (`analysis.scorecard`, docs/statistics.md);
+3. **targets** — per row, how many runs had the throttle group at its write-bandwidth limit
    in >= 90 % of the window's sampler intervals, the median share, and the most CPU mysqld +
    the client used (`scripts/flash_calibration.py`, the calibration's criterion);
-3. **I/O per New-Order** — write operations and KiB per New-Order split into data pages,
+4. **I/O per New-Order** — write operations and KiB per New-Order split into data pages,
    doublewrite and redo (`analysis.io_breakdown`), the medians of each row's runs, and the
    NOTPM the write limit allows at that many KiB per New-Order (limit ÷ KiB × 60) beside the
    share of it the row reached: at a byte limit, bytes per transaction set the throughput;
-4. **flushing state** — each row's dirty pages and checkpoint age over the window (what the
+5. **flushing state** — each row's dirty pages and checkpoint age over the window (what the
    post's second graph shows);
-5. **noise floor** — each server's baseline (its A/A runs): runs, throughput CV, stability
+6. **noise floor** — each server's baseline (its A/A runs): runs, throughput CV, stability
    scores, and the session effect (a one-way F test of log NOTPM by host);
-6. **hosts** — which session measured which runs, and when.
+7. **hosts** — which session measured which runs, and when.
 
 Read-only: it opens a private copy (opening the committed file would switch it to WAL).
 """
@@ -104,6 +106,20 @@ def row_table(fr: frames.Frames, names: dict[int, str], spec: dict[str, Any]) ->
     return _md(["row", "server", "runs", "NOTPM (95 % CI)", "÷ its server's baseline",
                 "the post's ÷", "the post's NOTPM", "stability (median)",
                 "interval CV % (median)", "runs that oscillate (period)"], rows)
+
+
+def scorecard_table(fr: frames.Frames, spec: dict[str, Any]) -> str:
+    """Table 2: every comparison the post makes, its ratio against ours with the verdict
+    (`analysis.scorecard`, the rule of docs/statistics.md)."""
+    table = scorecard.scorecard(spec, fr.run_summary, fr.cell_summary)
+    rows = []
+    for i, r in enumerate(table.itertuples(), start=1):
+        post = f"{r.reference_ratio:.2f}×" + ("" if r.stated else " *")
+        rows.append([f"R{i}", r.comparison, f"`{r.a}` ({r.n_a}) / `{r.b}` ({r.n_b})", post,
+                     f"{r.ratio:.2f}× ({r.ci_low:.2f}–{r.ci_high:.2f})", r.verdict,
+                     f"the post's ratio is {r.size}" if r.size != "–" else "–"])
+    return _md(["", "comparison", "a / b (runs)", "the post", "ours (95 % CI)", "verdict",
+                "size"], rows)
 
 
 def target_table(db: Path, names: dict[int, str], fr: frames.Frames) -> tuple[str, str]:
@@ -248,6 +264,8 @@ def print_tables(db: Path) -> None:
     spec = fr.experiment["spec"]
     names = scorecard.row_names(spec, fr.cell_summary)
     print("## Rows\n\n" + row_table(fr, names, spec))
+    print("\n## Scorecard\n\n" + scorecard_table(fr, spec)
+          + "\n\n\\* the quotient of the two rows' NOTPM in the post (its text states no ratio)")
     table, sentence = target_table(db, names, fr)
     print("\n## Targets\n\n" + table + "\n\n" + sentence)
     print("\n## I/O per New-Order\n\n" + io_table(db, fr, names))

@@ -222,12 +222,22 @@ def noise_table(fr: frames.Frames, names: dict[int, str]) -> str:
             continue
         floor = comparison.aa_floor(fr.run_summary, cell_id)
         effect = hosts.host_effect(fr.run_summary, cell_id)
-        per_host = "; ".join(f"{h}: {n} run(s), {m:,.0f}"
-                             for h, (n, m) in (effect or {}).get("per_host", {}).items())
+        # Sessions in the order they ran (a host id's first run), not by name.
+        first_run = fr.run_summary.assign(host=hosts.host_of(fr.run_summary)) \
+            .groupby("host")["run_id"].min()
+        per_host = "; ".join(
+            f"{h}: {n} run{'s' if n != 1 else ''}, {m:,.0f}"
+            for h, (n, m) in sorted((effect or {}).get("per_host", {}).items(),
+                                    key=lambda item: first_run.get(item[0], 0)))
         test = (f"F({effect['df'][0]}, {effect['df'][1]}) = {effect['f']:.2f}, "
                 f"p = {effect['p']:.2f}" if effect and math.isfinite(effect["p"]) else "–")
-        rows.append([f"`{name}` ({server})", str(floor["n"]), f"{floor['cv_pct']:.1f}",
-                     f"{floor['score_min']:.0f}–{floor['score_max']:.0f}", per_host or "–",
+        if not floor["n"]:  # fewer runs than an A/A floor counts from (a queue part-way)
+            floor = {"n": "too few", "cv_pct": math.nan, "score_min": math.nan,
+                     "score_max": math.nan}
+        rows.append([f"`{name}` ({server})", str(floor["n"]),
+                     "–" if math.isnan(floor["cv_pct"]) else f"{floor['cv_pct']:.1f}",
+                     "–" if math.isnan(floor["score_min"])
+                     else f"{floor['score_min']:.0f}–{floor['score_max']:.0f}", per_host or "–",
                      test])
     return _md(["baseline", "runs", "throughput CV %", "stability scores",
                 "mean NOTPM per session", "session effect"], rows)

@@ -141,9 +141,22 @@ def target_table(db: Path, names: dict[int, str], fr: frames.Frames) -> tuple[st
         rows.append([f"`{names.get(int(cell.cell_id), cell.cell_id)}`",
                      f"{at} of {len(mine)}", f"{np.median(shares):.0%}" if shares else "–",
                      f"{max(busy):.2f}" if busy else "–", ", ".join(low) or "–"])
+    # The other limits (operations, reads) must not be what binds: their highest mean share
+    # and the most intervals any run spent at them.
+    others: dict[str, tuple[float, float]] = {}
+    for r in judged:
+        for limit, f in r["figures"].items():
+            if limit != "write_bandwidth":
+                at_limit, mean = f["intervals_at_limit"] / f["intervals"], f["share"]
+                held = others.get(limit, (0.0, 0.0))
+                others[limit] = (max(held[0], at_limit), max(held[1], mean))
+    other_text = "; ".join(f"{limit.replace('_', ' ').replace('iops', 'IOPS')} at most {mean:.0%} of its limit on "
+                           f"average, at it in at most {at:.0%} of a run's intervals"
+                           for limit, (at, mean) in sorted(others.items()))
     sentence = (f"{met} of {total} counted runs ({met / total:.0%}) had the group at its write-"
                 f"bandwidth limit in ≥ 90 % of their window's intervals; mysqld + client used "
-                f"at most {max(cores):.2f} cores (median {np.median(cores):.2f}).")
+                f"at most {max(cores):.2f} cores (median {np.median(cores):.2f}). The other "
+                f"limits, over every counted run: {other_text or 'none set'}.")
     return _md(["row", "runs at the limit ≥ 90 % of the window", "median share of intervals",
                 "most cores (mysqld + client)", "runs below"], rows), sentence
 

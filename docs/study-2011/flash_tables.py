@@ -150,9 +150,10 @@ def target_table(db: Path, names: dict[int, str], fr: frames.Frames) -> tuple[st
                 at_limit, mean = f["intervals_at_limit"] / f["intervals"], f["share"]
                 held = others.get(limit, (0.0, 0.0))
                 others[limit] = (max(held[0], at_limit), max(held[1], mean))
-    other_text = "; ".join(f"{limit.replace('_', ' ').replace('iops', 'IOPS')} at most {mean:.0%} of its limit on "
-                           f"average, at it in at most {at:.0%} of a run's intervals"
-                           for limit, (at, mean) in sorted(others.items()))
+    other_text = "; ".join(
+        f"{limit.replace('_', ' ').replace('iops', 'IOPS')} at most {mean:.0%} of its limit "
+        f"on average, at it in at most {at:.0%} of a run's intervals"
+        for limit, (at, mean) in sorted(others.items()))
     sentence = (f"{met} of {total} counted runs ({met / total:.0%}) had the group at its write-"
                 f"bandwidth limit in ≥ 90 % of their window's intervals; mysqld + client used "
                 f"at most {max(cores):.2f} cores (median {np.median(cores):.2f}). The other "

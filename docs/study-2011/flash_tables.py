@@ -243,8 +243,10 @@ def noise_table(fr: frames.Frames, names: dict[int, str]) -> str:
             f"{h}: {n} run{'s' if n != 1 else ''}, {m:,.0f}"
             for h, (n, m) in sorted((effect or {}).get("per_host", {}).items(),
                                     key=lambda item: first_run.get(item[0], 0)))
-        test = (f"F({effect['df'][0]}, {effect['df'][1]}) = {effect['f']:.2f}, "
-                f"p = {effect['p']:.2f}" if effect and math.isfinite(effect["p"]) else "–")
+        test = "–"
+        if effect and math.isfinite(effect["p"]):
+            p = f"p = {effect['p']:.2f}" if effect["p"] >= 0.01 else "p < 0.01"
+            test = f"F({effect['df'][0]}, {effect['df'][1]}) = {effect['f']:.2f}, {p}"
         if not floor["n"]:  # fewer runs than an A/A floor counts from (a queue part-way)
             floor = {"n": "too few", "cv_pct": math.nan, "score_min": math.nan,
                      "score_max": math.nan}

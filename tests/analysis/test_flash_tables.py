@@ -66,3 +66,16 @@ def test_the_rows_table_names_all_twelve_rows_with_both_baselines(tables: str) -
     assert rows["base"][4] == "–" and rows["ps-bigredo-75"][4] == "–"
     # the post's ratio of its optimized mode to MySQL-compatible mode: 73,530 / 55,073
     assert rows["ps-optimized"][5] == "1.34×"
+
+
+@pytest.mark.parametrize("title", ["Rows", "Scorecard", "Targets", "I/O per New-Order",
+                                   "Flushing state", "Noise floor", "Hosts"])
+def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: str,
+                                                                        title: str) -> None:
+    """The write-up's tables are the script's output on the committed database, verbatim: a
+    database committed again (more runs) without pasting the tables again fails here."""
+    body = tables.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
+    table = "\n".join(line for line in body.splitlines() if line.startswith("|"))
+    readme = (SCRIPT.parent / "README.md").read_text(encoding="utf-8")
+    assert table in readme, (f"docs/study-2011/README.md: its {title!r} table is not what "
+                             "flash_tables.py prints on the committed database; paste it again")

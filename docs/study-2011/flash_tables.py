@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -41,6 +42,7 @@ import pandas as pd
 from analysis import compare as comparison
 from analysis import frames, hosts, io_breakdown, scorecard, series
 from analysis.disturbed import counted
+from flushbench.errors import FlushbenchError
 from store.migrate import sqlite_copy
 
 EXPERIMENT = "stability-2011-flash"
@@ -279,8 +281,16 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="flash-tables-") as folder:
-        print_tables(private_copy(argv[0], Path(folder)))
+    if not Path(argv[0]).is_file():
+        print(f"flash_tables.py: {argv[0]}: no such results database (the study's is "
+              "docs/study-2011/stability-2011-flash.sqlite)", file=sys.stderr)
+        return 2
+    try:
+        with tempfile.TemporaryDirectory(prefix="flash-tables-") as folder:
+            print_tables(private_copy(argv[0], Path(folder)))
+    except (sqlite3.DatabaseError, FlushbenchError) as exc:
+        print(f"flash_tables.py: {argv[0]}: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -79,3 +79,16 @@ def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: s
     readme = (SCRIPT.parent / "README.md").read_text(encoding="utf-8")
     assert table in readme, (f"docs/study-2011/README.md: its {title!r} table is not what "
                              "flash_tables.py prints on the committed database; paste it again")
+
+
+def test_a_missing_or_broken_database_is_one_line_not_a_traceback(tmp_path: Path,
+                                                                   capsys) -> None:
+    spec = importlib.util.spec_from_file_location("flash_tables", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    broken = tmp_path / "broken.sqlite"
+    broken.write_bytes(b"not a database")
+    for path in (tmp_path / "missing.sqlite", broken):
+        assert module.main([str(path)]) == 2
+        err = capsys.readouterr().err
+        assert str(path) in err and "Traceback" not in err and len(err.splitlines()) == 1

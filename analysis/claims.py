@@ -9,6 +9,7 @@ sentence ("23 of 26 runs are noisy (CV ≥ 10 %); not: run 14 (4.4 %), …").
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -166,17 +167,11 @@ _WARNING_DETAIL_RUNS = 5
 
 def _id_ranges(ids: list[int]) -> str:
     """``1–12, 14, 16–18``: sorted run ids with consecutive stretches joined."""
-    parts: list[str] = []
-    start = prev = None
-    for i in sorted(ids):
-        if prev is not None and i == prev + 1:
-            prev = i
-            continue
-        if start is not None:
-            parts.append(str(start) if start == prev else f"{start}–{prev}")
-        start = prev = i
-    if start is not None:
-        parts.append(str(start) if start == prev else f"{start}–{prev}")
+    parts = []
+    # In a consecutive stretch, id minus its position in the sorted list is constant.
+    for _, stretch in itertools.groupby(enumerate(sorted(ids)), key=lambda p: p[1] - p[0]):
+        first, *rest = [i for _, i in stretch]
+        parts.append(f"{first}–{rest[-1]}" if rest else str(first))
     return ", ".join(parts)
 
 

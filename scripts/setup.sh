@@ -12,7 +12,19 @@ APT_PACKAGES=(
   chromium                        # headless browser: report screenshot test
   golang-go                       # only used when no Go toolchain is on PATH
   patchelf                        # tests: a server binary that needs a profile's lib_dirs
+  # scripts/build-server.sh's build dependencies: its tests configure trees with cmake, and a
+  # researcher builds the 2011 servers with them (the script installs them too when missing).
+  cmake bison make gcc g++ libncurses-dev libaio-dev zlib1g-dev
+  # Host checks the tests run: test filesystems (losetup, addpart, mkfs.ext4, mount), an
+  # unprivileged user (setpriv), immutable files (chattr), device-mapper throttles (dmsetup).
+  mount util-linux e2fsprogs dmsetup
 )
+# Every command a test looks for maps to one of these packages in
+# tests/support/system_tools.py; tests/test_setup_installs_tools.py holds the two together.
+if [ "${1:-}" = --list-packages ]; then
+  printf '%s\n' "${APT_PACKAGES[@]}"
+  exit 0
+fi
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 

@@ -14,9 +14,10 @@ from typer.testing import CliRunner
 
 from analysis.report import write_report
 from flushbench.cli import build_app
+from tests.support import system_tools
 from tests.support.parallel import REAL_RUN_GROUP
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = system_tools.which("chromium") or system_tools.which("chromium-browser")
 
 
 @pytest.fixture(

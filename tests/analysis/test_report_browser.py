@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from analysis.report import write_report
+from tests.support import system_tools
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = system_tools.which("chromium") or system_tools.which("chromium-browser")
 
 #: Run in the page once plotly.js has drawn: per figure, whether it drew any mark, and which
 #: boxes of text overlap (legend against titles and annotations, annotation against

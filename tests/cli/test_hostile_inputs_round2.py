@@ -14,7 +14,6 @@ timeout, so a hang fails the test instead of hanging it); and the README's own e
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import stat
 import subprocess
@@ -28,6 +27,7 @@ import yaml
 from tests.cli.conftest import CliRun
 from tests.cli.test_hostile_inputs import BASE, OK, _fill, _snapshot, exp
 from tests.cli.test_hostile_inputs import _write as _write_round1
+from tests.support import system_tools
 from tests.support.cli_runner import run_cli
 from tests.support.patching import DELETE, merge
 
@@ -712,7 +712,8 @@ def test_doctor_checks_the_database(case_dir: Path) -> None:
     assert "results database" in ok.stdout and "revision" in ok.stdout
 
 
-@pytest.mark.skipif(shutil.which("chattr") is None, reason="chattr (e2fsprogs) is not installed")
+@pytest.mark.skipif(system_tools.which("chattr") is None,
+                    reason="chattr (e2fsprogs) is not installed")
 def test_db_upgrade_on_an_immutable_database(case_dir: Path, cli: CliRun) -> None:
     """An immutable file (chattr +i; root cannot write it either): one clear error."""
     db = case_dir / "r.sqlite"

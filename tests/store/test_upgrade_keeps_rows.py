@@ -22,6 +22,7 @@ from alembic import command
 from flushbench.errors import StoreError
 from store.db import upgrade
 from store.migrate import MigrationCheckFailed, alembic_config, head_revision, sqlite_file_counts
+from tests.support import system_tools
 from tests.support.cli_runner import CliRun
 from tests.support.old_databases import RENAMED, fixture_path, released_revisions
 from tests.support.pg_rows import copy_rows
@@ -146,7 +147,7 @@ def test_db_upgrade_keeps_every_row_on_postgres(revision: str, pg_cluster: PgClu
                                                 tmp_path: Path) -> None:
     url = pg_cluster.create_database()
     _load_into_postgres(revision, url)
-    if shutil.which("pg_dump") is None:
+    if system_tools.which("pg_dump") is None:
         pytest.fail("pg_dump is not on PATH (Debian's postgresql-client, part of make setup)")
     result = upgrade(url, backup_dir=tmp_path / "backups")
     assert (result.before, result.after) == (revision, head_revision())

@@ -19,6 +19,8 @@ import time
 from itertools import count
 from pathlib import Path
 
+from tests.support import system_tools
+
 #: Where Debian's postgresql-15 keeps its server binaries when ``pg_config`` is missing.
 FALLBACK_BINDIR = Path("/usr/lib/postgresql/15/bin")
 #: Names the socket file (``.s.PGSQL.<port>``); nothing listens on TCP.
@@ -38,7 +40,7 @@ def server_bindir() -> Path:
         When neither ``pg_config`` nor the Debian path has them.
     """
     candidates: list[Path] = []
-    pg_config = shutil.which("pg_config")
+    pg_config = system_tools.which("pg_config")
     if pg_config:
         done = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, check=False)
         if done.returncode == 0 and done.stdout.strip():

@@ -18,6 +18,7 @@ import pytest
 
 from flushbench.paths import work_dir
 from runner.host import capabilities
+from tests.support import system_tools
 
 
 @functools.cache
@@ -32,10 +33,10 @@ def _capability(what: str) -> tuple[bool, str]:
         cap = capabilities.can_set_thp()
     elif what == "mount":
         tools = ("losetup", "addpart", "mkfs.ext4", "mount")
-        ok = os.geteuid() == 0 and all(shutil.which(t) for t in tools)
+        ok = os.geteuid() == 0 and not system_tools.missing(*tools)
         return ok, "needs root and " + ", ".join(tools) + " to build test filesystems"
     elif what == "dm":
-        ok = Path("/sys/class/misc/device-mapper").exists() and shutil.which("dmsetup")
+        ok = Path("/sys/class/misc/device-mapper").exists() and system_tools.which("dmsetup")
         return bool(ok), (
             "the kernel has no device-mapper driver (/sys/class/misc/device-mapper) or "
             "dmsetup is missing — a kernel with CONFIG_BLK_DEV_DM and `apt-get install dmsetup`"

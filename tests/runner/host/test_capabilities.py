@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from runner.host.capabilities import (
 )
 from runner.host.cgroups import find_hierarchy
 from runner.proc import is_root
+from tests.support import system_tools
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -76,7 +76,7 @@ for cap in (can_throttle(Path('/')), can_set_thp(), can_pin_cpus('cpuset')):
 
 @pytest.mark.optional_host
 def test_a_user_that_is_not_root_is_told_to_run_as_root() -> None:
-    setpriv = shutil.which("setpriv")
+    setpriv = system_tools.which("setpriv")
     if not is_root() or setpriv is None:
         pytest.skip("needs root and setpriv to run a check as an unprivileged user")
     proc = subprocess.run(

@@ -9,7 +9,6 @@ exercised by tests/runner/test_servers_55.py on the servers built here.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import tarfile
@@ -22,6 +21,7 @@ from flushbench.paths import REPO_ROOT
 from runner.server.built import is_built_profile, rebuild_command, write_atomically
 from runner.server.profiles import ServerProfile
 from runner.server.redo import effective_options, stale_redo_files
+from tests.support import system_tools
 
 SCRIPT = REPO_ROOT / "scripts" / "build-server.sh"
 PROFILE_NAME = "pytest-hostile-build"
@@ -122,7 +122,7 @@ def test_foreign_prefix_is_never_overwritten(tmp_path: Path) -> None:
 
 
 needs_cmake = pytest.mark.skipif(
-    shutil.which("cmake") is None or shutil.which("bison") is None,
+    bool(system_tools.missing("cmake", "bison")),
     reason="cmake/bison not installed (scripts/build-server.sh installs them on first use)",
 )
 

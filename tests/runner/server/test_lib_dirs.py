@@ -17,6 +17,7 @@ from runner.server import MysqldSandbox, SandboxLayout, write_mycnf
 from runner.server.options import dry_run, option_list
 from runner.server.profiles import ServerProfile, resolve_server
 from tests.conftest import MARIADB_INSTALL_DB, MARIADBD, TEST_BASE_CNF
+from tests.support import system_tools
 
 pytestmark = pytest.mark.mysql
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.mysql
 @pytest.fixture
 def tarball(tmp_path: Path) -> Path:
     """``opt/bin/mariadbd`` needing ``libfbtestz.so.1``, which only ``opt/lib`` has."""
-    if shutil.which("patchelf") is None:
+    if system_tools.which("patchelf") is None:
         pytest.fail("patchelf is not installed — run `make setup`")
     base = tmp_path / "opt"
     (base / "bin").mkdir(parents=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from flushbench import paths
 from flushbench.errors import WorkloadError
 from runner.spec import DatasetSpec, WorkloadSpec
 from runner.workloads import IntervalRecord, Workload, get_workload, log_files
+from tests.support import system_tools
 
 from .conftest import DbServer
 
@@ -75,7 +75,7 @@ def tpcc_binaries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     built = paths.tpcc_binary()
     if built.is_file():
         return {}
-    go = shutil.which("go")
+    go = system_tools.which("go")
     if go is None:
         pytest.skip(f"{built} is not built and `go` is not installed to build it")
     out = tmp_path_factory.mktemp("tpcc-bin") / "tpcc"

@@ -143,6 +143,7 @@ def render_plan(p: Plan, console: Console) -> None:
     cells.add_column("key")
     cells.add_column("server variables")
     cells.add_column("client")
+    cells.add_column("storage")
     for n, cell in enumerate(p.cells, 1):
         tr = rep.translations[cell.key]
         client = []
@@ -152,7 +153,7 @@ def render_plan(p: Plan, console: Console) -> None:
         # User values are text, not markup ("[/b]" in a file name must not reach rich).
         label = escape(cell.label) + (" [bold](baseline)[/]" if cell.is_baseline else "")
         cells.add_row(str(n), label, cell.key, escape(_variables_text(tr.server_options)),
-                      "\n".join(client))
+                      "\n".join(client), escape(rep.storage_label(cell)))
     console.print(cells)
 
     index = {c.key: n for n, c in enumerate(p.cells, 1)}
@@ -182,5 +183,8 @@ def render_plan(p: Plan, console: Console) -> None:
         + (f" ({rep.disk.describe()})" if rep.disk is not None else "")
         + f" (free {free}); datadirs are removed after each run (failed ones kept, at most 3)"
     )
+    controls = rep.host_controls_summary()
+    if controls is not None:
+        console.print(escape(controls), soft_wrap=True)
     for note in p.notes:
         console.print(f"note: {escape(note)}", soft_wrap=True)

@@ -30,9 +30,11 @@ from runner.host.checks import CheckContext, KeyPaths, Problem, as_int, run_chec
 from runner.host.checks_host import EXPERIMENT_CHECKS, disk_figures
 from runner.host.checks_host import dataset_bytes as dataset_bytes  # re-exported for callers
 from runner.host.checks_server import SERVER_CHECKS, TRANSLATION_CHECKS
+from runner.host.devices import resolve_device
 from runner.host.facts import HostFacts
 from runner.host.facts import human_size as human_size  # re-exported for callers
 from runner.knobs import Translation, translate_for_option_list, translate_partial
+from runner.knobs.storage import StorageSpec
 from runner.queue import QueuedExperiment
 from runner.server.optionfiles import (
     SANDBOX_OWNED,
@@ -77,6 +79,9 @@ class PreflightReport:
     #: ``options`` above are the first cell's.
     servers: dict[str, ResolvedServer] = field(default_factory=dict)
     option_lists: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: The device a storage profile throttles (``/work on ext4 /dev/vda -> vda (254:0),
+    #: disk``): where run datadirs are made; None when no cell has a storage profile.
+    throttled_device: str | None = None
 
     def server_name(self, cell: CellSpec) -> str:
         """The profile name (or path) that runs ``cell``."""
@@ -108,6 +113,39 @@ class PreflightReport:
         """The page size a server with this option list creates its datadir with."""
         text = self.base_options.get("innodb_page_size") or options.get("innodb_page_size")
         return as_int(text) or 16384
+
+    def storage_label(self, cell: CellSpec) -> str:
+        """The cell's emulated disk with its limits (``flash-2011 (r 2000 IOPS 13M/s, w 2000
+        IOPS 10M/s)``), or ``the machine's disk (no limits)``."""
+        storage = self.translations[cell.key].storage
+        if not storage:
+            return "the machine's disk (no limits)"
+        return StorageSpec.model_validate(storage).label()
+
+    def cpu_placement(self) -> str | None:
+        """``mysqld on CPUs 0, driver on 1 (affinity)``, or None when nothing is pinned."""
+        cpus = self.experiment.cpus
+        parts = [f"{who} on CPUs {where}" for who, where in
+                 (("mysqld", cpus.mysqld), ("driver", cpus.driver)) if where is not None]
+        return f"{', '.join(parts)} ({cpus.method})" if parts else None
+
+    def host_controls_summary(self) -> str | None:
+        """One line naming each storage profile with its cell count, the device it
+        throttles, and the CPU placement; None when the cells use neither."""
+        counts: dict[str, int] = {}
+        for cell in self.cells:
+            label = self.storage_label(cell)
+            counts[label] = counts.get(label, 0) + 1
+        parts = []
+        if self.throttled_device is not None:
+            profiles = "; ".join(f"{label} for {n} of {len(self.cells)} cells"
+                                 if n != len(self.cells) else f"{label} for every cell"
+                                 for label, n in counts.items())
+            parts.append(f"storage: {profiles}; throttles {self.throttled_device}")
+        placement = self.cpu_placement()
+        if placement is not None:
+            parts.append(f"cpus: {placement}")
+        return " · ".join(parts) or None
 
     def server_options(self, cell: CellSpec) -> dict[str, str]:
         """The cell's my.cnf options on top of the base config (cell wins)."""
@@ -337,6 +375,8 @@ def _report(context: CheckContext, translations: dict[str, Translation],
         base_cnf_text=context.base_path.read_text(encoding="utf-8"),
         servers=dict(context.servers),
         option_lists={k: dict(v) for k, v in context.option_lists.items()},
+        throttled_device=(resolve_device(context.host.work_dir).describe()
+                          if any(tr.storage for tr in translations.values()) else None),
     )
 
 

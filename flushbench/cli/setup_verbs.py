@@ -46,6 +46,9 @@ def validate(
         console.print(literal(f"{path}: ok: {len(report.cells)} cells ×"
                               f" {exp.repetitions_label()} on {report.servers_label()}"),
                       soft_wrap=True)
+        controls = report.host_controls_summary()
+        if controls is not None:
+            console.print(literal(f"  {controls}"), soft_wrap=True)
         for note in filter(None, [exp.workload.driver_choice, *report.notes]):
             console.print(literal(f"  note: {note}"), soft_wrap=True)
     if len(failures) == 1 and len(files) == 1:

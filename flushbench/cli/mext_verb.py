@@ -9,11 +9,8 @@ from rich.table import Table
 
 from flushbench.cli import app
 from flushbench.cli.console import literal, make_console
-from flushbench.cli.options import DbOption
-from flushbench.errors import AnalysisError
+from flushbench.cli.options import DbOption, check_run_id
 
-#: Ids are SQL BIGINTs: a larger number is no run, not an overflow.
-MAX_ID = 2**63 - 1
 #: Width of the counter-name column in the terminal layout.
 NAME_WIDTH = 44
 #: Width of one value column (delta or level).
@@ -41,9 +38,7 @@ def mext_cmd(
     """
     from analysis.mext import format_value, mext
 
-    if not 1 <= run_id <= MAX_ID:
-        raise AnalysisError(f"no run {run_id}: run ids are between 1 and {MAX_ID}",
-                            where="runs", fix="list runs with `flushbench status`")
+    check_run_id(run_id)
     names = [c.strip() for c in counters.split(",") if c.strip()] if counters else None
     table = mext(db, run_id, counters=names, grep=grep, window_only=window, rate=rate)
     values = table.values

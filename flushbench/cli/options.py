@@ -19,6 +19,33 @@ DbOption = Annotated[
         help="Results database: a path or SQLAlchemy URL (default results/flushbench.sqlite).",
     ),
 ]
+#: Ids are 64-bit signed integers (SQL BIGINT) in every database flushbench uses: a larger
+#: number names no row, and handed to a query it overflows the driver instead.
+MAX_ID = 2**63 - 1
+
+
+def check_run_id(run_id: int, *, where: str = "runs",
+                 fix: str = "list runs with `flushbench status`") -> int:
+    """``run_id`` if a database can hold it, else one AnalysisError saying the range."""
+    from flushbench.errors import AnalysisError
+
+    if not 1 <= run_id <= MAX_ID:
+        raise AnalysisError(f"no run {run_id}: run ids are between 1 and {MAX_ID}",
+                            where=where, fix=fix)
+    return run_id
+
+
+def check_experiment_ref(name_or_id: str) -> str:
+    """An experiment name or id as given, refusing an id no database can hold (>= 2**63)."""
+    from flushbench.errors import AnalysisError
+
+    text = name_or_id.strip()
+    if text.isdigit() and int(text) > MAX_ID:
+        raise AnalysisError(f"no experiment {text[:30]}: ids are between 1 and {MAX_ID}",
+                            where="experiments", fix="list experiments with `flushbench status`")
+    return name_or_id
+
+
 WorkOption = Annotated[
     Path | None,
     typer.Option(

@@ -14,15 +14,13 @@ import typer
 
 from flushbench.cli import app
 from flushbench.cli.console import literal, make_console, say, shown
-from flushbench.cli.options import DbOption
+from flushbench.cli.options import DbOption, check_experiment_ref, check_run_id
 from flushbench.errors import AnalysisError
 from flushbench.filecheck import check_output_dir, check_output_file
 
 ForceOption = Annotated[
     bool, typer.Option("--force", help="Compare runs even if host/server/dataset differ.")
 ]
-#: Ids are 64-bit signed integers in every database flushbench uses.
-MAX_ID = 2**63 - 1
 ExperimentArg = Annotated[str, typer.Argument(help="Experiment name (or id).")]
 
 
@@ -32,11 +30,7 @@ def _console() -> Any:
 
 def _experiment(name_or_id: str) -> str:
     """Refuse an id no database can hold (>= 2**63) before a query overflows on it."""
-    text = name_or_id.strip()
-    if text.isdigit() and int(text) > MAX_ID:
-        raise AnalysisError(f"no experiment {text[:30]}: ids are between 1 and {MAX_ID}",
-                            where="experiments", fix="list experiments with `flushbench status`")
-    return name_or_id
+    return check_experiment_ref(name_or_id)
 
 
 def _f(value: Any, fmt: str = ",.0f") -> str:
@@ -414,9 +408,7 @@ def show_cmd(
     from analysis import frames
     from analysis.metric import metric_view
 
-    if not 1 <= run_id <= MAX_ID:
-        raise AnalysisError(f"no run {run_id}: run ids are between 1 and {MAX_ID}",
-                            where="runs", fix="list runs with `flushbench status`")
+    check_run_id(run_id)
     rdf = frames.runs(db, run_ids=[run_id], all_attempts=True)
     if rdf.empty:
         raise AnalysisError(f"no run {run_id}", where="runs",

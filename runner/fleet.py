@@ -9,10 +9,11 @@ ones are listed for a day.
 from __future__ import annotations
 
 import datetime as dt
-import os
+import re
 import signal
 import socket
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 from sqlalchemy import select
@@ -70,7 +71,15 @@ def worker_rows(db: ResultsDB) -> list[WorkerView]:
             run_id=worker.run_id, heartbeat_age_s=age, lease_age_s=lease_age,
             live=age <= worker.lease_s, started_at=as_utc(worker.started_at),
         ))
-    return sorted(out, key=lambda w: (not w.live, w.host_id, w.pid))
+    return sorted(out, key=lambda w: (not w.live, w.host_id, *_pid_order(w.pid)))
+
+
+def _pid_order(pid: object) -> tuple[int, float | str]:
+    """Numbers first, in order; a damaged row's text or blob pid after them (SQLite keeps
+    whatever a row was given, and text cannot be compared with numbers)."""
+    if isinstance(pid, int | float) and not isinstance(pid, bool):
+        return (0, pid)
+    return (1, str(pid))
 
 
 #: How ``flushbench queue stop`` asks a worker to stop: between runs, or now.
@@ -79,6 +88,13 @@ STOP_NOW = signal.SIGTERM
 #: A worker's process may have started this long after its row's clock said it registered
 #: (two clocks: the database's and this host's).
 CLOCK_SLACK = dt.timedelta(seconds=120)
+#: The verbs of the ``flushbench`` command that run the worker loop (and register a row).
+WORKER_VERBS = frozenset({"run", "worker"})
+#: Modules that run the real worker loop when started with ``python -m`` and no verb: the
+#: server-less worker of the claim tests and ``bench/claims_bench.py``.
+WORKER_MODULES = frozenset({"tests.support.null_worker"})
+#: Interpreter options that take a value (``python -X dev -m …``).
+_PYTHON_OPTIONS_WITH_VALUE = frozenset({"-X", "-W", "-Q"})
 
 
 @dataclass(frozen=True)
@@ -86,9 +102,13 @@ class StopRequest:
     """What ``flushbench queue stop`` did about one live worker."""
 
     worker: WorkerView
-    #: ``asked`` (signalled), ``elsewhere`` (another host: stop it there) or ``gone`` (no such
-    #: process here any more: the pid is dead or now belongs to a younger process).
+    #: ``asked`` (signalled), ``elsewhere`` (another host: stop it there), ``gone`` (no such
+    #: process here any more, or the number now belongs to a process younger than the row),
+    #: ``other`` (the pid is a live process that is not a flushbench worker) or ``bad-pid``
+    #: (the row's pid is no process id at all). Only ``asked`` sent a signal.
     outcome: str
+    #: For ``other``: the program the pid now runs (its name); for ``bad-pid``: the valid range.
+    detail: str = ""
 
 
 def ask_workers_to_stop(db: ResultsDB, *, now: bool = False) -> list[StopRequest]:
@@ -96,9 +116,11 @@ def ask_workers_to_stop(db: ResultsDB, *, now: bool = False) -> list[StopRequest
     in progress finishes and is recorded) or, with ``now``, at once (``SIGTERM``: the run in
     progress is marked interrupted and redone on resume).
 
-    A worker on another machine cannot be signalled from here and is reported as such; a pid
-    that no longer belongs to the worker (the process is gone, or the number was reused by a
-    process started after the worker registered) is left alone.
+    A row's pid is signalled only when it is a flushbench worker of this host: a valid pid
+    whose process runs ``flushbench run``/``flushbench worker`` and did not start after the
+    row registered. A worker on another machine cannot be signalled from here and is reported
+    as such; a pid that is no process id, whose process is gone, was reused, or runs another
+    program is left alone and reported.
     """
     here = socket.gethostname()
     out = []
@@ -108,21 +130,77 @@ def ask_workers_to_stop(db: ResultsDB, *, now: bool = False) -> list[StopRequest
         if w.hostname != here:
             out.append(StopRequest(w, "elsewhere"))
             continue
-        if not _is_that_worker(w):
-            out.append(StopRequest(w, "gone"))
-            continue
-        try:
-            os.kill(w.pid, STOP_NOW if now else STOP_BETWEEN_RUNS)
-        except ProcessLookupError:
-            out.append(StopRequest(w, "gone"))
-            continue
-        out.append(StopRequest(w, "asked"))
+        out.append(_signal_worker(w, STOP_NOW if now else STOP_BETWEEN_RUNS))
     return out
 
 
-def _is_that_worker(w: WorkerView) -> bool:
+def _signal_worker(w: WorkerView, signum: int) -> StopRequest:
+    """Send ``signum`` to the row's process if it is that worker; say what was done."""
+    pid = valid_pid(w.pid)
+    if pid is None:
+        return StopRequest(w, "bad-pid", f"2–{pid_max()}")
     try:
-        created = dt.datetime.fromtimestamp(psutil.Process(w.pid).create_time(), dt.UTC)
-    except psutil.Error:
+        proc = psutil.Process(pid)
+        created = dt.datetime.fromtimestamp(proc.create_time(), dt.UTC)
+        if w.started_at is not None and created > w.started_at + CLOCK_SLACK:
+            return StopRequest(w, "gone")  # the number was reused after the row registered
+        if not is_worker_command(proc.cmdline()):
+            return StopRequest(w, "other", proc.name())
+        # psutil checks the process is still the one looked at (pid and start time) first.
+        proc.send_signal(signum)
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return StopRequest(w, "gone")
+    except psutil.AccessDenied:
+        return StopRequest(w, "other", "a process of another user")
+    return StopRequest(w, "asked")
+
+
+def pid_max() -> int:
+    """The largest process id this kernel hands out (``/proc/sys/kernel/pid_max``)."""
+    try:
+        return int(Path("/proc/sys/kernel/pid_max").read_text().strip())
+    except (OSError, ValueError):
+        return 4_194_304  # the kernel's upper limit on 64-bit machines
+
+
+def valid_pid(value: object) -> int | None:
+    """``value`` as a pid a worker may have (2 … pid_max), or None.
+
+    0 and negative numbers address process groups, 1 is init: a workers row naming one is
+    damaged or forged, and signalling it would hit processes that are no worker.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = int(value) if not isinstance(value, float) or value.is_integer() else None
+    except (ValueError, OverflowError):
+        return None
+    if number is None or not 2 <= number <= pid_max():
+        return None
+    return number
+
+
+def is_worker_command(cmdline: list[str]) -> bool:
+    """Whether a command line runs flushbench's worker loop: ``flushbench run|worker …``
+    (the console script, directly or through its Python), or ``python -m`` one of
+    :data:`WORKER_MODULES`."""
+    args = list(cmdline)
+    if args and _is_python(args[0]):
+        args = args[1:]
+        while args and args[0].startswith("-") and args[0] not in ("-m", "-c", "-"):
+            option = args.pop(0)
+            if option in _PYTHON_OPTIONS_WITH_VALUE and args:
+                args.pop(0)
+        if args[:1] == ["-m"]:
+            return len(args) > 1 and args[1] in WORKER_MODULES
+        if not args or args[0] in ("-c", "-"):
+            return False
+    if not args or Path(args[0]).name != "flushbench":
         return False
-    return w.started_at is None or created <= w.started_at + CLOCK_SLACK
+    verb = next((a for a in args[1:] if not a.startswith("-")), None)
+    return verb in WORKER_VERBS
+
+
+def _is_python(program: str) -> bool:
+    """``python``, ``python3``, ``python3.12`` (any folder)."""
+    return re.fullmatch(r"python(\d+(\.\d+)*)?", Path(program).name) is not None

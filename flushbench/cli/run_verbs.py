@@ -222,9 +222,12 @@ def queue_cancel(
 
     A cancelled rerun leaves the run it was to replace standing in the analysis.
     """
+    from flushbench.cli.options import check_run_id
     from runner import queue
     from store.db import ResultsDB
 
+    for run_id in run or ():
+        check_run_id(run_id, where="--run", fix="name a queued run of the experiment")
     n = queue.cancel(ResultsDB(db, create=False), experiment, run_ids=run)
     missed = len(set(run)) - n if run else 0
     say(console, f"cancelled {n} queued run(s) of {experiment}" + (
@@ -252,18 +255,30 @@ def queue_stop(
         say(console, "no live worker uses this database")
         return
     for req in asked:
-        w = req.worker
-        doing = f"run {w.run_id}" if w.run_id else w.state
-        if req.outcome == "asked":
-            say(console, f"worker pid {w.pid} ({doing}): asked to stop "
-                         + ("now (its run is redone on resume)" if now else
-                            "after the run in progress"))
-        elif req.outcome == "elsewhere":
-            say(console, f"worker pid {w.pid} on {w.hostname} ({doing}): another machine —"
-                         " run `flushbench queue stop` there")
-        else:
-            say(console, f"worker pid {w.pid} ({doing}): its process is gone; its run is"
-                         " taken over when its lease expires")
+        say(console, _stop_line(req, now=now))
+
+
+def _stop_line(req, *, now: bool) -> str:  # noqa: ANN001 - a runner.fleet.StopRequest
+    """One sentence per live worker: what ``queue stop`` did about it, and why."""
+    from flushbench.errors import bounded
+
+    w = req.worker
+    doing = f"run {w.run_id}" if w.run_id else w.state
+    pid = bounded(str(w.pid), 30)  # a damaged row may hold any text
+    head = f"worker pid {pid} ({doing})"
+    if req.outcome == "asked":
+        return f"{head}: asked to stop " + ("now (its run is redone on resume)" if now else
+                                            "after the run in progress")
+    if req.outcome == "elsewhere":
+        return (f"worker pid {pid} on {w.hostname} ({doing}): another machine — run"
+                " `flushbench queue stop` there")
+    if req.outcome == "bad-pid":
+        return (f"{head}: not signalled — {pid} is not a process id a worker can have (a pid"
+                f" is {req.detail}): the workers row is damaged")
+    if req.outcome == "other":
+        return (f"{head}: not signalled — pid {pid} is now {req.detail}, not a flushbench"
+                " worker; its run is taken over when its lease expires")
+    return f"{head}: its process is gone; its run is taken over when its lease expires"
 
 
 @queue_app.command("unpin")

@@ -204,8 +204,16 @@ class SamplingSpec(StrictModel):
 
 
 def _window_start(value: Any) -> Any:
-    """``steady`` as written; anything else is a duration."""
-    return value if value in (None, "steady") else _to_seconds(value)
+    """``steady`` (any case: ``Steady`` means it too); anything else is a duration."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() == "steady":
+        return "steady"
+    try:
+        return _to_seconds(value)
+    except ValueError as exc:
+        # The keyword is the other valid answer here: name it where the durations are listed.
+        raise ValueError(str(exc).replace(", got ", ", or `steady`, got ", 1)) from None
 
 
 class WindowSpec(StrictModel):

@@ -82,9 +82,30 @@ def _writable_parent(path: Path, what: str, error: type[FlushbenchError]) -> Non
                     fix="choose a writable folder")
 
 
+#: Kernel file systems: what looks like a folder there holds no files anyone can create (as
+#: root ``os.access`` says "writable", and the write fails later with a misleading error).
+KERNEL_FILE_SYSTEMS = (Path("/proc"), Path("/sys"))
+
+
+def check_output_place(path: Path, what: str = "output",
+                       error: type[FlushbenchError] = ConfigError) -> None:
+    """Refuse an output path that resolves (links followed) under ``/proc`` or ``/sys``.
+
+    Called by :func:`check_output_file` and :func:`check_output_dir` before anything else, so
+    every ``-o`` (report, plot, export, bundle) and ``--log-file`` says so up front.
+    """
+    resolved = Path(os.path.realpath(path))
+    for root in KERNEL_FILE_SYSTEMS:
+        if resolved == root or root in resolved.parents:
+            raise error(f"cannot write {what} under {root}: it is a kernel file system, not a"
+                        " place for files", where=str(path),
+                        fix="choose a folder on a disk (e.g. under your home or ./results)")
+
+
 def _existing(path: Path, what: str, error: type[FlushbenchError]) -> os.stat_result | None:
     """``stat`` of an output path, or None when it does not exist yet (its folder must then be
     writable); any other failure is ``error``."""
+    check_output_place(path, what, error)
     try:
         return path.stat()
     except (FileNotFoundError, NotADirectoryError):

@@ -175,6 +175,27 @@ def _id_ranges(ids: list[int]) -> str:
     return ", ".join(parts)
 
 
+#: How a run's warnings are joined into one text (``analysis.query``, ``analysis.summaries``).
+WARNING_SEPARATOR = "; "
+
+
+def split_warnings(text: str) -> list[str]:
+    """A run's joined warnings, one per item.
+
+    Split at ``"; "`` outside parentheses only: a warning's own figures in parentheses may
+    hold ``;`` (``(MSER-5: throughput never settles; cut 300 s …)`` as stored by earlier
+    versions), and splitting there made four lines of one warning.
+    """
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth <= 0 and text.startswith(WARNING_SEPARATOR, i):
+            items.append(text[start:i])
+            start, depth = i + len(WARNING_SEPARATOR), 0
+    items.append(text[start:])
+    return [item for item in items if item]
+
+
 def run_warnings_by_kind(done: pd.DataFrame) -> list[str]:
     """The finished runs' own warnings, one line per kind instead of one per run.
 
@@ -186,9 +207,7 @@ def run_warnings_by_kind(done: pd.DataFrame) -> list[str]:
     total = len(done)
     by_kind: dict[str, list[tuple[int, str]]] = {}
     for run_id, text in zip(done["run_id"], done["warnings"].fillna(""), strict=True):
-        for warning in str(text).split("; "):
-            if not warning:
-                continue
+        for warning in split_warnings(str(text)):
             kind, _, detail = warning.partition(": ")
             by_kind.setdefault(kind, []).append((int(run_id), detail))
     lines = []

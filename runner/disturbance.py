@@ -227,15 +227,15 @@ def assess(samples: Sequence[Any], *, start: dt.datetime | None = None,
                 "disturbed-cpu",
                 f"disturbed CPU: other processes took {_pct(cpu['others_share'])} of the "
                 f"machine's CPU during "
-                f"the window ({cpu['others_cpu_s']:.1f} CPU-s of {cpu['capacity_cpu_s']:.1f}; "
-                f"peak interval {_pct(cpu['others_peak_share'])}; threshold "
+                f"the window ({cpu['others_cpu_s']:.1f} CPU-s of {cpu['capacity_cpu_s']:.1f}, "
+                f"peak interval {_pct(cpu['others_peak_share'])}, threshold "
                 f"{_pct(OTHERS_CPU_SHARE)})", cpu))
         if cpu["steal_share"] >= STEAL_SHARE:
             found.append(Finding(
                 "disturbed-steal",
                 f"steal time: the hypervisor stole {_pct(cpu['steal_share'])} of this VM's CPU"
                 " time during "
-                f"the window ({cpu['steal_s']:.1f} CPU-s; threshold {_pct(STEAL_SHARE)})", cpu))
+                f"the window ({cpu['steal_s']:.1f} CPU-s, threshold {_pct(STEAL_SHARE)})", cpu))
     io = io_figures(window)
     if io is not None and io["others_share"] >= OTHERS_IO_SHARE \
             and io["others_bps"] >= OTHERS_IO_MIN_BPS:

@@ -39,14 +39,18 @@ class SteadyStart:
     series: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def message(self) -> str:
-        """One line for the run's events."""
+        """One line for the run's events.
+
+        No ``;`` in it: the analysis joins a run's warnings with ``"; "`` and splits them there
+        (:func:`analysis.claims.split_warnings`).
+        """
         parts = ", ".join(
-            f"{name} {'settles at' if s['reached'] else 'never settles; cut'} "
-            f"{s['start_s']:.0f} s ({s['batches']} batches)"
+            f"{name} settles at {s['start_s']:.0f} s ({s['batches']} batches)" if s["reached"]
+            else f"{name} never settles (cut at {s['start_s']:.0f} s, {s['batches']} batches)"
             for name, s in self.series.items())
         if self.reached:
-            return (f"steady state from {self.start_s:.0f} s after warmup (MSER-5: {parts};"
-                    f" cap {self.cap_s:.0f} s)")
+            return (f"steady state from {self.start_s:.0f} s after warmup, cap"
+                    f" {self.cap_s:.0f} s (MSER-5: {parts})")
         return (f"no steady state before the cap: the window starts at {self.start_s:.0f} s "
                 f"after warmup, the latest allowed (MSER-5: {parts or 'too few observations'})")
 

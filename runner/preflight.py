@@ -260,8 +260,11 @@ def _resolve_servers(exp: ExperimentSpec, cells: list[CellSpec], keys: KeyPaths,
     servers: dict[str, ResolvedServer] = {}
     option_lists: dict[str, dict[str, str]] = {}
     src_dir = Path(keys.source).parent
+    spelt: dict[Path, str] = {}  # profile file → the first name that reached it
     for name, first in _server_names(exp, cells).items():
         named_at = f"{keys.source}: {keys.path(first, 'server')}"
+        if _spelt_twice(name, src_dir, named_at, profile_files, spelt, problems):
+            continue
         resolved = _resolve_server(name, src_dir, named_at, profile_files, problems)
         if resolved is None:
             continue
@@ -386,6 +389,26 @@ def _server_names(exp: ExperimentSpec, cells: list[CellSpec]) -> dict[str, CellS
     for cell in cells:
         out.setdefault(cell_server(exp, cell), cell)
     return out
+
+
+def _spelt_twice(name: str, src_dir: Path, named_at: str,
+                 profile_files: Mapping[str, Path] | None, spelt: dict[Path, str],
+                 problems: _Problems) -> bool:
+    """Whether ``name`` reaches a profile file an earlier name reached (``mariadb-debian`` and
+    ``configs/servers/mariadb-debian.yaml``, or ``./x.yaml`` and ``x.yaml``): that would be
+    two servers with identical cells, each measured. Refused, naming both spellings."""
+    path = profile_files.get(name) if profile_files else None
+    path = path or profile_path(name, src_dir)
+    if not path.exists():
+        return False  # _resolve_server says what is missing
+    identity = path.resolve()
+    other = spelt.setdefault(identity, name)
+    if other == name:
+        return False
+    problems.error(named_at, f"'{name}' and '{other}' are one server profile ({identity}),"
+                   " spelt two ways: its cells would be measured twice as two servers",
+                   f"write it one way (e.g. '{other}') everywhere the experiment names it")
+    return True
 
 
 def _resolve_server(name: str, src_dir: Path, named_at: str,

@@ -4,11 +4,13 @@ Console errors, worker and run log files, crash logs, run errors and run events 
 results database all call :func:`redact` (or :func:`redact_url` / :func:`redact_argv`) before
 writing. The forms covered (docs/architecture.md, "Credentials"):
 
-* a password in a URL's userinfo, ``scheme://user:PASSWORD@host/db`` — also when the password
-  holds an unencoded ``@`` (the userinfo runs to the *last* ``@`` before the host, so no tail of
-  the password is ever shown as the host) or is percent-encoded;
-* a password as a query parameter, ``?password=…`` (libpq's own form), and its relatives
-  (``passwd``, ``pwd``, ``sslpassword``, ``secret``, ``token``);
+* a password in a URL's userinfo, ``scheme://user:PASSWORD@host/db``, whatever it holds:
+  spaces, quotes, ``?``, ``#``, ``/``, ``;``, non-ASCII letters, percent-escapes and unencoded
+  ``@`` (the userinfo runs to the *last* ``@`` that a plausible host follows, so no tail of
+  the password is ever shown as the host);
+* a password as a parameter, ``?password=…`` / ``&password=…`` (libpq's own form), libpq
+  keyword strings (``host=… password=…``) and ``password = …`` lines, and the relatives of
+  the key (``passwd``, ``pwd``, ``sslpassword``, ``secret``, ``token`` …);
 * client command lines: ``--password=…``, ``--mysql-password=…``, ``-pSECRET`` (mysql) and
   ``-p SECRET`` (tpcc-mysql's ``tpcc_start``/``tpcc_load``);
 * environment assignments ``MYSQL_PWD=…`` and ``PGPASSWORD=…``;
@@ -16,16 +18,22 @@ writing. The forms covered (docs/architecture.md, "Credentials"):
   written and percent-decoded forms, wherever it appears: a driver that echoes the host or
   a fragment of the URL back in its own message cannot leak it either.
 
-Redaction replaces the secret with ``***`` and keeps everything else (user, host, port,
-database), so a message still says where the problem is.
+Two kinds of text. A *URL alone* (:func:`redact_url`, :func:`remember_url`: a ``--db``
+argument, ``$FLUSHBENCH_DB``) has known ends, so its password is exactly the text between the
+user's ``:`` and the userinfo's ``@``, or a query value up to the next ``&name=``. In
+*free-form text* (a message, a log line) nothing says where a password holding a space ends,
+so the masking errs on the side of masking too much: an unquoted value runs to the next
+``&name=`` / ``name=`` / option, or to the end of the line. Either way the secret becomes
+``***`` and the rest (user, host, port, database) stays, so a message still says where the
+problem is; text already masked is left as it is (redacting twice changes nothing).
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Sequence
-from urllib.parse import unquote
+from collections.abc import Iterable, Iterator, Sequence
+from urllib.parse import unquote, unquote_plus
 
 MASK = "***"
 
@@ -34,21 +42,37 @@ SECRET_KEYS = ("password", "passwd", "pwd", "pass", "sslpassword", "secret", "to
                "api_key", "apikey")
 _KEYS = "|".join(sorted(SECRET_KEYS, key=len, reverse=True))
 
-#: ``scheme://`` followed by anything up to whitespace or a quote: a URL inside a message.
-_URL_RE = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)([^\s'\"<>`]+)")
-#: ``password=VALUE`` after ``?``, ``&``, ``;``, a space or the start (libpq keyword strings).
-_PARAM_RE = re.compile(
-    rf"(?i)((?:^|[?&;\s,(])(?:{_KEYS})\s*=\s*)('[^']*'|\"[^\"]*\"|(?:[^&;\s'\",):]|:(?!\s|$))+)")
-# (a value may hold ':' but not end with ': ', the separator of ``where: what``)
-#: ``--password=X``, ``--mysql-password=X`` (the spaced form only in :func:`redact_argv`, where
-#: it cannot be prose).
-_LONG_OPT_RE = re.compile(r"(?i)((?<!\S)--[\w-]*pass(?:word|wd)?)(=)(\S+)")
-#: ``-pSECRET`` (mysql's attached form).
-_SHORT_ATTACHED_RE = re.compile(r"(?<!\S)-p(?=\S)(?!\*\*\*)(\S+)")
-#: ``-p SECRET`` (tpcc_start and tpcc_load take the password as the next argument).
-_SHORT_SPACED_RE = re.compile(r"(?<!\S)-p\s+(?!-)(\S+)")
+#: ``scheme://``: where a URL starts.
+_SCHEME_RE = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://")
+#: What may follow the userinfo's ``@`` in a URL alone: a host (a name, an address or
+#: ``[IPv6]``; empty for a unix socket), a port, then the path, the query or the end.
+_HOST_IN_URL = re.compile(r"(?:\[[^\]/?#@]*\]|[^\[\]/?#@:\s]*)(?::[^/?#@\s]*)?(?=[/?#]|\Z)")
+#: The same in free-form text, where a URL may also end at a space, a quote or a bracket.
+_HOST_IN_TEXT = re.compile(
+    r"(?:\[[^\]\s/?#@]*\]|[^\[\]/?#@:\s'\"<>`,;()]*)(?::\d*)?(?=[/?#\s'\"<>`,;)]|\Z)")
+#: Characters a user name in free-form text cannot hold (it would be prose, not a URL).
+_NOT_IN_USER = re.compile(r"[\s'\"<>`/]")
+#: A secret query parameter of a URL alone: its value runs to the next ``&name=`` or the end.
+_PARAM_IN_URL = re.compile(rf"(?i)[?&;](?:{_KEYS})=(.*?)(?=&[^&=\s]+=|\Z)", re.S)
+
+#: Text that is already a mask: ``***`` followed by a separator or the end.
+_MASKED = r"\*\*\*(?:[\s:;,&)'\"#@/]|\Z)"
+#: A quoted value (libpq escapes a quote inside with a backslash), closed before a separator.
+_QUOTED = r"""'(?:[^'\\\n]|\\.)*'(?=[\s,;&)]|\Z)|"(?:[^"\\\n]|\\.)*"(?=[\s,;&)]|\Z)"""
+#: An unquoted value in free-form text: nothing says where it ends, so it runs to the next
+#: parameter (``&name=``, `` name=``), the next option (`` -x``) or the end of the line.
+_UNQUOTED = r"\S[^\n]*?(?=(?:[&;,]|\s+)[\w.\-]+\s*=|\s+--?[A-Za-z]|\s*\n|\s*\Z)"
+_VALUE = rf"(?!{_MASKED})(?:{_QUOTED}|{_UNQUOTED})"
+
+#: ``password=VALUE`` after ``?``, ``&``, ``;``, a space, ``(``, ``,`` or a line's start.
+_PARAM_RE = re.compile(rf"(?im)(?:^|[?&;\s,(])(?:{_KEYS})\s*=\s*({_VALUE})")
+#: ``--password=X``, ``--mysql-password=X`` (the spaced form only in :func:`redact_argv`,
+#: where it cannot be prose).
+_LONG_OPT_RE = re.compile(rf"(?i)(?<!\S)--[\w-]*pass(?:word|wd)?=({_VALUE})")
+#: ``-pSECRET`` (mysql's attached form) and ``-p SECRET`` (tpcc_start and tpcc_load).
+_SHORT_OPT_RE = re.compile(rf"(?<!\S)-p(?:[ \t]+(?!-)|(?=\S))({_VALUE})")
 #: ``MYSQL_PWD=X`` / ``PGPASSWORD=X`` (an environment dump or a shell line).
-_ENV_RE = re.compile(r"\b(MYSQL_PWD|PGPASSWORD)=(\S+)")
+_ENV_RE = re.compile(rf"\b(?:MYSQL_PWD|PGPASSWORD)=({_VALUE})")
 
 _secrets: set[str] = set()
 _lock = threading.Lock()
@@ -56,14 +80,16 @@ _lock = threading.Lock()
 #: A "secret" shorter than this is not remembered: masking every "a" would ruin messages.
 _MIN_SECRET = 3
 
+Span = tuple[int, int]
+
 
 def remember_secret(secret: str | None) -> None:
-    """Mask ``secret`` (and its percent-decoded form) wherever it appears from now on."""
+    """Mask ``secret`` (and its percent-decoded forms) wherever it appears from now on."""
     if not secret:
         return
     with _lock:
-        for form in {secret, unquote(secret)}:
-            if len(form) >= _MIN_SECRET:
+        for form in {secret, unquote(secret), unquote_plus(secret)}:
+            if len(form) >= _MIN_SECRET and form != MASK:
                 _secrets.add(form)
 
 
@@ -73,64 +99,129 @@ def forget_secrets() -> None:
         _secrets.clear()
 
 
+# --- where the secrets are --------------------------------------------------------------------
+
+def _urls(text: str) -> Iterator[Span]:
+    """``(start, end)`` of what follows each ``scheme://`` in ``text``, up to the next URL."""
+    found = list(_SCHEME_RE.finditer(text))
+    for i, match in enumerate(found):
+        yield match.end(), found[i + 1].start() if i + 1 < len(found) else len(text)
+
+
+def _userinfo_passwords(text: str, start: int, end: int, *, free: bool) -> list[Span]:
+    """Every reading of the userinfo password of the URL at ``text[start:end]``, as spans.
+
+    The user name runs to the first ``:`` and holds no ``/`` (an ``@`` in a file path is no
+    userinfo); the password runs from there to an ``@`` that a plausible host follows. A
+    password may hold ``@`` itself, so several ``@`` may qualify: each is a reading, and the
+    last (the longest password) is the one masked. In free-form text (``free``) a reading
+    stays on one line and the user name holds no space or quote.
+    """
+    rest = text[start:end]
+    colon = rest.find(":")
+    if colon < 0 or (_NOT_IN_USER if free else re.compile("/")).search(rest[:colon]):
+        return []
+    host = _HOST_IN_TEXT if free else _HOST_IN_URL
+    if any(host.match(rest, at.start() + 1) for at in re.finditer("@", rest[:colon])):
+        return []  # ``user@host:port``: the colon is the port's, there is no password
+    stop = rest.find("\n", colon) if free and "\n" in rest[colon:] else len(rest)
+    return [(start + colon + 1, start + at.start()) for at in re.finditer("@", rest[:stop])
+            if at.start() > colon and host.match(rest, at.start() + 1)]
+
+
+def _url_spans(url: str, *, every_reading: bool = False) -> list[Span]:
+    """The secret spans of a URL alone (its ends known): userinfo password, query values."""
+    spans: list[Span] = []
+    for start, end in _urls(url):
+        readings = _userinfo_passwords(url, start, end, free=False)
+        spans += readings if every_reading else readings[-1:]
+        spans += [(start + m.start(1), start + m.end(1))
+                  for m in _PARAM_IN_URL.finditer(url[start:end]) if m.group(1)]
+    return spans
+
+
+def _text_spans(text: str) -> list[Span]:
+    """The secret spans of free-form text: every form of this module's docstring."""
+    spans: list[Span] = []
+    for start, end in _urls(text):
+        readings = _userinfo_passwords(text, start, end, free=True)
+        if readings and text[slice(*readings[0])] != MASK:  # masked already: leave it
+            spans.append(readings[-1])
+    for pattern in (_PARAM_RE, _LONG_OPT_RE, _SHORT_OPT_RE, _ENV_RE):
+        spans += [m.span(1) for m in pattern.finditer(text) if m.group(1)]
+    return spans
+
+
+def _masked(text: str, spans: Iterable[Span]) -> str:
+    """``text`` with each span (overlapping ones merged) replaced by :data:`MASK`."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out, pos = [], 0
+    for start, end in merged:
+        out += [text[pos:start], MASK]
+        pos = end
+    return "".join(out) + text[pos:]
+
+
+# --- the public functions ---------------------------------------------------------------------
+
 def url_password(url: str) -> str | None:
     """The password in a URL's userinfo or query, as written (None when there is none)."""
-    m = _URL_RE.search(url)
-    if not m:
-        return None
-    rest = m.group(2)
-    userinfo, _ = _split_userinfo(rest)
-    if userinfo is not None and ":" in userinfo:
-        return userinfo.split(":", 1)[1]
-    q = _PARAM_RE.search(rest)
-    return q.group(2).strip("'\"") if q else None
+    url = str(url)
+    spans = _url_spans(url)
+    return url[slice(*spans[0])] if spans else None
 
 
 def remember_url(url: str | None) -> None:
-    """Remember every password a URL carries (userinfo and query forms)."""
-    if not url:
-        return
-    for m in _URL_RE.finditer(url):
-        rest = m.group(2)
-        userinfo, _ = _split_userinfo(rest)
-        if userinfo is not None and ":" in userinfo:
-            remember_secret(userinfo.split(":", 1)[1])
-        for q in _PARAM_RE.finditer(rest):
-            remember_secret(q.group(2).strip("'\""))
+    """Remember every password a URL alone carries, in every reading of it.
 
-
-def _split_userinfo(rest: str) -> tuple[str | None, str]:
-    """``(userinfo, host-and-after)`` of what follows ``scheme://``.
-
-    The userinfo ends at the *last* ``@`` before the query: a host can hold no ``@``, a
-    password typed without encoding can, and its tail must never be taken for a host.
+    ``url`` may have a prefix (``--db=postgresql://…``). Also remembered: the password and
+    secret query values as SQLAlchemy reads the URL (what a driver is handed, decoded).
     """
-    query = rest.find("?")
-    head = rest if query < 0 else rest[:query]
-    at = head.rfind("@")
-    if at < 0:
-        return None, rest
-    return rest[:at], rest[at + 1:]
+    if not url or "://" not in url:
+        return
+    for span in _url_spans(url, every_reading=True):
+        remember_secret(url[slice(*span)])
+    scheme = _SCHEME_RE.search(url)
+    try:
+        from sqlalchemy.engine import make_url
 
-
-def _redact_url_match(m: re.Match[str]) -> str:
-    scheme, rest = m.group(1), m.group(2)
-    userinfo, after = _split_userinfo(rest)
-    if userinfo is not None:
-        if ":" in userinfo:
-            user = userinfo.split(":", 1)[0]
-            rest = f"{user}:{MASK}@{after}"
-        elif "/" in userinfo:
-            rest = rest  # an ``@`` in a file path (sqlite:////tmp/a@b/x): no userinfo
-        else:
-            rest = f"{userinfo}@{after}"
-    rest = _PARAM_RE.sub(lambda q: q.group(1) + MASK, rest)
-    return scheme + rest
+        parsed = make_url(url[scheme.start():] if scheme else url)
+    except Exception:  # noqa: BLE001 - not a SQLAlchemy URL: the readings above stand
+        return
+    if isinstance(parsed.password, str):
+        remember_secret(parsed.password)
+    for key, value in parsed.query.items():
+        if key.lower() in SECRET_KEYS:
+            for one in (value,) if isinstance(value, str) else value:
+                remember_secret(one)
 
 
 def redact_url(url: str) -> str:
-    """``url`` with its password (userinfo or query parameter) replaced by ``***``."""
-    return redact(str(url))
+    """``url`` (a URL alone) with its password (userinfo or query parameter) as ``***``."""
+    url = str(url)
+    return redact(_masked(url, _url_spans(url)))
+
+
+def url_credentials(text: str) -> list[str]:
+    """The credentials the URLs in ``text`` carry, one phrase each (empty: none).
+
+    A user name counts too (``https://TOKEN@host`` is a credential): for text that is
+    published, such as an experiment file's reference URL or description.
+    """
+    found: list[str] = []
+    for start, end in _urls(text):
+        token = re.match(r"[^\s'\"<>`]*", text[start:end])
+        authority = re.split(r"[/?#]", token.group() if token else "", maxsplit=1)[0]
+        if "@" in authority or _userinfo_passwords(text, start, end, free=True):
+            found.append("a user name or password (`user:password@`)")
+        found += [f"a `{m.group(1)}=` parameter" for m in
+                  re.finditer(rf"(?i)[?&;]({_KEYS})=", token.group() if token else "")]
+    return found
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -147,33 +238,33 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in known:  # longest first: a secret holding another is masked whole
         if secret in text:
             text = text.replace(secret, MASK)
-    text = _URL_RE.sub(_redact_url_match, text)
-    text = _PARAM_RE.sub(lambda q: q.group(1) + MASK, text)
-    text = _LONG_OPT_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
-    text = _SHORT_SPACED_RE.sub(f"-p {MASK}", text)
-    text = _SHORT_ATTACHED_RE.sub(f"-p{MASK}", text)
-    return _ENV_RE.sub(lambda m: f"{m.group(1)}={MASK}", text)
+    return _masked(text, _text_spans(text))
+
+
+#: One argument that is a password option with its value attached.
+_ARG_WITH_PASSWORD = re.compile(r"(?is)(--[\w-]*pass(?:word|wd)?=|-p)(?=.)")
+#: One argument that is a password option whose value is the next argument.
+_ARG_BEFORE_PASSWORD = re.compile(r"(?i)-p|--[\w-]*pass(?:word|wd)?")
 
 
 def redact_argv(argv: Sequence[str]) -> list[str]:
     """A command line with every password argument masked, argument by argument.
 
-    Knows the spaced forms a joined string cannot tell apart from prose: ``-p SECRET``
-    (tpcc-mysql) and ``--password SECRET``.
+    Each argument's ends are known, so a value is masked whole whatever it holds; this knows
+    the spaced forms a joined string cannot tell apart from prose: ``-p SECRET``
+    (tpcc-mysql) and ``--password SECRET``. An argument holding a URL is read as a URL alone.
     """
     out: list[str] = []
     mask_next = False
-    for arg in argv:
-        arg = str(arg)
+    for arg in map(str, argv):
+        attached = _ARG_WITH_PASSWORD.match(arg)
         if mask_next:
             out.append(MASK)
-            mask_next = False
-            continue
-        if arg == "-p" or re.fullmatch(r"(?i)--[\w-]*pass(?:word|wd)?", arg):
-            mask_next = True
-            out.append(arg)
-            continue
-        out.append(redact(arg))
+        elif attached:
+            out.append(attached.group(1) + MASK)
+        else:
+            out.append(redact(_masked(arg, _url_spans(arg))))
+        mask_next = not mask_next and bool(_ARG_BEFORE_PASSWORD.fullmatch(arg))
     return out
 
 

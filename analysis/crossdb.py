@@ -147,6 +147,47 @@ class CrossComparison:
         return metric_view(self.per_source[0].experiment).name
 
 
+def database_identity(db: str | None) -> str:
+    """Which database a source's ``db`` names, for telling sources apart (never printed):
+    its absolute file (a path, a bundle, a ``sqlite:///`` URL), else the URL as given."""
+    import os
+
+    from sqlalchemy.engine import make_url
+
+    from store.db import DEFAULT_DB_PATH
+
+    value = db if db is not None else os.environ.get("FLUSHBENCH_DB", str(DEFAULT_DB_PATH))
+    if "://" not in value:
+        return str(Path(value).expanduser().resolve())
+    try:
+        url = make_url(value)
+    except Exception:  # noqa: BLE001 - a bad URL fails later, when it is opened
+        return value
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        return str(Path(url.database).expanduser().resolve())
+    return value
+
+
+def _refuse_self_comparison(sources: list[Source]) -> None:
+    """Refuse two sources that are one experiment (same id) of one database: its runs would
+    be compared with themselves, every difference zero by construction."""
+    from analysis.query import experiment_info
+    from flushbench.errors import FlushbenchError
+
+    seen: dict[tuple[str, int], Source] = {}
+    for src in sources:
+        try:
+            exp_id = int(experiment_info(src.db, src.experiment)["id"])
+        except FlushbenchError:
+            continue  # compare() says what is wrong with this source, naming it
+        first = seen.setdefault((database_identity(src.db), exp_id), src)
+        if first is not src:
+            raise AnalysisError(
+                f"{first.label} and {src.label} are the same experiment (id {exp_id}) of the"
+                " same database: it would be compared with itself", where="command line",
+                fix="name two different experiments, or one experiment in two databases")
+
+
 def _key(knobs: dict[str, Any], on: list[str]) -> str:
     return json.dumps([knobs.get(k) for k in on], sort_keys=True, default=str)
 
@@ -197,6 +238,7 @@ def cross_compare(sources: list[Source], *, on: list[str] | None = None,
     if len(sources) < 2:
         raise AnalysisError("a comparison across databases needs two experiments or more",
                             where="command line", fix="name another with NAME@DATABASE")
+    _refuse_self_comparison(sources)
     per = []
     for src in sources:
         try:

@@ -11,13 +11,25 @@ would and complains on stderr::
 so preflight checks names and ranges against the real binary instead of a hand-kept table.
 Checks that InnoDB does only at engine start-up (io_capacity above io_capacity_max) do not
 show here; :mod:`runner.preflight` covers those.
+
+Even ``--help`` touches the datadir: MariaDB 10.11 creates and deletes a file there (its
+lower_case_table_names probe), changes into it and opens its Aria control file and
+``mysql.plugin`` read-write; MySQL 5.5 does the same probe and reads ``mysql.plugin``. Run
+with the compiled-in datadir, ``validate`` would write into the system server's
+``/var/lib/mysql``. So every parse gets a private, empty temporary folder as its datadir,
+tmpdir, pid file, socket (and Aria log folder), passed after the options under test so they
+win, and removed afterwards (seen with strace: nothing outside that folder is opened for
+writing). The option list therefore shows those private paths as the defaults of
+``datadir``, ``tmpdir``, ``pid_file`` and ``socket``: the sandbox sets all of them itself.
 """
 
 from __future__ import annotations
 
 import re
 import subprocess
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from flushbench.errors import PreflightError
 from runner.proc import is_root, run_checked
@@ -38,7 +50,7 @@ _NOISE = (
     # 5.5 reads plugin names from the datadir's mysql.plugin even for --help; there is none.
     "Could not open mysql.plugin table",
     "Can't open the mysql.plugin table",
-    # MySQL 5.5 probes lower_case_table_names in BASEDIR/data, which a --help run lacks.
+    # MySQL 5.5's lower_case_table_names probe of the datadir, should it fail: not our options.
     "Can't create test file",
 )
 
@@ -55,13 +67,25 @@ class DryRun:
     values: dict[str, str]
 
 
-def _argv_base(server: ResolvedServer) -> list[str]:
+def _argv(server: ResolvedServer, extra: list[str], private: Path) -> list[str]:
+    """``mysqld --no-defaults [--user] [--basedir] EXTRA <private paths> --verbose --help``.
+
+    The private paths come after ``extra``: the last value of an option wins, so a datadir
+    among the options under test cannot send the parse back to a real datadir.
+    """
     argv = [str(server.mysqld), "--no-defaults"]
     # MySQL refuses to run as root without --user (even for --help on some versions).
     if is_root():
         argv.append("--user=root")
     if server.basedir is not None:
         argv.append(f"--basedir={server.basedir}")
+    argv += extra
+    argv += [f"--datadir={private}", f"--tmpdir={private}", f"--pid-file={private}/mysqld.pid",
+             f"--socket={private}/mysqld.sock"]
+    # Aria's log folder follows the datadir; naming it too costs nothing where it is known
+    # (an option a binary does not know would fail the whole parse).
+    if server.flavor == "mariadb" and server.version >= (10, 0, 0):
+        argv.append(f"--aria-log-dir-path={private}")
     return argv + ["--verbose", "--help"]
 
 
@@ -83,15 +107,27 @@ def parse_help(text: str) -> dict[str, str]:
     return out
 
 
+#: A --help parse takes ~0.1 s (a few on a loaded host); a binary still running after this is
+#: not a server, and `validate` stays within half a minute against one that never ends.
+HELP_TIMEOUT_S = 20
+
+
 def _run(server: ResolvedServer, extra: list[str]) -> subprocess.CompletedProcess[str]:
+    """``--verbose --help`` with ``extra`` in a private, empty folder removed afterwards."""
     try:
-        return run_checked(_argv_base(server) + extra, timeout=60, env=server.env())
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise PreflightError(
-            f"cannot run `{server.mysqld} --verbose --help`: {exc}",
-            where=str(server.mysqld),
-            fix="check the binary and its shared libraries (lib_dirs in the profile)",
-        ) from None
+        with tempfile.TemporaryDirectory(prefix="flushbench-help-",
+                                         ignore_cleanup_errors=True) as private:
+            return run_checked(_argv(server, extra, Path(private)), timeout=HELP_TIMEOUT_S,
+                               env=server.env(), cwd=private)
+    except subprocess.TimeoutExpired:
+        reason = f"it did not finish within {HELP_TIMEOUT_S} s (killed)"
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    raise PreflightError(
+        f"cannot run `{server.mysqld} --verbose --help`: {reason}",
+        where=str(server.mysqld),
+        fix="check the binary and its shared libraries (lib_dirs in the profile)",
+    )
 
 
 def option_list(server: ResolvedServer) -> dict[str, str]:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import signal
 import subprocess
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -20,9 +22,15 @@ def _kill_group(proc: subprocess.Popen, sig: int) -> None:
 
 
 def terminate(proc: subprocess.Popen, grace_s: float = 10.0) -> int | None:
-    """SIGTERM the child's process group, wait ``grace_s``, then SIGKILL; return the exit code."""
-    if proc.poll() is not None:
-        return proc.returncode
+    """SIGTERM the child's process group, wait ``grace_s``, then SIGKILL; return the exit code.
+
+    A child that has already exited may have left processes in its group (a script's
+    background job holding its output pipe): they are SIGKILLed, so no reader waits on them.
+    While any of them lives, the group id cannot be given to another process.
+    """
+    if proc.returncode is not None or _has_exited(proc.pid):
+        _kill_group(proc, signal.SIGKILL)
+        return proc.wait()
     _kill_group(proc, signal.SIGTERM)
     try:
         return proc.wait(timeout=grace_s)
@@ -87,24 +95,111 @@ def child(
                 f.close()
 
 
+#: How much of each stream :func:`run_checked` keeps: ``mysqld --verbose --help`` prints about
+#: 200 KB; a binary that prints without end must not fill memory while its timeout runs.
+OUTPUT_LIMIT = 16 * 1024 * 1024
+#: How long :func:`run_checked` waits, once the command has exited, for a process it left
+#: behind to close the output it inherited before that process is killed.
+PIPE_GRACE_S = 2.0
+
+
+def _has_exited(pid: int) -> bool:
+    """Whether the child ``pid`` has exited, without reaping it.
+
+    An unreaped child keeps its pid, and so its process group id, from being reused: the
+    group can still be signalled safely after this says True.
+    """
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _collect(popen: subprocess.Popen, timeout: float) -> tuple[bytes, bytes, bool]:
+    """Read the child's stdout and stderr until both close and it exits, or a bound is reached.
+
+    Returns (stdout, stderr, timed_out): ``timed_out`` is true when ``timeout`` passed before
+    the child exited. Reading also stops when the child has exited but something it started
+    still holds a pipe after :data:`PIPE_GRACE_S`, and when a stream passes
+    :data:`OUTPUT_LIMIT`; the caller kills the process group in every case.
+    """
+    assert popen.stdout is not None and popen.stderr is not None
+    chunks = {popen.stdout.fileno(): bytearray(), popen.stderr.fileno(): bytearray()}
+    deadline = time.monotonic() + timeout
+    exited_at: float | None = None
+    overflow = False
+    with selectors.DefaultSelector() as selector:
+        for fd in chunks:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map() and not overflow:
+            now = time.monotonic()
+            if exited_at is None and _has_exited(popen.pid):
+                exited_at = now
+            until = deadline if exited_at is None else min(deadline, exited_at + PIPE_GRACE_S)
+            if now >= until:
+                break
+            # Short waits: the child's exit is noticed even while a grandchild holds a pipe.
+            for key, _ in selector.select(timeout=min(until - now, 0.1)):
+                data = os.read(key.fd, 65536)
+                if not data:
+                    selector.unregister(key.fd)
+                kept = chunks[key.fd]
+                kept += data[: OUTPUT_LIMIT - len(kept)]
+                overflow = overflow or len(kept) >= OUTPUT_LIMIT
+    # Both pipes closed: the kernel closes an exiting process's files before it becomes a
+    # zombie, so the exit itself may still be on its way (or the child closed them and runs on).
+    while exited_at is None and not overflow and time.monotonic() < deadline:
+        if _has_exited(popen.pid):
+            exited_at = time.monotonic()
+        else:
+            time.sleep(0.01)
+    timed_out = exited_at is None and not overflow and not _has_exited(popen.pid)
+    return bytes(chunks[popen.stdout.fileno()]), bytes(chunks[popen.stderr.fileno()]), timed_out
+
+
 def run_checked(
     argv: Sequence[str | os.PathLike[str]],
     *,
     timeout: float,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """Run a short command to completion with a timeout (killed and reaped on timeout)."""
-    return subprocess.run(
-        [str(a) for a in argv],
-        env=dict(env) if env is not None else None,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    text: bool = True,
+) -> subprocess.CompletedProcess:
+    """Run a short command (a probe of a binary the user named) with bounded time and output.
+
+    The command runs in its own process group, with stdin closed. When it has not exited
+    after ``timeout`` seconds, or has exited but left a process holding its output open for
+    :data:`PIPE_GRACE_S`, or prints more than :data:`OUTPUT_LIMIT` bytes on one stream, the
+    whole group is SIGKILLed and no pipe is waited for. Whatever it left in its group is killed
+    when it ends, too, so a probe leaves no process behind. ``text`` decodes the output as
+    UTF-8 (undecodable bytes replaced); otherwise stdout and stderr are bytes.
+
+    Raises
+    ------
+    subprocess.TimeoutExpired
+        The command had not exited after ``timeout`` seconds (it is killed and reaped; the
+        exception's ``stdout``/``stderr`` hold what it printed).
+    OSError
+        The command cannot be started (missing, not executable, not a binary).
+    """
+    args = [str(a) for a in argv]
+    popen = subprocess.Popen(args, env=dict(env) if env is not None else None, cwd=cwd,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err, timed_out = _collect(popen, timeout)
+    finally:
+        # The leader is not reaped yet, so its group id still names this group only.
+        _kill_group(popen, signal.SIGKILL)
+        for stream in (popen.stdout, popen.stderr):
+            if stream is not None:
+                stream.close()
+        returncode = popen.wait()
+    if text:
+        out, err = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    if timed_out:
+        raise subprocess.TimeoutExpired(args, timeout, output=out, stderr=err)
+    return subprocess.CompletedProcess(args, returncode, out, err)
 
 
 def is_root() -> bool:

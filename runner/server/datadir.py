@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from flushbench.errors import PreflightError, ServerError
-from runner.proc import child, is_root
+from runner.proc import child, is_root, run_checked
 from runner.server.optionfiles import check_option
 from runner.server.profiles import ResolvedServer, find_install_db
 from runner.server.sandbox import SandboxLayout, tail_lines
@@ -23,10 +23,14 @@ _INSTALL_HELP_CACHE: dict[Path, str] = {}
 
 def _install_db_help(server: ResolvedServer, install_db: Path) -> str:
     if install_db not in _INSTALL_HELP_CACHE:
-        out = subprocess.run(
-            [str(install_db), "--help"], capture_output=True, text=True, timeout=60,
-            check=False, env=server.env(),
-        )
+        try:  # the profile's script: bounded like every probe of a binary the user named
+            out = run_checked([install_db, "--help"], timeout=20, env=server.env())
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            reason = (exc.strerror if isinstance(exc, OSError) else
+                      "it did not answer within 20 s (killed)")
+            raise PreflightError(
+                f"cannot run `{install_db} --help`: {reason}", where=str(install_db),
+                fix="check install_db (or basedir) in the server profile") from None
         _INSTALL_HELP_CACHE[install_db] = out.stdout + out.stderr
     return _INSTALL_HELP_CACHE[install_db]
 

@@ -138,6 +138,8 @@ class ResolvedServer:
 
 
 _CACHE: dict[tuple[str, int, str], str] = {}
+#: ``mysqld --version`` answers in ~40 ms; a binary silent for this long is not a server.
+VERSION_TIMEOUT_S = 10
 
 
 def _executable(path: Path) -> bool:
@@ -211,10 +213,13 @@ def version_text(mysqld: Path, env: dict[str, str], where: str) -> str:
     key = (str(mysqld.resolve()), mysqld.stat().st_mtime_ns, env.get("LD_LIBRARY_PATH", ""))
     if key not in _CACHE:
         try:
-            proc = run_checked([mysqld, "--version"], timeout=30, env=env)
+            proc = run_checked([mysqld, "--version"], timeout=VERSION_TIMEOUT_S, env=env)
         except (OSError, subprocess.TimeoutExpired) as exc:
+            reason = (f"it did not answer within {VERSION_TIMEOUT_S} s (killed)"
+                      if isinstance(exc, subprocess.TimeoutExpired) else exc.strerror or exc)
             raise PreflightError(
-                f"cannot run `{mysqld} --version`: {exc}", where=f"{where}: mysqld"
+                f"cannot run `{mysqld} --version`: {reason}", where=f"{where}: mysqld",
+                fix="check that the profile names a mysqld or mariadbd binary",
             ) from None
         text = ((proc.stdout or "") + (proc.stderr or "")).strip()
         try:

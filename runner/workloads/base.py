@@ -545,13 +545,23 @@ def find_binary(explicit: str | os.PathLike[str] | None, name: str) -> Path | No
     return Path(found) if found else None
 
 
+#: An identity probe (``sysbench --version``, ``tpcc_start -?``) answers at once; a binary
+#: silent for this long is not the driver.
+IDENTIFY_TIMEOUT_S = 10
+#: What each identity probe said, per (path, size, mtime, arguments): validation, preflight
+#: and doctor ask about the same binaries, and a hostile one costs its timeout only once.
+_IDENTITY_CACHE: dict[tuple[str, int, int, tuple[str, ...]], str] = {}
+
+
 def binary_problem(path: Path | None, name: str, fix: str,
                    identify: tuple[Sequence[str], bytes] | None = None) -> list[str]:
     """A preflight message when ``path`` is absent, not executable or not ``name``, else nothing.
 
     ``identify`` is (arguments, marker): run with those arguments, the program must print the
     marker (``sysbench --version`` prints ``sysbench``), so ``/bin/sh`` named as a driver in
-    ``workload.binaries`` is refused before a run instead of failing (or hanging) in it.
+    ``workload.binaries`` is refused before a run instead of failing (or hanging) in it. The
+    probe runs through :func:`runner.proc.run_checked` (its own process group, killed as a
+    group after :data:`IDENTIFY_TIMEOUT_S`, output bounded); its answer is kept per binary.
     """
     if path is None:
         return [f"{name} not found on PATH — {fix}"]
@@ -562,18 +572,29 @@ def binary_problem(path: Path | None, name: str, fix: str,
     if identify is None:
         return []
     args, marker = identify
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, tuple(args))
+    if key not in _IDENTITY_CACHE:
+        _IDENTITY_CACHE[key] = _identity_problem(path, name, fix, args, marker)
+    problem = _IDENTITY_CACHE[key]
+    return [problem] if problem else []
+
+
+def _identity_problem(path: Path, name: str, fix: str, args: Sequence[str],
+                      marker: bytes) -> str:
+    """Run ``path args``: the sentence saying it is not ``name``, or "" if it prints ``marker``."""
     shown = " ".join([str(path), *args])
     try:
-        proc = subprocess.run([str(path), *args], stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=10, check=False)
+        answer = proc.run_checked([path, *args], timeout=IDENTIFY_TIMEOUT_S, text=False)
     except OSError as exc:
-        return [f"{path} is not {name}: it cannot be run ({exc.strerror}) — {fix}"]
+        return f"{path} is not {name}: it cannot be run ({exc.strerror}) — {fix}"
     except subprocess.TimeoutExpired:
-        return [f"{path} is not {name}: `{shown}` did not answer within 10 s — {fix}"]
-    if marker not in proc.stdout + proc.stderr:
-        return [f"{path} is not {name}: `{shown}` does not print"
-                f" `{marker.decode(errors='replace')}` — {fix}"]
-    return []
+        return (f"{path} is not {name}: `{shown}` did not answer within {IDENTIFY_TIMEOUT_S} s"
+                f" (killed) — {fix}")
+    if marker not in answer.stdout + answer.stderr:
+        return (f"{path} is not {name}: `{shown}` does not print"
+                f" `{marker.decode(errors='replace')}` — {fix}")
+    return ""
 
 
 def create_database(conn: ConnectionInfo, database: str, *, drop: bool = False) -> None:

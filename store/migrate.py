@@ -346,7 +346,8 @@ def upgrade_database(
     ------
     StoreError
         A foreign or newer database, no way to back up, a failed check (rolled back and, on
-        SQLite, the backup restored), or a database error.
+        SQLite, the backup restored), or a database error; a failure of the migration itself
+        says what failed and where the backup is (or that none was made).
     """
     parsed = parse_url(url, shown)
     is_sqlite = parsed.get_backend_name() == "sqlite"
@@ -364,51 +365,124 @@ def upgrade_database(
                 return UpgradeResult(before, head, backup_note="already at the latest schema")
             result = UpgradeResult(before, head)
             if before is not None:
-                if path is not None:
-                    result.backup = sqlite_backup_path(path, before)
-                    guarded(shown, lambda: sqlite_backup(path, result.backup))
-                    result.backup_note = "a consistent copy made with SQLite's backup API"
-                elif shutil.which("pg_dump"):
-                    result.backup = _pg_dump(parsed, backup_dir or Path("results/backups"),
-                                             before)
-                    result.backup_note = "pg_dump --format=custom (restore with pg_restore)"
-                elif i_have_a_backup:
-                    result.backup_note = "none made: you said you have a backup"
-                else:
-                    raise StoreError(
-                        "refusing to change the schema of a PostgreSQL results database"
-                        " without a backup, and pg_dump is not on PATH",
-                        where=shown,
-                        fix="install pg_dump (Debian: postgresql-client), or back the"
-                            " database up yourself and pass --i-have-a-backup",
-                    )
+                _back_up(result, parsed, path, shown, backup_dir=backup_dir,
+                         i_have_a_backup=i_have_a_backup)
             try:
-                with guarded(shown, engine.begin) as conn:
-                    if conn.dialect.name == "postgresql":
-                        conn.exec_driver_sql(
-                            f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})")
-                    # Checked again under the transaction: another process may have migrated.
-                    before_now = checked_revision(conn, shown)
-                    if before_now == head:
-                        return UpgradeResult(before_now, head,
-                                             backup_note="already at the latest schema")
-                    counts = table_counts(conn) if before_now is not None else {}
-                    if result.backup is not None and path is not None:
-                        # The backup must hold what is about to change, or it is no backup.
-                        verify_kept(sqlite_file_counts(result.backup), counts, shown)
-                    # A new database is just created: no progress worth showing.
-                    _migrate(conn, url, on_revision if before_now is not None else None)
-                    dangling = _foreign_key_problems(conn)
-                    if dangling:
-                        raise MigrationCheckFailed(
-                            "the upgrade left rows pointing at nothing: " + ", ".join(dangling),
-                            where=shown, fix="report this as a bug with the backup file")
-                    verify_kept(counts, table_counts(conn), shown)
-                    result.counts = counts
-            except BaseException:
-                if result.backup is not None and path is not None:
-                    sqlite_copy(result.backup, path)
-                raise
-        return result
+                return _migrate_checked(engine, url, shown, result, path, on_revision)
+            except BaseException as exc:
+                restored = _restore(result, path)
+                failure = _failure(exc, result, path, shown, restored=restored)
+                if failure is None:
+                    raise  # a bug (or Ctrl-C): its own traceback, the file restored
+                raise failure from None
     finally:
         engine.dispose()
+
+
+def _back_up(result: UpgradeResult, parsed: sa.engine.URL, path: Path | None, shown: str, *,
+             backup_dir: Path | None, i_have_a_backup: bool) -> None:
+    """Back the existing schema up before it changes (into ``result``), or refuse."""
+    assert result.before is not None
+    if path is not None:
+        result.backup = sqlite_backup_path(path, result.before)
+        guarded(shown, lambda: sqlite_backup(path, result.backup))
+        result.backup_note = "a consistent copy made with SQLite's backup API"
+    elif shutil.which("pg_dump"):
+        result.backup = _pg_dump(parsed, backup_dir or Path("results/backups"), result.before)
+        result.backup_note = "pg_dump --format=custom (restore with pg_restore)"
+    elif i_have_a_backup:
+        result.backup_note = "none made: you said you have a backup"
+    else:
+        raise StoreError(
+            "refusing to change the schema of a PostgreSQL results database"
+            " without a backup, and pg_dump is not on PATH",
+            where=shown,
+            fix="install pg_dump (Debian: postgresql-client), or back the"
+                " database up yourself and pass --i-have-a-backup",
+        )
+
+
+def _migrate_checked(engine: Engine, url: str, shown: str, result: UpgradeResult,
+                     path: Path | None, on_revision: RevisionHook | None) -> UpgradeResult:
+    """Migrate in one transaction, checking foreign keys and row counts before it commits."""
+    with guarded(shown, engine.begin) as conn:
+        if conn.dialect.name == "postgresql":
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})")
+        # Checked again under the transaction: another process may have migrated.
+        before_now = checked_revision(conn, shown)
+        if before_now == result.after:
+            return UpgradeResult(before_now, result.after,
+                                 backup_note="already at the latest schema")
+        counts = table_counts(conn) if before_now is not None else {}
+        if result.backup is not None and path is not None:
+            # The backup must hold what is about to change, or it is no backup.
+            verify_kept(sqlite_file_counts(result.backup), counts, shown)
+        # A new database is just created: no progress worth showing.
+        _migrate(conn, url, on_revision if before_now is not None else None)
+        dangling = _foreign_key_problems(conn)
+        if dangling:
+            raise MigrationCheckFailed(
+                "the upgrade left rows pointing at nothing: " + ", ".join(dangling),
+                where=shown, fix="report this as a bug with the backup file")
+        verify_kept(counts, table_counts(conn), shown)
+        result.counts = counts
+    return result
+
+
+def _restore(result: UpgradeResult, path: Path | None) -> bool:
+    """Copy a SQLite backup back over the file after a failed migration; False if that failed
+    too (the transaction was rolled back; this is the second line of defence)."""
+    if result.backup is None or path is None:
+        return True
+    try:
+        sqlite_copy(result.backup, path)
+    except (sqlite3.Error, OSError):
+        return False
+    return True
+
+
+def _failure(exc: BaseException, result: UpgradeResult, path: Path | None, shown: str, *,
+             restored: bool) -> StoreError | None:
+    """The one error a failed migration becomes: what failed, and where the backup is (or
+    that none was made); None for a bug, which keeps its traceback."""
+    if isinstance(exc, StoreError):
+        what, fix, kind = exc.what, exc.fix, type(exc)
+    elif isinstance(exc, sa.exc.SQLAlchemyError | sqlite3.Error):
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        step = ("creating the schema" if result.before is None else
+                f"the upgrade from revision {result.before} to {result.after}")
+        what, fix, kind = f"{step} failed: {reason}", _fix_for(reason), StoreError
+    else:
+        return None
+    return kind(f"{what}; {_backup_state(result, path, restored=restored)}", where=shown,
+                fix=fix)
+
+
+def _backup_state(result: UpgradeResult, path: Path | None, *, restored: bool) -> str:
+    """Where the database and its backup stand after a failed migration, in words."""
+    if result.before is None:
+        return "no backup was made: the database was new (nothing in it to keep)"
+    if path is not None and result.backup is not None:
+        if restored:
+            return (f"nothing was changed: {path} was restored from its backup"
+                    f" {result.backup}, which is kept")
+        return (f"restoring {path} from its backup failed too: copy {result.backup} over it"
+                " before using it")
+    rolled_back = "nothing was changed (the transaction was rolled back)"
+    if result.backup is not None:
+        return f"{rolled_back}; the backup pg_dump made is {result.backup}"
+    return f"{rolled_back}; no backup was made (--i-have-a-backup)"
+
+
+def _fix_for(reason: str) -> str:
+    """How to get past a database error during a migration, from the driver's message."""
+    text = reason.lower()
+    again = "then run `flushbench db upgrade` again"
+    if "readonly" in text or "read-only" in text:
+        return f"make the file and its folder writable (not read-only, not immutable), {again}"
+    if "disk is full" in text or "no space" in text:
+        return f"free space on that disk, {again}"
+    if "locked" in text:
+        return f"stop the other process using the database (a worker, a notebook), {again}"
+    return ("the database's schema is not what its revision says (edited by hand?): fix what"
+            f" the message names, {again}; report it with the backup if it was not edited")

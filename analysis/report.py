@@ -50,6 +50,7 @@ from analysis.png_export import PngExporter
 from analysis.run_digest import run_digests
 from analysis.statistics.design import NO_MAIN_EFFECT
 from flushbench.errors import AnalysisError
+from flushbench.redaction import redact
 from store.models import RunStatus
 
 _CSS = """
@@ -157,7 +158,8 @@ class ReportModel:
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value))
+    # Masked too: a description or label written before URLs with credentials were refused.
+    return html.escape(redact(str(value)))
 
 
 def _num(value: Any, fmt: str = ",.0f", empty: str = "–") -> str:

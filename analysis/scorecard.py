@@ -35,6 +35,7 @@ import plotly.graph_objects as go
 
 from analysis import plots
 from analysis.statistics.intervals import ratio_ci
+from flushbench.redaction import redact, redact_url
 from store.models import RunStatus
 
 #: A reference ratio within this factor of 1 claims "no difference" (docs/statistics.md).
@@ -258,7 +259,7 @@ def section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame
         return ""
     table = scorecard(spec, run_summary, cells)
     ref = spec.get("reference") or {}
-    source = str(ref.get("source") or "the reference")
+    source = redact(str(ref.get("source") or "the reference"))
     if table.empty:
         return ("<h2 id='scorecard'>Reproduction scorecard</h2><p class='sub'>The experiment "
                 f"carries reference results ({html.escape(source)}) but no comparison can be "
@@ -282,8 +283,9 @@ def section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame
     head = "".join(f"<th class='{'l' if i < 2 or i > 5 else ''}'>{h}</th>" for i, h in
                    enumerate(["comparison", "a / b", "runs", "reference", "ours",
                               "95% CI", "verdict", "why"]))
-    link = (f" (<a href='{html.escape(str(ref['url']))}'>source</a>)" if ref.get("url")
-            else "")
+    # Masked: a stored experiment may predate the refusal of URLs with credentials.
+    link = (f" (<a href='{html.escape(redact_url(str(ref['url'])))}'>source</a>)"
+            if str(ref.get("url") or "").lower().startswith(("https://", "http://")) else "")
     counts = table["verdict"].value_counts()
     summary = ", ".join(f"{int(counts.get(v, 0))} {v}"
                         for v in (AGREES, CONTRADICTS, INCONCLUSIVE))

@@ -27,8 +27,9 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
+from flushbench.redaction import url_credentials
 from flushbench.validation import KeyedValueError, StrictModel
 from runner.knobs import Knobs
 
@@ -81,14 +82,42 @@ class ComparisonSpec(StrictModel):
     #: The reference's stated a/b ratio (default: computed from the rows' reference values).
     ratio: Positive | None = None
 
+    @field_validator("a", "b", mode="before")
+    @classmethod
+    def _index_or_name(cls, value: Any, info: ValidationInfo) -> Any:
+        # YAML's true/false are Python ints (`a: true` would be row 1), and 1.0 would pass
+        # as an int too: a row is named by a whole index or a name, nothing else.
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValueError(
+                f"expected an include index (0, 1, …) or a row's reference name, got"
+                f" {value!r} — write e.g. `{info.field_name}: 0` or `{info.field_name}: base`")
+        return value
+
 
 class ReferenceSpec(StrictModel):
     """The experiment's top-level ``reference``: its source and the comparisons it makes."""
 
     source: Annotated[str, Field(min_length=1, max_length=300)]
+    #: Where the source is published: an http(s) link, shown in reports (so no credentials).
     url: Annotated[str, Field(max_length=500)] = ""
     #: Empty: every referenced row against the baseline.
     comparisons: list[ComparisonSpec] = Field(default_factory=list)
+
+    @field_validator("url")
+    @classmethod
+    def _published_link(cls, value: str) -> str:
+        # The URL is stored with the results and written into report.html as a link.
+        if not value:
+            return value
+        found = url_credentials(value)
+        if found:
+            raise ValueError(
+                f"the reference URL carries {found[0]} — remove the credentials: a reference"
+                " URL is published in reports and stored with the results")
+        if not value.lower().startswith(("https://", "http://")):
+            raise ValueError("the reference URL must be an http:// or https:// link (it is"
+                             " a link in reports) — give the address of the published source")
+        return value
 
 
 def check_references(include: list[Any], reference: ReferenceSpec | None,

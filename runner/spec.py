@@ -29,6 +29,7 @@ from pydantic import (
 from flushbench.errors import ConfigError
 from flushbench.units import format_size, parse_duration
 from flushbench.validation import KeyedValueError, StrictModel, load_versioned
+from runner.file_credentials import no_credentials
 from runner.knobs import SIZE_KNOBS, Knobs, Matrix
 from runner.references import IncludeCell, ReferenceSpec, check_references
 
@@ -760,4 +761,10 @@ def spec_hash(exp: ExperimentSpec) -> str:
 
 def load_experiment(path: str | Path) -> ExperimentSpec:
     """Read and validate an experiment file; errors name the file and key path."""
-    return load_versioned(Path(path), ExperimentSpec, "experiment", raw_check=no_empty_values)
+    return load_versioned(Path(path), ExperimentSpec, "experiment", raw_check=_file_rules)
+
+
+def _file_rules(data: dict[str, Any]) -> None:
+    """What the file itself may say: no key without a value, no URL with credentials."""
+    no_empty_values(data)
+    no_credentials(data)

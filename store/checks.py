@@ -139,12 +139,38 @@ def guarded(shown: str, action: Callable[[], T]) -> T:
                          fix="use a path, sqlite:///PATH or postgresql+psycopg://…") from None
     except sa.exc.OperationalError as exc:
         text = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        fix = ("check that the file and its folder are writable"
-               if "readonly" in text or "read-only" in text else
-               "check the host, port, database name and that the server runs")
         raise StoreError(f"cannot use the results database: {text}", where=shown,
-                         fix=fix) from None
+                         fix=database_error_fix(text, is_sqlite=shown.startswith("sqlite"))
+                         ) from None
     except sa.exc.DatabaseError as exc:
         text = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
         raise StoreError(f"the results database refused: {text}", where=shown,
                          fix="check that this is a flushbench database") from None
+
+
+def database_error_fix(reason: str, *, is_sqlite: bool) -> str:
+    """How to get past a database error, from the driver's own words (``reason``).
+
+    One place for the fixes every store message gives: opening (:func:`guarded`), a verb's
+    write that fails mid-command (:func:`store.db.database_failure`), a migration.
+    """
+    known = known_cause_fix(reason)
+    if known is not None:
+        return known
+    if is_sqlite:
+        # SQLite also writes its -wal and -shm files beside the database: the folder counts.
+        return "check that the file and its folder exist and are readable and writable"
+    return "check the host, port, database name and that the server runs"
+
+
+def known_cause_fix(reason: str) -> str | None:
+    """The fix for a cause the driver's words name (read-only, full, locked), else None."""
+    text = reason.lower()
+    if "readonly" in text or "read-only" in text:
+        return ("make the file and its folder writable (not read-only, not immutable), or copy"
+                " the database somewhere writable and name that with --db")
+    if "disk is full" in text or "no space" in text:
+        return "free space on that disk, or move the database to another with --db"
+    if "database is locked" in text:
+        return "stop the other process writing to the database (a worker, a notebook)"
+    return None

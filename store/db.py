@@ -16,7 +16,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from flushbench.errors import StoreError
+from flushbench.errors import StoreError, bounded
 from store.bundles import bundle_database, is_bundle_path
 from store.checks import check_sqlite_file, guarded, parse_url
 from store.migrate import (
@@ -69,16 +69,46 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DBAPI 
     cursor.close()
 
 
+#: The attribute :func:`make_engine`'s engines put on every database error they raise: the
+#: database's printable (redacted) name, for :func:`database_failure`.
+DATABASE_ATTRIBUTE = "flushbench_database"
+
+
 def make_engine(url: str) -> Engine:
-    """Create an engine; for SQLite, create the parent folder and set the pragmas."""
+    """Create an engine; for SQLite, create the parent folder and set the pragmas.
+
+    Every database error the engine raises carries the database's redacted name (see
+    :data:`DATABASE_ATTRIBUTE`), so a failure in the middle of a verb can name it.
+    """
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url)
         event.listen(engine, "connect", _sqlite_pragmas)
-        return engine
-    return create_engine(url, pool_pre_ping=True)
+    else:
+        engine = create_engine(url, pool_pre_ping=True)
+    shown = redacted(url)
+
+    def name_the_database(context) -> None:  # noqa: ANN001 - sqlalchemy's ExceptionContext
+        setattr(context.sqlalchemy_exception, DATABASE_ATTRIBUTE, shown)
+
+    event.listen(engine, "handle_error", name_the_database)
+    return engine
+
+
+def database_failure(exc: Exception) -> StoreError:
+    """The one error a database failure in the middle of a verb becomes (read-only, full,
+    locked, gone): the driver's reason, the database it happened on, and a fix that fits."""
+    from store.checks import database_error_fix
+
+    orig = getattr(exc, "orig", None)
+    reason = str(orig).strip().splitlines()[0] if orig and str(orig).strip() \
+        else type(exc).__name__
+    shown = getattr(exc, DATABASE_ATTRIBUTE, None)
+    return StoreError(f"the results database failed: {bounded(reason, 300)}",
+                      where=shown or "the results database (--db / $FLUSHBENCH_DB)",
+                      fix=database_error_fix(reason, is_sqlite=str(shown).startswith("sqlite")))
 
 
 def upgrade(

@@ -40,7 +40,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 from flushbench.errors import StoreError
-from store.checks import check_sqlite_file, guarded, parse_url
+from store.checks import check_sqlite_file, guarded, known_cause_fix, parse_url
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 #: Advisory lock key that serializes migrations on PostgreSQL ("flushben" in ASCII).
@@ -476,13 +476,9 @@ def _backup_state(result: UpgradeResult, path: Path | None, *, restored: bool) -
 
 def _fix_for(reason: str) -> str:
     """How to get past a database error during a migration, from the driver's message."""
-    text = reason.lower()
     again = "then run `flushbench db upgrade` again"
-    if "readonly" in text or "read-only" in text:
-        return f"make the file and its folder writable (not read-only, not immutable), {again}"
-    if "disk is full" in text or "no space" in text:
-        return f"free space on that disk, {again}"
-    if "locked" in text:
-        return f"stop the other process using the database (a worker, a notebook), {again}"
+    known = known_cause_fix(reason)
+    if known is not None:
+        return f"{known}; {again}"
     return ("the database's schema is not what its revision says (edited by hand?): fix what"
             f" the message names, {again}; report it with the backup if it was not edited")

@@ -171,10 +171,11 @@ def main() -> None:
         sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - a bug: short message, traceback to a file
         if type(exc).__module__.startswith("sqlalchemy.") and hasattr(exc, "orig"):
-            # The database went away or refused mid-command (read-only, locked, dropped).
-            orig = str(exc.orig).strip().splitlines()[0] if exc.orig else type(exc).__name__
-            _say(f"error: the results database failed: {bounded(orig, 300)} — check that it"
-                 " is reachable and writable (--db / $FLUSHBENCH_DB)")
+            # The database went away or refused mid-command (read-only, locked, dropped):
+            # named, with a fix that fits the driver's reason (store.db.database_failure).
+            from store.db import database_failure
+
+            _say(f"error: {database_failure(exc).render()}")
             sys.exit(2)
         _say(_internal_error(exc))
         sys.exit(70)

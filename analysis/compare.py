@@ -34,14 +34,14 @@ from analysis.frames import (
     require_finished,
     varying_knobs,
 )
-from analysis.hosts import block_of, blocked_comparison, host_of, method_note
-from analysis.statistics import design
-from analysis.statistics.hypothesis_tests import min_attainable_stratified_p, van_elteren
+from analysis.hosts import block_of, host_of, method_note
+from analysis.statistics import blocked, design
 from analysis.statistics.verdicts import (
     FASTER,
     NO_DIFFERENCE,
     NOT_ENOUGH,
     SLOWER,
+    design_verdict,
     verdict,
 )
 from flushbench.errors import AnalysisError
@@ -144,24 +144,54 @@ def noise_floor(run_summary_df: pd.DataFrame, cell_id: int) -> tuple[float, int]
     return float(values.std(ddof=1) / values.mean()), int(values.size)
 
 
+def design_blocks(run_summary_df: pd.DataFrame, spec: dict[str, Any]
+                  ) -> tuple[pd.Series | None, str]:
+    """Each run's block in the experiment's design, and what a block is, in words.
+
+    ``order: {mode: blocks}`` makes every round a block (with the host too when spread over
+    hosts); an experiment spread over several hosts makes each host a block; otherwise
+    (None, "") — the cells are compared as independent samples.
+    """
+    spread = spec.get("placement") == "spread" and host_of(run_summary_df).nunique() > 1
+    by_round = (spec.get("order") or {}).get("mode") == "blocks"
+    if by_round:
+        return block_of(run_summary_df, by_host=spread, by_repetition=True), "round"
+    if spread:
+        return host_of(run_summary_df), "host"
+    return None, ""
+
+
 def compare_cells(
     run_summary_df: pd.DataFrame,
     cell_summary_df: pd.DataFrame,
     *,
     noise_floor_cv: float | None = None,
+    blocks: pd.Series | None = None,
+    block_unit: str = "block",
 ) -> pd.DataFrame:
     """The cell summary plus the verdict columns against the baseline cell.
+
+    Every verdict comes from :func:`analysis.statistics.verdicts.design_verdict`, the one rule
+    (``blocks``: each run's block when the experiment ran in blocks — rounds, hosts or source
+    databases — else None).
 
     Added columns: ``ratio, ratio_ci_low, ratio_ci_high, p_value, verdict, verdict_reason,
     mde_pct`` (minimum detectable effect, %), ``noise_cv_pct``, ``ci_method``, ``test_method``.
     """
-    values = {int(c): g["notpm"].to_numpy(dtype=float)
-              for c, g in _done(run_summary_df).groupby("cell_id")}
+    done = _done(run_summary_df)
+    values = done["notpm"].to_numpy(dtype=float)
+    cell_ids = done["cell_id"].astype(int).to_list()
+    block_list = None if blocks is None else blocks.reindex(done.index).to_list()
+    model = None
+    if block_list is not None and len(values):
+        ok = np.isfinite(values) & (values > 0)
+        model = blocked.fit(np.log(values[ok]), [c for c, k in zip(cell_ids, ok, strict=True)
+                                                 if k],
+                            [b for b, k in zip(block_list, ok, strict=True) if k])
     base_rows = cell_summary_df[cell_summary_df["is_baseline"]]
     base_id = int(base_rows["cell_id"].iloc[0]) if len(base_rows) else int(
         cell_summary_df["cell_id"].iloc[0]
     )
-    base = values.get(base_id, np.array([]))
     rows = []
     for cell_id in cell_summary_df["cell_id"]:
         if int(cell_id) == base_id:
@@ -170,75 +200,14 @@ def compare_cells(
                              verdict_reason="the reference cell", mde_pct=math.nan,
                              noise_cv_pct=math.nan, ci_method="", test_method=""))
             continue
-        v = verdict(base, values.get(int(cell_id), np.array([])), noise_floor_cv=noise_floor_cv)
+        v = design_verdict(values, cell_ids, block_list, base_id, int(cell_id),
+                           noise_floor_cv=noise_floor_cv, model=model, block_unit=block_unit)
         rows.append(dict(ratio=v.ratio, ratio_ci_low=v.ci_low, ratio_ci_high=v.ci_high,
                          p_value=v.p_value, verdict=v.verdict, verdict_reason=v.reason,
                          mde_pct=v.mde_pct, noise_cv_pct=v.noise_cv_pct,
                          ci_method=v.ci_method, test_method=v.test_method))
     out = pd.concat([cell_summary_df.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
     out.attrs.update(cell_summary_df.attrs)
-    return out
-
-
-def _blocked_verdicts(run_summary_df: pd.DataFrame, cells: pd.DataFrame,
-                      blocks: pd.Series | None = None, what: str = "host") -> pd.DataFrame:
-    """Verdicts with the host as a block: the ratio pooled over hosts, a stratified rank test.
-
-    Each cell is compared with the baseline within each host; the ratio and its interval are
-    the inverse-variance pool of the per-host log ratios (:func:`analysis.hosts.blocked_comparison`)
-    and the test is van Elteren's stratified Mann-Whitney. "faster"/"slower" needs p < 0.05 and
-    an interval that excludes 1, as for one host; hosts that disagree are said in the reason.
-    ``blocks`` (:func:`analysis.hosts.block_of`) blocks on something else — the repetition of
-    ``order: {mode: blocks}``, with or without the host; ``what`` names it in the reason.
-    """
-    done = _done(run_summary_df)
-    done = done.assign(_host=host_of(done) if blocks is None else blocks.reindex(done.index))
-    blocked = blocked_comparison(run_summary_df, blocks=blocks).set_index("cell_id")
-    base_id = int(cells.loc[cells["is_baseline"], "cell_id"].iloc[0])
-    out = cells.copy()
-    for i, row in out.iterrows():
-        cell_id = int(row["cell_id"])
-        if cell_id == base_id or cell_id not in blocked.index:
-            continue
-        b = blocked.loc[cell_id]
-        pairs = [(g.loc[g["cell_id"] == base_id, "notpm"].to_numpy(float),
-                  g.loc[g["cell_id"] == cell_id, "notpm"].to_numpy(float))
-                 for _, g in done.groupby("_host")]
-        pairs = [(a, c) for a, c in pairs if len(a) and len(c)]
-        p = van_elteren(pairs).p_value if pairs else math.nan
-        # Too few blocks for the exact stratified test to ever say p < 0.05 (4 blocks of one
-        # run a side: 0.125 at best): "not enough", not a "no clear difference" that a
-        # clear interval beside it would contradict.
-        floor_p = min_attainable_stratified_p([(a.size, c.size) for a, c in pairs])
-        excludes = math.isfinite(b["ratio_ci_low"]) and (b["ratio_ci_low"] > 1
-                                                        or b["ratio_ci_high"] < 1)
-        unit = "host" if what == "host" else "block"
-        n = int(b["n_hosts"])
-        if math.isfinite(b["ratio_ci_low"]) and math.isfinite(b["ratio_ci_high"]):
-            interval = f"pooled 95% CI {b['ratio_ci_low']:.3f}–{b['ratio_ci_high']:.3f}"
-        else:  # a queue part-way through its first blocks: say so, never print "nan"
-            interval = (f"no pooled interval yet: it needs 2 {unit}s holding both this cell"
-                        " and the baseline")
-        stated_p = f"van Elteren p = {p:.3g}" if math.isfinite(p) else "no rank test yet"
-        text = f"{what} blocks: {n} {unit}{'' if n == 1 else 's'}, {stated_p}, {interval}"
-        if math.isfinite(b["heterogeneity_p"]) and b["heterogeneity_p"] < 0.05:
-            text += f"; the {unit}s disagree (Cochran's Q p = {b['heterogeneity_p']:.3g})"
-        if math.isfinite(p) and p < 0.05 and excludes:
-            verdict_text = FASTER if b["ratio"] > 1 else SLOWER
-        elif not (math.isfinite(floor_p) and floor_p < 0.05):
-            verdict_text = NOT_ENOUGH
-            text += (f"; van Elteren's exact test cannot reach p < 0.05 with these {unit}s"
-                     + (f" (its smallest p is {floor_p:.3g})" if math.isfinite(floor_p) else "")
-                     + f": more {unit}s holding both this cell and the baseline are needed"
-                     " (6 of one run a side can reach 0.031)")
-        else:
-            verdict_text = NO_DIFFERENCE
-        out.loc[i, ["ratio", "ratio_ci_low", "ratio_ci_high", "p_value"]] = [
-            b["ratio"], b["ratio_ci_low"], b["ratio_ci_high"], p]
-        out.loc[i, ["verdict", "verdict_reason", "test_method", "ci_method"]] = [
-            verdict_text, text, f"van Elteren ({what} blocks)",
-            "inverse-variance over hosts" if what == "host" else "paired t over blocks"]
-        out.loc[i, "mde_pct"] = math.nan
     return out
 
 
@@ -344,21 +313,18 @@ def compare(
     # The baseline repeated often enough is the experiment's own A/A measurement.
     floor = aa_floor(rs, int(base_ids.iloc[0])) if len(base_ids) else aa_floor(rs, -1)
     aa = floor["cv_pct"] / 100 if floor["n"] else None
-    cells = compare_cells(rs, fr.cell_summary, noise_floor_cv=aa)
+    blocks, unit = design_blocks(rs, fr.experiment["spec"])
+    cells = compare_cells(rs, fr.cell_summary, noise_floor_cv=aa, blocks=blocks,
+                          block_unit=unit)
     cells.attrs["noise_floor"] = floor
-    # `order: {mode: blocks}`: the repetition is a block in time (with the host when spread).
-    by_run_block = (fr.experiment["spec"].get("order") or {}).get("mode") == "blocks"
-    if spread and not by_run_block:
-        cells = _blocked_verdicts(rs, cells)
-        cells.attrs["hosts_note"] = method_note(rs)
-    elif by_run_block:
-        cells = _blocked_verdicts(rs, cells, block_of(rs, by_host=spread, by_repetition=True),
-                                  what="run")
+    if blocks is not None:
         cells.attrs["hosts_note"] = (
-            "Runs of this experiment ran in blocks (order: blocks): each cell is compared with"
-            " the baseline within each block, the per-block log ratios averaged (paired t"
-            " interval), van Elteren's stratified rank test across blocks."
-            + (f" {method_note(rs)}" if spread else ""))
+            f"The runs ran in blocks ({unit}s): every cell is compared with the baseline in one"
+            f" model of log throughput with a cell and a {unit} effect, its noise pooled over"
+            " every cell; a verdict also needs van Elteren's stratified rank test where the"
+            f" {unit}s can reach p < 0.05, else it must hold with any one {unit} left out"
+            " (docs/statistics.md)."
+            + (f" {method_note(rs)}" if unit != "round" or spread else ""))
     knobs = varying_knobs(rs)
     effects = main_effects(rs, knobs)
     inter = interactions(rs, knobs)

@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.compare import Comparison, _blocked_verdicts, compare, compare_cells
+from analysis.compare import Comparison, compare, compare_cells
+from analysis.hosts import host_of
 from analysis.metric import metric_view
 from analysis.query import varying_knobs
 from analysis.statistics.verdicts import verdict
@@ -409,7 +410,8 @@ def _pooled(sources: list[Source], per: list[Comparison], keys: list[dict[str, i
         return pd.DataFrame(columns=columns)
     rs = _combined_runs(sources, per, keys, matched, base_key)
     cs = cell_summary(None, run_summary_df=rs)
-    cells = _blocked_verdicts(rs, compare_cells(rs, cs))
+    # The sources are the blocks (host_of: each source's runs carry its name).
+    cells = compare_cells(rs, cs, blocks=host_of(rs), block_unit="source")
     from analysis.hosts import blocked_comparison
 
     blocks = blocked_comparison(rs).set_index("cell_id") if len(rs) else pd.DataFrame()

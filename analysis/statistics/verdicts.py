@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from analysis.statistics import blocked
 from analysis.statistics.hypothesis_tests import mann_whitney, min_attainable_p
 from analysis.statistics.intervals import LEVEL, ratio_ci
 from analysis.statistics.power import mde_pct
@@ -213,4 +214,84 @@ def verdict(
         reasons.append(f"Mann-Whitney p = {_fmt_p(test.p_value)} ≥ {alpha:g}")
     if not ci.excludes_one:
         reasons.append(f"the {ci_text} includes 1")
+    return make(NO_DIFFERENCE, " and ".join(reasons) + hide)
+
+
+def design_verdict(
+    values: Sequence[float] | np.ndarray,
+    cells: Sequence[object],
+    blocks: Sequence[object] | None,
+    reference: object,
+    other: object,
+    *,
+    noise_floor_cv: float | None = None,
+    model: blocked.BlockedFit | None = None,
+    block_unit: str = "block",
+) -> Verdict:
+    """The one verdict rule of flushbench: cell ``other`` against cell ``reference``.
+
+    Every place that states a verdict — ``compare``, the report's bars, the scorecard, the
+    cross-database compare, the study tables — calls this function, so one comparison gets one
+    verdict wherever it is shown.
+
+    Parameters
+    ----------
+    values, cells:
+        Every counted run's figure (NOTPM, TPS) and cell.
+    blocks:
+        Each run's block (round of ``order: blocks``, host, source database) or None for an
+        unblocked experiment. Blocked: the additive cell + block model over every cell, with
+        its guard (:func:`analysis.statistics.blocked.blocked_verdict`); unblocked: the exact
+        rank test and the Welch interval of the two cells (:func:`verdict`).
+    reference, other:
+        The two cells; the ratio is other / reference.
+    noise_floor_cv:
+        The A/A floor (fraction) for the stated MDE.
+    model:
+        The blocked fit of the same runs, when the caller judges many pairs.
+    block_unit:
+        What a block is, in words (``round``, ``host``, ``source``).
+    """
+    y = np.asarray(values, dtype=float)
+    cell_arr = np.asarray(cells, dtype=object)
+    ok = np.isfinite(y) & (y > 0)
+    if blocks is None:
+        return verdict(y[ok & (cell_arr == reference)], y[ok & (cell_arr == other)],
+                       noise_floor_cv=noise_floor_cv)
+    block_arr = np.asarray(blocks, dtype=object)
+    y, cell_arr, block_arr = y[ok], cell_arr[ok], block_arr[ok]
+    na = int((cell_arr == reference).sum())
+    nb = int((cell_arr == other).sum())
+    if model is None:
+        model = blocked.fit(np.log(y), list(cell_arr), list(block_arr))
+    b = blocked.blocked_verdict(y, list(cell_arr), list(block_arr), reference, other,
+                                model=model)
+    sd = b.sigma
+    if noise_floor_cv is not None and np.isfinite(noise_floor_cv) and np.isfinite(sd):
+        sd = max(sd, cv_to_log_sd(noise_floor_cv))
+    noise_cv = 100.0 * log_sd_to_cv(sd) if np.isfinite(sd) else math.nan
+    mde = blocked.blocked_mde_pct(len(model.cells), b.n_blocks, sd) if b.n_blocks >= 2 \
+        else math.inf
+    units = f"{b.n_blocks} {block_unit}{'' if b.n_blocks == 1 else 's'}"
+    method = f"cell + {block_unit} model on log values, σ pooled over {len(model.cells)} cells"
+
+    def make(label: str, reason: str) -> Verdict:
+        return Verdict(label, reason, b.ratio, b.ci_low, b.ci_high, f"t ({b.df} df), {method}",
+                       b.p_value, f"t test of the contrast; guard: {b.guard}", na, nb,
+                       b.rank_min_p, noise_cv, mde)
+
+    if b.n_blocks < 2 or b.df < 1:
+        return make(NOT_ENOUGH, f"{block_unit} blocks: {units}, no blocked comparison yet: it"
+                                f" needs 2 {block_unit}s holding both cells and a noise"
+                                f" estimate (the model has {b.df} residual degrees of freedom)")
+    ci_text = f"95% CI of the ratio {b.ci_low:.3f}–{b.ci_high:.3f}"
+    model_text = f"{block_unit} blocks: {units}, model p = {_fmt_p(b.p_value)}, {ci_text}"
+    hide = f"; a change below ±{mde:.1f}% could hide at this design and noise"
+    if b.significant:
+        return make(FASTER if b.ratio > 1 else SLOWER, f"{model_text}; {b.guard_detail}")
+    reasons = []
+    if not (b.p_value < ALPHA and b.excludes_one):
+        reasons.append(f"{model_text} includes 1")
+    elif not b.guard_holds:
+        reasons.append(f"{model_text}, but {b.guard_detail}")
     return make(NO_DIFFERENCE, " and ".join(reasons) + hide)

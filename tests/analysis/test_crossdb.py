@@ -82,19 +82,24 @@ def test_matching_and_verdicts(sources: tuple[Path, Path]) -> None:
     # Each source against its own baseline: halving every run changes no ratio.
     per = cross.cells.pivot(index="label", columns="source", values="ratio")
     assert np.allclose(per.iloc[:, 0], per.iloc[:, 1])
-    # Pooled with the sources as blocks: A's ratio of means, A's delta-method SE over √2.
+    # Pooled with the sources as blocks (the one verdict rule: a cell + source model of log
+    # NOTPM over every cell). B is A halved, so by hand: the ratio of A's geometric means, the
+    # residual SS twice A's within-cell SS of logs, df = runs − cells − (sources − 1).
     values = _notpm(a)
+    logs = {k: np.log(v) for k, v in values.items() if k != DROPPED}  # matched cells only
+    rss = 2 * sum(float(((v - v.mean()) ** 2).sum()) for v in logs.values())
+    df = 2 * sum(len(v) for v in logs.values()) - len(logs) - 1
+    sigma = math.sqrt(rss / df)
+    t_crit = stats.t.ppf(0.975, df)
     pooled = cross.pooled.set_index("label")
-    z = stats.norm.ppf(0.975)
     for label, row in pooled.drop(index=base).iterrows():
-        cell, ref = values[label], values[base]
-        log_ratio = math.log(cell.mean() / ref.mean())
-        var = (cell.var(ddof=1) / (len(cell) * cell.mean() ** 2)
-               + ref.var(ddof=1) / (len(ref) * ref.mean() ** 2))
-        se = math.sqrt(var / 2)
+        cell, ref = logs[label], logs[base]
+        log_ratio = cell.mean() - ref.mean()
+        se = sigma * math.sqrt(1 / (2 * len(cell)) + 1 / (2 * len(ref)))
         assert row["ratio"] == pytest.approx(math.exp(log_ratio), rel=1e-9)
-        assert row["ratio_ci_low"] == pytest.approx(math.exp(log_ratio - z * se), rel=1e-9)
-        assert row["ratio_ci_high"] == pytest.approx(math.exp(log_ratio + z * se), rel=1e-9)
+        assert row["ratio_ci_low"] == pytest.approx(math.exp(log_ratio - t_crit * se), rel=1e-9)
+        assert row["ratio_ci_high"] == pytest.approx(math.exp(log_ratio + t_crit * se), rel=1e-9)
+        assert row["p_value"] == pytest.approx(2 * stats.t.sf(abs(log_ratio) / se, df), rel=1e-6)
         assert row["heterogeneity_p"] == pytest.approx(1.0)
         assert row["n_sources"] == 2
     # van Elteren over two identical strata of 3 vs 5: the doublewrite-off rows rank below

@@ -14,7 +14,7 @@ import pandas as pd
 from sqlalchemy import select, update
 
 from analysis import frames
-from analysis.compare import FASTER, NOT_ENOUGH, compare
+from analysis.compare import FASTER, compare
 from analysis.disturbed import disturbed_runs
 from analysis.hosts import block_of, blocked_comparison
 from store.db import ResultsDB
@@ -116,15 +116,16 @@ def test_compare_uses_blocks_for_a_blocked_order(tmp_path: Path) -> None:
         s.execute(update(Run).values(order_index=Run.repetition * 10 + Run.cell_id))
     cmp = compare(db, "policy")
     other = cmp.cells[~cmp.cells["is_baseline"]].iloc[0]
-    assert other["test_method"] == "van Elteren (run blocks)"
-    assert "run blocks: 5 blocks" in other["verdict_reason"]
-    assert "blocks (order: blocks)" in cmp.cells.attrs["hosts_note"]
-    # +10 % in every block, the interval far from 1, but 5 blocks of one run a side can never
-    # give the exact stratified test p < 0.05: "not enough", with why, never "no difference".
+    assert other["test_method"] == "t test of the contrast; guard: leave-one-block-out"
+    assert "round blocks: 5 rounds" in other["verdict_reason"]
+    assert "in blocks (rounds)" in cmp.cells.attrs["hosts_note"]
+    # +10 % in every block, the interval far from 1: 5 blocks of one run a side can never give
+    # the exact stratified rank test p < 0.05, so the cell + round model decides, guarded by
+    # leaving out each round in turn — a blocked design concludes.
     assert other["ratio_ci_low"] > 1.05
-    assert other["verdict"] == NOT_ENOUGH, other["verdict_reason"]
-    assert "its smallest p is 0.0625" in other["verdict_reason"]
-    assert any("no verdict" in w and "smallest p is 0.0625" in w for w in cmp.warnings)
+    assert other["verdict"] == FASTER, other["verdict_reason"]
+    assert "stays off 1 without any one of the 5 blocks" in other["verdict_reason"]
+    assert not any("no verdict" in w for w in cmp.warnings)
 
 
 def test_six_blocks_reach_a_verdict(tmp_path: Path) -> None:
@@ -132,7 +133,7 @@ def test_six_blocks_reach_a_verdict(tmp_path: Path) -> None:
     with db.session() as s, s.begin():
         s.execute(update(Run).values(order_index=Run.repetition * 10 + Run.cell_id))
     other = compare(db, "policy").cells.query("not is_baseline").iloc[0]
-    assert "run blocks: 6 blocks" in other["verdict_reason"]
+    assert "round blocks: 6 rounds" in other["verdict_reason"]
     assert other["verdict"] == FASTER, other["verdict_reason"]
 
 

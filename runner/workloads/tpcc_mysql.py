@@ -4,9 +4,11 @@ Not packaged by Debian: build it from Percona-Lab's tpcc-mysql source
 (``scripts/build-tpcc-mysql.sh SRC_DIR``). The binaries are looked for in
 ``workload.binaries`` (``tpcc_start``, ``tpcc_load``), then in ``$TPCC_MYSQL_BIN`` (the
 checkout, where the build leaves them, or its ``tpcc_start``), then on PATH; the same lookup
-decides ``workload.driver: auto`` (``registry.resolve_driver``). ``create_table.sql`` and
-``add_fkey_idx.sql`` are read from beside ``tpcc_load`` (the checkout's top directory, where
-``make`` puts the binaries) or from ``workload.binaries.tpcc_mysql_sql_dir``.
+decides ``workload.driver: auto`` (``registry.resolve_driver``). Whatever is found must answer
+as tpcc-mysql's (:func:`identity`) before a dataset is loaded or a server started.
+``create_table.sql`` and ``add_fkey_idx.sql`` are read from beside ``tpcc_load`` (the
+checkout's top directory, where ``make`` puts the binaries) or from
+``workload.binaries.tpcc_mysql_sql_dir``.
 
 Connections: tpcc-mysql takes the password only as ``-p`` (it shows in ``ps`` and tpcc-mysql
 echoes it; flushbench redacts it from the evidence files and warns). A unix socket is passed
@@ -55,6 +57,18 @@ BUILD_FIX = (
     "build Percona-Lab's tpcc-mysql (scripts/build-tpcc-mysql.sh SRC_DIR) and set"
     f" {TPCC_MYSQL_ENV}=SRC_DIR, put {{name}} on PATH or set workload.binaries.{{name}}"
 )
+#: The identity probe: both binaries parse their options with getopt and answer an unknown
+#: option with their banner and ``Usage: <name> -h server_host ...`` (exit 0) before they
+#: connect anywhere (src/main.c and src/load.c; tests/fixtures/tpcc-mysql holds the output).
+#: Without arguments tpcc_start would connect to localhost and run, so the probe never does
+#: that. The older positional-argument tpcc-mysql prints ``usage:`` in lower case and cannot
+#: take the options this adapter passes, so it is refused too.
+UNKNOWN_OPTION = "-?"
+
+
+def identity(name: str) -> tuple[list[str], bytes]:
+    """:func:`binary_problem`'s ``identify`` for ``tpcc_start`` or ``tpcc_load``."""
+    return [UNKNOWN_OPTION], f"Usage: {name} -h server_host".encode()
 
 
 def tpcc_mysql_dir() -> Path | None:
@@ -130,12 +144,14 @@ class TpccMysqlWorkload(Workload):
         return [p for p in (self.start_binary, self.load_binary) if p is not None]
 
     def problems(self) -> list[str]:
-        """``tpcc_start`` must be found (what a run needs)."""
-        return binary_problem(self.start_binary, "tpcc_start", BUILD_FIX.format(name="tpcc_start"))
+        """``tpcc_start`` must be found and be tpcc-mysql's (what a run needs)."""
+        return binary_problem(self.start_binary, "tpcc_start", BUILD_FIX.format(name="tpcc_start"),
+                              identify=identity("tpcc_start"))
 
     def load_problems(self) -> list[str]:
-        """``tpcc_load`` and the schema scripts beside it must be found (what a load needs)."""
-        found = binary_problem(self.load_binary, "tpcc_load", BUILD_FIX.format(name="tpcc_load"))
+        """``tpcc_load``, tpcc-mysql's, and the schema scripts beside it (what a load needs)."""
+        found = binary_problem(self.load_binary, "tpcc_load", BUILD_FIX.format(name="tpcc_load"),
+                               identify=identity("tpcc_load"))
         if found:
             return found
         missing = [name for name in SCHEMA_FILES if self._sql_file(name) is None]

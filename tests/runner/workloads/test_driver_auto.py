@@ -2,8 +2,9 @@
 Go driver; resolved once, when the file is validated, and stored resolved.
 
 The resolution tests put a fake executable named ``tpcc_start`` in a PATH or ``TPCC_MYSQL_BIN``
-directory (the choice only asks whether it is there); the real run uses the real tpcc_start
-(built by ``scripts/build-tpcc-mysql.sh``, marker ``optional_tool``: skipped without it).
+directory (the choice asks whether it is there and answers its identity probe as the real one
+does); the real run uses the real tpcc_start (built by ``scripts/build-tpcc-mysql.sh``, marker
+``optional_tool``: skipped without it).
 """
 
 from __future__ import annotations
@@ -22,12 +23,17 @@ from store.models import Experiment, Run, RunMetadata
 from tests.support.cli_runner import CliRun
 from tests.support.tiny_experiment import tiny_tpcc_experiment
 
+#: What the real tpcc_start prints for the adapter's identity probe (``tpcc_start -?``).
+USAGE = Path(__file__).parents[2] / "fixtures" / "tpcc-mysql" / "tpcc_start-unknown-option.stdout"
+
 
 def _fake_tpcc_start(folder: Path, *, executable: bool = True) -> Path:
-    """A file named tpcc_start in ``folder`` (all the resolution looks at)."""
+    """A file named tpcc_start in ``folder`` that answers the identity probe as the real one."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "tpcc_start"
-    path.write_text("#!/bin/sh\nexit 0\n")
+    # echo, a shell builtin: these tests run with a PATH that holds nothing else.
+    path.write_text("#!/bin/sh\n" + "".join(f"echo '{line}'\n"
+                                            for line in USAGE.read_text().splitlines()))
     path.chmod(0o755 if executable else 0o644)
     return path
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from analysis.compare import noise_floor
 from analysis.frames import load
 from analysis.query import DB
+from analysis.statistics.blocked import blocked_mde_pct
 from analysis.statistics.power import runs_needed
 from analysis.statistics.verdicts import POWER, cv_to_log_sd, minimum_detectable_effect
 from flushbench.errors import AnalysisError
@@ -68,15 +69,24 @@ def pilot_noise(db: DB, experiment: str) -> Noise:
 
 
 def comparison_power(label: str, n_baseline: int, n_other: int, seconds_per_run: float,
-                     effect_pct: float, noise: Noise) -> ComparisonPower:
+                     effect_pct: float, noise: Noise, *, blocked_cells: int | None = None
+                     ) -> ComparisonPower:
     """The MDE at the declared sizes, and the runs (both cells equal) and hours to reach it.
 
     ``seconds_per_run`` is the estimated wall time of one run of either cell; the hours are
-    for running both cells ``runs_needed`` times.
+    for running both cells ``runs_needed`` times. ``blocked_cells``: the experiment runs in
+    blocks (``order: blocks``) of this many cells, so the blocked rule's power counts
+    (:func:`analysis.statistics.blocked.blocked_mde_pct`): a run per cell per block, and the
+    runs needed are blocks.
     """
     sd = cv_to_log_sd(noise.cv)
-    mde = minimum_detectable_effect(n_baseline, n_other, sd)
-    need = runs_needed(effect_pct, sd)
+    if blocked_cells is None:
+        mde = minimum_detectable_effect(n_baseline, n_other, sd)
+        need = runs_needed(effect_pct, sd)
+    else:
+        mde = blocked_mde_pct(blocked_cells, min(n_baseline, n_other), sd)
+        need = next((b for b in range(2, 51)
+                     if blocked_mde_pct(blocked_cells, b, sd) <= effect_pct), None)
     hours = None if need is None else 2 * need * seconds_per_run / 3600
     return ComparisonPower(label, effect_pct, n_baseline, n_other, mde, need, hours)
 
@@ -84,5 +94,5 @@ def comparison_power(label: str, n_baseline: int, n_other: int, seconds_per_run:
 def power_sentence(effect_pct: float, noise: Noise) -> str:
     """The line under the table: what the figures mean."""
     return (f"to find a change of {effect_pct:g} % with {100 * POWER:.0f} % power by the"
-            f" report's own verdict rule (exact rank test and interval), with run-to-run"
+            f" report's own verdict rule (docs/statistics.md), with run-to-run"
             f" noise from {noise.source}")

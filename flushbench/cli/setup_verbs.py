@@ -144,7 +144,9 @@ def _print_power(made, effect: float, cv: float | None, pilot: str | None,  # no
             continue
         per_run = max(seconds.get(cell.key, [0.0]) + seconds.get(base.key, [0.0]))
         row = comparison_power(cell.label, exp.repetitions_of(base), exp.repetitions_of(cell),
-                               per_run, effect, noise)
+                               per_run, effect, noise,
+                               blocked_cells=len(made.cells) if exp.order.mode == "blocks"
+                               else None)
         mde = "∞" if math.isinf(row.mde_pct) else f"±{row.mde_pct:.1f} %"
         table.add_row(literal(cell.label), f"{row.n_baseline} vs {row.n_other}", mde,
                       str(row.runs_needed) if row.runs_needed else "> 50",

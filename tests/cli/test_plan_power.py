@@ -35,7 +35,7 @@ def test_pilot_noise_from_a_database(cli: CliRun,
     code, out, err = cli(["plan", str(STUDY), "--detect", "33%", "--pilot", "stability-2011",
                           "--db", str(study_db)])
     assert code == 0, err
-    assert "baseline of 'stability-2011' (5 runs: CV 12.5 %)" in out.replace("\n", " ")
+    assert "baseline of 'stability-2011' (5 runs: CV 12.5 %)" in " ".join(out.split())
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -25,14 +25,14 @@ from sqlalchemy import select
 from analysis.query import DB, ExperimentRef, resolve_experiment, session_scope
 from flushbench.errors import AnalysisError
 from flushbench.redaction import MASK, SECRET_SERVER_VARIABLES, redact
+from store.bundle_manifest import BundleHost
 from store.bundles import RESULTS, write_archive
 from store.migrate import current_revision, sqlite_copy
 from store.models import Run, RunMetadata
 
-#: Host facts a reader needs to judge comparability (one entry per distinct combination).
-ENVIRONMENT = ("hostname", "kernel", "cpu_model", "cpu_count", "mem_total_bytes",
-               "datadir_device", "datadir_fstype", "server_flavor", "server_version",
-               "dataset_key", "driver")
+#: Host facts a reader needs to judge comparability (one entry per distinct combination):
+#: the keys of the manifest's host model, which ``open`` checks them against.
+ENVIRONMENT = tuple(BundleHost.model_fields)
 
 
 #: The bundle's copy of the experiment file given with ``--reference`` (verbatim).

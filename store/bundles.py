@@ -10,36 +10,49 @@ A bundle (``study.tar.zst``, or ``.tar.gz``) is a tar archive with one top folde
     <name>/server-N.yaml      with servers as a matrix axis: each profile a cell named
     <name>/report/…           the report made from the bundled database
 
-This module reads and writes the archive and checks it; ``analysis/bundle.py`` fills it.
-Opening never trusts the archive: members must be regular files under the top folder (no
-links, devices, absolute paths or ``..``), sizes are capped, and every file's sha256 must match
-the manifest.
+This module writes the archive and opens one; ``analysis/bundle.py`` fills it. Opening never
+trusts the archive (``store/bundle_archive.py`` reads it as a capped stream and checks every
+member; ``store/bundle_manifest.py`` types the manifest): the whole archive is read and checked
+first — every member's path, every file's sha256 against the manifest, no file the manifest
+does not list — before anything is written. Then the top folder is made (never an existing
+one, unless ``force`` and none of the bundle's files is there yet), files are created
+exclusively (nothing is ever overwritten), the database is checked against the manifest's
+figures, and on any failure exactly what this call made is removed again.
+
+A bundle is read-only: ``--db BUNDLE`` reads a copy unpacked into the cache, and a command
+that writes is refused (:func:`read_only_bundle`) rather than writing into that copy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import io
 import json
 import os
 import shutil
+import sqlite3
 import tarfile
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from flushbench.errors import StoreError
+from flushbench.errors import StoreError, quote
+from flushbench.filecheck import check_input_file
 from flushbench.paths import cache_dir
+from store.bundle_archive import DAMAGED, MANIFEST, Listing, Member, inspect_archive, walk
+from store.bundle_manifest import (
+    RESULTS,
+    BundleManifest,
+    check_database,
+    database_revision,
+    parse_manifest,
+)
 
-MANIFEST = "MANIFEST.json"
-RESULTS = "results.sqlite"
 #: Suffixes a bundle may have, and the tar compression each means.
 SUFFIXES = {".tar.zst": "zst", ".tar.gz": "gz", ".tgz": "gz"}
-#: Largest bundle member accepted when opening (a results DB of a long study is ~100 MB).
-MAX_MEMBER_BYTES = 4 * 1024**3
-#: The fix for an archive that cannot be read: it was cut short or changed on the way.
-DAMAGED = ("the file is damaged or truncated: copy it again from where it came from, or make"
-           " it again with `flushbench bundle`")
+#: The fix for a bundle whose files differ from its manifest.
+CHANGED = f"it was changed after it was made; {DAMAGED.split(': ', 1)[1]}"
 
 
 def unpack_root() -> Path:
@@ -74,13 +87,16 @@ def sha256(path: Path) -> str:
 def write_archive(folder: Path, target: Path, manifest: dict[str, Any]) -> Path:
     """Archive ``folder`` (its name becomes the top folder) with a manifest of its files.
 
+    ``manifest`` is every key of :class:`~store.bundle_manifest.BundleManifest` but ``files``.
     Written to a temporary file beside ``target`` and renamed, so a failure never leaves half
     a bundle under the final name.
     """
     kind = compression(target)
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST)
     manifest = {**manifest, "files": {str(p.relative_to(folder)): sha256(p) for p in files}}
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
+    text = json.dumps(manifest, indent=2, sort_keys=True, default=str)
+    parse_manifest(text.encode(), str(target))  # never write a manifest `open` would refuse
+    (folder / MANIFEST).write_text(text)
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
@@ -106,88 +122,239 @@ def write_archive(folder: Path, target: Path, manifest: dict[str, Any]) -> Path:
     return target
 
 
-def _members(tar: tarfile.TarFile, where: str) -> tuple[str, list[tarfile.TarInfo]]:
-    """The top folder and the members to extract; refuses anything but plain files/folders."""
-    members = tar.getmembers()
-    tops = {m.name.split("/", 1)[0] for m in members}
-    if len(tops) != 1:
-        raise StoreError("not a flushbench bundle (it has no single top folder)", where=where,
-                         fix="make bundles with `flushbench bundle`")
-    top = tops.pop()
-    for m in members:
-        parts = Path(m.name).parts
-        if m.name.startswith("/") or ".." in parts or not (m.isfile() or m.isdir()):
-            raise StoreError(f"the bundle holds an unsafe member: {m.name[:80]!r}", where=where,
-                             fix="open only bundles made by `flushbench bundle`")
-        if m.size > MAX_MEMBER_BYTES:
-            raise StoreError(f"the bundle member {m.name[:80]!r} is over 4 GiB", where=where,
-                             fix="open only bundles made by `flushbench bundle`")
-    return top, members
+def read_only_bundle(path: Path) -> StoreError:
+    """The refusal of a command that would write to a study bundle's database."""
+    return StoreError("a study bundle is read-only, and this command writes to its results"
+                      " database", where=str(path),
+                      fix=f"unpack it with `flushbench open {path}` and point --db at the"
+                          " results.sqlite it prints (a copy of your own)")
 
 
-def _tar_stream(path: Path) -> tarfile.TarFile:
-    kind = compression(path)
-    if kind == "zst":
-        import zstandard
+@dataclass(frozen=True)
+class OpenedBundle:
+    """A bundle unpacked and checked: its folder and its manifest."""
 
-        with path.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as zst:
-            data = zst.read()
-        return tarfile.open(fileobj=io.BytesIO(data), mode="r:")
-    return tarfile.open(path, mode="r:gz")
+    folder: Path
+    manifest: BundleManifest
 
 
-def open_bundle(path: Path, target: Path) -> Path:
-    """Unpack a bundle into ``target`` (created), check it, and return its top folder.
+class _Made:
+    """Every folder and file one opening made, in order, so a failure removes exactly those
+    (never a folder that was there before, nor a file someone else put in a new folder)."""
+
+    def __init__(self, where: str) -> None:
+        self._where = where
+        self._paths: list[tuple[Path, bool]] = []
+
+    def folder(self, path: Path, *, new: bool = False) -> None:
+        """Make ``path`` (an existing real folder is fine unless ``new``)."""
+        try:
+            path.mkdir()
+        except FileExistsError:
+            if new or path.is_symlink() or not path.is_dir():
+                raise StoreError(f"{path} exists already", where=self._where,
+                                 fix="open the bundle into another folder with -o FOLDER"
+                                 ) from None
+            return
+        self._paths.append((path, True))
+
+    def file(self, path: Path) -> BinaryIO:
+        """Create ``path`` for writing; an existing file (or link) there is never replaced."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileExistsError:
+            raise StoreError(f"{path} exists already: opening the bundle would overwrite it",
+                             where=self._where,
+                             fix="open the bundle into another folder with -o FOLDER") from None
+        self._paths.append((path, False))
+        return os.fdopen(fd, "wb")
+
+    def undo(self) -> None:
+        """Remove what was made, newest first; a folder someone else added to stays."""
+        for path, is_folder in reversed(self._paths):
+            try:
+                path.rmdir() if is_folder else path.unlink()
+            except OSError:
+                pass
+
+
+def _match_manifest(manifest: BundleManifest, listing: Listing, where: str) -> None:
+    """Every file in the archive listed, every listed file there, every sha256 the same."""
+    unlisted = sorted(set(listing.files) - set(manifest.files))
+    if unlisted:
+        names = ", ".join(quote(n) for n in unlisted[:3])
+        more = f" and {len(unlisted) - 3} more" if len(unlisted) > 3 else ""
+        raise StoreError(f"the bundle holds files its manifest does not list: {names}{more}",
+                         where=where, fix=CHANGED)
+    for name, digest in sorted(manifest.files.items()):
+        if name not in listing.files:
+            raise StoreError(f"the bundle's {name} is listed in its manifest but missing",
+                             where=where, fix=CHANGED)
+        if listing.files[name] != digest:
+            raise StoreError(f"the bundle's {name} does not match its manifest", where=where,
+                             fix=CHANGED)
+
+
+def _destination(parent: Path, listing: Listing, made: _Made, *, force: bool,
+                 where: str) -> Path:
+    """Make the folder the bundle opens into (``parent/<top folder>``) and return it.
+
+    Folders missing above it are made too. An existing top folder is refused unless
+    ``force``; then none of the bundle's paths may exist in it.
+    """
+    missing: list[Path] = []
+    existing = parent
+    while not existing.exists() and not existing.is_symlink():
+        missing.append(existing)
+        existing = existing.parent
+    if not existing.is_dir():
+        raise StoreError(f"{existing} is not a folder", where=where,
+                         fix="open the bundle into a folder with -o FOLDER")
+    folder = parent / listing.top
+    if folder.exists() or folder.is_symlink():
+        if not force or folder.is_symlink() or not folder.is_dir():
+            raise StoreError(
+                f"{folder} exists already", where=where,
+                fix="open the bundle into another folder with -o FOLDER, or remove that one"
+                    " (--force adds the bundle's files to it when none of them is there yet)")
+        for path in sorted(listing.folders | set(listing.files) | {MANIFEST}):
+            target = folder / path
+            is_folder = path in listing.folders
+            if target.is_symlink() or target.exists() and not (is_folder and target.is_dir()):
+                raise StoreError(f"{target} exists already: opening the bundle would overwrite"
+                                 " it", where=where,
+                                 fix="open the bundle into another folder with -o FOLDER")
+    for path in reversed(missing):
+        made.folder(path)
+    made.folder(folder, new=not force)
+    return folder
+
+
+def _write_members(handle: BinaryIO, kind: str, where: str, listing: Listing, folder: Path,
+                   made: _Made) -> None:
+    """The second pass: every member written under ``folder``, each file's sha256 again the
+    one the first pass checked (a bundle changed in between is refused)."""
+    with contextlib.closing(walk(handle, kind, where)) as members:
+        for _, member in members:
+            if member.path:
+                _write_member(member, folder, made, where, listing)
+
+
+def _write_member(member: Member, folder: Path, made: _Made, where: str,
+                  listing: Listing) -> None:
+    parts = member.path.split("/")
+    for depth in range(1, len(parts) + 1 if member.is_folder else len(parts)):
+        made.folder(folder.joinpath(*parts[:depth]))
+    if member.is_folder:
+        return
+    digest = hashlib.sha256()
+    with made.file(folder.joinpath(*parts)) as out:
+        for block in member.chunks():
+            digest.update(block)
+            out.write(block)
+    expected = (hashlib.sha256(listing.manifest).hexdigest() if member.path == MANIFEST
+                else listing.files.get(member.path))
+    if digest.hexdigest() != expected:
+        raise StoreError("the bundle changed while it was being opened", where=where,
+                         fix="open it again once nothing writes to it")
+
+
+def open_bundle(path: Path, parent: Path, *, force: bool = False) -> OpenedBundle:
+    """Unpack a bundle into ``parent/<its top folder>`` (made here) after checking all of it.
 
     Raises
     ------
     StoreError
-        Not a readable archive, unsafe members, no manifest, or a file whose sha256 does not
-        match the manifest (the folder is removed again).
+        Naming ``path`` as given: not a readable archive, a member that breaks a rule of
+        ``store/bundle_archive.py``, a manifest that is invalid or does not match the files
+        or the database, or a destination that exists. Whatever this call made is removed
+        again; nothing else is touched.
     """
     where = str(path)
-    if not path.is_file():
-        raise StoreError("no bundle file here", where=where, fix="check the path")
+    kind = compression(path)
+    check_input_file(path, "bundle file", error=StoreError)  # a FIFO would block the read
+    with path.open("rb") as handle:
+        listing = inspect_archive(handle, kind, where)
+        manifest = parse_manifest(listing.manifest, where)
+        _match_manifest(manifest, listing, where)
+        made = _Made(where)
+        try:
+            folder = _destination(parent, listing, made, force=force, where=where)
+            _write_members(handle, kind, where, listing, folder, made)
+            check_database(manifest, folder / RESULTS, where)
+        except BaseException:
+            made.undo()
+            raise
+    return OpenedBundle(folder, manifest)
+
+
+def _cached_database(folder: Path) -> Path | None:
+    """The database of a bundle already unpacked into the cache at ``folder``, if complete.
+
+    The cache's own folder, made whole by a rename: anything else there is removed.
+    """
+    if not folder.exists() and not folder.is_symlink():
+        return None
+    opened = [p for p in folder.iterdir() if p.is_dir()] if folder.is_dir() else []
+    if len(opened) == 1 and (opened[0] / RESULTS).is_file() and not folder.is_symlink():
+        return opened[0] / RESULTS
+    if folder.is_symlink() or not folder.is_dir():
+        folder.unlink()
+    else:
+        shutil.rmtree(folder)
+    return None
+
+
+def _unpack_into_cache(path: Path, folder: Path) -> Path:
+    """Open ``path`` into a new folder of the cache, renamed to ``folder`` once complete."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".opening-", dir=folder.parent))
     try:
-        with _tar_stream(path) as tar:
-            top, members = _members(tar, where)
-            target.mkdir(parents=True, exist_ok=True)
-            tar.extractall(target, members=members, filter="data")
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise StoreError(f"cannot read the bundle ({exc})", where=where, fix=DAMAGED) from None
-    except Exception as exc:  # zstandard raises its own ZstdError
-        if type(exc).__module__.startswith("zstandard"):
-            raise StoreError(f"cannot decompress the bundle ({exc})", where=where,
-                             fix=DAMAGED) from None
-        raise
-    folder = target / top
+        opened = open_bundle(path, staging)
+        try:
+            staging.rename(folder)
+        except OSError:  # another process unpacked the same bundle first: use that copy
+            if _cached_database(folder) is None:
+                raise
+        return folder / opened.folder.name / RESULTS
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # this call's own folder, if still there
+
+
+def _check_current(database: Path, where: str) -> None:
+    """A bundle's database must be at this flushbench's schema revision to be read as is."""
+    from store.migrate import head_revision, known_revisions
+
     try:
-        manifest = json.loads((folder / MANIFEST).read_text())
-        expected: dict[str, str] = manifest["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        shutil.rmtree(folder, ignore_errors=True)
-        raise StoreError("the bundle has no readable manifest", where=where,
-                         fix="make bundles with `flushbench bundle`") from None
-    for name, digest in expected.items():
-        member = folder / name
-        if not member.is_file() or sha256(member) != digest:
-            shutil.rmtree(folder, ignore_errors=True)
-            raise StoreError(f"the bundle's {name} does not match its manifest", where=where,
-                             fix=f"it was changed after it was made; {DAMAGED.split(': ', 1)[1]}")
-    if not (folder / RESULTS).is_file():
-        shutil.rmtree(folder, ignore_errors=True)
-        raise StoreError("the bundle has no results database", where=where,
-                         fix="make bundles with `flushbench bundle`")
-    return folder
+        revision = database_revision(database)
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"cannot read the bundle's unpacked database ({exc})", where=where,
+                         fix=f"remove {database.parent.parent} (a cache) and try again") from None
+    head = head_revision()
+    if revision == head:
+        return
+    if revision in known_revisions():
+        raise StoreError(
+            f"the bundle's database is at schema revision {revision}, this flushbench reads"
+            f" {head}", where=where,
+            fix=f"unpack it with `flushbench open {where}`, run `flushbench db upgrade --db"
+                " FOLDER/results.sqlite` on the copy it prints, and use that copy")
+    raise StoreError(f"the bundle's database is at schema revision {revision}, which this"
+                     " flushbench does not know: a newer flushbench made it", where=where,
+                     fix="read it with a newer flushbench (its manifest names the version)")
 
 
 def bundle_database(path: Path) -> Path:
-    """The results database inside a bundle, unpacked once into the cache (``--db BUNDLE``)."""
-    if not path.is_file():
-        raise StoreError("no bundle file here", where=str(path), fix="check the path")
-    folder = unpack_root() / sha256(path)[:16]
-    unpacked = [p for p in folder.iterdir() if p.is_dir()] if folder.is_dir() else []
-    if len(unpacked) == 1 and (unpacked[0] / RESULTS).is_file():
-        return unpacked[0] / RESULTS
-    shutil.rmtree(folder, ignore_errors=True)
-    return open_bundle(path, folder) / RESULTS
+    """The results database inside a bundle (``--db BUNDLE``), read-only by intent.
+
+    Unpacked and checked once into the cache (one folder per content hash); a database at
+    another schema revision is refused naming the bundle. ``path`` is named in every message
+    as given.
+    """
+    compression(path)
+    check_input_file(path, "bundle file", error=StoreError)
+    folder = unpack_root() / sha256(path)
+    database = _cached_database(folder) or _unpack_into_cache(path, folder)
+    _check_current(database, str(path))
+    return database

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from flushbench.cli import app
 from flushbench.cli.console import make_console, say
@@ -55,29 +56,49 @@ def bundle_cmd(
 @app.command("open")
 def open_cmd(
     bundle: Annotated[Path, typer.Argument(help="A bundle made by `flushbench bundle`.")],
-    out: Annotated[Path | None, typer.Option("-o", "--out", help="Folder to unpack into"
-                                             " (default: beside the bundle).")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "-o", "--out", help="The folder the bundle's own folder is made in (default: beside"
+        " the bundle).")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Open into the bundle's folder even though it exists, when none of"
+        " the bundle's files is there yet (nothing is ever overwritten).")] = False,
 ) -> None:
-    """Unpack a study bundle, check every file against its manifest, and say how to use it."""
-    import json
+    """Unpack a study bundle into a new folder after checking every file against its manifest
+    and the database against its figures, and say how to use it."""
+    from store.bundles import RESULTS, open_bundle
 
-    from store.bundles import MANIFEST, RESULTS, open_bundle
-
-    target = out or bundle.resolve().parent
-    folder = open_bundle(bundle, target)
-    manifest = json.loads((folder / MANIFEST).read_text())
+    opened = open_bundle(bundle, out if out is not None else bundle.absolute().parent,
+                         force=force)
+    folder, manifest = opened.folder, opened.manifest
     console = make_console()
-    name = manifest["experiment"]["name"]
-    say(console, f"{folder}: {name}, made {manifest['made_at']} by flushbench"
-                 f" {manifest['flushbench_version']}; every file matches its manifest")
-    for host in manifest.get("environment", []):
-        say(console, f"  ran on {host['hostname']}: {host['server_flavor']}"
-                     f" {host['server_version']}, {host['cpu_count']} × {host['cpu_model']},"
-                     f" kernel {host['kernel']}")
-    say(console, f"report: {folder / 'report' / 'report.html'}")
+    name = manifest.experiment.name
+    say(console, f"{folder}: {name}, made {manifest.made_at.isoformat()} by flushbench"
+                 f" {manifest.flushbench_version}; every file matches its manifest, and the"
+                 " database its row counts")
+    for host in manifest.environment:
+        say(console, f"  ran on {host.hostname}: {host.server_flavor} {host.server_version},"
+                     f" {host.cpu_count} × {host.cpu_model}, kernel {host.kernel}")
+    _say_revision(console, manifest.schema_revision, folder / RESULTS)
+    if "report/report.html" in manifest.files:
+        say(console, f"report: {folder / 'report' / 'report.html'}")
     # The reference file the bundled report scored against, when it was made with one.
-    scored = f" --reference {folder / manifest['reference']}" if manifest.get("reference") else ""
+    scored = f" --reference {folder / manifest.reference}" if manifest.reference else ""
     say(console, f"explore: flushbench compare {name} --db {folder / RESULTS}{scored}"
                  f"  (or --db {bundle})")
     say(console, f"rebuild the report: flushbench report {name} --db {bundle}{scored}"
                  " -o REPORT_FOLDER")
+
+
+def _say_revision(console: Console, revision: str, database: Path) -> None:
+    """A database at another schema revision than this flushbench's: what to do first."""
+    from store.migrate import head_revision, known_revisions
+
+    head = head_revision()
+    if revision == head:
+        return
+    if revision in known_revisions():
+        say(console, f"its database is at schema revision {revision}, this flushbench reads"
+                     f" {head}: run `flushbench db upgrade --db {database}` first")
+    else:
+        say(console, f"its database is at schema revision {revision}, which a newer"
+                     " flushbench made: read it with that version")

@@ -39,7 +39,7 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
         raise AnalysisError(f"unknown table {what!r}", where="--what",
                             fix="use intervals, samples or runs")
     path = Path(out)
-    url = resolve_url(db if isinstance(db, (str, Path)) or db is None else None)
+    url = resolve_url(db if isinstance(db, (str, Path)) or db is None else None, write=False)
     if url.startswith("sqlite:///") and _same_file(path, Path(url.removeprefix("sqlite:///"))):
         raise AnalysisError("that is the results database itself", where=str(path),
                             fix="write the export to another file")

@@ -110,7 +110,7 @@ def session_scope(db: DB) -> Iterator[Session]:
     if isinstance(db, ResultsDB):
         rdb = db
     else:
-        rdb = owned = ResultsDB(db, create=False)
+        rdb = owned = ResultsDB(db, create=False, write=False)  # reads: a study bundle is fine
     try:
         with rdb.session() as s:
             yield s

@@ -17,7 +17,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from flushbench.errors import StoreError, bounded
-from store.bundles import bundle_database, is_bundle_path
+from store.bundles import bundle_database, is_bundle_path, read_only_bundle
 from store.checks import check_sqlite_file, guarded, parse_url
 from store.migrate import (
     RevisionHook,
@@ -33,16 +33,37 @@ from store.migrate import (
 DEFAULT_DB_PATH = Path("results") / "flushbench.sqlite"
 
 
-def resolve_url(db: str | os.PathLike[str] | None = None) -> str:
+def resolve_url(db: str | os.PathLike[str] | None = None, *, write: bool = True) -> str:
     """Turn ``--db`` (a path, a SQLAlchemy URL or a study bundle), ``$FLUSHBENCH_DB`` or the
-    default into a URL (a bundle is unpacked into the cache and checked first)."""
+    default into a URL.
+
+    A study bundle is read-only: ``write`` (the caller may write to the database) refuses
+    one, naming it; a reader passes ``write=False`` and gets the bundle's database, unpacked
+    once into the cache and checked.
+    """
     value = str(db) if db is not None else os.environ.get("FLUSHBENCH_DB", str(DEFAULT_DB_PATH))
     if "://" in value:
         return value
-    if is_bundle_path(value):
-        # A study bundle: its results database, unpacked once into the cache and checked.
-        return f"sqlite:///{bundle_database(Path(value).expanduser().resolve())}"
+    bundle = named_bundle(value)
+    if bundle is not None:
+        if write:
+            raise read_only_bundle(bundle)
+        return f"sqlite:///{bundle_database(bundle).absolute()}"
     return f"sqlite:///{Path(value).expanduser().resolve()}"
+
+
+def named_bundle(db: str | os.PathLike[str] | None = None) -> Path | None:
+    """The study bundle ``--db`` (or ``$FLUSHBENCH_DB``) names, as named; None for a database."""
+    value = str(db) if db is not None else os.environ.get("FLUSHBENCH_DB", str(DEFAULT_DB_PATH))
+    return Path(value).expanduser() if "://" not in value and is_bundle_path(value) else None
+
+
+def refuse_read_only(db: str | os.PathLike[str] | None = None) -> None:
+    """Refuse, before anything starts, a ``--db`` that cannot be written: a study bundle
+    (for commands that prepare at length before they open the database to write)."""
+    bundle = named_bundle(db)
+    if bundle is not None:
+        raise read_only_bundle(bundle)
 
 
 def redacted(url: str) -> str:
@@ -138,10 +159,16 @@ class ResultsDB:
     create:
         Bring an empty (new) database to head. A database at an older revision is never
         migrated silently: that raises :class:`StoreError` telling to run ``flushbench db upgrade``.
+    write:
+        The caller may write to the database. A study bundle is read-only: it is refused
+        then; a reader passes ``write=False`` (``bundle`` is then the bundle it reads).
     """
 
-    def __init__(self, db: str | os.PathLike[str] | None = None, *, create: bool = True) -> None:
-        self.url = resolve_url(db)
+    def __init__(self, db: str | os.PathLike[str] | None = None, *, create: bool = True,
+                 write: bool = True) -> None:
+        self.url = resolve_url(db, write=write)
+        #: The study bundle this handle reads (its database is a cache copy), or None.
+        self.bundle = named_bundle(db)
         shown = redacted(self.url)
         parsed = parse_url(self.url, shown)
         if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):

@@ -42,12 +42,12 @@ def bundle_cmd(
     if out.exists() and not force:
         raise AnalysisError("the bundle file exists already", where=str(out),
                             fix="choose another name, or pass --force to overwrite it")
-    url = resolve_url(db)
+    url = resolve_url(db, write=False)
     source = database_file(url)
     if out.resolve() == source.resolve():
         raise AnalysisError("that is the results database itself", where=str(out),
                             fix="write the bundle to another file")
-    ResultsDB(db, create=False).dispose()  # refuses a missing, foreign or old database
+    ResultsDB(db, create=False, write=False).dispose()  # a missing, foreign or old one: refused
     experiment_ref: str | int = int(experiment) if experiment.isdigit() else experiment
     path = make_bundle(source, experiment_ref, out, png=not no_png, reference=ref)
     say(make_console(), f"bundle: {path} ({path.stat().st_size / 1024 / 1024:.1f} MiB)")

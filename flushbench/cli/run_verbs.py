@@ -132,8 +132,9 @@ def run(
     from flushbench.cli.summary import print_cell_summary
     from runner.run_context import prepare
     from runner.worker import run_experiment
-    from store.db import ResultsDB, resolve_url
+    from store.db import ResultsDB, refuse_read_only, resolve_url
 
+    refuse_read_only(db)  # a study bundle: refused before preflight starts anything
     _sigterm_as_interrupt()
     stop = _stop_between_runs_on_sigusr1()
     if log_file is not None:
@@ -195,8 +196,9 @@ def queue_add(
     """Preflight an experiment and queue its runs for `flushbench worker` (nothing starts)."""
     from runner import queue
     from runner.run_context import prepare
-    from store.db import ResultsDB
+    from store.db import ResultsDB, refuse_read_only
 
+    refuse_read_only(db)  # a study bundle: refused before preflight starts anything
     _check_work(work)
     ctx = prepare(file, work)
     enq = queue.enqueue(ResultsDB(db), ctx.queued(), fresh=fresh)
@@ -322,9 +324,11 @@ def status(db: DbOption = None) -> None:
     from runner.fleet import worker_rows
     from store.db import ResultsDB
 
-    results = ResultsDB(db, create=False)  # a mistyped path must not create a database
-    with results.session() as s, s.begin():
-        queue.mark_abandoned(s)
+    # A mistyped path must not create a database; a study bundle is read (never written).
+    results = ResultsDB(db, create=False, write=False)
+    if results.bundle is None:  # a bundle's runs have no worker left to take over
+        with results.session() as s, s.begin():
+            queue.mark_abandoned(s)
     rows = queue.status_counts(results)
     per_run = queue.run_seconds(results)
     table = Table(title="flushbench queue")

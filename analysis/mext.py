@@ -17,20 +17,25 @@ from __future__ import annotations
 
 import json
 import math
-import re
+import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import regex
 from sqlalchemy import select
 
 from analysis.query import DB, session_scope, utc, window_of
-from flushbench.errors import AnalysisError
+from flushbench.errors import AnalysisError, quote
 from store.models import Run, Sample
 
 MB = 1024.0 * 1024.0
+#: How long ``--grep``'s expression may take over all of a run's counter names (a sane one
+#: takes milliseconds).
+GREP_BUDGET_S = 2.0
+GREP_EXAMPLE = "e.g. --grep 'innodb_(buffer|log)'"
 #: Derived rows, shown above the counters (levels per sample, not deltas).
 DIRTY_ROW = "[derived] dirty pages %"
 AGE_ROW = "[derived] checkpoint age MiB"
@@ -122,13 +127,39 @@ def _chosen(names: Sequence[str], counters: Sequence[str] | None, grep: str | No
             raise AnalysisError(f"no such counter in this run: {', '.join(sorted(unknown))}",
                                 where="--counters", fix="see the names with --grep PATTERN")
     if grep:
-        try:
-            pattern = re.compile(grep, re.IGNORECASE)
-        except re.error as exc:
-            raise AnalysisError(f"--grep {grep!r} is not a regular expression ({exc})",
-                                where="--grep", fix="e.g. --grep 'innodb_(buffer|log)'") from None
-        chosen = [n for n in chosen if pattern.search(n)]
+        chosen = grep_names(grep, chosen)
     return sorted(chosen, key=str.lower)
+
+
+def grep_names(grep: str, names: Sequence[str]) -> list[str]:
+    """The ``names`` a case-insensitive regular expression finds, in their order.
+
+    The expression is the user's, so it runs under the ``regex`` module's timeout: a pattern
+    that backtracks without end (``(a|aa)+$`` against a long name) ends in one sentence after
+    :data:`GREP_BUDGET_S` seconds over all names instead of hanging the command.
+
+    Raises
+    ------
+    AnalysisError
+        ``grep`` is not a regular expression, or takes longer than the budget.
+    """
+    try:
+        pattern = regex.compile(grep, regex.IGNORECASE)
+    except (regex.error, ValueError, OverflowError) as exc:
+        raise AnalysisError(f"--grep {quote(grep)} is not a regular expression ({exc})",
+                            where="--grep", fix=GREP_EXAMPLE) from None
+    deadline = time.monotonic() + GREP_BUDGET_S
+    found = []
+    try:
+        for name in names:
+            if pattern.search(name, timeout=max(deadline - time.monotonic(), 0.001)):
+                found.append(name)
+    except TimeoutError:
+        raise AnalysisError(
+            f"--grep {quote(grep)} took longer than {GREP_BUDGET_S:g} s to match"
+            f" {len(names)} counter names (nested repeats such as (a|aa)+ backtrack without end)",
+            where="--grep", fix=f"simplify the pattern, {GREP_EXAMPLE}") from None
+    return found
 
 
 def mext(db: DB, run_id: int, *, counters: Sequence[str] | None = None,
@@ -177,8 +208,7 @@ def mext(db: DB, run_id: int, *, counters: Sequence[str] | None = None,
     if counters:
         derived = derived.iloc[0:0]
     elif grep:
-        pattern = re.compile(grep, re.IGNORECASE)
-        derived = derived[[bool(pattern.search(label)) for label in derived.index]]
+        derived = derived.loc[grep_names(grep, list(derived.index))]
     table = pd.concat([derived, body])
     return MextTable(table, [labels[i] for i in np.flatnonzero(restarted)],
                      [math.nan, *seconds[1:].tolist()], [float(x) for x in t])

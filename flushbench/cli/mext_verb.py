@@ -22,7 +22,8 @@ def mext_cmd(
     run_id: Annotated[int, typer.Argument(help="Run id (see `flushbench status`).")],
     rate: Annotated[bool, typer.Option("--rate", help="Deltas per second.")] = False,
     grep: Annotated[str | None, typer.Option(
-        help="Only counters matching this regular expression (case-insensitive).")] = None,
+        help="Only counters matching this regular expression (case-insensitive; one that"
+        " takes over 2 s, such as nested repeats, is refused).")] = None,
     counters: Annotated[str | None, typer.Option(
         help="Only these counters, comma-separated.")] = None,
     window: Annotated[bool, typer.Option(

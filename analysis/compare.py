@@ -98,9 +98,13 @@ def check_metadata(runs_df: pd.DataFrame, *, force: bool = False) -> list[str]:
     return [f"forced comparison: {p}" for p in problems]
 
 
-def _done(run_summary_df: pd.DataFrame) -> pd.DataFrame:
-    # Done runs with a window value, less disturbed runs the `disturbed:` policy excludes.
+def counted_runs(run_summary_df: pd.DataFrame) -> pd.DataFrame:
+    """The runs every verdict counts: done, with a window value, less disturbed runs the
+    experiment's ``disturbed:`` policy excludes."""
     return run_summary_df[counted(run_summary_df)]
+
+
+_done = counted_runs
 
 
 def aa_floor(run_summary_df: pd.DataFrame, cell_id: int) -> dict[str, float | int]:

@@ -2,20 +2,23 @@
 
 An experiment file may carry the published results it reproduces (``runner/references.py``:
 a ``reference`` per include row and a top-level ``reference`` with the comparisons). For each
-comparison — row *a* over row *b* — the scorecard puts the reference's ratio beside the
-measured ratio of the two cells (geometric means of the runs' window averages, with a 95 %
-Welch-on-log interval) and says whether the measurement **agrees**, **contradicts** or is
-**inconclusive**. The rule, and why, is ``docs/statistics.md`` ("The reproduction
-scorecard"):
+comparison — row *a* over row *b* — the scorecard puts the reference's ratio beside ours: the
+ratio, its 95 % interval and its verdict from the one verdict rule every table uses
+(:func:`analysis.statistics.verdicts.design_verdict`: blocked experiments through the cell +
+block model), and grades the reproduction (:func:`grade`; rule and rationale in
+``docs/statistics.md``, "The reproduction scorecard"):
 
-- a reference ratio within ±5 % of 1 claims *no difference*: agrees when the whole interval
-  lies within that margin, contradicts when the whole interval lies outside it, else
-  inconclusive;
-- a larger reference ratio claims an effect in its direction: agrees when the interval lies
-  on the reference's side of 1 (the effect is reproduced; the size column says whether the
-  reference's size is inside the interval), contradicts when the interval excludes the
-  reference's size and does not lie on its side of 1 (no effect of that size, or the
-  opposite), inconclusive when the interval covers both 1 and the reference's size.
+- **reproduced** — our verdict has the reference's direction and its interval holds the
+  reference's ratio, or our ratio is within :data:`TOLERANCE` of it (for a reference within
+  ±5 % of 1, a claim of no difference: our interval lies inside that margin);
+- **same direction, smaller** / **larger** — our verdict has the reference's direction but the
+  size differs by more than the tolerance; the share of the reference's effect on the log
+  scale is stated (log ours / log theirs);
+- **no effect** — our interval lies inside the ±5 % equivalence margin of a claimed effect;
+- **contradicts** — our verdict has the opposite direction, or our interval excludes the
+  reference's ratio while covering 1 (no effect of its size), or a difference where the
+  reference claims none;
+- **inconclusive** — our interval covers both 1 and the reference's ratio, or there is none.
 
 The analysis never imports the runner: rows are matched to cells from the stored spec (or a
 spec dict the caller read from a file) by the include row's own knob values.
@@ -34,18 +37,29 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis import plots
-from analysis.statistics.intervals import ratio_ci
+from analysis.statistics import blocked
+from analysis.statistics.verdicts import FASTER, SLOWER, Verdict, design_verdict
 from flushbench.redaction import redact, redact_url
-from store.models import RunStatus
 
-#: A reference ratio within this factor of 1 claims "no difference" (docs/statistics.md).
+#: A reference ratio within this factor of 1 claims "no difference", and an interval inside
+#: it is "no effect" (docs/statistics.md).
 MARGIN = 1.05
-AGREES, CONTRADICTS, INCONCLUSIVE = "agrees", "contradicts", "inconclusive"
-#: The verdict colours: colour-blind safe (Okabe–Ito), "inconclusive" grey.
-VERDICT_COLOURS = {AGREES: "#009E73", CONTRADICTS: "#D55E00", INCONCLUSIVE: "#777777"}
+#: Our ratio within this factor of the reference's counts as reproducing its size.
+TOLERANCE = 1.10
+REPRODUCED, SMALLER, LARGER = "reproduced", "same direction, smaller", "same direction, larger"
+NO_EFFECT, CONTRADICTS, INCONCLUSIVE = "no effect", "contradicts", "inconclusive"
+#: Every grade in the order headlines count them.
+GRADES = (REPRODUCED, SMALLER, LARGER, NO_EFFECT, CONTRADICTS, INCONCLUSIVE)
+#: The grade colours: colour-blind safe (Okabe–Ito), "inconclusive" grey.
+VERDICT_COLOURS = {REPRODUCED: "#009E73", SMALLER: "#56B4E9", LARGER: "#0072B2",
+                   NO_EFFECT: "#E69F00", CONTRADICTS: "#D55E00", INCONCLUSIVE: "#777777"}
+#: Each grade's marker, so the classes differ without colour too.
+GRADE_SYMBOLS = {REPRODUCED: "circle", SMALLER: "triangle-left", LARGER: "triangle-right",
+                 NO_EFFECT: "square", CONTRADICTS: "x", INCONCLUSIVE: "circle-open"}
 #: Columns of :func:`scorecard`.
 COLUMNS = ("comparison", "a", "b", "a_label", "b_label", "n_a", "n_b", "reference_ratio",
-           "stated", "ratio", "ci_low", "ci_high", "verdict", "size", "reason")
+           "stated", "ratio", "ci_low", "ci_high", "p_value", "our_verdict", "verdict", "share",
+           "size", "reason", "note")
 
 
 @dataclass(frozen=True)
@@ -126,33 +140,59 @@ def _comparisons(spec: dict[str, Any], rows: list[Row], base_id: int | None
             for r in rows if r is not base and r.value is not None]
 
 
-def judge(reference: float, low: float, high: float, margin: float = MARGIN
-          ) -> tuple[str, str, str]:
-    """(verdict, size, reason) for a reference ratio and the measured 95 % interval.
+def grade(reference: float, ours: Verdict | None, margin: float = MARGIN,
+          tolerance: float = TOLERANCE) -> tuple[str, float, str, str]:
+    """(grade, share, size, reason) of our comparison against the reference's ratio.
 
-    The rule of the module docstring; NaN bounds (fewer than 2 runs a side) are inconclusive.
+    ``ours`` is the comparison's verdict from the one rule (ratio a / b, interval, and
+    ``faster``/``slower`` only where the rule calls a difference); ``share`` is log ours over
+    log the reference's (NaN for a claimed no-difference); ``size`` says where the
+    reference's ratio lies against our interval. The rule of the module docstring.
     """
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return INCONCLUSIVE, "–", "fewer than 2 runs on a side: no interval"
-    ci = f"the 95% CI {low:.2f}–{high:.2f}"
+    if ours is None or not (math.isfinite(ours.ci_low) and math.isfinite(ours.ci_high)):
+        return INCONCLUSIVE, math.nan, "–", "fewer than 2 runs on a side: no interval"
+    low, high, ratio = ours.ci_low, ours.ci_high, ours.ratio
+    ci = f"ours {ratio:.2f}× (95% CI {low:.2f}–{high:.2f}, {ours.verdict})"
     size = ("inside the CI" if low <= reference <= high
             else "above the CI" if reference > high else "below the CI")
+    within_margin = 1 / margin <= low and high <= margin
+    band = f"±{100 * (margin - 1):g}%"
     if 1 / margin <= reference <= margin:  # the reference claims "no difference"
-        if 1 / margin <= low and high <= margin:
-            return AGREES, size, f"{ci} lies within ±{100 * (margin - 1):g}% of 1, as the" \
-                                 " reference's no-difference"
-        if low > margin or high < 1 / margin:
-            return CONTRADICTS, size, f"{ci} lies outside ±{100 * (margin - 1):g}% of 1:" \
-                                      " a difference the reference did not see"
-        return INCONCLUSIVE, size, f"{ci} is too wide to tell a difference from none"
+        if within_margin:
+            return REPRODUCED, math.nan, size, f"{ci} lies within {band} of 1, as the" \
+                                               " reference's no-difference"
+        if ours.verdict in (FASTER, SLOWER) and (low > margin or high < 1 / margin):
+            return CONTRADICTS, math.nan, size, f"{ci}: a difference beyond {band} the" \
+                                                " reference did not see"
+        return INCONCLUSIVE, math.nan, size, f"{ci} is too wide to tell a difference from none"
+    share = math.log(ratio) / math.log(reference)
     up = reference > 1
-    if (low > 1) if up else (high < 1):
-        return AGREES, size, f"{ci} lies {'above' if up else 'below'} 1, the reference's side"
-    if (high < reference) if up else (low > reference):
-        what = ("the opposite direction" if ((high < 1) if up else (low > 1))
-                else "no effect of the reference's size")
-        return CONTRADICTS, size, f"{ci} excludes {reference:.2f}: {what}"
-    return INCONCLUSIVE, size, f"{ci} covers both 1 and the reference's {reference:.2f}"
+    agrees_in_direction = ours.verdict == (FASTER if up else SLOWER)
+    if agrees_in_direction:
+        if low <= reference <= high or abs(math.log(ratio / reference)) <= math.log(tolerance):
+            return REPRODUCED, share, size, f"{ci} holds or is within" \
+                f" {100 * (tolerance - 1):g}% of the reference's {reference:.2f}×"
+        kind = SMALLER if abs(math.log(ratio)) < abs(math.log(reference)) else LARGER
+        return kind, share, size, f"{ci}: the reference's direction, {100 * share:.0f}% of" \
+                                  f" its effect on the log scale ({reference:.2f}×)"
+    if ours.verdict in (FASTER, SLOWER):
+        return CONTRADICTS, share, size, f"{ci}: the opposite direction to the reference's" \
+                                         f" {reference:.2f}×"
+    if within_margin:
+        return NO_EFFECT, share, size, f"{ci} lies within {band} of 1: the reference's" \
+                                       f" {reference:.2f}× does not show"
+    if not low <= reference <= high:
+        return CONTRADICTS, share, size, f"{ci} excludes the reference's {reference:.2f}×:" \
+                                         " no effect of its size"
+    return INCONCLUSIVE, share, size, f"{ci} covers both 1 and the reference's" \
+                                      f" {reference:.2f}×"
+
+
+def headline(table: pd.DataFrame) -> str:
+    """``1 reproduced, 4 same direction but smaller, 2 contradicts`` (grades present only)."""
+    counts = table["verdict"].value_counts() if len(table) else pd.Series(dtype=int)
+    words = {SMALLER: "same direction but smaller", LARGER: "same direction but larger"}
+    return ", ".join(f"{int(counts[g])} {words.get(g, g)}" for g in GRADES if counts.get(g))
 
 
 def scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame,
@@ -178,9 +218,7 @@ def scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFra
     by_name = {r.name: r for r in rows}
     labels = dict(zip(cells["cell_id"].astype(int), cells["cell_label"], strict=True))
     base = cells.loc[cells["is_baseline"].astype(bool), "cell_id"]
-    done = run_summary[(run_summary["status"] == RunStatus.DONE)
-                       & run_summary["notpm"].notna()]
-    values = {int(c): g["notpm"].to_numpy(dtype=float) for c, g in done.groupby("cell_id")}
+    judge = _judge_in_design(run_summary, spec)
     out = []
     for comp in _comparisons(spec, rows, int(base.iloc[0]) if len(base) else None):
         a, b = (by_index.get(comp[s]) if isinstance(comp[s], int) else by_name.get(comp[s])
@@ -190,27 +228,52 @@ def scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFra
             a.value / b.value if a and b and a.value and b.value else math.nan)
         record = {"comparison": comp["name"], "a": a.name if a else str(comp["a"]),
                   "b": b.name if b else str(comp["b"]), "reference_ratio": ref,
-                  "stated": stated}
+                  "stated": stated, "note": str(comp.get("note") or "")}
         missing = [f"{side} ({r.name if r else comp[side]}): "
                    f"{r.problem if r else 'no such row with a reference'}"
                    for side, r in (("a", a), ("b", b)) if r is None or r.cell_id is None]
         if missing:
             record.update(a_label="–", b_label="–", n_a=0, n_b=0, ratio=math.nan,
-                          ci_low=math.nan, ci_high=math.nan, verdict=INCONCLUSIVE, size="–",
+                          ci_low=math.nan, ci_high=math.nan, p_value=math.nan,
+                          our_verdict="–", verdict=INCONCLUSIVE, share=math.nan, size="–",
                           reason="; ".join(missing))
             out.append(record)
             continue
         assert a is not None and b is not None and a.cell_id is not None \
             and b.cell_id is not None
-        va, vb = values.get(a.cell_id, np.array([])), values.get(b.cell_id, np.array([]))
-        ci = ratio_ci(vb, va)
-        verdict, size, reason = judge(ref, ci.low, ci.high, margin)
+        ours = judge(b.cell_id, a.cell_id)
+        verdict, share, size, reason = grade(ref, ours, margin)
         record.update(a_label=labels.get(a.cell_id, "?"), b_label=labels.get(b.cell_id, "?"),
-                      n_a=int(va.size), n_b=int(vb.size), ratio=ci.estimate,
-                      ci_low=ci.low, ci_high=ci.high, verdict=verdict, size=size,
+                      n_a=ours.n_other, n_b=ours.n_baseline, ratio=ours.ratio,
+                      ci_low=ours.ci_low, ci_high=ours.ci_high, p_value=ours.p_value,
+                      our_verdict=ours.verdict, verdict=verdict, share=share, size=size,
                       reason=reason)
         out.append(record)
     return pd.DataFrame(out, columns=list(COLUMNS))
+
+
+def _judge_in_design(run_summary: pd.DataFrame, spec: dict[str, Any]
+                     ) -> Callable[[int, int], Verdict]:
+    """``judge(b, a)``: the one verdict rule for cell a against cell b in this experiment's
+    design (its blocks, the model fitted once), over its counted runs."""
+    from analysis.compare import counted_runs, design_blocks
+
+    done = counted_runs(run_summary)
+    values = done["notpm"].to_numpy(dtype=float)
+    cell_ids = done["cell_id"].astype(int).to_list()
+    blocks, unit = design_blocks(done, spec)
+    block_list = None if blocks is None else blocks.reindex(done.index).to_list()
+    model = None
+    if block_list is not None and len(values):
+        ok = np.isfinite(values) & (values > 0)
+        model = blocked.fit(np.log(values[ok]), list(np.asarray(cell_ids)[ok]),
+                            list(np.asarray(block_list, dtype=object)[ok]))
+
+    def judge(reference: int, other: int) -> Verdict:
+        return design_verdict(values, cell_ids, block_list, reference, other, model=model,
+                              block_unit=unit or "block")
+
+    return judge
 
 
 def figure(table: pd.DataFrame, *, source: str = "") -> go.Figure:
@@ -219,8 +282,8 @@ def figure(table: pd.DataFrame, *, source: str = "") -> go.Figure:
     A log axis (1.5× and 1/1.5× are as far from 1), the line at 1 and the ±5 % band of "no
     difference"; each comparison's row names its verdict, coloured.
     """
-    subtitle = (f"reference: {source}; ours: geometric mean ratio with 95% CI" if source
-                else "ours: geometric mean ratio with 95% CI")
+    subtitle = (f"reference: {source}; ours: ratio with the verdict rule's 95% CI" if source
+                else "ours: ratio with the verdict rule's 95% CI")
     fig = plots._figure("Reproduction scorecard: the reference's ratios against ours", subtitle)
     names = [f"{r['comparison']} — {r['verdict']}" for _, r in table.iterrows()]
     for verdict, colour in VERDICT_COLOURS.items():
@@ -230,7 +293,7 @@ def figure(table: pd.DataFrame, *, source: str = "") -> go.Figure:
         ys = [names[i] for i in part.index]
         fig.add_trace(go.Scatter(
             x=part["ratio"], y=ys, mode="markers", name=f"measured ({verdict})",
-            marker=dict(color=colour, size=11),
+            marker=dict(color=colour, size=11, symbol=GRADE_SYMBOLS[verdict]),
             error_x=dict(type="data", symmetric=False, color=colour,
                          array=(part["ci_high"] - part["ratio"]).fillna(0),
                          arrayminus=(part["ratio"] - part["ci_low"]).fillna(0))))
@@ -272,32 +335,38 @@ def section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame
     rows = []
     for _, r in table.iterrows():
         colour = VERDICT_COLOURS[r["verdict"]]
+        share = (f" ({100 * r['share']:.0f}% of its effect)"
+                 if r["verdict"] in (SMALLER, LARGER) and math.isfinite(r["share"]) else "")
+        note = (f"<br><span class='muted'>note: {html.escape(str(r['note']))}</span>"
+                if r["note"] else "")
         rows.append(
-            f"<tr><td class='l'>{html.escape(str(r['comparison']))}</td>"
+            f"<tr><td class='l'>{html.escape(str(r['comparison']))}{note}</td>"
             f"<td class='l'>{html.escape(str(r['a']))} / {html.escape(str(r['b']))}</td>"
             f"<td>{r['n_a']} / {r['n_b']}</td>"
             f"<td>{num(r['reference_ratio'])}×{'' if r['stated'] else ' *'}</td>"
             f"<td>{num(r['ratio'])}×</td><td>{num(r['ci_low'])} – {num(r['ci_high'])}</td>"
-            f"<td class='l' style='color:{colour};font-weight:600'>{r['verdict']}</td>"
+            f"<td class='l'>{html.escape(str(r['our_verdict']))}</td>"
+            f"<td class='l' style='color:{colour};font-weight:600'>{r['verdict']}{share}</td>"
             f"<td class='l'>{html.escape(str(r['reason']))}</td></tr>")
     head = "".join(f"<th class='{'l' if i < 2 or i > 5 else ''}'>{h}</th>" for i, h in
                    enumerate(["comparison", "a / b", "runs", "reference", "ours",
-                              "95% CI", "verdict", "why"]))
+                              "95% CI", "our verdict", "reproduction", "why"]))
     # Masked: a stored experiment may predate the refusal of URLs with credentials.
     link = (f" (<a href='{html.escape(redact_url(str(ref['url'])))}'>source</a>)"
             if str(ref.get("url") or "").lower().startswith(("https://", "http://")) else "")
-    counts = table["verdict"].value_counts()
-    summary = ", ".join(f"{int(counts.get(v, 0))} {v}"
-                        for v in (AGREES, CONTRADICTS, INCONCLUSIVE))
+    band, tol = f"±{100 * (MARGIN - 1):g}%", f"{100 * (TOLERANCE - 1):g}%"
     return (
         "<h2 id='scorecard'>Reproduction scorecard</h2>"
         f"<p class='sub'>Each comparison the reference makes — {html.escape(source)}{link} — "
-        "as its ratio a / b beside ours: the geometric mean ratio of the two cells' runs "
-        "with a Welch 95% interval on log values. <b>Agrees</b>: the interval lies on the "
-        "reference's side of 1 (or, for a reference within ±5% of 1, inside that margin); "
-        "<b>contradicts</b>: the interval excludes the reference's ratio and does not lie on "
-        "its side of 1 (or lies outside the ±5% margin); <b>inconclusive</b>: the interval "
-        f"covers both. {summary}. * the quotient of the two rows' reference values (the "
-        "reference states no ratio). Rule: docs/statistics.md.</p>"
+        "as its ratio a / b beside ours, with the interval and verdict of the report's own "
+        "verdict rule. <b>Reproduced</b>: our verdict has the reference's direction and our "
+        f"interval holds its ratio, or ours is within {tol} of it (a reference within {band} "
+        f"of 1: our interval inside that margin); <b>same direction, smaller/larger</b>: the "
+        "direction holds, the size does not (the share of the reference's effect on the log "
+        f"scale); <b>no effect</b>: our interval inside {band} of 1; <b>contradicts</b>: the "
+        "opposite direction, or an interval that excludes the reference's ratio while "
+        "covering 1; <b>inconclusive</b>: the interval covers both 1 and the reference's "
+        f"ratio. <b>{html.escape(headline(table))}</b>. * the quotient of the two rows' "
+        "reference values (the reference states no ratio). Rule: docs/statistics.md.</p>"
         + add_figure("scorecard", figure(table, source=source))
         + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")

@@ -296,22 +296,28 @@ def _print_scorecard(con: Any, cmp: Any, reference: dict[str, Any] | None) -> No
         con.print(f"  R{i + 1}  {shown(r['comparison'])}: {shown(r['a'])} ({r['n_a']} runs)"
                   f" / {shown(r['b'])} ({r['n_b']} runs)", soft_wrap=True)
     t = Table(title="The reference's ratios against ours (a / b)")
-    for col in ("id", "reference", "ours (95% CI)", "verdict", "reference vs our CI"):
+    for col in ("id", "reference", "ours (95% CI)", "our verdict", "reproduction",
+                "reference vs our CI"):
         t.add_column(col, justify="right" if col in ("reference", "ours (95% CI)")
                      else "left")
-    styles = {scorecard.AGREES: "green", scorecard.CONTRADICTS: "red"}
+    styles = {scorecard.REPRODUCED: "green", scorecard.SMALLER: "cyan",
+              scorecard.LARGER: "blue", scorecard.NO_EFFECT: "yellow",
+              scorecard.CONTRADICTS: "red"}
     for i, r in table.iterrows():
         style = styles.get(r["verdict"], "")
         t.add_row(f"R{i + 1}",
                   f"{_f(r['reference_ratio'], '.2f')}×" + ("" if r["stated"] else " *"),
                   f"{_f(r['ratio'], '.2f')}× ({_f(r['ci_low'], '.2f')}–"
                   f"{_f(r['ci_high'], '.2f')})",
-                  f"[{style}]{r['verdict']}[/]" if style else r["verdict"], r["size"])
+                  r["our_verdict"], f"[{style}]{r['verdict']}[/]" if style else r["verdict"],
+                  r["size"])
     con.print(t)
+    con.print(f"scorecard: {scorecard.headline(table)}")
     con.print("why (* = computed from the two rows' reference values; rule:"
               " docs/statistics.md, 'The reproduction scorecard'):")
     for i, r in table.iterrows():
-        con.print(f"  R{i + 1}: {shown(r['reason'])}", soft_wrap=True)
+        note = f" (note: {shown(r['note'])})" if r["note"] else ""
+        con.print(f"  R{i + 1}: {shown(r['reason'])}{note}", soft_wrap=True)
 
 
 def _print_cross(sources: list[Any], *, force: bool, on: list[str] | None,

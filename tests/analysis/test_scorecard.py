@@ -12,11 +12,13 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
 from analysis import scorecard
 from analysis.frames import Frames, load
+from analysis.statistics.verdicts import Verdict
 from runner.spec import load_experiment
 from tests.support.cli_runner import CliRun
 from tests.support.recorded import copy_recorded
@@ -24,30 +26,54 @@ from tests.support.recorded import copy_recorded
 EXPERIMENT = Path(__file__).resolve().parents[2] / "experiments" / "stability-2011.yaml"
 
 
-@pytest.mark.parametrize(("reference", "low", "high", "verdict", "size"), [
-    # A claimed effect (1.55×): on its side of 1 agrees, whatever the size.
-    (1.55, 1.10, 1.30, "agrees", "above the CI"),
-    (1.55, 1.40, 1.70, "agrees", "inside the CI"),
-    # Covering 1 but not the claim: no effect of that size.
-    (1.55, 0.56, 1.05, "contradicts", "above the CI"),
-    # The opposite side of 1.
-    (1.55, 0.70, 0.90, "contradicts", "above the CI"),
-    # Covering both 1 and the claim: cannot tell.
-    (1.55, 0.90, 1.80, "inconclusive", "inside the CI"),
+def _ours(ratio: float, low: float, high: float, verdict: str) -> Verdict:
+    """Our comparison as the verdict rule returns it (only the fields grading reads)."""
+    return Verdict(verdict, "", ratio, low, high, "", math.nan, "", 4, 4, math.nan, math.nan,
+                   math.nan)
+
+
+@pytest.mark.parametrize(("reference", "ours", "grade", "size"), [
+    # A claimed effect (1.55×), our verdict in its direction: size decides.
+    (1.55, (1.50, 1.40, 1.62, "faster"), "reproduced", "inside the CI"),
+    (1.55, (1.42, 1.40, 1.44, "faster"), "reproduced", "above the CI"),  # within 10 %
+    (1.55, (1.36, 1.34, 1.39, "faster"), "same direction, smaller", "above the CI"),
+    (2.00, (1.04, 1.02, 1.06, "faster"), "same direction, smaller", "above the CI"),
+    (1.20, (1.60, 1.50, 1.70, "faster"), "same direction, larger", "below the CI"),
+    # The opposite direction, called.
+    (1.55, (0.80, 0.70, 0.90, "slower"), "contradicts", "above the CI"),
+    # No direction called: inside the equivalence margin, excluding the claim, or too wide.
+    (1.55, (1.00, 0.97, 1.03, "no clear difference"), "no effect", "above the CI"),
+    (1.55, (0.77, 0.56, 1.05, "no clear difference"), "contradicts", "above the CI"),
+    (1.55, (1.30, 0.90, 1.80, "no clear difference"), "inconclusive", "inside the CI"),
+    # An interval off 1 on the claim's side that the rule did not call (its guard failed):
+    # no direction is claimed for it.
+    (1.55, (1.30, 1.02, 1.60, "no clear difference"), "inconclusive", "inside the CI"),
     # The mirror for a claimed slowdown.
-    (0.69, 0.50, 0.80, "agrees", "inside the CI"),
-    (0.69, 0.85, 1.20, "contradicts", "below the CI"),
-    (0.69, 0.60, 1.10, "inconclusive", "inside the CI"),
+    (0.58, (0.72, 0.70, 0.74, "slower"), "same direction, smaller", "below the CI"),
+    (0.69, (0.66, 0.60, 0.75, "slower"), "reproduced", "inside the CI"),
     # A claimed "no difference" (within ±5 %): equivalence, a difference, or too wide.
-    (0.995, 0.97, 1.03, "agrees", "inside the CI"),
-    (0.995, 1.08, 1.20, "contradicts", "below the CI"),
-    (0.995, 0.90, 1.10, "inconclusive", "inside the CI"),
-    # No interval (fewer than 2 runs a side).
-    (1.55, math.nan, math.nan, "inconclusive", "–"),
+    (0.995, (1.00, 0.97, 1.03, "no clear difference"), "reproduced", "inside the CI"),
+    (0.995, (1.12, 1.08, 1.20, "faster"), "contradicts", "below the CI"),
+    (0.995, (1.00, 0.90, 1.10, "no clear difference"), "inconclusive", "inside the CI"),
 ])
-def test_the_rule(reference: float, low: float, high: float, verdict: str, size: str) -> None:
-    got, got_size, reason = scorecard.judge(reference, low, high)
-    assert (got, got_size) == (verdict, size), reason
+def test_the_grades(reference: float, ours: tuple, grade: str, size: str) -> None:
+    got, share, got_size, reason = scorecard.grade(reference, _ours(*ours))
+    assert (got, got_size) == (grade, size), reason
+    if grade.startswith("same direction"):
+        assert share == pytest.approx(math.log(ours[0]) / math.log(reference))
+        assert f"{100 * share:.0f}% of its effect" in reason
+
+
+def test_no_interval_is_inconclusive() -> None:
+    got, _, size, reason = scorecard.grade(1.55, _ours(1.2, math.nan, math.nan, "x"))
+    assert (got, size) == ("inconclusive", "–") and "no interval" in reason
+
+
+def test_headline_counts_each_grade() -> None:
+    table = pd.DataFrame({"verdict": ["reproduced", "same direction, smaller",
+                                      "same direction, smaller", "contradicts"]})
+    assert scorecard.headline(table) == ("1 reproduced, 2 same direction but smaller,"
+                                         " 1 contradicts")
 
 
 @pytest.fixture(scope="module")
@@ -126,8 +152,10 @@ def test_compare_prints_the_scorecard(rerun: Frames, cli: CliRun, tmp_path: Path
     assert code == 0, out + err
     assert "reproduction scorecard — reference: Vadim Tkachenko" in out
     assert "R1  doublewrite off vs on at 50/20000: dw-off-50 (3 runs) / dw-on-50 (3 runs)" in out
-    r1 = next(line for line in out.splitlines() if line.startswith("│ R1"))
-    assert "1.55×" in r1 and "0.76× (0.56–1.05)" in r1 and "contradicts" in r1
+    table = out[out.index("│ R1"):]
+    r1 = " ".join(table[:table.index("│ R2")].split())  # the row, with its wrapped lines
+    assert "1.55×" in r1 and "0.76×" in r1 and "(0.56–1.05)" in r1 and "contradicts" in r1
+    assert "scorecard: 4 contradicts" in out
     # The stored experiment (queued before the reference was written) has none: no scorecard.
     code, out, _ = cli(["compare", "stability-2011", "--db", str(db)])
     assert code == 0 and "scorecard" not in out
@@ -156,7 +184,7 @@ def test_report_section(rerun: Frames) -> None:
     page = scorecard.section(_spec(), rerun.run_summary, rerun.cell_summary, add)
     assert added == ["scorecard"] and "<div id='scorecard'></div>" in page
     assert "<h2 id='scorecard'>Reproduction scorecard</h2>" in page
-    assert "0 agrees, 4 contradicts, 0 inconclusive" in page
+    assert "<b>4 contradicts</b>" in page
     assert "<td class='l'>doublewrite off vs on at 50/20000</td>" in page
     # The stored experiment (queued before the reference was written) has no section.
     assert scorecard.section(rerun.experiment["spec"], rerun.run_summary, rerun.cell_summary,
@@ -171,7 +199,7 @@ def test_report_carries_the_scorecard(cli: CliRun, tmp_path: Path) -> None:
     assert code == 0, text + err
     page = (out / "report.html").read_text()
     assert "<h2 id='scorecard'>Reproduction scorecard</h2>" in page
-    assert "0 agrees, 4 contradicts, 0 inconclusive" in page
+    assert "<b>4 contradicts</b>" in page
     assert "<td class='l'>doublewrite off vs on at 50/20000</td>" in page
     # The rows' own names (the reference's) title each configuration's section and panel.
     assert f"<h3 id='cell-3'><b>dw-off-50</b> · {ROWS['dw-off-50']}</h3>" in page
@@ -185,24 +213,25 @@ def test_report_carries_the_scorecard(cli: CliRun, tmp_path: Path) -> None:
 @pytest.mark.parametrize(("true", "reference", "wrong"), [
     (1.55, 1.55, "contradicts"),   # the reference is right: we must rarely contradict it
     (0.90, 0.90, "contradicts"),
-    (1.00, 1.55, "agrees"),        # no effect at all: we must rarely agree with a 1.55× claim
-    (1.00, 0.90, "agrees"),
+    (1.00, 1.55, "reproduced"),    # no effect at all: we must rarely reproduce a 1.55× claim
+    (1.00, 1.55, "same direction, smaller"),  # ... or call an effect in its direction
+    (1.00, 0.90, "reproduced"),
     (1.00, 1.00, "contradicts"),   # "no difference" claimed and true
 ])
-def test_the_rules_error_rates(true: float, reference: float, wrong: str) -> None:
-    """Simulated 3 vs 3 lognormal runs, CV 10 %: a wrong verdict at most as often as a 95 %
-    interval misses on one side (2.5 %, plus simulation error) — docs/statistics.md."""
-    from analysis.statistics.intervals import ratio_ci
+def test_the_grades_error_rates(true: float, reference: float, wrong: str) -> None:
+    """Simulated 4 vs 4 lognormal runs, CV 10 %, judged by the verdict rule and graded: a
+    wrong grade at most as often as a 95 % interval misses on one side (2.5 %, plus
+    simulation error) — docs/statistics.md."""
+    from analysis.statistics.verdicts import verdict
 
     rng = np.random.default_rng(2011)
     sd = math.sqrt(math.log(1 + 0.10**2))
-    verdicts = []
+    grades = []
     for _ in range(3000):
-        b = np.exp(rng.normal(0, sd, 3))
-        a = np.exp(rng.normal(math.log(true), sd, 3))
-        ci = ratio_ci(b, a)
-        verdicts.append(scorecard.judge(reference, ci.low, ci.high)[0])
-    assert verdicts.count(wrong) / len(verdicts) <= 0.03
+        b = np.exp(rng.normal(0, sd, 4))
+        a = np.exp(rng.normal(math.log(true), sd, 4))
+        grades.append(scorecard.grade(reference, verdict(b, a))[0])
+    assert grades.count(wrong) / len(grades) <= 0.03
 
 
 def test_a_row_with_its_own_repetitions_still_matches_its_cell(rerun: Frames) -> None:

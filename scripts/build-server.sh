@@ -12,7 +12,8 @@
 #   PREFIX  where the server is installed (bin/mysqld, scripts/mysql_install_db, share/)
 #   NAME    profile name (default: KIND) -> configs/servers/NAME.yaml
 #
-# Steps: check the source is the product KIND names; install the Debian build dependencies
+# Steps: refuse a system folder (/, /usr, /proc, $HOME...) and check the source is the product
+# KIND names before reading the whole tree; install the Debian build dependencies
 # when missing (apt-get, idempotent); configure with cmake out of source and build at `nice`
 # with every core; `make install` into a staging directory and copy the sandbox's share of it
 # into PREFIX.tmp, renamed to PREFIX at the end; write the profile last, atomically. A stamp
@@ -87,6 +88,49 @@ common_flags=(
   "-DCMAKE_CXX_FLAGS=-std=gnu++98 -fpermissive -fcommon -Wno-narrowing -Wno-error"
 )
 flags_text="kind=$kind ${common_flags[*]} script=2"
+
+# --- is it the product KIND names? (reads a handful of files, never the whole tree) -----------
+what="$src_arg"
+percona_knobs() { grep -lqsE 'adaptive_flushing_method|adaptive_checkpoint' "$1"/storage/*/handler/ha_innodb.cc; }
+check_product() {  # $1: the source directory; sets major, minor, patch and engine_flags
+  local dir=$1
+  [ -f "$dir/CMakeLists.txt" ] && [ -f "$dir/VERSION" ] && [ -f "$dir/sql/mysqld.cc" ] \
+    || die "$what is not a MySQL-family source tree (no CMakeLists.txt, VERSION, sql/mysqld.cc)."
+  major=$(sed -n 's/^MYSQL_VERSION_MAJOR=//p' "$dir/VERSION")
+  minor=$(sed -n 's/^MYSQL_VERSION_MINOR=//p' "$dir/VERSION")
+  patch=$(sed -n 's/^MYSQL_VERSION_PATCH=//p' "$dir/VERSION")
+  [ "$major.$minor" = 5.5 ] || die "$what is version $major.$minor.$patch, not the 5.5 that $kind needs."
+  [ ! -f "$dir/CMakeCache.txt" ] \
+    || die "$what holds an in-source build (CMakeCache.txt at the top); give a clean tree (git clean -xdf, or a fresh tarball)."
+  engine_flags=()
+  if [ "$kind" = xtradb-5.5 ]; then
+    if [ -d "$dir/storage/xtradb" ]; then
+      engine_flags=(-DWITHOUT_INNOBASE=1)  # MariaDB: XtraDB becomes the InnoDB
+    elif ! percona_knobs "$dir"; then
+      die "$what has no XtraDB (no storage/xtradb, no Percona knobs in ha_innodb.cc): use KIND mysql-5.5 for stock MySQL."
+    fi
+  elif [ -d "$dir/storage/xtradb" ] || percona_knobs "$dir"; then
+    die "$what carries Percona's XtraDB, not stock InnoDB: use KIND xtradb-5.5."
+  fi
+}
+
+# A system folder is never a source tree, and hashing it would read every file under it (/proc
+# included, which never ends): refuse it by name, before anything under it is read.
+system_folder() {  # $1: an absolute path with symlinks resolved
+  case $1 in
+    /|/usr|/usr/local|/usr/src|/usr/share|/usr/lib|/usr/include|/bin|/sbin|/lib|/lib32|/lib64) return 0 ;;
+    /boot|/etc|/etc/*|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*|/run|/run/*|/var|/var/lib|/tmp) return 0 ;;
+    /home|/root|/opt|/srv|/mnt|/media|/snap|/nix) return 0 ;;
+  esac
+  [ -n "${HOME:-}" ] && [ "$1" = "$(cd "$HOME" 2>/dev/null && pwd -P)" ]
+}
+src_real=$(cd "$(dirname "$src_arg")" && pwd -P)/$(basename "$src_arg")
+[ "$src_kind" = tarball ] || src_real=$(cd "$src_arg" && pwd -P)
+if system_folder "$src_real"; then
+  die "$src_arg is a system folder ($src_real), not a source tree: give the folder of an unpacked MySQL or MariaDB 5.5 source."
+fi
+# A directory is built in place: it must be the product before its every file is hashed.
+if [ "$src_kind" = dir ]; then check_product "$src_abs"; fi
 
 log "hashing source $src_arg ($src_kind)"
 case $src_kind in
@@ -163,29 +207,8 @@ case $src_kind in
      fi ;;
 esac
 
-# --- is it the product KIND names? ------------------------------------------------------------
-what="$src_arg"
-[ -f "$srcdir/CMakeLists.txt" ] && [ -f "$srcdir/VERSION" ] && [ -f "$srcdir/sql/mysqld.cc" ] \
-  || die "$what is not a MySQL-family source tree (no CMakeLists.txt, VERSION, sql/mysqld.cc)."
-major=$(sed -n 's/^MYSQL_VERSION_MAJOR=//p' "$srcdir/VERSION")
-minor=$(sed -n 's/^MYSQL_VERSION_MINOR=//p' "$srcdir/VERSION")
-patch=$(sed -n 's/^MYSQL_VERSION_PATCH=//p' "$srcdir/VERSION")
-[ "$major.$minor" = 5.5 ] || die "$what is version $major.$minor.$patch, not the 5.5 that $kind needs."
-[ ! -f "$srcdir/CMakeCache.txt" ] \
-  || die "$what holds an in-source build (CMakeCache.txt at the top); give a clean tree (git clean -xdf, or a fresh tarball)."
-percona_knobs() { grep -lqsE 'adaptive_flushing_method|adaptive_checkpoint' "$srcdir"/storage/*/handler/ha_innodb.cc; }
-engine_flags=()
-if [ "$kind" = xtradb-5.5 ]; then
-  if [ -d "$srcdir/storage/xtradb" ]; then
-    engine_flags=(-DWITHOUT_INNOBASE=1)  # MariaDB: XtraDB becomes the InnoDB
-  elif ! percona_knobs; then
-    die "$what has no XtraDB (no storage/xtradb, no Percona knobs in ha_innodb.cc): use KIND mysql-5.5 for stock MySQL."
-  fi
-else
-  if [ -d "$srcdir/storage/xtradb" ] || percona_knobs; then
-    die "$what carries Percona's XtraDB, not stock InnoDB: use KIND xtradb-5.5."
-  fi
-fi
+# A tarball or a git revision is the product once unpacked (a directory was checked above).
+if [ "$src_kind" != dir ]; then check_product "$srcdir"; fi
 log "source: $kind $major.$minor.$patch, key $key"
 
 # --- Debian build dependencies ----------------------------------------------------------------

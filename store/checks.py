@@ -31,18 +31,19 @@ T = TypeVar("T")
 def parse_url(url: str, shown: str) -> sa.engine.URL:
     """The URL parsed, or a StoreError naming what is wrong with it (password never shown).
 
-    Refused before any connection: an unencoded ``@`` in the password (the driver would take
-    the password's tail for the host and print it), a port that is not 1–65535.
+    Refused before any connection: an unencoded ``@`` in the user name, the password or a
+    parameter (SQLAlchemy ends the password at the first ``@``, so the driver would take the
+    rest for the host and print it), a port that is not 1–65535.
     """
     remember_url(url)  # its password is masked wherever a message would repeat it
-    if "://" in url:
+    if "://" in url and not url.lower().startswith("sqlite"):  # a file path may hold '@'
+        # A server URL's one '@' is the userinfo's; after a path and a query it is a value's.
         rest = url.split("://", 1)[1]
-        authority = rest.split("?", 1)[0]
-        # Everything up to the last '@' is userinfo; a second '@' before it is in the password
-        # (or the user name) and must be written %40.
-        if authority.count("@") > 1 and "/" not in authority.rsplit("@", 1)[0]:
+        before = rest.split("@", 1)[0]
+        if rest.count("@") > 1 or ("@" in rest and "/" in before and "?" in before):
             raise StoreError(
-                "the URL's user name or password holds an unencoded '@'", where=shown,
+                "the URL holds an unencoded '@' (in the user name, the password or a"
+                " parameter)", where=shown,
                 fix="percent-encode it: '@' is %40 (python3 -c 'import urllib.parse,sys;"
                 " print(urllib.parse.quote(sys.argv[1], safe=\"\"))' PASSWORD)",
             )

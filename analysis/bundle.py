@@ -24,7 +24,7 @@ from sqlalchemy import select
 
 from analysis.query import DB, ExperimentRef, resolve_experiment, session_scope
 from flushbench.errors import AnalysisError
-from flushbench.redaction import MASK, SECRET_SERVER_VARIABLES, redact
+from flushbench.redaction import MASK, SECRET_SERVER_VARIABLES, redact, redact_url
 from store.bundle_manifest import BundleHost
 from store.bundles import RESULTS, write_archive
 from store.migrate import current_revision, sqlite_copy
@@ -210,7 +210,7 @@ def _folder_name(name: str) -> str:
 def database_file(url: str) -> Path:
     """The SQLite file behind a results URL, or an AnalysisError for a server database."""
     if not url.startswith("sqlite:///"):
-        raise AnalysisError("bundle reads a SQLite results database", where=url.split("@")[-1],
+        raise AnalysisError("bundle reads a SQLite results database", where=redact_url(url),
                             fix="export the experiment to SQLite first (not supported yet),"
                                 " or bundle from a SQLite copy")
     return Path(url.removeprefix("sqlite:///"))

@@ -81,9 +81,9 @@ def _verbs(url: str, out: Path) -> list[list[str]]:
 @pytest.mark.parametrize("pw", PASSWORDS, ids=PASSWORD_IDS)
 def test_the_terminal_never_shows_the_password(pw: Password, case_dir: Path, cli: CliRun,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    runs = [(args, None) for args in _verbs(_userinfo_url(pw), case_dir)]
-    runs += [(["status", "--db", _query_url(pw)], None), (["show", "1"], _userinfo_url(pw)),
-             (["queue", "list"], _query_url(pw))]
+    runs = [(args, None) for url in (_userinfo_url(pw), _query_url(pw))
+            for args in _verbs(url, case_dir)]
+    runs += [(["show", "1"], _userinfo_url(pw)), (["queue", "list"], _query_url(pw))]
     for args, env_db in runs:
         if env_db is None:
             monkeypatch.delenv("FLUSHBENCH_DB", raising=False)

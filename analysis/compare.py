@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import claims
+from analysis.baselines import baseline_note, baseline_of
 from analysis.disturbed import counted
 from analysis.frames import (
     CHECKED_METADATA,
@@ -169,18 +170,24 @@ def compare_cells(
     run_summary_df: pd.DataFrame,
     cell_summary_df: pd.DataFrame,
     *,
-    noise_floor_cv: float | None = None,
+    noise_floor_cv: float | dict[int, float | None] | None = None,
     blocks: pd.Series | None = None,
     block_unit: str = "block",
 ) -> pd.DataFrame:
-    """The cell summary plus the verdict columns against the baseline cell.
+    """The cell summary plus the verdict columns against each cell's own baseline.
+
+    Each cell is compared with its baseline (:func:`analysis.baselines.baseline_of`: the
+    experiment's baseline, or its own server's when the experiment names one per server);
+    ``noise_floor_cv`` is one A/A floor, or one per baseline cell id.
 
     Every verdict comes from :func:`analysis.statistics.verdicts.design_verdict`, the one rule
     (``blocks``: each run's block when the experiment ran in blocks — rounds, hosts or source
     databases — else None).
 
     Added columns: ``ratio, ratio_ci_low, ratio_ci_high, p_value, verdict, verdict_reason,
-    mde_pct`` (minimum detectable effect, %), ``noise_cv_pct``, ``ci_method``, ``test_method``.
+    mde_pct`` (minimum detectable effect, %), ``noise_cv_pct``, ``ci_method``, ``test_method``,
+    ``baseline_id`` and ``baseline_label`` (``the baseline``, or the baseline cell's label when
+    the experiment has several).
     """
     done = _done(run_summary_df)
     values = done["notpm"].to_numpy(dtype=float)
@@ -192,24 +199,30 @@ def compare_cells(
         model = blocked.fit(np.log(values[ok]), [c for c, k in zip(cell_ids, ok, strict=True)
                                                  if k],
                             [b for b, k in zip(block_list, ok, strict=True) if k])
-    base_rows = cell_summary_df[cell_summary_df["is_baseline"]]
-    base_id = int(base_rows["cell_id"].iloc[0]) if len(base_rows) else int(
-        cell_summary_df["cell_id"].iloc[0]
-    )
+    own_baseline = baseline_of(cell_summary_df)
+    labels = dict(zip(cell_summary_df["cell_id"].astype(int), cell_summary_df["cell_label"],
+                      strict=True))
+    several = len(set(own_baseline.values())) > 1
+    floors = noise_floor_cv if isinstance(noise_floor_cv, dict) else None
     rows = []
-    for cell_id in cell_summary_df["cell_id"]:
-        if int(cell_id) == base_id:
+    for cell_id in cell_summary_df["cell_id"].astype(int):
+        base_id = own_baseline[cell_id]
+        base_label = labels[base_id] if several else "the baseline"
+        if cell_id == base_id:
             rows.append(dict(ratio=1.0, ratio_ci_low=math.nan, ratio_ci_high=math.nan,
                              p_value=math.nan, verdict=BASELINE,
                              verdict_reason="the reference cell", mde_pct=math.nan,
-                             noise_cv_pct=math.nan, ci_method="", test_method=""))
+                             noise_cv_pct=math.nan, ci_method="", test_method="",
+                             baseline_id=base_id, baseline_label=base_label))
             continue
-        v = design_verdict(values, cell_ids, block_list, base_id, int(cell_id),
-                           noise_floor_cv=noise_floor_cv, model=model, block_unit=block_unit)
+        floor = floors.get(base_id) if floors is not None else noise_floor_cv
+        v = design_verdict(values, cell_ids, block_list, base_id, cell_id,
+                           noise_floor_cv=floor, model=model, block_unit=block_unit)
         rows.append(dict(ratio=v.ratio, ratio_ci_low=v.ci_low, ratio_ci_high=v.ci_high,
                          p_value=v.p_value, verdict=v.verdict, verdict_reason=v.reason,
                          mde_pct=v.mde_pct, noise_cv_pct=v.noise_cv_pct,
-                         ci_method=v.ci_method, test_method=v.test_method))
+                         ci_method=v.ci_method, test_method=v.test_method,
+                         baseline_id=base_id, baseline_label=base_label))
     out = pd.concat([cell_summary_df.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
     out.attrs.update(cell_summary_df.attrs)
     return out
@@ -315,12 +328,15 @@ def compare(
     warnings = check_metadata(rs.drop(columns=["hostname"]) if spread else rs, force=force)
     base_ids = fr.cell_summary.loc[fr.cell_summary["is_baseline"], "cell_id"]
     # The baseline repeated often enough is the experiment's own A/A measurement.
+    # Each baseline repeated often enough is its own rows' A/A measurement.
     floor = aa_floor(rs, int(base_ids.iloc[0])) if len(base_ids) else aa_floor(rs, -1)
-    aa = floor["cv_pct"] / 100 if floor["n"] else None
+    floors = {int(b): aa_floor(rs, int(b)) for b in base_ids}
+    aa = {b: f["cv_pct"] / 100 if f["n"] else None for b, f in floors.items()}
     blocks, unit = design_blocks(rs, fr.experiment["spec"])
     cells = compare_cells(rs, fr.cell_summary, noise_floor_cv=aa, blocks=blocks,
                           block_unit=unit)
     cells.attrs["noise_floor"] = floor
+    cells.attrs["baselines_note"] = baseline_note(fr.cell_summary)
     if blocks is not None:
         cells.attrs["hosts_note"] = (
             f"The runs ran in blocks ({unit}s): every cell is compared with the baseline in one"

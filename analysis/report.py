@@ -240,6 +240,15 @@ def _summary(cmp: Comparison, names: dict[int, str]) -> str:
     return "<ul class='summary'>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
 
 
+def _own_baseline(cmp: Comparison, row: pd.Series) -> str:
+    """`` vs base`` when the experiment has several baselines (each row has its own)."""
+    if not cmp.cells.attrs.get("baselines_note"):
+        return ""
+    cells = cmp.cells.set_index("cell_id")
+    label = cells.loc[int(row["cell_id"]), "baseline_label"]
+    return f"<br><span class='muted'>vs {_e(label)}</span>"
+
+
 def _ranked_table(cmp: Comparison, qps: dict[int, float] | None = None,
                   names: dict[int, str] | None = None) -> str:
     m = metric_view(cmp.experiment)
@@ -252,7 +261,7 @@ def _ranked_table(cmp: Comparison, qps: dict[int, float] | None = None,
             str(int(r["rank_notpm"])), _num(m.of(r["notpm_mean"])),
             _ci(m.of(r["notpm_ci_low"]), m.of(r["notpm_ci_high"])),
             *([_num((qps or {}).get(int(r["cell_id"])))] if qps else []),
-            "–" if r["is_baseline"] else f"{_num(r['ratio'], '.2f')}×",
+            "–" if r["is_baseline"] else f"{_num(r['ratio'], '.2f')}×" + _own_baseline(cmp, r),
             _verdict_html(r["verdict"]), str(int(r["rank_stability"])),
             _num(r["score_median"], ".0f"), _num(r["cv_pct_median"], ".1f"),
             str(int(r["n_done"])), f"<span class='warn'>{_e(r['warnings'])}</span>",
@@ -416,12 +425,17 @@ def _methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str
         f"({_e(metric_view(exp).unit)}) is the window average (Σ count / Σ seconds, × 60 "
         "per minute). Each configuration's figure is "
         "the mean over its repetitions with a lognormal (Cox) 95% interval, which keeps its "
-        "coverage at 3 repetitions. A configuration is <i>faster</i>/<i>slower</i> than the "
-        "baseline only when an exact two-sided Mann-Whitney test gives p &lt; 0.05 <b>and</b> "
-        "the Welch-on-log 95% interval of the ratio excludes 1; when the group sizes cannot "
-        "reach p &lt; 0.05 (3 vs 3: the smallest p is 0.10) the verdict is <i>not enough "
-        "repetitions</i>. Beside each verdict: its reason and the minimum detectable effect "
-        "(MDE, 80% power) at that number of runs and that noise"
+        "coverage at 3 repetitions. Every verdict in this report, its tables, figures and "
+        "scorecard comes from one rule. Independent runs: a configuration is <i>faster</i>/"
+        "<i>slower</i> than its baseline only when an exact two-sided Mann-Whitney test gives "
+        "p &lt; 0.05 <b>and</b> the Welch-on-log 95% interval of the ratio excludes 1 (when "
+        "the group sizes cannot reach p &lt; 0.05 — 3 vs 3 — the verdict is <i>not enough "
+        "repetitions</i>). Runs in blocks (rounds or hosts): one model of log throughput with "
+        "a configuration and a block effect, its noise pooled over every configuration, whose "
+        "95% interval must exclude 1 and hold with any one block left out (or pass van "
+        "Elteren's stratified rank test where the blocks can reach p &lt; 0.05). Beside each "
+        "verdict: its reason and the minimum detectable effect (MDE, 80% power) at that "
+        "design and that noise"
         f"{_noise_floor_text(cmp)}. The <b>stability score</b> is 100 × p5 / median "
         "(nearest-rank percentile) of a run's per-interval series over the window (100 = flat "
         "line); a run is flagged when its CV is ≥ 10%, when a periodogram peak stands out of "
@@ -477,15 +491,20 @@ def _aa_line(cmp: Comparison) -> str:
 
 
 def _noise_floor_text(cmp: Comparison) -> str:
+    """What the methodology says after the verdict rule (the caller ends the sentence)."""
+    own = cmp.cells.attrs.get("baselines_note")
     hosts = cmp.cells.attrs.get("hosts_note")
-    if hosts:  # spread over hosts: say how the verdicts were made
-        return f". {_e(hosts)} Verdicts use van Elteren's stratified rank test"
     floor = cmp.cells.attrs.get("noise_floor") or {}
-    if floor.get("n"):
-        return (f"; an A/A noise floor from {_e(aa_floor_text(floor))}, which the MDE never "
+    if hosts:  # in blocks (rounds, hosts): say how the verdicts were made
+        text = f". {hosts}"
+    elif floor.get("n"):
+        text = (f"; an A/A noise floor from {aa_floor_text(floor)}, which the MDE never "
                 "goes below")
-    return ("; no A/A noise floor was measured (repeat the baseline at least 5 times for "
-            "one)")
+    else:
+        text = "; no A/A noise floor was measured (repeat the baseline at least 5 times for one)"
+    if own:
+        text = text.rstrip(".") + ". " + own
+    return _e(text.rstrip("."))
 
 
 def _repetitions_text(spec: dict[str, Any]) -> str:

@@ -351,8 +351,10 @@ class ExperimentSpec(StrictModel):
     #: Whole extra cells to add (e.g. the walked list of the 2011 study); each may carry the
     #: published result it reproduces (``reference:``, runner/references.py).
     include: list[IncludeCell] = Field(default_factory=list)
-    #: Partial knob values naming the baseline cell (default: the first cell).
-    baseline: Knobs | None = None
+    #: Partial knob values naming the baseline cell (default: the first cell), or a list of
+    #: them: one baseline per server (or per group of rows), each row compared with its own
+    #: (``analysis/baselines.py``).
+    baseline: Knobs | list[Knobs] | None = None
     #: Raw variables that open the server or name a path, allowed on purpose (README: "The
     #: sandbox owns its server"); paths must stay relative, inside the run's datadir.
     allow_variables: list[Annotated[str, BeforeValidator(_variable_name)]] = Field(
@@ -501,9 +503,11 @@ def no_empty_values(data: dict[str, Any]) -> None:
     KeyedValueError
         Naming the key path (``matrix.max_dirty_pages_pct``).
     """
-    for section in ("fixed", "matrix", "baseline"):
+    for section in ("fixed", "matrix"):
         _refuse_empty(data.get(section), (section,), axis=section == "matrix")
-    for section in ("include", "exclude"):
+    if not isinstance(data.get("baseline"), list):
+        _refuse_empty(data.get("baseline"), ("baseline",), axis=False)
+    for section in ("include", "exclude", "baseline"):
         items = data.get(section)
         if isinstance(items, list):
             for i, item in enumerate(items):
@@ -676,20 +680,34 @@ def expand(exp: ExperimentSpec, source: str = "<experiment>") -> list[CellSpec]:
     return _mark_baseline(exp, cells, source)
 
 
-def _mark_baseline(exp: ExperimentSpec, cells: list[CellSpec], source: str) -> list[CellSpec]:
+def baselines(exp: ExperimentSpec) -> list[Knobs]:
+    """The experiment's baselines as a list (one, or one per server or group of rows)."""
     if exp.baseline is None:
-        index = 0
+        return []
+    return list(exp.baseline) if isinstance(exp.baseline, list) else [exp.baseline]
+
+
+def _mark_baseline(exp: ExperimentSpec, cells: list[CellSpec], source: str) -> list[CellSpec]:
+    wanted_all = baselines(exp)
+    if not wanted_all:
+        chosen = {0}
     else:
-        wanted = exp.baseline.values()
-        hits = [i for i, c in enumerate(cells) if _matches(c.knobs, wanted)]
-        if len(hits) != 1:
-            raise ConfigError(
-                f"baseline ({cell_label(wanted)}) matches {len(hits)} cells, it must match one",
-                where=f"{source}: baseline",
-                fix="give enough knob values to name exactly one cell",
-            )
-        index = hits[0]
-    return [c.model_copy(update={"is_baseline": i == index}) for i, c in enumerate(cells)]
+        chosen = set()
+        listed = isinstance(exp.baseline, list)
+        for i, partial in enumerate(wanted_all):
+            wanted = partial.values()
+            where = f"{source}: baseline" + (f"[{i}]" if listed else "")
+            hits = [j for j, c in enumerate(cells) if _matches(c.knobs, wanted)]
+            if len(hits) != 1:
+                raise ConfigError(
+                    f"baseline ({cell_label(wanted)}) matches {len(hits)} cells, it must match"
+                    " one", where=where, fix="give enough knob values to name exactly one cell")
+            if hits[0] in chosen:
+                raise ConfigError(f"baseline ({cell_label(wanted)}) names a cell an earlier"
+                                  " baseline names too", where=where,
+                                  fix="name each baseline cell once")
+            chosen.add(hits[0])
+    return [c.model_copy(update={"is_baseline": i in chosen}) for i, c in enumerate(cells)]
 
 
 def run_order(exp: ExperimentSpec, cells: list[CellSpec]) -> list[tuple[CellSpec, int]]:

@@ -196,7 +196,10 @@ def _print_one(experiment: str, db: str | None, *, force: bool,
     for cid, c in cells.sort_values("position").iterrows():
         con.print(f"  {ids[cid]}  {shown(c['cell_label'])}"
                   + (" (baseline)" if c["is_baseline"] else ""))
-    t = Table(title="Against the baseline (mean of repetitions, 95% CI)")
+    several = "baseline_id" in cells and cells["baseline_id"].nunique() > 1
+    t = Table(title="Against the baseline (mean of repetitions, 95% CI)"
+              if not several else "Against each row's own baseline (mean of repetitions,"
+              " 95% CI)")
     t.add_column("id")
     t.add_column("runs", justify="right")
     t.add_column(f"{m.name} (95% CI)", justify="right")
@@ -214,11 +217,15 @@ def _print_one(experiment: str, db: str | None, *, force: bool,
             f"{_f(m.of(c['notpm_ci_high']))})",
             "–" if c["is_baseline"] else
             f"{_f(c['ratio'], '.2f')}× ({_f(c['ratio_ci_low'], '.2f')}–"
-            f"{_f(c['ratio_ci_high'], '.2f')})",
+            f"{_f(c['ratio_ci_high'], '.2f')})"
+            + (f" vs {ids[int(c['baseline_id'])]}" if several else ""),
             f"[{style}]{c['verdict']}[/]" if style else c["verdict"],
         )
     con.print(t)
-    con.print("why (p: exact Mann-Whitney; MDE: the change that could hide at this n and noise):")
+    if cmp.cells.attrs.get("baselines_note"):
+        con.print(shown(cmp.cells.attrs["baselines_note"]), soft_wrap=True)
+    con.print("why (the verdict rule: docs/statistics.md; MDE: the change that could hide at"
+              " this design and noise):")
     for _, r in cmp.ranking.iterrows():
         c = cells.loc[r["cell_id"]]
         if not c["is_baseline"]:

@@ -113,6 +113,8 @@ def _percent(text: str, option: str) -> float:
 def _print_power(made, effect: float, cv: float | None, pilot: str | None,  # noqa: ANN001
                  db: str | None, out) -> None:  # noqa: ANN001 - a runner Plan, a Console
     """The power table of ``plan --detect``: per comparison, MDE now and runs needed."""
+    import pandas as pd
+
     from analysis.power_plan import Noise, comparison_power, pilot_noise, power_sentence
 
     exp = made.experiment
@@ -131,6 +133,10 @@ def _print_power(made, effect: float, cv: float | None, pilot: str | None,  # no
     seconds: dict[str, list[float]] = {}
     for run in made.runs:
         seconds.setdefault(run.cell.key, []).append(run.seconds)
+    from analysis.baselines import baseline_of
+
+    own = baseline_of(pd.DataFrame([{"cell_id": i, "is_baseline": c.is_baseline,
+                                     "knobs": c.knobs} for i, c in enumerate(made.cells)]))
     base = next((c for c in made.cells if c.is_baseline), None)
     if base is None:
         raise ConfigError("--detect compares cells with the baseline, and this experiment has"
@@ -139,9 +145,10 @@ def _print_power(made, effect: float, cv: float | None, pilot: str | None,  # no
     for column in ("comparison", "runs now", "MDE now", "runs needed per cell", "machine hours"):
         table.add_column(column, justify="left" if column == "comparison" else "right")
     short = []
-    for cell in made.cells:
+    for i, cell in enumerate(made.cells):
         if cell.is_baseline:
             continue
+        base = made.cells[own[i]]  # the cell's own baseline (one per server when several)
         per_run = max(seconds.get(cell.key, [0.0]) + seconds.get(base.key, [0.0]))
         row = comparison_power(cell.label, exp.repetitions_of(base), exp.repetitions_of(cell),
                                per_run, effect, noise,

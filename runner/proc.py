@@ -11,9 +11,11 @@ import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 
 def _kill_group(proc: subprocess.Popen, sig: int) -> None:
@@ -87,12 +89,36 @@ def child(
         try:
             terminate(proc, grace_s)
         finally:
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    with contextlib.suppress(Exception):
-                        stream.close()
+            close_pipes(proc)
             for f in files:
                 f.close()
+
+
+#: How long :func:`close_pipes` waits for a reader thread to let go of a child's pipe.
+CLOSE_WAIT_S = 5.0
+
+
+def _close_quietly(stream: IO) -> None:
+    with contextlib.suppress(Exception):
+        stream.close()
+
+
+def close_pipes(proc: subprocess.Popen) -> None:
+    """Close the child's stdout and stderr pipes, waiting at most :data:`CLOSE_WAIT_S`.
+
+    A thread reading a buffered pipe holds its lock until the read returns, and it does not
+    return while a process that left the child's group (``setsid``) keeps the other end open:
+    a plain ``close()`` would wait for that process. The closes run in daemon threads instead;
+    one that cannot finish in time completes whenever that process lets go.
+    """
+    closers = [threading.Thread(target=_close_quietly, args=(stream,), daemon=True,
+                                name=f"close-pipe-{proc.pid}")
+               for stream in (proc.stdout, proc.stderr) if stream is not None]
+    for closer in closers:
+        closer.start()
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    for closer in closers:
+        closer.join(max(0.0, deadline - time.monotonic()))
 
 
 #: How much of each stream :func:`run_checked` keeps: ``mysqld --verbose --help`` prints about

@@ -18,6 +18,7 @@ import os
 import queue
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,8 +225,12 @@ def run_to_completion(
                 where=str(argv[0]),
                 fix=f"see {err_path}; {fix}",
             ) from None
+        # What the command left in its group (a background job holding its output) goes now,
+        # so the pumps reach the end of the pipes; one that left the group gets 10 s in all.
+        proc.terminate(child)
+        deadline = time.monotonic() + 10
         for t in pumps:
-            t.join(timeout=10)
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
     if code != 0:
         tail = _read_tail(err_path) or _read_tail(out_path)
         raise WorkloadError(

@@ -77,9 +77,14 @@ def test_password_goes_to_env_never_argv(monkeypatch: pytest.MonkeyPatch) -> Non
         assert not any(SECRET in a for a in running.argv), running.argv
 
 
-def test_tpcc_mysql_password_is_redacted_and_warned(caplog: pytest.LogCaptureFixture) -> None:
+def test_tpcc_mysql_password_is_redacted_and_warned(caplog: pytest.LogCaptureFixture,
+                                                    tmp_path: Path) -> None:
     # tpcc-mysql only takes -p: it is on its command line, but never in what we log.
-    adapter = get_workload("tpcc-mysql", {"tpcc_start": "/bin/true"})
+    # The adapter identifies tpcc_start first (`-?` prints its usage line): a stand-in says it.
+    start = tmp_path / "tpcc_start"
+    start.write_text("#!/bin/sh\necho 'Usage: tpcc_start -h server_host -P port'\n")
+    start.chmod(0o755)
+    adapter = get_workload("tpcc-mysql", {"tpcc_start": str(start)})
     spec = WorkloadSpec(driver="tpcc-mysql", duration=10, report_interval=5)
     with caplog.at_level("WARNING"):
         running = adapter.run(CONN, spec, 2, DatasetSpec(warehouses=1), Path("/tmp/unused"))

@@ -71,6 +71,9 @@ def _verbs(url: str, out: Path) -> list[list[str]]:
     """The verbs that open the results database and name it when they cannot."""
     return [["status", "--db", url], ["show", "1", "--db", url],
             ["compare", EXPERIMENT, "--db", url], ["compare", f"{EXPERIMENT}@{url}"],
+            ["compare", f"{EXPERIMENT}@{url}", f"{EXPERIMENT}@{out / 'other.sqlite'}"],
+            ["report", f"{EXPERIMENT}@{url}", f"{EXPERIMENT}@{out / 'other.sqlite'}",
+             "-o", str(out / "cross"), "--no-png"],
             ["queue", "list", "--db", url], ["db", "upgrade", "--db", url],
             ["export", EXPERIMENT, "-o", str(out / "e.csv"), "--db", url],
             ["report", EXPERIMENT, "-o", str(out / "report"), "--no-png", "--db", url],

@@ -73,15 +73,18 @@ def _closest(knobs: dict, bases: pd.DataFrame, keys: list[str]) -> int | None:
 
 
 def baseline_note(cells_df: pd.DataFrame) -> str | None:
-    """One sentence naming each baseline and what it is the baseline of, when there are
-    several (None with one)."""
+    """One sentence naming each baseline and whose it is, when there are several (None with
+    one): ``Each row is compared with its own server's baseline (mysql-5.5: …; xtradb-5.5:
+    …).``"""
     keys = grouping_knobs(cells_df)
     if not keys:
         return None
     bases = cells_df[cells_df["is_baseline"].astype(bool)]
-    parts = []
-    for _, b in bases.iterrows():
-        group = ", ".join(f"{k}={(b['knobs'] or {}).get(k)}" for k in keys)
-        parts.append(f"{group}: {b['cell_label']}")
-    return ("Each row is compared with its own baseline (" + "; ".join(parts)
-            + "); a row on none of these is compared with the first.")
+    if "server" in keys:
+        parts = [f"{(b['knobs'] or {}).get('server')}: {b['cell_label']}"
+                 for _, b in bases.iterrows()]
+        return ("Each row is compared with its own server's baseline (" + "; ".join(parts)
+                + ").")
+    parts = [str(b["cell_label"]) for _, b in bases.iterrows()]
+    return (f"Each row is compared with the baseline that shares most of its {', '.join(keys)}"
+            " (" + "; ".join(parts) + ").")

@@ -111,17 +111,21 @@ def row_table(fr: frames.Frames, names: dict[int, str], spec: dict[str, Any]) ->
 
 
 def scorecard_table(fr: frames.Frames, spec: dict[str, Any]) -> str:
-    """Table 2: every comparison the post makes, its ratio against ours with the verdict
-    (`analysis.scorecard`, the rule of docs/statistics.md)."""
+    """Table 2: every comparison the post makes, its ratio against ours with our verdict and
+    the reproduction grade (`analysis.scorecard`, the rule of docs/statistics.md)."""
     table = scorecard.scorecard(spec, fr.run_summary, fr.cell_summary)
     rows = []
     for i, r in enumerate(table.itertuples(), start=1):
         post = f"{r.reference_ratio:.2f}×" + ("" if r.stated else " *")
-        rows.append([f"R{i}", r.comparison, f"`{r.a}` ({r.n_a}) / `{r.b}` ({r.n_b})", post,
-                     f"{r.ratio:.2f}× ({r.ci_low:.2f}–{r.ci_high:.2f})", r.verdict,
-                     f"the post's ratio is {r.size}" if r.size != "–" else "–"])
-    return _md(["", "comparison", "a / b (runs)", "the post", "ours (95 % CI)", "verdict",
-                "size"], rows)
+        graded = r.verdict + (f" ({100 * r.share:.0f} % of its effect)"
+                              if r.verdict.startswith("same direction") else "")
+        rows.append([f"R{i}", r.comparison + (f" ({r.note})" if r.note else ""),
+                     f"`{r.a}` ({r.n_a}) / `{r.b}` ({r.n_b})", post,
+                     f"{r.ratio:.2f}× ({r.ci_low:.2f}–{r.ci_high:.2f})", r.our_verdict,
+                     graded, f"the post's ratio is {r.size}" if r.size != "–" else "–"])
+    head = (f"{scorecard.headline(table)}.\n\n" if len(table) else "")
+    return head + _md(["", "comparison", "a / b (runs)", "the post", "ours (95 % CI)",
+                       "our verdict", "reproduction", "size"], rows)
 
 
 def target_table(db: Path, names: dict[int, str], fr: frames.Frames) -> tuple[str, str]:
@@ -217,12 +221,14 @@ def flushing_table(db: Path, fr: frames.Frames, names: dict[int, str]) -> str:
         knobs = cell.knobs or {}
         rows.append([f"`{names.get(int(cell.cell_id), cell.cell_id)}`",
                      f"{float(knobs.get('max_dirty_pages_pct', math.nan)):g}",
-                     f"{means.loc[mine, 'dirty_pct'].median():.0f}",
+                     f"{means.loc[mine, 'dirty_pct'].median():.0f}"
+                     f" ({means.loc[mine, 'dirty_pct'].min():.0f}–"
+                     f"{means.loc[mine, 'dirty_pct'].max():.0f})",
                      f"{means.loc[mine, 'checkpoint_age_pct'].median():.0f}",
                      f"{peaks.loc[mine].max():.0f}",
                      f"{lru_share.reindex(mine).median():.0%}"
                      if lru_share.reindex(mine).notna().any() else "not counted"])
-    return _md(["row", "max_dirty_pages_pct", "dirty % (median of run means)",
+    return _md(["row", "max_dirty_pages_pct", "dirty % (median of run means; range)",
                 "checkpoint age % of max (median of run means)",
                 "highest checkpoint age % of max", "LRU flush's share of pages flushed"],
                rows)

@@ -61,7 +61,9 @@ _MASKED = r"\*\*\*(?:[\s:;,&)'\"#@/]|\Z)"
 _QUOTED = r"""'(?:[^'\\\n]|\\.)*'(?=[\s,;&)]|\Z)|"(?:[^"\\\n]|\\.)*"(?=[\s,;&)]|\Z)"""
 #: An unquoted value in free-form text: nothing says where it ends, so it runs to the next
 #: parameter (``&name=``, `` name=``), the next option (`` -x``) or the end of the line.
-_UNQUOTED = r"\S[^\n]*?(?=(?:[&;,]|\s+)[\w.\-]+\s*=|\s+--?[A-Za-z]|\s*\n|\s*\Z)"
+#: Possessive runs keep it linear (a lazy scan re-read every run of spaces: quadratic).
+_UNQUOTED = (r"\S(?:[^\s&;,]++|[&;,](?![\w.\-]+\s*=)"
+             r"|[^\S\n]++(?![\w.\-]+\s*=|--?[A-Za-z]|\n|\Z))*+")
 _VALUE = rf"(?!{_MASKED})(?:{_QUOTED}|{_UNQUOTED})"
 
 #: ``password=VALUE`` after ``?``, ``&``, ``;``, a space, ``(``, ``,`` or a line's start.

@@ -181,3 +181,30 @@ def test_credentials_in_a_published_url_are_named() -> None:
         "a `password=` parameter"]
     assert url_credentials("https://example.com/a@b and sqlite:////tmp/a@b") == []
     assert url_credentials("mail admin@example.com") == []
+
+
+#: Texts as long as a crash log may be (200,000 characters), shaped against each pattern: a
+#: masking that re-reads a run of spaces, ``@`` or quotes for each character is quadratic.
+_HOSTILE_TEXTS = """
+import sys
+from flushbench.redaction import redact, redact_argv, remember_url
+n = 200_000
+texts = ["password=x" + " " * n + "y", "--password=x" + "\\t" * n, "-p" + " " * n + "x",
+         "postgresql://u:p" + "@" * n, "postgresql://u:p" + "@h " * (n // 3),
+         "password='" + "\\\\'" * (n // 2), "password=a " * (n // 11),
+         "postgresql://" + "a:" * (n // 2), "a&" * (n // 2) + "password=x" + "&a" * (n // 2)]
+for text in texts:
+    redact(text)
+    redact_argv([text])
+    remember_url(text)
+print("done")
+"""
+
+
+def test_masking_a_long_hostile_text_finishes() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _HOSTILE_TEXTS], capture_output=True,
+                          text=True, timeout=30, check=False)
+    assert proc.stdout.strip() == "done", proc.stderr[-2000:]

@@ -29,7 +29,15 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from analysis import claims, distributions, io_breakdown, plots, scorecard, small_multiples
+from analysis import (
+    claims,
+    distributions,
+    io_breakdown,
+    plots,
+    scorecard,
+    small_multiples,
+    stability_claims,
+)
 from analysis.blas import one_blas_thread
 from analysis.compare import AA_MIN_REPETITIONS, Comparison, aa_floor_text, compare
 from analysis.frames import (
@@ -921,7 +929,10 @@ def build_report_model(
                           {str(c["cell_label"]): names[int(c["cell_id"])]
                            for _, c in cells.iterrows() if int(c["cell_id"]) in names})
     # The reproduction scorecard, when the experiment (or --reference) has references.
-    score_html = scorecard.section(reference or exp["spec"], rs, cells, figs.add)
+    claims_spec = reference or exp["spec"]
+    score_html = scorecard.section(claims_spec, rs, cells, figs.add,
+                                   stability=stability_claims.stability_scorecard(
+                                       claims_spec, rs, cells))
     memory_html = _memory_section(cmp, figs, d.cell_mem, d.reps, d.smp, names)
     draw_memory = memory_matters(d.cell_mem, varying_knobs(rs))[0] if len(d.cell_mem) else False
     cell_sections = [

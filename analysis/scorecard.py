@@ -276,16 +276,30 @@ def _judge_in_design(run_summary: pd.DataFrame, spec: dict[str, Any]
     return judge
 
 
-def figure(table: pd.DataFrame, *, source: str = "") -> go.Figure:
-    """Reference ratio (open diamond) and measured ratio with its 95 % CI, per comparison.
+def figure(table: pd.DataFrame, *, source: str = "",
+           stability: pd.DataFrame | None = None) -> go.Figure:
+    """Reference ratio (open diamond) and measured ratio with its 95 % CI, per comparison;
+    below it, when the reference makes stability claims, a panel of each claim's grade.
 
     A log axis (1.5× and 1/1.5× are as far from 1), the line at 1 and the ±5 % band of "no
-    difference"; each comparison's row names its verdict, coloured.
+    difference"; each comparison's row names its grade, coloured, with a marker per grade.
+    The stability panel puts each claim at its row's median stability score (100 = flat).
     """
     subtitle = (f"reference: {source}; ours: ratio with the verdict rule's 95% CI" if source
                 else "ours: ratio with the verdict rule's 95% CI")
     fig = plots._figure("Reproduction scorecard: the reference's ratios against ours", subtitle)
+    panel = stability is not None and len(stability) > 0
+    if panel:
+        from plotly.subplots import make_subplots
+
+        fig = make_subplots(rows=2, cols=1, vertical_spacing=0.12,
+                            row_heights=[len(table), max(len(stability), 1)],
+                            subplot_titles=("throughput: the reference's ratios against ours",
+                                            "stability: what the reference says of each line"))
+        fig.update_layout(plots._figure(
+            "Reproduction scorecard: the reference's ratios against ours", subtitle).layout)
     names = [f"{r['comparison']} — {r['verdict']}" for _, r in table.iterrows()]
+    where = dict(row=1, col=1) if panel else {}
     for verdict, colour in VERDICT_COLOURS.items():
         part = table[table["verdict"] == verdict]
         if part.empty:
@@ -296,27 +310,58 @@ def figure(table: pd.DataFrame, *, source: str = "") -> go.Figure:
             marker=dict(color=colour, size=11, symbol=GRADE_SYMBOLS[verdict]),
             error_x=dict(type="data", symmetric=False, color=colour,
                          array=(part["ci_high"] - part["ratio"]).fillna(0),
-                         arrayminus=(part["ratio"] - part["ci_low"]).fillna(0))))
+                         arrayminus=(part["ratio"] - part["ci_low"]).fillna(0))), **where)
     fig.add_trace(go.Scatter(x=table["reference_ratio"], y=names, mode="markers",
                              name="reference", marker=dict(symbol="diamond-open", size=13,
-                                                           color="#222222", line_width=2)))
-    fig.add_vrect(x0=1 / MARGIN, x1=MARGIN, fillcolor="#999999", opacity=0.15, line_width=0)
-    fig.add_vline(x=1, line=dict(color="#555555", width=1))
-    fig.update_xaxes(type="log", title="ratio a / b (log scale)")
-    fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names)
+                                                           color="#222222", line_width=2)),
+                  **where)
+    fig.add_vrect(x0=1 / MARGIN, x1=MARGIN, fillcolor="#999999", opacity=0.15, line_width=0,
+                  **where)
+    fig.add_vline(x=1, line=dict(color="#555555", width=1), **where)
+    fig.update_xaxes(type="log", title="ratio a / b (log scale)", **where)
+    fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names, **where)
+    rows = len(table)
+    if panel:
+        assert stability is not None
+        _stability_panel(fig, stability)
+        rows += len(stability) + 3
     # The legend above the plot: below it, it collides with the axis title on short figures.
     extra = plots.subtitle_extra_px(subtitle)  # a long source wraps onto a second line
-    fig.update_layout(height=max(320, 170 + 46 * len(table) + extra), margin=dict(t=120 + extra),
+    fig.update_layout(height=max(320, 170 + 46 * rows + extra), margin=dict(t=120 + extra),
                       title=dict(y=1, yanchor="top", pad=dict(t=34)),  # two lines: not cut off
                       legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0))
     return fig
 
 
+def _stability_panel(fig: go.Figure, stability: pd.DataFrame) -> None:
+    """Row 2: each stability claim at its row's median score, coloured by its grade."""
+    names = [f"{r['claim']} — {r['verdict']}" for _, r in stability.iterrows()]
+    scores = [float(str(m).split("score ")[1].split(",")[0]) if "score " in str(m)
+              else math.nan for m in stability["measured"]]
+    for verdict, colour in VERDICT_COLOURS.items():
+        idx = [i for i, v in enumerate(stability["verdict"]) if v == verdict]
+        if not idx:
+            continue
+        fig.add_trace(go.Scatter(x=[scores[i] for i in idx], y=[names[i] for i in idx],
+                                 mode="markers", showlegend=False,
+                                 marker=dict(color=colour, size=11,
+                                             symbol=GRADE_SYMBOLS[verdict]),
+                                 hovertext=[stability["reason"].iloc[i] for i in idx]),
+                      row=2, col=1)
+    fig.update_xaxes(range=[-2, 102], title="the row's median stability score (100 = flat)",
+                     row=2, col=1)
+    fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names,
+                     row=2, col=1)
+
+
 def section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame,
-            add_figure: Callable[[str, go.Figure], str]) -> str:
+            add_figure: Callable[[str, go.Figure], str],
+            stability: pd.DataFrame | None = None) -> str:
     """The report's scorecard section (table and figure), or ``""`` without a reference.
 
-    ``add_figure(name, fig)`` places a figure and returns its HTML (the report's figures).
+    ``add_figure(name, fig)`` places a figure and returns its HTML (the report's figures);
+    ``stability``: the reference's stability claims graded
+    (:func:`analysis.stability_claims.stability_scorecard`), a panel and a table of their own.
     """
     if not has_reference(spec):
         return ""
@@ -368,5 +413,27 @@ def section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame
         "covering 1; <b>inconclusive</b>: the interval covers both 1 and the reference's "
         f"ratio. <b>{html.escape(headline(table))}</b>. * the quotient of the two rows' "
         "reference values (the reference states no ratio). Rule: docs/statistics.md.</p>"
-        + add_figure("scorecard", figure(table, source=source))
-        + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        + add_figure("scorecard", figure(table, source=source, stability=stability))
+        + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        + _stability_html(stability))
+
+
+def _stability_html(stability: pd.DataFrame | None) -> str:
+    """The stability claims' table (``""`` without any)."""
+    if stability is None or stability.empty:
+        return ""
+    rows = "".join(
+        f"<tr><td class='l'>{html.escape(str(r['claim']))}</td>"
+        f"<td class='l'>{html.escape(str(r['stated']))}</td><td>{r['runs']}</td>"
+        f"<td class='l'>{html.escape(str(r['measured']))}</td>"
+        f"<td class='l' style='color:{VERDICT_COLOURS[r['verdict']]};font-weight:600'>"
+        f"{r['verdict']}</td><td class='l'>{html.escape(str(r['reason']))}</td></tr>"
+        for _, r in stability.iterrows())
+    head = "".join(f"<th class='l'>{h}</th>" for h in
+                   ("claim", "the reference says", "runs", "ours", "reproduction", "why"))
+    return ("<h3>Stability claims</h3><p class='sub'>What the reference says of each line, "
+            "against each row's runs: the stability score (100 × p5 / median), the "
+            "oscillation test and intervals without a transaction. "
+            f"<b>{html.escape(headline(stability))}</b>. Rule: docs/statistics.md, "
+            "\"Stability claims\".</p>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")

@@ -58,6 +58,8 @@ class Stability:
     step_pct: float = math.nan
     step_at_s: float = math.nan
     trend_p: float = math.nan
+    #: Intervals without a single transaction (a stall to zero).
+    zero_intervals: int = 0
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
     def as_dict(self) -> dict[str, object]:
@@ -141,5 +143,6 @@ def stability(
         step_pct=shape.step_pct,
         step_at_s=shape.step_at_s,
         trend_p=shape.trend_p,
+        zero_intervals=int((arr == 0).sum()),
         warnings=tuple(warnings),
     )

@@ -25,11 +25,12 @@ spec (:mod:`analysis.scorecard`); the verdict rule is in ``docs/statistics.md``.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from flushbench.redaction import url_credentials
+from flushbench.units import parse_duration
 from flushbench.validation import KeyedValueError, StrictModel
 from runner.knobs import Knobs
 
@@ -39,6 +40,28 @@ Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 RowName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.+-]{0,39}$")]
 #: The reference value keys, one per workload metric (``analysis.metric``'s names, lower case).
 METRIC_KEYS = ("notpm", "tps")
+
+
+#: What a reference may say of a row's throughput line (``analysis/stability_claims.py``
+#: scores each with the stability figures; docs/statistics.md, "Stability claims").
+SHAPES = ("flat", "unsteady", "oscillating", "stalls")
+
+
+class StabilityClaim(StrictModel):
+    """What the reference says of one row's line: flat, unsteady, oscillating, stalls."""
+
+    shape: Literal["flat", "unsteady", "oscillating", "stalls"]
+    #: The period the reference saw (oscillating only), e.g. ``45s``: shown beside ours.
+    period: Annotated[float, Field(gt=0)] | None = None
+    #: The reference's words for it, shown in the scorecard.
+    says: Annotated[str, Field(max_length=200)] = ""
+
+    @field_validator("period", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        if value is None or isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        return parse_duration(value)
 
 
 class RowReference(StrictModel):
@@ -51,6 +74,8 @@ class RowReference(StrictModel):
     tps: Positive | None = None
     #: Where in the source the number is (a section, a figure), shown in the scorecard.
     note: Annotated[str, Field(max_length=200)] = ""
+    #: What the reference says of the row's line (scored beside the throughput).
+    stability: StabilityClaim | None = None
 
     def value(self) -> float | None:
         """The row's reference throughput, whichever metric key holds it."""
@@ -81,6 +106,8 @@ class ComparisonSpec(StrictModel):
     b: int | RowName
     #: The reference's stated a/b ratio (default: computed from the rows' reference values).
     ratio: Positive | None = None
+    #: How the comparison was read from the source (an interpretation), shown beside it.
+    note: Annotated[str, Field(max_length=300)] = ""
 
     @field_validator("a", "b", mode="before")
     @classmethod
@@ -94,6 +121,39 @@ class ComparisonSpec(StrictModel):
         return value
 
 
+class MostStableClaim(StrictModel):
+    """The reference calls one row the most stable of a set (by its line, not its speed)."""
+
+    name: Annotated[str, Field(min_length=1, max_length=120)]
+    #: The row the reference calls most stable.
+    row: int | RowName
+    #: The rows it is the most stable of (the row itself may be listed or not).
+    among: Annotated[list[int | RowName], Field(min_length=1)]
+    #: The reference's words for it.
+    says: Annotated[str, Field(max_length=200)] = ""
+
+    @field_validator("row", mode="before")
+    @classmethod
+    def _row(cls, value: Any) -> Any:
+        return _refuse_non_row(value, "row")
+
+    @field_validator("among", mode="before")
+    @classmethod
+    def _rows(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for item in value:
+                _refuse_non_row(item, "among")
+        return value
+
+
+def _refuse_non_row(value: Any, key: str) -> Any:
+    # YAML's true/false are Python ints, and 1.0 would pass as an int too.
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"expected an include index (0, 1, …) or a row's reference name, got"
+                         f" {value!r} — write e.g. `{key}: 0` or `{key}: base`")
+    return value
+
+
 class ReferenceSpec(StrictModel):
     """The experiment's top-level ``reference``: its source and the comparisons it makes."""
 
@@ -102,6 +162,8 @@ class ReferenceSpec(StrictModel):
     url: Annotated[str, Field(max_length=500)] = ""
     #: Empty: every referenced row against the baseline.
     comparisons: list[ComparisonSpec] = Field(default_factory=list)
+    #: "X is the most stable of these rows" claims (each row's own line: ``stability``).
+    most_stable: list[MostStableClaim] = Field(default_factory=list)
 
     @field_validator("url")
     @classmethod
@@ -155,6 +217,11 @@ def check_references(include: list[Any], reference: ReferenceSpec | None,
             names[ref.name] = i
     if reference is None:
         return
+    for j, claim in enumerate(reference.most_stable):
+        for k, row in enumerate([claim.row, *claim.among]):
+            where = ("reference", "most_stable", j, "row") if k == 0 else (
+                "reference", "most_stable", j, "among", k - 1)
+            _row_index(row, include, names, where)
     for j, comp in enumerate(reference.comparisons):
         index = {}
         for side in ("a", "b"):
@@ -182,3 +249,17 @@ def check_references(include: list[Any], reference: ReferenceSpec | None,
                         " from — state the reference's `ratio:`, or give the row"
                         f" `reference: {{{wanted}: NUMBER}}`",
                         "reference", "comparisons", j, "ratio")
+
+
+def _row_index(row: int | str, include: list[Any], names: dict[str, int],
+               where: tuple[str | int, ...]) -> int:
+    """The include index a claim names (by index or reference name), or the error."""
+    if isinstance(row, int):
+        if not 0 <= row < len(include):
+            raise KeyedValueError(f"include index {row} does not exist (the file has"
+                                  f" {len(include)} include rows, counted from 0)", *where)
+        return row
+    if row in names:
+        return names[row]
+    known = ", ".join(sorted(names)) or "none: give rows `reference: {name: …}`"
+    raise KeyedValueError(f"no include row is named {row!r} (row names: {known})", *where)

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import compare as comparison
-from analysis import frames, hosts, io_breakdown, scorecard, series
+from analysis import frames, hosts, io_breakdown, scorecard, series, stability_claims
 from analysis.disturbed import counted
 from flushbench.errors import FlushbenchError
 from store.migrate import sqlite_copy
@@ -126,6 +126,17 @@ def scorecard_table(fr: frames.Frames, spec: dict[str, Any]) -> str:
     head = (f"{scorecard.headline(table)}.\n\n" if len(table) else "")
     return head + _md(["", "comparison", "a / b (runs)", "the post", "ours (95 % CI)",
                        "our verdict", "reproduction", "size"], rows)
+
+
+def stability_table(fr: frames.Frames, spec: dict[str, Any]) -> str:
+    """Table 2b: what the post says of each line, graded against each row's runs
+    (`analysis.stability_claims`, the rule of docs/statistics.md)."""
+    claims = stability_claims.stability_scorecard(spec, fr.run_summary, fr.cell_summary)
+    rows = [[f"S{i}", r.claim, r.stated, str(r.runs), r.measured, r.verdict, r.reason]
+            for i, r in enumerate(claims.itertuples(), start=1)]
+    head = f"{scorecard.headline(claims)}.\n\n" if len(claims) else ""
+    return head + _md(["", "claim", "the post says", "runs", "ours", "reproduction", "why"],
+                      rows)
 
 
 def target_table(db: Path, names: dict[int, str], fr: frames.Frames) -> tuple[str, str]:
@@ -308,6 +319,7 @@ def print_tables(db: Path) -> None:
     print("## Rows\n\n" + row_table(fr, names, spec))
     print("\n## Scorecard\n\n" + scorecard_table(fr, spec)
           + "\n\n\\* the quotient of the two rows' NOTPM in the post (its text states no ratio)")
+    print("\n## Stability claims\n\n" + stability_table(fr, spec))
     table, sentence = target_table(db, names, fr)
     print("\n## Targets\n\n" + table + "\n\n" + sentence)
     print("\n## I/O per New-Order\n\n" + io_table(db, fr, names))

@@ -325,6 +325,21 @@ def _print_scorecard(con: Any, cmp: Any, reference: dict[str, Any] | None) -> No
     for i, r in table.iterrows():
         note = f" (note: {shown(r['note'])})" if r["note"] else ""
         con.print(f"  R{i + 1}: {shown(r['reason'])}{note}", soft_wrap=True)
+    _print_stability_claims(con, spec, cmp)
+
+
+def _print_stability_claims(con: Any, spec: dict[str, Any], cmp: Any) -> None:
+    """What the reference says of each line, graded against each row's runs."""
+    from analysis import scorecard
+    from analysis.stability_claims import stability_scorecard
+
+    claims = stability_scorecard(spec, cmp.frames.run_summary, cmp.cells)
+    if claims.empty:
+        return
+    con.print(f"stability claims: {scorecard.headline(claims)}")
+    for i, r in claims.iterrows():
+        con.print(f"  S{i + 1}  {shown(r['claim'])} — {r['verdict']}: ours {shown(r['measured'])}"
+                  f" ({shown(r['reason'])})", soft_wrap=True)
 
 
 def _print_cross(sources: list[Any], *, force: bool, on: list[str] | None,

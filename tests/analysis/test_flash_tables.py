@@ -68,7 +68,8 @@ def test_the_rows_table_names_all_twelve_rows_with_both_baselines(tables: str) -
     assert rows["ps-optimized"][5] == "1.34×"
 
 
-@pytest.mark.parametrize("title", ["Rows", "Scorecard", "Targets", "I/O per New-Order",
+@pytest.mark.parametrize("title", ["Rows", "Scorecard", "Stability claims", "Targets",
+                                   "I/O per New-Order",
                                    "Flushing state", "Noise floor", "Hosts"])
 def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: str,
                                                                         title: str) -> None:

@@ -150,8 +150,11 @@ class _ResultsDirWritable(HostCheck):
     required = True
 
     def _dir(self, context: CheckContext) -> Path | None:
-        from store.db import resolve_url  # local: keeps doctor importable without the store
+        from store.bundles import is_bundle_path  # local: keeps doctor importable without
+        from store.db import resolve_url  # the store
 
+        if context.db is not None and is_bundle_path(context.db):
+            return None  # a study bundle is only read: nothing is written beside it
         url = resolve_url(context.db)
         return Path(url.removeprefix("sqlite:///")).parent if url.startswith("sqlite:///") \
             else None

@@ -65,10 +65,16 @@ def open_cmd(
 ) -> None:
     """Unpack a study bundle into a new folder after checking every file against its manifest
     and the database against its figures, and say how to use it."""
+    from flushbench.errors import AnalysisError, FlushbenchError
+    from flushbench.filecheck import check_output_dir
     from store.bundles import RESULTS, open_bundle
 
-    opened = open_bundle(bundle, out if out is not None else bundle.absolute().parent,
-                         force=force)
+    parent = out if out is not None else bundle.absolute().parent
+    try:
+        check_output_dir(parent, "the folder to open the bundle in", error=AnalysisError)
+    except FlushbenchError as exc:  # named after the bundle, like every refusal of `open`
+        raise AnalysisError(f"-o {parent}: {exc.what}", where=str(bundle), fix=exc.fix) from None
+    opened = open_bundle(bundle, parent, force=force)
     folder, manifest = opened.folder, opened.manifest
     console = make_console()
     name = manifest.experiment.name

@@ -209,15 +209,19 @@ def _database_check(db: str | None):  # noqa: ANN202 - a runner.doctor.Check
     from store.db import ResultsDB, current_revision, redacted, resolve_url
 
     explicit = db is not None or bool(os.environ.get("FLUSHBENCH_DB"))
-    url = resolve_url(db)
-    where = redacted(url)
+    url = resolve_url(db, write=False)  # doctor only reads: a study bundle is fine here
+    from store.bundles import is_bundle_path
+
+    named = db if db is not None else os.environ.get("FLUSHBENCH_DB")
+    where = (f"{named} (a study bundle, read-only)" if named and is_bundle_path(named)
+             else redacted(url))
     if url.startswith("sqlite:///"):
         path = Path(url.removeprefix("sqlite:///"))
         if not path.exists() and not path.is_symlink():
             return Check("results database", True, f"{where}: not created yet (the first run"
                          " or `flushbench db upgrade` creates it)", None)
     try:
-        with ResultsDB(db, create=False) as results:
+        with ResultsDB(db, create=False, write=False) as results:
             revision = current_revision(results.engine)
         return Check("results database", True, f"{where}: at revision {revision}", None)
     except FlushbenchError as exc:

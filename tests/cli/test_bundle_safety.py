@@ -288,6 +288,10 @@ def out_is_a_file(case: Path) -> list[str]:
     return _open(bundle(case / "study.tar.zst"), "-o", str(case / "here"))
 
 
+def out_under_proc(case: Path) -> list[str]:
+    return _open(bundle(case / "study.tar.zst"), "-o", "/proc/self")
+
+
 def writes_to(*verb: str) -> Callable[[Path], list[str]]:
     """A verb that writes, pointed at a valid bundle."""
     def build(case: Path) -> list[str]:
@@ -351,7 +355,9 @@ CASES = [
          opened="study"),
     Case("made-out-folders-are-removed-after-a-failure", new_nested_out_folder_then_failure,
          ["manifest says schema revision 0005", "at 0006"]),
-    Case("out-folder-that-is-a-file-is-refused", out_is_a_file, ["is not a folder"]),
+    Case("out-folder-that-is-a-file-is-refused", out_is_a_file, ["is a file, not a folder"]),
+    Case("out-folder-under-proc-is-refused-up-front", out_under_proc,
+         ["cannot write the folder to open the bundle in under /proc"]),
     Case("valid-bundle-opens-into-a-new-folder-only", valid_bundle, opened="study"),
     # Decompression.
     Case("decompression-bomb-is-one-sentence", decompression_bomb,
@@ -492,3 +498,11 @@ def test_old_schema_bundle_opens_and_says_to_upgrade_the_copy(tmp_path: Path,
     assert code == 0, err
     copy = tmp_path / "study" / "results.sqlite"
     assert f"run `flushbench db upgrade --db {copy}` first" in out
+
+
+def test_doctor_reads_a_bundle_as_a_database(tmp_path: Path, cli: CliRun) -> None:
+    """doctor only reads: a bundle named by --db is a results database it can describe."""
+    path = bundle(tmp_path / "study.tar.zst")
+    code, out, err = cli(["doctor", "--db", str(path)])
+    row = next(line for line in out.splitlines() if line.startswith("│ results database"))
+    assert "│ ok " in row and "read-only" in out and "FAIL" not in out.split("results database")[1]

@@ -2,8 +2,10 @@
 
 A report needs, for every done run, a few figures that only its whole sample series gives:
 its memory row (:func:`analysis.memory.run_memory`), the highest checkpoint age of its window
-(:func:`analysis.claims.checkpoint_age_peaks`) and its first and last window sample with the
-growth of the I/O breakdown's counters between them (:func:`analysis.series.window_growth`).
+(:func:`analysis.claims.checkpoint_age_peaks`), its first and last window sample with the
+growth of the I/O breakdown's counters between them (:func:`analysis.series.window_growth`)
+and the trends of its checkpoint age and dirty share across the window
+(:func:`analysis.transients.run_figures`: whether it reached steady state).
 Reading and deriving every sample of a 500-run experiment costs ≈ 3 s of the report
 (``docs/benchmarks.md``), while a done run's samples never change. So the figures are kept in
 the analysis cache (:mod:`analysis.figure_cache`) under
@@ -13,10 +15,10 @@ the analysis cache (:mod:`analysis.figure_cache`) under
 where the *sample fingerprint* is one aggregate query over the run's samples — how many,
 missed ticks, first and last time stamps, the sum of every column the figures read and the
 total size of its compressed ``SHOW GLOBAL STATUS`` snapshots — the *window* is the run's
-measurement start and window bounds, and the *limits* are the maximum checkpoint age and
-``max_dirty_pages_pct`` its variables give. The aggregate is not the samples themselves: two
-runs whose samples differ but agree on count, times and every column's sum would share a key;
-for recorded series of real counters that does not happen by accident.
+measurement start and window bounds, and the *limits* are the variables the maximum
+checkpoint age and ``max_dirty_pages_pct`` are computed from. The aggregate is not the samples
+themselves: two runs whose samples differ but agree on count, times and every column's sum
+would share a key; for recorded series of real counters that does not happen by accident.
 Nothing else about the database enters the key, so it serves SQLite and PostgreSQL stores,
 read-only committed databases and opened bundles alike.
 
@@ -41,13 +43,15 @@ from analysis.claims import checkpoint_age_peaks
 from analysis.figure_cache import get_or_compute, source_fingerprint
 from analysis.memory import MEMORY_COLUMNS, run_memory
 from analysis.query import DB, fetch, run_context, run_variables, session_scope, window_columns
-from analysis.series import limits_from_variables, samples, window_growth
+from analysis.series import samples, window_growth
+from analysis.transients import run_figures as transient_figures
 from store.models import Sample
 
 #: Modules whose source decides the figures (their text is part of every key).
 SOURCES = (
     "analysis/run_digest.py",
     "analysis/claims.py",
+    "analysis/disturbed.py",
     "analysis/memory.py",
     "analysis/query.py",
     "analysis/series.py",
@@ -57,6 +61,7 @@ SOURCES = (
     "analysis/statistics/probability.py",
     "analysis/statistics/shape.py",
     "analysis/statistics/rates.py",
+    "analysis/transients.py",
     "flushbench/flavors.py",
 )
 #: The cache table of these figures.
@@ -70,6 +75,8 @@ WINDOW_COUNTERS = ("Innodb_dblwr_pages_written", "Innodb_dblwr_writes", "Innodb_
                    "Innodb_os_log_written", "Innodb_pages_written")
 #: Columns of :attr:`RunDigests.window` (those of :func:`analysis.series.window_growth`).
 WINDOW_COLUMNS = ("first_seq", "last_seq", "t_min", "t_max", *WINDOW_COUNTERS)
+#: Where a Session keeps the figures it has read (``Session.info``).
+_SESSION_MEMO = "flushbench.run_digests"
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,9 @@ class RunDigests:
     checkpoint_age_peaks: pd.Series
     #: :func:`analysis.series.window_growth` of :data:`WINDOW_COUNTERS` (index: run id).
     window: pd.DataFrame
+    #: :func:`analysis.transients.run_figures` (run id → figures; runs without a window
+    #: sample are absent).
+    transients: dict[int, dict[str, Any]]
 
 
 @functools.cache
@@ -97,21 +107,28 @@ def run_digests(db: DB, run_ids: Sequence[int]) -> RunDigests:
     """The digest figures of these done runs, from the cache where known, else from their
     samples (read once, for the runs not known, and stored).
 
-    Equal to :func:`from_samples` of the runs' samples (``counters=None``).
+    Equal to :func:`from_samples` of the runs' samples (``counters=None``). Given a Session,
+    the figures are also kept for the session's life: a report reads them in the run summary
+    (the ``not-steady`` warnings) and again for its tables, and the second read then costs
+    nothing (a done run's samples do not change).
     """
     ids = [int(r) for r in run_ids]
     if not ids:
         return _assemble({})
     with session_scope(db) as s:
-        keys = run_keys(s, ids)
+        known: dict[int, dict[str, Any]] = s.info.setdefault(_SESSION_MEMO, {})
+        todo = [r for r in dict.fromkeys(ids) if r not in known]
+        if todo:
+            keys = run_keys(s, todo)
 
-        def compute(positions: list[int]) -> list[str]:
-            missing = [ids[i] for i in positions]
-            per_run = _figures(s, samples(s, run_ids=missing, counters=None), missing)
-            return [json.dumps(per_run[r]) for r in missing]
+            def compute(positions: list[int]) -> list[str]:
+                missing = [todo[i] for i in positions]
+                per_run = _figures(s, samples(s, run_ids=missing, counters=None), missing)
+                return [json.dumps(per_run[r]) for r in missing]
 
-        texts = get_or_compute(TABLE, [keys[r] for r in ids], compute, _decode)
-    return _assemble(dict(zip(ids, texts, strict=True)))
+            texts = get_or_compute(TABLE, [keys[r] for r in todo], compute, _decode)
+            known.update(zip(todo, texts, strict=True))
+        return _assemble({r: known[r] for r in ids})
 
 
 def from_samples(db: DB, samples_df: pd.DataFrame, run_ids: Sequence[int]) -> RunDigests:
@@ -127,18 +144,21 @@ def run_keys(db: DB, run_ids: Sequence[int]) -> dict[int, str]:
     ids = [int(r) for r in run_ids]
     prints = _sample_fingerprints(db, ids)
     rdf, windows = run_context(db, None, ids, only_done=False)
-    ctx = window_columns(rdf, windows)
-    limits = limits_from_variables(run_variables(db, ids))
+    edges = ("started_at", "measure_started_at", "warmup", "w_start", "w_end")
+    ctx = window_columns(rdf, windows)[list(edges)].to_dict("index")
+    # The variables the limits are computed from, as stored: the same inputs give the same
+    # limits (series.py and checkpoint.py are in the code fingerprint), and hashing them is
+    # ten times cheaper than computing the limits of 500 runs.
+    variables = run_variables(db, ids).to_dict("index")
     out = {}
     for r in ids:
         h = hashlib.sha256(code_fingerprint().encode())
-        w = ctx.loc[r] if r in ctx.index else None
-        lim = limits.loc[r] if r in limits.index else None
+        w, var = ctx.get(r), variables.get(r)
         h.update(repr((
             prints.get(r),
-            None if w is None else [str(w[c]) for c in ("started_at", "measure_started_at",
-                                                       "warmup", "w_start", "w_end")],
-            None if lim is None else [repr(float(lim[c])) for c in lim.index],
+            None if w is None else [str(w[c]) for c in edges],
+            None if var is None else sorted((k, v) for k, v in var.items()
+                                            if isinstance(v, str)),
         )).encode())
         out[r] = h.hexdigest()
     return out
@@ -166,6 +186,7 @@ def _figures(db: DB, samples_df: pd.DataFrame, ids: list[int]) -> dict[int, dict
     peaks = checkpoint_age_peaks(samples_df) if len(samples_df) else pd.Series(dtype=float)
     window = window_growth(db, samples_df, WINDOW_COUNTERS) if len(samples_df) else \
         pd.DataFrame()
+    trends = transient_figures(samples_df) if len(samples_df) else {}
     out: dict[int, dict[str, Any]] = {}
     for r in ids:
         out[r] = {
@@ -174,6 +195,7 @@ def _figures(db: DB, samples_df: pd.DataFrame, ids: list[int]) -> dict[int, dict
             "checkpoint_age_peak_pct": float(peaks[r]) if r in peaks.index else math.nan,
             "window": ({c: _plain(window.loc[r, c]) for c in WINDOW_COLUMNS}
                        if r in window.index else None),
+            "transients": trends.get(r),
         }
     return out
 
@@ -186,7 +208,7 @@ def _plain(value: Any) -> Any:
 def _decode(text: str) -> dict[str, Any]:
     """One run's figures back from JSON; ValueError when they do not fit."""
     raw = json.loads(text)
-    if set(raw) != {"memory", "checkpoint_age_peak_pct", "window"}:
+    if set(raw) != {"memory", "checkpoint_age_peak_pct", "window", "transients"}:
         raise ValueError(f"unexpected fields {sorted(raw)}")
     return raw
 
@@ -201,7 +223,9 @@ def _assemble(per_run: dict[int, dict[str, Any]]) -> RunDigests:
     window = pd.DataFrame([{**d["window"], "run_id": r} for r, d in per_run.items()
                            if d["window"]], columns=["run_id", *WINDOW_COLUMNS])
     return RunDigests(memory=memory, checkpoint_age_peaks=peaks,
-                      window=window.set_index("run_id"))
+                      window=window.set_index("run_id"),
+                      transients={r: d["transients"] for r, d in per_run.items()
+                                  if d["transients"]})
 
 
 #: A sample frame with no rows (for the empty memory frame's columns).

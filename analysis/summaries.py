@@ -13,6 +13,7 @@ from analysis.query import DB, ExperimentRef, knob_names, runs
 from analysis.series import intervals
 from analysis.stability_cache import Series, stability_many
 from analysis.statistics.intervals import mean_ci
+from analysis.transients import with_not_steady
 from store.models import RunStatus
 
 
@@ -90,6 +91,9 @@ def run_summary(
         "; ".join(w for w in parts if w)
         for parts in zip(no_data, events.fillna(""), out["warnings"].fillna(""), strict=True)
     ]
+    # Then a level still trending across the window: the run had not reached steady state
+    # (analysis.transients; from each done run's samples, computed once per run and cached).
+    out = with_not_steady(db, out)
     # A disturbed run the experiment's policy excludes stays in this table, marked and with
     # its reason; every verdict, mean and interval leaves it out (analysis.disturbed.counted).
     out["excluded"] = excluded(out).to_numpy()

@@ -1,0 +1,83 @@
+"""One comparison, one verdict, wherever it is shown: on a copy of the flash study's database
+the report's throughput bars, ``flushbench compare``, its scorecard (``--reference``) and the
+study README's scorecard (``flash_tables.py``) all state what the one verdict rule
+(``analysis.statistics.verdicts.design_verdict``) says."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis import plots, scorecard
+from analysis.compare import compare
+from analysis.statistics.verdicts import FASTER, NO_DIFFERENCE, NOT_ENOUGH, SLOWER
+from runner.spec import load_experiment
+from tests.support.cli_runner import CliRun
+from tests.support.recorded import copy_recorded
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPERIMENT = ROOT / "experiments" / "stability-2011-flash.yaml"
+NAME = "stability-2011-flash"
+VERDICTS = (FASTER, SLOWER, NO_DIFFERENCE, NOT_ENOUGH)
+
+
+@pytest.fixture(scope="module")
+def flash(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_recorded(NAME, tmp_path_factory.mktemp("one-rule") / "flash.sqlite")
+
+
+def test_bars_compare_and_scorecard_state_one_verdict(flash: Path, cli: CliRun) -> None:
+    cmp = compare(flash, NAME)
+    cells = cmp.cells.set_index("cell_id")
+    expected = {int(c): v for c, v in cells["verdict"].items()}
+    assert NOT_ENOUGH not in expected.values()  # a blocked design concludes
+    # The report's bars: each non-baseline bar's text names the cell's verdict.
+    fig = plots.notpm_bars(cmp.cells)
+    bar_text = dict(zip(cmp.cells.sort_values("notpm_mean")["cell_id"].astype(int),
+                        fig.data[0].text, strict=True))
+    for cell_id, verdict in expected.items():
+        if verdict != "baseline":
+            assert bar_text[cell_id].endswith(f"· {verdict}"), (cell_id, bar_text[cell_id])
+    # `flushbench compare`: the verdict column, row by row (C<position + 1>).
+    code, out, err = cli(["compare", NAME, "--db", str(flash)])
+    assert code == 0, err
+    shown = {}
+    for line in out.splitlines():
+        m = re.match(r"^│ (C\d+) +│.*│ ([a-z ]+?) +│$", line)
+        if m and m.group(2) in (*VERDICTS, "baseline"):
+            shown[m.group(1)] = m.group(2)
+    by_id = {f"C{int(cells.loc[c, 'position']) + 1}": v for c, v in expected.items()}
+    assert shown == by_id
+    # The scorecard: each comparison's "our verdict" is the rule's verdict for that pair, and
+    # `compare --reference` prints the same grades the table holds.
+    spec = load_experiment(EXPERIMENT).model_dump(mode="json")
+    table = scorecard.scorecard(spec, cmp.frames.run_summary, cmp.cells)
+    assert set(table["our_verdict"]) <= set(VERDICTS)
+    code, out, err = cli(["compare", NAME, "--db", str(flash), "--reference", str(EXPERIMENT)])
+    assert code == 0, err
+    assert f"scorecard: {scorecard.headline(table)}" in " ".join(out.split())
+    # A comparison against a row's own baseline is the compare table's verdict too.
+    base_of = {int(c): int(b) for c, b in cells["baseline_id"].items()}
+    rows = {r.name: r.cell_id for r in scorecard.match_rows(spec, cmp.cells)}
+    for r in table.itertuples():
+        a, b = rows[r.a], rows[r.b]
+        if base_of[a] == b:
+            assert r.our_verdict == expected[a], r.comparison
+
+
+def test_the_readme_scorecard_is_the_rule_s(flash: Path) -> None:
+    """The README's table is flash_tables.py's output (tests/analysis/test_flash_tables.py);
+    here: that output's 'our verdict' column is the scorecard's on the same database."""
+    done = subprocess.run([sys.executable, str(ROOT / "docs" / "study-2011" / "flash_tables.py"),
+                           str(flash)], capture_output=True, text=True, timeout=300, check=True)
+    section = done.stdout.split("## Scorecard\n\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| R")]
+    cmp = compare(flash, NAME)
+    table = scorecard.scorecard(cmp.frames.experiment["spec"], cmp.frames.run_summary,
+                                cmp.cells)
+    assert [r[6].strip() for r in rows] == list(table["our_verdict"])
+    assert [r[7].strip().split(" (")[0] for r in rows] == list(table["verdict"])

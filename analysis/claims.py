@@ -13,6 +13,7 @@ import itertools
 import json
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import select
@@ -159,6 +160,34 @@ def reached_max_checkpoint_age(peaks: pd.Series, run_ids: list[int], *,
     reached = [f"run {r} (peak {peaks[r]:.0f} %)" for r in judged if peaks[r] >= level]
     what = f"reached the maximum checkpoint age (≥ {level:g} % of it in the window)"
     return Claim(what, what, len(reached), len(judged), below, reached)
+
+
+def not_steady_runs(run_summary: pd.DataFrame) -> Claim:
+    """Done runs whose checkpoint age or dirty share still trends across the window.
+
+    Reads the ``not_steady`` and trend columns :func:`analysis.transients.with_not_steady`
+    adds to a run summary; a run without them (no window sample) is not judged.
+    """
+    done = _done(run_summary)
+    texts = done["not_steady"] if "not_steady" in done else pd.Series(None, index=done.index)
+    judged = done[texts.map(lambda v: isinstance(v, str)).astype(bool)]
+    flagged = judged[texts[judged.index] != ""]
+    steady = judged[texts[judged.index] == ""]
+    what = "in checkpoint age or dirty pages across the window (not at steady state)"
+    return Claim(f"still trends {what}", f"still trend {what}", len(flagged), len(judged),
+                 [f"run {int(r)}" for r in steady["run_id"]],
+                 [f"run {int(r.run_id)} ({_trend_figures(r)})" for r in flagged.itertuples()])
+
+
+def _trend_figures(run: Any) -> str:
+    """``checkpoint age +23.7 MiB/min``: the slope of each level a run's warning names."""
+    levels = str(run.not_steady_levels or "").split(", ")
+    parts = []
+    if "checkpoint age" in levels:
+        parts.append(f"checkpoint age {run.checkpoint_age_trend_mib_per_min:+.1f} MiB/min")
+    if "dirty pages" in levels:
+        parts.append(f"dirty pages {run.dirty_trend_points_per_min:+.1f} points/min")
+    return ", ".join(parts)
 
 
 #: A kind of run warning named run by run up to this many runs; beyond it, as run ids.

@@ -799,6 +799,9 @@ def _claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series) ->
             items.append(limit.sentence())
     if peaks.notna().any():
         items += _checkpoint_age_claims(rs, cells, peaks)
+    not_steady = claims.not_steady_runs(rs)  # a level still trending (analysis/transients.py)
+    if not_steady.total:
+        items.append(not_steady.sentence())
     return items
 
 

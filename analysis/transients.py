@@ -253,6 +253,6 @@ def not_steady_cells(run_summary: pd.DataFrame) -> dict[int, str]:
                 span = f"{lo:+.1f}" if round(lo, 1) == round(hi, 1) else f"{lo:+.1f} to {hi:+.1f}"
                 parts.append(f"{name} {span} {unit}")
         what = " and ".join(parts) if parts else "checkpoint age or dirty pages"
-        out[int(cell_id)] = (f"not at steady state: {KIND} in all {len(g)} run"
-                             f"{'s' if len(g) > 1 else ''} ({what} across the window)")
+        runs_text = f"all {len(g)} runs" if len(g) > 1 else "its one run"
+        out[int(cell_id)] = f"not at steady state: {KIND} in {runs_text} ({what} across the window)"
     return out

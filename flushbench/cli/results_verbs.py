@@ -469,6 +469,12 @@ def show_cmd(
         ("dominant period", f"{_f(r.get('period_s'))} s ({_f(r.get('period_share', 0) * 100)}"
          "% of variance)"),
         ("trend", f"{_f(r.get('trend_pct_per_min'), '+.2f')} % of median per minute"),
+        # Checkpoint age and dirty pages across the window: a trend is `not-steady` (below).
+        ("levels across the window",
+         f"checkpoint age {_f(r.get('checkpoint_age_trend_mib_per_min'), '+.1f')} MiB/min"
+         f" ({_f(r.get('checkpoint_age_change_pct'), '+.0f')} % of the maximum), dirty pages"
+         f" {_f(r.get('dirty_trend_points_per_min'), '+.1f')} points/min"
+         f" ({_f(r.get('dirty_change_points'), '+.1f')} points)"),
         ("p95 latency (median)", f"{_f(r.get('p95_ms_median'), '.1f')} ms"),
         ("warnings", str(r.get("warnings") or "none")),
         # A steady window's start, chosen for this run; a disturbed run the policy excludes.

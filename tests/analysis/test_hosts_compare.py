@@ -70,8 +70,8 @@ def test_one_shared_host_says_what_the_blocked_interval_needs(tmp_path: Path) ->
 
 
 def test_host_effect_by_one_way_anova() -> None:
-    """A baseline run in three sessions: the F test matches scipy's one-way ANOVA on the log
-    values; a session 20 % faster shows; one run per host cannot be tested."""
+    """A baseline run on three hosts (a study's host ids): the F test matches scipy's one-way
+    ANOVA on the log values; a host 20 % faster shows; one run per host cannot be tested."""
     import math
 
     import numpy as np

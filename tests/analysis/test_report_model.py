@@ -69,8 +69,8 @@ def test_every_figure_is_valid_plotly(model: ReportModel) -> None:
 
 def test_a_queue_in_progress_reads_without_nan(recorded_study: Path, tmp_path: Path) -> None:
     """A report of a queue part-way through (runs still queued or running) prints no "nan" in
-    any sentence or table: a queued run's warnings are empty, not NaN (found on the flash
-    study's first report in session 9)."""
+    any sentence or table: a queued run's warnings are empty, not NaN (found on a report of the
+    flash study made while its queue was still running)."""
     import shutil
     import sqlite3
 

@@ -214,9 +214,11 @@ def not_steady_figures(db: DB, run_ids: Sequence[int]) -> pd.DataFrame:
 
 def with_not_steady(db: DB, run_summary: pd.DataFrame) -> pd.DataFrame:
     """``run_summary`` with :data:`COLUMNS` and each done run's ``not-steady`` warning added
-    to its ``warnings`` (after the others)."""
+    to its ``warnings`` (after the others). Without a database (``db`` None: a summary of
+    frames alone) no run is judged."""
     out = run_summary.copy()
-    done = [int(r) for r in out.loc[out["status"] == RunStatus.DONE, "run_id"]]
+    done = [] if db is None else [
+        int(r) for r in out.loc[out["status"] == RunStatus.DONE, "run_id"]]
     figures = not_steady_figures(db, done).reindex(out["run_id"].astype(int).to_numpy())
     for column in COLUMNS:
         out[column] = figures[column].to_numpy()

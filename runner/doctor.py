@@ -100,9 +100,10 @@ def _profile_checks() -> list[Check]:
             checks.append(Check(f"{server.install_db.name} ({name})", True,
                                 str(server.install_db), required=not example))
     if not built_any:
-        checks.append(Check("built servers", False, "none (MySQL 5.5, XtraDB 5.5 for the 2011"
-                            " servers)", "scripts/build-server.sh mysql-5.5|xtradb-5.5 SRC"
-                            " PREFIX (docs/servers.md)", required=False))
+        checks.append(Check("built servers", False, "none (MySQL 5.5, XtraDB 5.5, Percona"
+                            " Server 5.5 for the 2011 servers)", "scripts/build-server.sh"
+                            " mysql-5.5|xtradb-5.5|percona-5.5 SRC PREFIX (docs/servers.md)",
+                            required=False))
     return checks
 
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Build a 2011-era server (MySQL 5.5, or Percona's XtraDB 5.5) from a source tree the user
-# brings, install only what a flushbench sandbox needs, and write its server profile.
+# Build a 2011-era server (MySQL 5.5, MariaDB 5.5's XtraDB, or Percona Server 5.5) from a
+# source tree the user brings, install only what a flushbench sandbox needs, and write its
+# server profile.
 #
 #   scripts/build-server.sh KIND SRC PREFIX [--name NAME]
 #
-#   KIND    mysql-5.5   Oracle MySQL 5.5.x source (stock InnoDB)
-#           xtradb-5.5  a 5.5 tree whose InnoDB is Percona's XtraDB: MariaDB 5.5.x
-#                       (storage/xtradb) or Percona Server 5.5.x
+#   KIND    mysql-5.5    Oracle MySQL 5.5.x source (stock InnoDB)
+#           xtradb-5.5   MariaDB 5.5.x, whose InnoDB is Percona's XtraDB (storage/xtradb)
+#           percona-5.5  Percona Server 5.5.x (XtraDB in storage/innobase), or Percona XtraDB
+#                        Cluster 5.5.x: the same server with Galera's wsrep hooks, which stay
+#                        inactive (wsrep_provider=none, checked before the profile is written)
 #   SRC     a source directory, a source tarball (.tar.gz/.tar.xz/.tar.bz2/.tgz), or a git
 #           directory (bare or .git; HEAD is built, or $BUILD_SERVER_REV)
 #   PREFIX  where the server is installed (bin/mysqld, scripts/mysql_install_db, share/)
@@ -29,7 +32,7 @@ set -euo pipefail
 prog=build-server
 die() { printf '%s: %s\n' "$prog" "$*" >&2; exit 1; }
 usage() {
-  echo "usage: $0 {mysql-5.5|xtradb-5.5} SRC PREFIX [--name NAME]   (see docs/servers.md)" >&2
+  echo "usage: $0 {mysql-5.5|xtradb-5.5|percona-5.5} SRC PREFIX [--name NAME]   (see docs/servers.md)" >&2
   exit 2
 }
 [ $# -ge 3 ] || usage
@@ -42,7 +45,10 @@ while [ $# -gt 0 ]; do
     *) usage ;;
   esac
 done
-case $kind in mysql-5.5|xtradb-5.5) ;; *) die "unknown KIND '$kind': use mysql-5.5 or xtradb-5.5." ;; esac
+case $kind in
+  mysql-5.5|xtradb-5.5|percona-5.5) ;;
+  *) die "unknown KIND '$kind': use mysql-5.5, xtradb-5.5 or percona-5.5." ;;
+esac
 [[ $name =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die "profile name '$name' may hold only letters, digits, '.', '_' and '-'."
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -92,6 +98,11 @@ flags_text="kind=$kind ${common_flags[*]} script=2"
 # --- is it the product KIND names? (reads a handful of files, never the whole tree) -----------
 what="$src_arg"
 percona_knobs() { grep -lqsE 'adaptive_flushing_method|adaptive_checkpoint' "$1"/storage/*/handler/ha_innodb.cc; }
+# Percona Server keeps XtraDB where MySQL keeps InnoDB; MariaDB 5.5 has it in storage/xtradb.
+percona_server() {
+  [ ! -d "$1/storage/xtradb" ] \
+    && grep -lqsE 'adaptive_flushing_method|adaptive_checkpoint' "$1/storage/innobase/handler/ha_innodb.cc"
+}
 check_product() {  # $1: the source directory; sets major, minor, patch and engine_flags
   local dir=$1
   [ -f "$dir/CMakeLists.txt" ] && [ -f "$dir/VERSION" ] && [ -f "$dir/sql/mysqld.cc" ] \
@@ -103,15 +114,38 @@ check_product() {  # $1: the source directory; sets major, minor, patch and engi
   [ ! -f "$dir/CMakeCache.txt" ] \
     || die "$what holds an in-source build (CMakeCache.txt at the top); give a clean tree (git clean -xdf, or a fresh tarball)."
   engine_flags=()
-  if [ "$kind" = xtradb-5.5 ]; then
-    if [ -d "$dir/storage/xtradb" ]; then
-      engine_flags=(-DWITHOUT_INNOBASE=1)  # MariaDB: XtraDB becomes the InnoDB
-    elif ! percona_knobs "$dir"; then
-      die "$what has no XtraDB (no storage/xtradb, no Percona knobs in ha_innodb.cc): use KIND mysql-5.5 for stock MySQL."
-    fi
-  elif [ -d "$dir/storage/xtradb" ] || percona_knobs "$dir"; then
-    die "$what carries Percona's XtraDB, not stock InnoDB: use KIND xtradb-5.5."
-  fi
+  case $kind in
+    xtradb-5.5)
+      if [ -d "$dir/storage/xtradb" ]; then
+        engine_flags=(-DWITHOUT_INNOBASE=1)  # MariaDB: XtraDB becomes the InnoDB
+      elif percona_server "$dir"; then
+        die "$what is Percona Server (Percona's knobs in storage/innobase), not MariaDB: use KIND percona-5.5."
+      else
+        die "$what has no XtraDB (no storage/xtradb, no Percona knobs in ha_innodb.cc): use KIND mysql-5.5 for stock MySQL."
+      fi ;;
+    percona-5.5)
+      if [ -d "$dir/storage/xtradb" ]; then
+        die "$what is MariaDB (storage/xtradb), not Percona Server: use KIND xtradb-5.5."
+      elif ! percona_server "$dir"; then
+        die "$what has stock InnoDB (no Percona knobs in storage/innobase/handler/ha_innodb.cc): use KIND mysql-5.5."
+      fi
+      percona_comment "$dir" ;;
+    *)
+      if [ -d "$dir/storage/xtradb" ]; then
+        die "$what carries Percona's XtraDB, not stock InnoDB: use KIND xtradb-5.5."
+      elif percona_knobs "$dir"; then
+        die "$what is Percona Server (Percona's knobs in ha_innodb.cc), not stock InnoDB: use KIND percona-5.5."
+      fi ;;
+  esac
+}
+# A plain cmake build of Percona's source says "Source distribution" where Percona's own
+# builds name the product; mysqld --version (hence the flavor flushbench detects) and
+# @@version_comment read this comment. The cluster tree appends ", wsrep_<version>" itself.
+percona_comment() {  # $1: the source directory; adds -DCOMPILATION_COMMENT to engine_flags
+  local product="Percona Server" release
+  release=$(sed -n 's/^MYSQL_VERSION_EXTRA=-*//p' "$1/VERSION")
+  [ -f "$1/cmake/wsrep.cmake" ] && product="Percona XtraDB Cluster"
+  engine_flags+=("-DCOMPILATION_COMMENT=$product (GPL), Release ${release:-unknown}")
 }
 
 # A system folder is never a source tree, and hashing it would read every file under it (/proc
@@ -127,7 +161,7 @@ system_folder() {  # $1: an absolute path with symlinks resolved
 src_real=$(cd "$(dirname "$src_arg")" && pwd -P)/$(basename "$src_arg")
 [ "$src_kind" = tarball ] || src_real=$(cd "$src_arg" && pwd -P)
 if system_folder "$src_real"; then
-  die "$src_arg is a system folder ($src_real), not a source tree: give the folder of an unpacked MySQL or MariaDB 5.5 source."
+  die "$src_arg is a system folder ($src_real), not a source tree: give the folder of an unpacked MySQL, MariaDB or Percona Server 5.5 source."
 fi
 # A directory is built in place: it must be the product before its every file is hashed.
 if [ "$src_kind" = dir ]; then check_product "$src_abs"; fi

@@ -54,7 +54,7 @@ class ServerProfile(StrictModel):
 
 
 #: Profile names ``scripts/build-server.sh KIND`` writes by default (one per KIND).
-BUILDABLE = ("mysql-5.5", "xtradb-5.5")
+BUILDABLE = ("mysql-5.5", "xtradb-5.5", "percona-5.5")
 
 
 def available_profiles() -> list[str]:

@@ -29,17 +29,34 @@ PROFILE = REPO_ROOT / "configs" / "servers" / f"{PROFILE_NAME}.yaml"
 
 
 def fake_tree(root: Path, version: str = "5.5.62", xtradb: bool = False,
-              cmake_body: str = "project(fake C)\n") -> Path:
-    """A directory shaped like a MySQL source tree (nothing in it compiles)."""
+              cmake_body: str = "project(fake C)\n", percona: bool = False,
+              wsrep: bool = False) -> Path:
+    """A directory shaped like a MySQL source tree (nothing in it compiles).
+
+    ``xtradb``: MariaDB's layout (storage/xtradb); ``percona``: Percona Server's (its knobs in
+    storage/innobase's ha_innodb.cc, release 36.0); ``wsrep``: Percona XtraDB Cluster's
+    Galera hooks (cmake/wsrep.cmake).
+    """
     major, minor, patch = version.split(".")
     (root / "sql").mkdir(parents=True)
     (root / "sql" / "mysqld.cc").write_text("int main() { return 0; }\n")
+    extra = "MYSQL_VERSION_EXTRA=-36.0\n" if percona else ""
     (root / "VERSION").write_text(
         f"MYSQL_VERSION_MAJOR={major}\nMYSQL_VERSION_MINOR={minor}\nMYSQL_VERSION_PATCH={patch}\n"
+        + extra
     )
     (root / "CMakeLists.txt").write_text(f"cmake_minimum_required(VERSION 3.5)\n{cmake_body}")
     if xtradb:
         (root / "storage" / "xtradb" / "handler").mkdir(parents=True)
+    if percona:
+        handler = root / "storage" / "innobase" / "handler"
+        handler.mkdir(parents=True)
+        (handler / "ha_innodb.cc").write_text(
+            "static MYSQL_SYSVAR_ENUM(adaptive_flushing_method, srv_adaptive_flushing_method,\n"
+        )
+    if wsrep:
+        (root / "cmake").mkdir()
+        (root / "cmake" / "wsrep.cmake").write_text("OPTION(WITH_WSREP \"wsrep\" ON)\n")
     return root
 
 
@@ -74,8 +91,18 @@ def no_profile_left() -> None:
         ("mysql-5.5", lambda p: fake_tree(p / "t", xtradb=True), "use KIND xtradb-5.5"),
         ("xtradb-5.5", lambda p: fake_tree(p / "t"), "use KIND mysql-5.5"),
         ("plain-5.5", lambda p: fake_tree(p / "t"), "unknown KIND"),
+        ("percona-5.5", lambda p: fake_tree(p / "t"), "has stock InnoDB (no Percona knobs in"
+         " storage/innobase/handler/ha_innodb.cc): use KIND mysql-5.5."),
+        ("percona-5.5", lambda p: fake_tree(p / "t", xtradb=True), "use KIND xtradb-5.5"),
+        ("percona-5.5", lambda p: fake_tree(p / "t", "5.6.51", percona=True),
+         "not the 5.5 that percona-5.5 needs"),
+        ("mysql-5.5", lambda p: fake_tree(p / "t", percona=True), "use KIND percona-5.5"),
+        ("xtradb-5.5", lambda p: fake_tree(p / "t", percona=True, wsrep=True),
+         "use KIND percona-5.5"),
     ],
-    ids=["not-a-tree", "wrong-version", "xtradb-as-mysql", "mysql-as-xtradb", "bad-kind"],
+    ids=["not-a-tree", "wrong-version", "xtradb-as-mysql", "mysql-as-xtradb", "bad-kind",
+         "mysql-as-percona", "mariadb-as-percona", "percona-5.6", "percona-as-mysql",
+         "percona-as-xtradb"],
 )
 def test_wrong_source_is_one_sentence(kind: str, make_src, expected: str,
                                       tmp_path: Path) -> None:
@@ -95,6 +122,15 @@ def test_tarball_of_the_wrong_product(tmp_path: Path) -> None:
         tar.add(tree, arcname=tree.name)
     line = error_line(build("mysql-5.5", tarball, tmp_path / "prefix", tmp_path / "cache"))
     assert "carries Percona's XtraDB" in line and "use KIND xtradb-5.5" in line
+
+
+def test_percona_tarball_as_mysql_names_percona(tmp_path: Path) -> None:
+    tree = fake_tree(tmp_path / "percona-server-5.5.39-36.0", "5.5.39", percona=True)
+    tarball = tmp_path / "percona-server-5.5.39-36.0.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tar:
+        tar.add(tree, arcname=tree.name)
+    line = error_line(build("mysql-5.5", tarball, tmp_path / "prefix", tmp_path / "cache"))
+    assert "is Percona Server" in line and "use KIND percona-5.5" in line
 
 
 def test_unreadable_tarball(tmp_path: Path) -> None:
@@ -135,6 +171,21 @@ def test_tree_that_fails_to_configure(tmp_path: Path) -> None:
     line = error_line(build("mysql-5.5", src, prefix, tmp_path / "cache"))
     assert "cmake could not configure" in line and "build.log" in line
     assert not prefix.exists()
+
+
+@pytest.mark.slow  # runs cmake: out of the fast lane
+@needs_cmake
+@pytest.mark.parametrize(("wsrep", "product"), [(False, "Percona Server"),
+                                                (True, "Percona XtraDB Cluster")])
+def test_percona_build_names_its_product(wsrep: bool, product: str, tmp_path: Path) -> None:
+    """mysqld --version (the detected flavor) and @@version_comment read this comment."""
+    src = fake_tree(tmp_path / "t", "5.5.39", percona=True, wsrep=wsrep, cmake_body=(
+        'file(WRITE "${CMAKE_BINARY_DIR}/comment" "${COMPILATION_COMMENT}")\n'
+        'message(FATAL_ERROR "stop after configuring")\n'))
+    line = error_line(build("percona-5.5", src, tmp_path / "prefix", tmp_path / "cache"))
+    assert "cmake could not configure" in line
+    (comment,) = (tmp_path / "cache").glob("*/obj/comment")
+    assert comment.read_text() == f"{product} (GPL), Release 36.0"
 
 
 @pytest.mark.slow  # runs cmake: out of the fast lane
@@ -239,3 +290,77 @@ def test_doctor_lists_built_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert built.fix == (f"rebuild it: scripts/build-server.sh mysql-5.5 /src/mysql-5.5.62"
                          f" {tmp_path / 'removed-prefix'}")
     assert "built servers" not in checks
+
+
+def fake_prefix(root: Path, comment: str, wsrep_provider: str | None = None) -> Path:
+    """An installed 5.5 server whose ``mysqld`` is a shell script: ``--version`` names the
+    build by ``comment``; ``--verbose --help`` lists ``wsrep_provider`` when given."""
+    (root / "bin").mkdir(parents=True)
+    (root / "scripts").mkdir()
+    (root / "scripts" / "mysql_install_db").write_text("#!/bin/sh\nexit 1\n")
+    listed = f"wsrep-provider {wsrep_provider}\\n" if wsrep_provider is not None else ""
+    mysqld = root / "bin" / "mysqld"
+    mysqld.write_text(
+        "#!/bin/sh\n"
+        'case " $* " in\n'
+        f"  *' --help '*) printf 'Variables (--variable-name=value)\\n{'-' * 20} ---\\n"
+        f"innodb-doublewrite TRUE\\n{listed}\\n' ;;\n"
+        f"  *) echo \"$0  Ver 5.5.39-36.0 for Linux on x86_64 ({comment})\" ;;\n"
+        "esac\n"
+    )
+    for script in (mysqld, root / "scripts" / "mysql_install_db"):
+        script.chmod(0o755)
+    return root
+
+
+def write_built_profile(kind: str, prefix: Path, profile: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(REPO_ROOT / ".venv" / "bin" / "python"), "-m", "runner.server.built", "--name",
+         "p", "--kind", kind, "--prefix", str(prefix), "--profile", str(profile), "--source",
+         "/src/pxc-5.5.39", "--key", "k"],
+        capture_output=True, text=True, timeout=60, cwd=REPO_ROOT, check=False)
+
+
+@pytest.mark.parametrize(
+    ("kind", "comment", "provider", "expected"),
+    [
+        ("percona-5.5", "Source distribution", None,
+         "Oracle MySQL, not the Percona Server that KIND percona-5.5 builds"),
+        ("mysql-5.5", "Percona Server (GPL), Release 36.0", None,
+         "Percona Server, not the Oracle MySQL that KIND mysql-5.5 builds"),
+        ("percona-5.5", "Percona XtraDB Cluster (GPL), Release 36.0, wsrep_25.11",
+         "/usr/lib/galera/libgalera_smm.so",
+         "defaults to wsrep_provider=/usr/lib/galera/libgalera_smm.so: every sandbox would"
+         " load a Galera library"),
+    ],
+    ids=["oracle-as-percona", "percona-as-mysql", "wsrep-provider-loaded"],
+)
+def test_installed_server_of_the_wrong_kind_gets_no_profile(
+        kind: str, comment: str, provider: str | None, expected: str, tmp_path: Path) -> None:
+    prefix = fake_prefix(tmp_path / "prefix", comment, provider)
+    proc = write_built_profile(kind, prefix, tmp_path / "p.yaml")
+    line = error_line(proc)
+    assert line.startswith("build-server: the installed server does not work: ")
+    assert expected in line
+    assert not list(tmp_path.glob("*.yaml")) and not list(tmp_path.glob(".p.yaml*"))
+
+
+@pytest.mark.parametrize(("comment", "provider", "inactive"), [
+    ("Percona XtraDB Cluster (GPL), Release 36.0, wsrep_25.11", "none", True),
+    ("Percona Server (GPL), Release 36.0", None, False),
+], ids=["cluster-tree", "server-tree"])
+def test_percona_profile_says_whether_wsrep_hooks_are_inactive(
+        comment: str, provider: str | None, inactive: bool, tmp_path: Path) -> None:
+    import yaml
+
+    prefix = fake_prefix(tmp_path / "prefix", comment, provider)
+    profile = tmp_path / "p.yaml"
+    proc = write_built_profile("percona-5.5", prefix, profile)
+    assert proc.returncode == 0, proc.stderr
+    data = yaml.safe_load(profile.read_text())
+    assert data["flavor"] == "percona" and data["basedir"] == str(prefix)
+    assert data["description"].startswith("5.5.39-36.0 built from source (Percona Server's")
+    assert ("wsrep hooks inactive (wsrep_provider=none)" in data["description"]) is inactive
+    assert ("defaults to wsrep_provider=none" in profile.read_text()) is inactive
+    assert rebuild_command(profile) == (
+        f"scripts/build-server.sh percona-5.5 /src/pxc-5.5.39 {prefix}")

@@ -16,18 +16,22 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"flushbench/tpcc/internal/measure"
 	"flushbench/tpcc/internal/run"
+	"flushbench/tpcc/internal/spec"
 )
 
 func TestMain(m *testing.M) {
@@ -229,11 +233,19 @@ type intervalJSON struct {
 	MeasureS    float64                       `json:"measure_s"`
 	Totals      map[string]map[string]float64 `json:"totals"`
 	Interrupted bool                          `json:"interrupted"`
+	// Hist is an interval's sparse buckets per type; Latency the summary's
+	// measurement-phase percentiles per type.
+	Hist    map[string][][2]uint64        `json:"hist"`
+	Latency map[string]map[string]float64 `json:"latency"`
+	// MaxMS is each type's max_ms in an interval line.
+	MaxMS map[string]float64 `json:"-"`
 }
 
+// parseJSONLines decodes a --json run's stdout; the histogram_layout line
+// must come first.
 func parseJSONLines(t *testing.T, out string) (intervals []intervalJSON, summary *intervalJSON) {
 	t.Helper()
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+	for i, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if line == "" {
 			continue
 		}
@@ -241,8 +253,13 @@ func parseJSONLines(t *testing.T, out string) (intervals []intervalJSON, summary
 		if err := json.Unmarshal([]byte(line), &v); err != nil {
 			t.Fatalf("stdout line is not JSON: %q: %v", line, err)
 		}
+		if (v.Type == "histogram_layout") != (i == 0) {
+			t.Fatalf("line %d is %q: the histogram_layout line comes first, once", i+1, line)
+		}
 		switch v.Type {
+		case "histogram_layout":
 		case "interval":
+			v.MaxMS = maxOfEachType(t, line)
 			intervals = append(intervals, v)
 		case "summary":
 			if summary != nil {
@@ -254,6 +271,56 @@ func parseJSONLines(t *testing.T, out string) (intervals []intervalJSON, summary
 		}
 	}
 	return
+}
+
+// maxOfEachType reads max_ms of every type in an interval line.
+func maxOfEachType(t *testing.T, line string) map[string]float64 {
+	t.Helper()
+	var types map[string]json.RawMessage
+	json.Unmarshal([]byte(line), &types)
+	out := map[string]float64{}
+	for _, name := range spec.Names {
+		var f struct {
+			Max float64 `json:"max_ms"`
+		}
+		if err := json.Unmarshal(types[name], &f); err != nil {
+			t.Fatalf("%s in %q: %v", name, line, err)
+		}
+		out[name] = f.Max
+	}
+	return out
+}
+
+// checkLatencyMerges: per type, merging the measurement intervals' emitted
+// buckets gives the summary's p95, p99 and max, and the bucket counts add
+// up to each interval's count.
+func checkLatencyMerges(t *testing.T, ivs []intervalJSON, sum *intervalJSON) {
+	t.Helper()
+	for _, name := range spec.Names {
+		var merged measure.Histogram
+		for _, iv := range ivs {
+			var bs []measure.Bucket
+			for _, p := range iv.Hist[name] {
+				bs = append(bs, measure.Bucket{Index: int(p[0]), Count: uint32(p[1])})
+			}
+			h, err := measure.HistogramFromBuckets(bs, uint64(math.Round(iv.MaxMS[name]*1000)))
+			if err != nil {
+				t.Fatalf("interval %d %s: %v", iv.Seq, name, err)
+			}
+			if name == "new_order" && h.Count() != uint64(iv.NewOrder.Count) {
+				t.Errorf("interval %d: New-Order buckets hold %d, count is %d", iv.Seq, h.Count(), iv.NewOrder.Count)
+			}
+			if iv.Phase == "measure" {
+				merged.Merge(&h)
+			}
+		}
+		got := sum.Latency[name]
+		ms := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+		if ms(got["p95_ms"]) != ms(merged.PercentileMS(95)) || ms(got["p99_ms"]) != ms(merged.PercentileMS(99)) || ms(got["max_ms"]) != ms(merged.MaxMS()) {
+			t.Errorf("%s: summary latency %v, merged measurement intervals give p95 %.3f p99 %.3f max %.3f",
+				name, got, merged.PercentileMS(95), merged.PercentileMS(99), merged.MaxMS())
+		}
+	}
 }
 
 // TestLoadRunCheck is the main end-to-end path: load 2 warehouses, check,
@@ -345,6 +412,7 @@ func checkJSONRun(t *testing.T, conn []string) {
 	if tot := sum.Totals["new_order"]; int(tot["sc"]+tot["lt"]) != noSum {
 		t.Errorf("summary New-Order sc+lt %v != sum of measure intervals %d", tot["sc"]+tot["lt"], noSum)
 	}
+	checkLatencyMerges(t, ivs, sum)
 }
 
 // checkTextRun: the output is tpcc_start compatible.

@@ -42,18 +42,23 @@ func (s *IntervalStats) merge(o *IntervalStats) {
 	}
 }
 
-// counters is the interval's counters without the histograms.
-func (s *IntervalStats) counters() Totals {
-	var t Totals
-	t.Add(s)
-	return t
+// Retries sums rt over all types.
+func (s *IntervalStats) Retries() uint64 {
+	var n uint64
+	for i := range s.T {
+		n += s.T[i].RT
+	}
+	return n
 }
 
-// Retries sums rt over all types.
-func (s *IntervalStats) Retries() uint64 { c := s.counters(); return c.Retries() }
-
 // Errors sums fl over all types.
-func (s *IntervalStats) Errors() uint64 { c := s.counters(); return c.Errors() }
+func (s *IntervalStats) Errors() uint64 {
+	var n uint64
+	for i := range s.T {
+		n += s.T[i].FL
+	}
+	return n
+}
 
 // Completed is sc+lt for type t.
 func (s *IntervalStats) Completed(t spec.TxType) uint64 { return s.T[t].SC + s.T[t].LT }
@@ -97,15 +102,19 @@ func (w *Recorder) DrainInto(dst *IntervalStats) {
 	w.mu.Unlock()
 }
 
-// Totals accumulates the measurement phase.
+// Totals accumulates the measurement phase: the counters and, per type, the
+// merge of the intervals' histograms (the phase's percentiles come from it,
+// never from averaging the intervals' percentiles).
 type Totals struct {
-	T [spec.NumTxTypes]Counters
+	T       [spec.NumTxTypes]Counters
+	Latency [spec.NumTxTypes]Histogram
 }
 
 // Add accumulates one measurement interval.
 func (t *Totals) Add(s *IntervalStats) {
 	for i := range t.T {
 		t.T[i].add(&s.T[i].Counters)
+		t.Latency[i].Merge(&s.T[i].Hist)
 	}
 }
 

@@ -16,11 +16,32 @@ func appendF(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'f',
 
 func appendU(b []byte, v uint64) []byte { return strconv.AppendUint(b, v, 10) }
 
+// appendLayoutJSON renders the first line, the bucket layout of the
+// histograms the interval lines carry:
+// {"type":"histogram_layout","scheme":"log-linear","unit":"us","exact_below_us":128,
+// "sub_buckets":64,"buckets":2304,"relative_width":0.015625}.
+// relative_width is the precision: no bucket is wider than that share of
+// its lower bound.
+func appendLayoutJSON(b []byte, l measure.Layout) []byte {
+	b = append(b, `{"type":"histogram_layout","scheme":"log-linear","unit":"us","exact_below_us":`...)
+	b = strconv.AppendInt(b, int64(l.ExactBelowUS), 10)
+	b = append(b, `,"sub_buckets":`...)
+	b = strconv.AppendInt(b, int64(l.SubBuckets), 10)
+	b = append(b, `,"buckets":`...)
+	b = strconv.AppendInt(b, int64(l.Buckets), 10)
+	b = append(b, `,"relative_width":`...)
+	b = strconv.AppendFloat(b, l.RelativeWidth, 'g', -1, 64)
+	return append(b, '}')
+}
+
 // appendIntervalJSON renders
 // {"type":"interval","seq":1,"ts":"...","elapsed_s":20.000,"interval_s":10.000,"phase":"warmup",
-// "new_order":{"count":N,"p95_ms":x,"p99_ms":x,"max_ms":x},...,"retries":N,"errors":N}.
+// "new_order":{"count":N,"p95_ms":x,"p99_ms":x,"max_ms":x},...,"retries":N,"errors":N,
+// "hist":{"new_order":[[index,count],...],...}}.
 // count is completed transactions (sc+lt); for New-Order it includes the 1%
-// that roll back by design, as tpcc-mysql counts them.
+// that roll back by design, as tpcc-mysql counts them. hist holds each
+// type's non-empty histogram buckets (layout: the histogram_layout line);
+// their counts add up to count.
 func appendIntervalJSON(b []byte, seq int, ts time.Time, elapsed, interval float64, phase string, s *measure.IntervalStats) []byte {
 	b = append(b, `{"type":"interval","seq":`...)
 	b = strconv.AppendInt(b, int64(seq), 10)
@@ -51,13 +72,44 @@ func appendIntervalJSON(b []byte, seq int, ts time.Time, elapsed, interval float
 	b = appendU(b, s.Retries())
 	b = append(b, `,"errors":`...)
 	b = appendU(b, s.Errors())
-	return append(b, '}')
+	b = append(b, `,"hist":{`...)
+	var buckets []measure.Bucket
+	for t := spec.TxNewOrder; t < spec.NumTxTypes; t++ {
+		if t > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, spec.Names[t]...)
+		b = append(b, `":`...)
+		buckets = s.T[t].Hist.AppendBuckets(buckets[:0])
+		b = appendBucketsJSON(b, buckets)
+	}
+	return append(b, `}}`...)
+}
+
+// appendBucketsJSON renders sparse buckets as [[index,count],...].
+func appendBucketsJSON(b []byte, buckets []measure.Bucket) []byte {
+	b = append(b, '[')
+	for i, bk := range buckets {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(bk.Index), 10)
+		b = append(b, ',')
+		b = strconv.AppendUint(b, uint64(bk.Count), 10)
+		b = append(b, ']')
+	}
+	return append(b, ']')
 }
 
 // appendSummaryJSON renders the final
 // {"type":"summary","measure_s":60.000,"tpmc":...,"totals":{"new_order":{"sc":..,"lt":..,"rt":..,"fl":..,"avg_ms":..},...},
-// "retries":N,"errors":N,"interrupted":false}. Totals cover the measurement
-// phase only.
+// "retries":N,"errors":N,"interrupted":false,
+// "latency":{"new_order":{"p95_ms":x,"p99_ms":x,"max_ms":x},...}}. Totals
+// cover the measurement phase only; latency's percentiles come from the
+// merge of the measurement intervals' histograms (exactly what merging the
+// intervals' hist buckets gives a reader).
 func appendSummaryJSON(b []byte, measureS float64, tot *measure.Totals, interrupted bool) []byte {
 	b = append(b, `{"type":"summary","measure_s":`...)
 	b = appendF(b, measureS)
@@ -93,11 +145,27 @@ func appendSummaryJSON(b []byte, measureS float64, tot *measure.Totals, interrup
 	b = appendU(b, tot.Errors())
 	b = append(b, `,"interrupted":`...)
 	b = strconv.AppendBool(b, interrupted)
-	return append(b, '}')
+	b = append(b, `,"latency":{`...)
+	for t := spec.TxNewOrder; t < spec.NumTxTypes; t++ {
+		h := &tot.Latency[t]
+		if t > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, spec.Names[t]...)
+		b = append(b, `":{"p95_ms":`...)
+		b = appendF(b, h.PercentileMS(95))
+		b = append(b, `,"p99_ms":`...)
+		b = appendF(b, h.PercentileMS(99))
+		b = append(b, `,"max_ms":`...)
+		b = appendF(b, h.MaxMS())
+		b = append(b, '}')
+	}
+	return append(b, `}}`...)
 }
 
-// JSONSink writes one JSON object per line: every interval (ramp-up ones
-// with phase "warmup") and the summary.
+// JSONSink writes one JSON object per line: the histogram layout, every
+// interval (ramp-up ones with phase "warmup") and the summary.
 type JSONSink struct {
 	w io.Writer
 }
@@ -105,8 +173,8 @@ type JSONSink struct {
 // NewJSONSink writes to w.
 func NewJSONSink(w io.Writer) *JSONSink { return &JSONSink{w: w} }
 
-// Begin writes nothing: JSON lines have no header.
-func (j *JSONSink) Begin() {}
+// Begin writes the histogram_layout line.
+func (j *JSONSink) Begin() { writeLine(j.w, appendLayoutJSON(nil, measure.HistogramLayout())) }
 
 // Started writes nothing.
 func (j *JSONSink) Started() {}

@@ -3,6 +3,8 @@ package report
 import (
 	"bufio"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"strconv"
@@ -141,6 +143,147 @@ func TestIntervalJSON(t *testing.T) {
 	}
 	if strings.Contains(string(line), "\n") {
 		t.Error("interval JSON must be one line")
+	}
+	hist, ok := m["hist"].(map[string]any)
+	if !ok || len(hist) != int(spec.NumTxTypes) {
+		t.Fatalf("hist: want one bucket list per type, got %v", m["hist"])
+	}
+	var n float64
+	for _, pair := range hist["new_order"].([]any) {
+		n += pair.([]any)[1].(float64)
+	}
+	if n != 100 || len(hist["payment"].([]any)) != 0 {
+		t.Errorf("hist: New-Order buckets count %v (want 100), payment %v (want none)", n, hist["payment"])
+	}
+}
+
+func TestLayoutJSONIsTheFirstLine(t *testing.T) {
+	var b strings.Builder
+	NewJSONSink(&b).Begin()
+	var l struct {
+		Type, Scheme, Unit string
+		ExactBelowUS       int     `json:"exact_below_us"`
+		SubBuckets         int     `json:"sub_buckets"`
+		Buckets            int     `json:"buckets"`
+		RelativeWidth      float64 `json:"relative_width"`
+	}
+	if err := json.Unmarshal([]byte(b.String()), &l); err != nil || strings.Count(b.String(), "\n") != 1 {
+		t.Fatalf("layout line %q: %v", b.String(), err)
+	}
+	want := measure.HistogramLayout()
+	if l.Type != "histogram_layout" || l.Scheme != "log-linear" || l.Unit != "us" || l.ExactBelowUS != want.ExactBelowUS ||
+		l.SubBuckets != want.SubBuckets || l.Buckets != want.Buckets || l.RelativeWidth != want.RelativeWidth {
+		t.Errorf("layout line %q, want %+v", b.String(), want)
+	}
+}
+
+// jsonRun is a run's JSON lines as a reader decodes them.
+type jsonRun struct {
+	intervals []map[string]json.RawMessage
+	summary   struct {
+		Latency map[string]struct {
+			P95 float64 `json:"p95_ms"`
+			P99 float64 `json:"p99_ms"`
+			Max float64 `json:"max_ms"`
+		} `json:"latency"`
+	}
+}
+
+func decodeJSONRun(t *testing.T, out string) jsonRun {
+	t.Helper()
+	var r jsonRun
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var head struct{ Type string }
+		if err := json.Unmarshal([]byte(line), &head); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		switch head.Type {
+		case "interval":
+			var iv map[string]json.RawMessage
+			json.Unmarshal([]byte(line), &iv)
+			r.intervals = append(r.intervals, iv)
+		case "summary":
+			json.Unmarshal([]byte(line), &r.summary)
+		}
+	}
+	return r
+}
+
+// intervalHistogram rebuilds one type's histogram of an interval line from
+// its hist buckets and max_ms.
+func intervalHistogram(t *testing.T, iv map[string]json.RawMessage, name string) measure.Histogram {
+	t.Helper()
+	var hist map[string][][2]uint64
+	var figures struct {
+		Max float64 `json:"max_ms"`
+	}
+	if err := json.Unmarshal(iv["hist"], &hist); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(iv[name], &figures); err != nil {
+		t.Fatal(err)
+	}
+	var bs []measure.Bucket
+	for _, p := range hist[name] {
+		bs = append(bs, measure.Bucket{Index: int(p[0]), Count: uint32(p[1])})
+	}
+	h, err := measure.HistogramFromBuckets(bs, uint64(math.Round(figures.Max*1000)))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return h
+}
+
+// TestSummaryLatencyIsTheMergeOfTheMeasuredIntervals: through the JSON
+// sink, the summary's per-type p95/p99/max equal what a reader gets by
+// merging the measurement intervals' emitted buckets; the ramp-up
+// interval's (a 9 s outlier) is in neither.
+func TestSummaryLatencyIsTheMergeOfTheMeasuredIntervals(t *testing.T) {
+	var b strings.Builder
+	sink := NewJSONSink(&b)
+	sink.Begin()
+	r := rand.New(rand.NewPCG(7, 8))
+	var tot measure.Totals
+	for seq := 1; seq <= 6; seq++ {
+		var s measure.IntervalStats
+		for tt := range s.T {
+			for i := 0; i < 20+r.IntN(300); i++ {
+				d := time.Duration(r.ExpFloat64() * float64(5+10*tt) * float64(time.Millisecond))
+				if r.IntN(200) == 0 {
+					d += time.Duration(r.IntN(2000)) * time.Millisecond
+				}
+				s.T[tt].Hist.Record(d)
+				s.T[tt].LT++
+			}
+		}
+		measured := seq > 1
+		if !measured {
+			s.T[spec.TxNewOrder].Hist.Record(9 * time.Second)
+			s.T[spec.TxNewOrder].LT++
+		} else {
+			tot.Add(&s)
+		}
+		sink.Interval(&Interval{Seq: seq, ElapsedS: float64(seq), LengthS: 1, Measure: measured, Stats: &s})
+	}
+	sink.Summary(&Summary{Totals: &tot, MeasuredS: 5})
+	run := decodeJSONRun(t, b.String())
+	if len(run.intervals) != 6 || len(run.summary.Latency) != int(spec.NumTxTypes) {
+		t.Fatalf("%d intervals, summary latency %v", len(run.intervals), run.summary.Latency)
+	}
+	ms := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	for _, name := range spec.Names {
+		var merged measure.Histogram
+		for _, iv := range run.intervals[1:] {
+			h := intervalHistogram(t, iv, name)
+			merged.Merge(&h)
+		}
+		got, want := run.summary.Latency[name], [3]string{ms(merged.PercentileMS(95)), ms(merged.PercentileMS(99)), ms(merged.MaxMS())}
+		if [3]string{ms(got.P95), ms(got.P99), ms(got.Max)} != want {
+			t.Errorf("%s: summary p95/p99/max %v, merged intervals give %v", name, got, want)
+		}
+		if got.Max >= 9000 {
+			t.Errorf("%s: the ramp-up outlier is in the summary's max %v", name, got.Max)
+		}
 	}
 }
 

@@ -266,13 +266,16 @@ def design_verdict(
         model = blocked.fit(np.log(y), list(cell_arr), list(block_arr))
     b = blocked.blocked_verdict(y, list(cell_arr), list(block_arr), reference, other,
                                 model=model)
-    sd = b.sigma
+    # Median-unbiased, as for independent runs: the pooled SD of few degrees of freedom is
+    # below the true noise more often than not, and the stated MDE is at the true noise.
+    sd = b.sigma * median_unbiasing(b.df) if b.df >= 1 else b.sigma
     if noise_floor_cv is not None and np.isfinite(noise_floor_cv) and np.isfinite(sd):
         sd = max(sd, cv_to_log_sd(noise_floor_cv))
     noise_cv = 100.0 * log_sd_to_cv(sd) if np.isfinite(sd) else math.nan
     mde = blocked.blocked_mde_pct(len(model.cells), b.n_blocks, sd) if b.n_blocks >= 2 \
         else math.inf
     units = f"{b.n_blocks} {block_unit}{'' if b.n_blocks == 1 else 's'}"
+    kind = "blocks" if block_unit == "block" else f"{block_unit} blocks"
     method = f"cell + {block_unit} model on log values, σ pooled over {len(model.cells)} cells"
 
     def make(label: str, reason: str) -> Verdict:
@@ -281,11 +284,11 @@ def design_verdict(
                        b.rank_min_p, noise_cv, mde)
 
     if b.n_blocks < 2 or b.df < 1:
-        return make(NOT_ENOUGH, f"{block_unit} blocks: {units}, no blocked comparison yet: it"
+        return make(NOT_ENOUGH, f"{kind}: {units}, no blocked comparison yet: it"
                                 f" needs 2 {block_unit}s holding both cells and a noise"
                                 f" estimate (the model has {b.df} residual degrees of freedom)")
     ci_text = f"95% CI of the ratio {b.ci_low:.3f}–{b.ci_high:.3f}"
-    model_text = f"{block_unit} blocks: {units}, model p = {_fmt_p(b.p_value)}, {ci_text}"
+    model_text = f"{kind}: {units}, model p = {_fmt_p(b.p_value)}, {ci_text}"
     hide = f"; a change below ±{mde:.1f}% could hide at this design and noise"
     if b.significant:
         return make(FASTER if b.ratio > 1 else SLOWER, f"{model_text}; {b.guard_detail}")

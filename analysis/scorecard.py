@@ -39,6 +39,7 @@ import plotly.graph_objects as go
 from analysis import plots
 from analysis.statistics import blocked
 from analysis.statistics.verdicts import FASTER, SLOWER, Verdict, design_verdict
+from analysis.transients import not_steady_cells
 from flushbench.redaction import redact, redact_url
 
 #: A reference ratio within this factor of 1 claims "no difference", and an interval inside
@@ -59,7 +60,7 @@ GRADE_SYMBOLS = {REPRODUCED: "circle", SMALLER: "triangle-left", LARGER: "triang
 #: Columns of :func:`scorecard`.
 COLUMNS = ("comparison", "a", "b", "a_label", "b_label", "n_a", "n_b", "reference_ratio",
            "stated", "ratio", "ci_low", "ci_high", "p_value", "our_verdict", "verdict", "share",
-           "size", "reason", "note")
+           "size", "reason", "note", "not_steady")
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,7 @@ def scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFra
     labels = dict(zip(cells["cell_id"].astype(int), cells["cell_label"], strict=True))
     base = cells.loc[cells["is_baseline"].astype(bool), "cell_id"]
     judge = _judge_in_design(run_summary, spec)
+    transient = not_steady_cells(run_summary)
     out = []
     for comp in _comparisons(spec, rows, int(base.iloc[0]) if len(base) else None):
         a, b = (by_index.get(comp[s]) if isinstance(comp[s], int) else by_name.get(comp[s])
@@ -228,7 +230,7 @@ def scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFra
             a.value / b.value if a and b and a.value and b.value else math.nan)
         record = {"comparison": comp["name"], "a": a.name if a else str(comp["a"]),
                   "b": b.name if b else str(comp["b"]), "reference_ratio": ref,
-                  "stated": stated, "note": str(comp.get("note") or "")}
+                  "stated": stated, "note": str(comp.get("note") or ""), "not_steady": ""}
         missing = [f"{side} ({r.name if r else comp[side]}): "
                    f"{r.problem if r else 'no such row with a reference'}"
                    for side, r in (("a", a), ("b", b)) if r is None or r.cell_id is None]
@@ -243,6 +245,10 @@ def scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFra
             and b.cell_id is not None
         ours = judge(b.cell_id, a.cell_id)
         verdict, share, size, reason = grade(ref, ours, margin)
+        # A row whose every run still trended measured a transient: said beside the grade.
+        moving = [r for r in (a, b) if r.cell_id in transient]
+        reason += "".join(f"; {r.name} is {transient[r.cell_id]}" for r in moving)
+        record["not_steady"] = ", ".join(r.name for r in moving)
         record.update(a_label=labels.get(a.cell_id, "?"), b_label=labels.get(b.cell_id, "?"),
                       n_a=ours.n_other, n_b=ours.n_baseline, ratio=ours.ratio,
                       ci_low=ours.ci_low, ci_high=ours.ci_high, p_value=ours.p_value,
@@ -391,7 +397,9 @@ def section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame
             f"<td>{num(r['reference_ratio'])}×{'' if r['stated'] else ' *'}</td>"
             f"<td>{num(r['ratio'])}×</td><td>{num(r['ci_low'])} – {num(r['ci_high'])}</td>"
             f"<td class='l'>{html.escape(str(r['our_verdict']))}</td>"
-            f"<td class='l' style='color:{colour};font-weight:600'>{r['verdict']}{share}</td>"
+            f"<td class='l' style='color:{colour};font-weight:600'>{r['verdict']}{share}"
+            + (f"<br><span class='warn'>{html.escape(str(r['not_steady']))} not at steady"
+               " state</span>" if r["not_steady"] else "") + "</td>"
             f"<td class='l'>{html.escape(str(r['reason']))}</td></tr>")
     head = "".join(f"<th class='{'l' if i < 2 or i > 5 else ''}'>{h}</th>" for i, h in
                    enumerate(["comparison", "a / b", "runs", "reference", "ours",

@@ -36,6 +36,7 @@ import pandas as pd
 
 from analysis.disturbed import counted
 from analysis.scorecard import CONTRADICTS, INCONCLUSIVE, REPRODUCED, match_rows
+from analysis.transients import not_steady_cells
 
 #: A median stability score at or above this is a flat line (p5 within 30 % of the median).
 FLAT_SCORE = 70.0
@@ -128,9 +129,13 @@ def stability_scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: 
     run_summary, cells:
         The experiment's run and cell summaries.
     not_steady:
-        Cell id → why its runs had not reached steady state (such a row is inconclusive).
+        Cell id → why its runs had not reached steady state (such a row is inconclusive);
+        default: the rows whose every counted run carries ``not-steady``
+        (:func:`analysis.transients.not_steady_cells`).
     """
     rows = {r.name: r for r in match_rows(spec, cells) if r.cell_id is not None}
+    if not_steady is None:
+        not_steady = not_steady_cells(run_summary)
     done = run_summary[counted(run_summary)]
     figures = {name: _row_figures(done[done["cell_id"] == r.cell_id])
                for name, r in rows.items()}
@@ -143,7 +148,9 @@ def stability_scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: 
         f = figures[name]
         verdict, reason = grade_shape(claim["shape"], f, claim.get("period"))
         if not_steady and r.cell_id in not_steady:
-            verdict, reason = INCONCLUSIVE, f"not at steady state: {not_steady[r.cell_id]}"
+            why = not_steady[r.cell_id]
+            verdict, reason = INCONCLUSIVE, (why if why.startswith("not at steady state")
+                                             else f"not at steady state: {why}")
         stated = claim["shape"] + (f" ({claim['says']})" if claim.get("says") else "")
         out.append({"claim": f"{name}: {claim['shape']}", "row": name, "stated": stated,
                     "runs": f["n"], "measured": _measured(f), "verdict": verdict,

@@ -118,7 +118,8 @@ def scorecard_table(fr: frames.Frames, spec: dict[str, Any]) -> str:
     for i, r in enumerate(table.itertuples(), start=1):
         post = f"{r.reference_ratio:.2f}×" + ("" if r.stated else " *")
         graded = r.verdict + (f" ({100 * r.share:.0f} % of its effect)"
-                              if r.verdict.startswith("same direction") else "")
+                              if r.verdict.startswith("same direction") else "") + (
+            f"; `{r.not_steady}` not at steady state †" if r.not_steady else "")
         rows.append([f"R{i}", r.comparison + (f" ({r.note})" if r.note else ""),
                      f"`{r.a}` ({r.n_a}) / `{r.b}` ({r.n_b})", post,
                      f"{r.ratio:.2f}× ({r.ci_low:.2f}–{r.ci_high:.2f})", r.our_verdict,
@@ -318,7 +319,9 @@ def print_tables(db: Path) -> None:
     names = scorecard.row_names(spec, fr.cell_summary)
     print("## Rows\n\n" + row_table(fr, names, spec))
     print("\n## Scorecard\n\n" + scorecard_table(fr, spec)
-          + "\n\n\\* the quotient of the two rows' NOTPM in the post (its text states no ratio)")
+          + "\n\n\\* the quotient of the two rows' NOTPM in the post (its text states no ratio)"
+          "\n\n† every run of the row still trended across its window (checkpoint age or"
+          " dirty pages: `not-steady`, docs/statistics.md): it measured a transient")
     print("\n## Stability claims\n\n" + stability_table(fr, spec))
     table, sentence = target_table(db, names, fr)
     print("\n## Targets\n\n" + table + "\n\n" + sentence)

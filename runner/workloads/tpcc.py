@@ -1,7 +1,11 @@
 """The built-in Go TPC-C driver (``tpcc/bin/tpcc``) behind the workload interface.
 
-``tpcc run --json`` prints one JSON object per line: ``{"type":"interval",...}`` per report
-interval (with its own RFC 3339 UTC timestamp and phase) and a final ``{"type":"summary",...}``.
+``tpcc run --json`` prints one JSON object per line: first ``{"type":"histogram_layout",...}``
+(the bucket layout of its latency histograms), then ``{"type":"interval",...}`` per report
+interval (with its own RFC 3339 UTC timestamp, phase and each type's histogram buckets) and a
+final ``{"type":"summary",...}`` (with the measurement phase's merged percentiles). A binary
+older than the histograms prints no layout line and no buckets: its runs parse as before,
+without them (:attr:`TpccJsonParser.histogram_problem` says so).
 """
 
 from __future__ import annotations
@@ -26,6 +30,12 @@ from runner.workloads.base import (
     create_database,
     run_to_completion,
     whole_seconds,
+)
+from runner.workloads.tpcc_histogram import (
+    HistogramFormatError,
+    HistogramLayout,
+    TypeHistogram,
+    type_histogram,
 )
 
 if TYPE_CHECKING:
@@ -55,10 +65,20 @@ def parse_ts(text: str) -> dt.datetime:
 
 
 class TpccJsonParser(OutputParser):
-    """Line parser for ``tpcc run --json``: every non-blank line must be one JSON object."""
+    """Line parser for ``tpcc run --json``: every non-blank line must be one JSON object.
+
+    Besides the interval records it keeps the latency histograms: :attr:`layout` (from the
+    ``histogram_layout`` line) and :attr:`histograms` (interval ``seq`` → type → buckets and
+    exact maximum). A missing or malformed histogram never fails the run: that interval has
+    none, and :attr:`histogram_problem` names the first problem.
+    """
 
     def __init__(self) -> None:
         self._summary: dict[str, Any] | None = None
+        self.layout: HistogramLayout | None = None
+        self.histograms: dict[int, dict[str, TypeHistogram]] = {}
+        self._problem: str | None = None
+        self._intervals_seen = 0
 
     def feed(self, line: str, read_ts: dt.datetime) -> IntervalRecord | None:
         """Consume one line; return a record for an ``interval`` object.
@@ -76,7 +96,13 @@ class TpccJsonParser(OutputParser):
                 raise ValueError("not a JSON object")
             kind = obj.get("type")
             if kind == "interval":
-                return self._record(obj)
+                record = self._record(obj)
+                self._intervals_seen += 1
+                self._read_histograms(obj, record.seq)
+                return record
+            if kind == "histogram_layout":
+                self._read_layout(obj)
+                return None
             if kind == "summary":
                 self._summary = {k: v for k, v in obj.items() if k != "type"}
                 return None
@@ -106,6 +132,44 @@ class TpccJsonParser(OutputParser):
             retries=float(obj.get("retries", 0)),
             detail=detail,
         )
+
+    def _read_layout(self, obj: dict[str, Any]) -> None:
+        try:
+            self.layout = HistogramLayout.from_line(obj)
+        except HistogramFormatError as exc:
+            self._note(f"histogram_layout line: {exc}")
+
+    def _read_histograms(self, obj: dict[str, Any], seq: int) -> None:
+        """Keep interval ``seq``'s buckets per type, or note why they cannot be read."""
+        hist = obj.get("hist")
+        if hist is None:
+            return
+        if self.layout is None:
+            self._note(f"interval {seq} has histogram buckets but no readable histogram_layout"
+                       " line came before it")
+            return
+        try:
+            if not isinstance(hist, dict):
+                raise HistogramFormatError(f"hist is {type(hist).__name__}, not an object")
+            self.histograms[seq] = {
+                name: type_histogram(hist[name], obj[name]["max_ms"], obj[name]["count"],
+                                     self.layout)
+                for name in TXN_TYPES
+            }
+        except (HistogramFormatError, KeyError, TypeError, ValueError) as exc:
+            self._note(f"interval {seq}: histogram not readable ({exc!r})"[:300])
+
+    def _note(self, problem: str) -> None:
+        if self._problem is None:
+            self._problem = problem
+
+    @property
+    def histogram_problem(self) -> str | None:
+        """Why some interval has no latency histogram (the first reason), or None."""
+        if self._problem is None and self._intervals_seen and not self.histograms:
+            return ("the driver printed no latency histograms (a tpcc binary older than them:"
+                    " rebuild tpcc/bin/tpcc)")
+        return self._problem
 
     def summary(self) -> dict[str, Any] | None:
         """The driver's ``summary`` object (without ``type``), once printed."""

@@ -315,6 +315,17 @@ def _neighbors(b: Builder, value: str) -> None:
         b.absent(knob, value)
 
 
+def _mariadb_ignores(b: Builder) -> bool:
+    """MariaDB 10.2 lists XtraDB's innodb_cleaner_lsn_age_factor but ignores it.
+
+    10.2 replaced XtraDB with InnoDB 5.7 and kept the variable so old option files still
+    start: its ``--help`` says "Deprecated and ignored" (checked on 10.2.11); 10.3 dropped it.
+    Setting it parses and shows in SHOW GLOBAL VARIABLES, so only this rule can say it is
+    absent.
+    """
+    return b.flavor == "mariadb" and b.version >= (10, 2)
+
+
 def _adaptive_checkpoint(b: Builder, value: str) -> None:
     """Which variable exists in the binary decides (Percona 5.5.8, XtraDB 5.5, Percona 5.6+).
 
@@ -337,7 +348,7 @@ def _adaptive_checkpoint(b: Builder, value: str) -> None:
                    f" ({FLUSHING_METHOD})", "use none, estimate or keep_average")
             return
         b.set(knob, FLUSHING_METHOD, FLUSHING_METHOD_VALUES[value])
-    elif b.has(LSN_AGE_FACTOR, percona and b.family != "5.5"):
+    elif b.has(LSN_AGE_FACTOR, percona and b.family != "5.5") and not _mariadb_ignores(b):
         if value not in ("legacy", "high_checkpoint"):
             b.fail(knob, f"adaptive_checkpoint={value} is not a value on {b.label}"
                    f" ({LSN_AGE_FACTOR})", "use legacy or high_checkpoint")

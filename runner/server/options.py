@@ -154,6 +154,54 @@ def option_list(server: ResolvedServer) -> dict[str, str]:
     return dict(_LIST_CACHE[key])
 
 
+_DESCRIPTIONS_CACHE: dict[tuple[str, int, str], dict[str, str]] = {}
+#: ``  --innodb-flush-neighbors[=#]  Set to 0 …`` or ``  -a, --ansi  Use ANSI …``.
+_OPTION_LINE_RE = re.compile(r"^  (?:-\w, )?--([A-Za-z0-9_-]+)\S*\s*(.*)$")
+#: How a binary's own help says a variable is kept only so old option files still start:
+#: "Deprecated and ignored" (MariaDB 10.2's XtraDB leftovers), "Deprecated parameter with no
+#: effect" (MariaDB 10.5+), "DEPRECATED. This setting has no effect", "does nothing".
+_IGNORED_RE = re.compile(r"deprecated and ignored|with no effect|has no effect|does nothing",
+                         re.IGNORECASE)
+
+
+def parse_descriptions(text: str) -> dict[str, str]:
+    """Option name (underscored) → its description, from ``--verbose --help`` output."""
+    out: dict[str, str] = {}
+    name = None
+    for line in text.splitlines():
+        if line.startswith(_HEADER):
+            break
+        match = _OPTION_LINE_RE.match(line)
+        if match:
+            name = match.group(1).replace("-", "_")
+            out[name] = match.group(2).strip()
+        elif name is not None and line.startswith(" " * 10) and line.strip():
+            out[name] = (out[name] + " " + line.strip()).strip()
+        else:
+            name = None
+    return out
+
+
+def option_descriptions(server: ResolvedServer) -> dict[str, str]:
+    """Every option's description as the binary's ``--verbose --help`` prints it (cached)."""
+    stat = server.mysqld.stat()
+    key = (str(server.mysqld), stat.st_mtime_ns, str(server.basedir))
+    if key not in _DESCRIPTIONS_CACHE:
+        _DESCRIPTIONS_CACHE[key] = parse_descriptions(_run(server, []).stdout)
+    return dict(_DESCRIPTIONS_CACHE[key])
+
+
+def ignored_options(server: ResolvedServer) -> dict[str, str]:
+    """The variables the binary accepts but, by its own help, ignores → that description.
+
+    MariaDB 10.2 keeps XtraDB's ``innodb_cleaner_lsn_age_factor`` "Deprecated and ignored;
+    only exists to allow easier upgrade": setting it parses, shows in ``SHOW GLOBAL
+    VARIABLES`` and changes nothing.
+    """
+    return {name: text for name, text in option_descriptions(server).items()
+            if _IGNORED_RE.search(text)}
+
+
 def _clean(line: str) -> str:
     return _LOG_PREFIX_RE.sub("", line.strip())
 

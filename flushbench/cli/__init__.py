@@ -44,7 +44,7 @@ def _register() -> None:
     import importlib
 
     for module in ("setup_verbs", "run_verbs", "results_verbs", "mext_verb",
-                   "bundle_verbs", "plot_verbs"):
+                   "bundle_verbs", "plot_verbs", "server_verbs"):
         importlib.import_module(f"{__name__}.{module}")
     importlib.import_module(f"{__name__}.disturbed_verb")  # flushbench disturbed
 

@@ -1,0 +1,85 @@
+"""``flushbench server``: binary distributions as profiles (``add``), knobs against a server
+(``check``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from flushbench.cli import app
+from flushbench.cli.console import make_console, say
+
+server_app = typer.Typer(help="Server profiles: add a binary distribution, check the knobs"
+                         " against a server.", no_args_is_help=True)
+app.add_typer(server_app, name="server")
+
+
+@server_app.command("add")
+def add_cmd(
+    name: Annotated[str, typer.Argument(help="The profile's name (experiments say"
+                                        " `server: NAME`).")],
+    path: Annotated[Path, typer.Argument(help="A binary distribution: its unpacked folder, a"
+                                         " tarball (.tar.gz/.tar.xz/.tar.bz2) or a zip/jar"
+                                         " holding one server tree.")],
+    profile: Annotated[Path | None, typer.Option(
+        "--profile", help="Write the profile here instead of configs/servers/NAME.yaml.")] = None,
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="Overwrite an existing profile of that name.")] = False,
+) -> None:
+    """Find mysqld/mariadbd, its install script, share/ and libraries in PATH, check that they
+    work here (architecture, --version, --help, a datadir created in a temporary folder), and
+    write the server profile. Archives are unpacked into flushbench's cache."""
+    from runner.server.distributions import add_distribution
+
+    added = add_distribution(name, path, profile_file=profile, replace=replace)
+    server = added.server
+    console = make_console()
+    version = server.version_string.split("Ver", 1)[-1].split()[0]
+    say(console, f"{name}: {server.label} ({version}), {server.init_kind.replace('_', '-')}"
+                 " created a datadir")
+    say(console, f"  basedir   {server.basedir}"
+                 + ("  (unpacked into the cache)" if added.unpacked else ""))
+    say(console, f"  mysqld    {server.mysqld}")
+    if server.install_db is not None:
+        say(console, f"  install   {server.install_db}")
+    say(console, "  lib_dirs  " + (", ".join(map(str, server.lib_dirs)) or "none needed"))
+    say(console, f"wrote {added.profile_path} — its knobs: flushbench server check"
+                 f" {added.profile_path if profile else name}")
+
+
+_STYLE = {"applied": "green", "built-in": "green", "refused": "yellow", "absent": "dim"}
+
+
+@server_app.command("check")
+def check_cmd(
+    profile: Annotated[str, typer.Argument(help="A profile name (configs/servers/NAME.yaml)"
+                                           " or a profile file.")],
+) -> None:
+    """Translate every knob at its sample levels for this server and let the binary's own
+    option parser judge each (no server is started): applied, refused with the server's
+    reason, or absent."""
+    from runner.server.knob_check import check_knobs, level_text, short_reason
+    from runner.server.profiles import load_profile, profile_path, resolve_server
+
+    server = resolve_server(load_profile(profile), str(profile_path(profile)))
+    verdicts = check_knobs(server)
+    console = make_console()
+    version = server.version_string.split("Ver", 1)[-1].split()[0]
+    say(console, f"{profile}: {server.label} ({version}) — {server.mysqld}")
+    rows = [("knob", "level", "verdict", "my.cnf as the binary parsed it / reason")]
+    for verdict in verdicts:
+        detail = (", ".join(f"{k}={v}" for k, v in verdict.parsed.items())
+                  if verdict.status == "applied" else short_reason(verdict))
+        rows.append((verdict.knob, level_text(verdict.level), verdict.status, detail))
+    # Plain aligned lines, never wrapped: a reason names several variables, and the table is
+    # as readable in a pipe or a file as on a terminal.
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+        say(console, f"{line}  {row[3]}", _STYLE.get(row[2], "bold"))
+    counts = {s: sum(v.status == s for v in verdicts) for s in _STYLE}
+    say(console, f"{len(verdicts)} knob levels: " + ", ".join(
+        f"{n} {s}" for s, n in counts.items() if n) + " (the binary's option parser; no"
+        " server started)")

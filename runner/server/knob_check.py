@@ -1,0 +1,139 @@
+"""Every knob at its sample levels, judged by one server's own option parser (no server started).
+
+``flushbench server check PROFILE`` and the knob table of docs/domain.md ask the same question
+of a binary: for each knob level, what does flushbench's rule write into my.cnf, and does the
+binary take it? Each level gets one verdict:
+
+- **applied** — the rule wrote variables, the binary lists each, its ``--verbose --help``
+  parse took the values without a word, and the values it would run with are the ones the
+  rule expects (:func:`flushbench.flavors.values_equal`);
+- **built-in** — the rule writes nothing because the server always behaves so (MySQL 5.5
+  flushes the whole neighbour area);
+- **refused** — the binary complained (its own message is the reason: a value adjusted, an
+  unknown value) or parsed a different value, or the rule refuses the value for this server
+  (not one of its values, beyond its limit);
+- **absent** — the server has no such variable: the rule says so, the binary does not list
+  the variable, or its own help says it ignores it ("Deprecated and ignored").
+
+Only a started server can show that an applied value really took effect; the test that writes
+docs/domain.md's table starts one per group of applied levels
+(tests/runner/server/test_knobs_per_server.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from flushbench.flavors import values_equal
+from runner.knobs.translate import translate_for_option_list, translate_partial
+from runner.server.options import dry_run, ignored_options, option_list
+from runner.server.profiles import ResolvedServer
+
+Status = Literal["applied", "built-in", "refused", "absent"]
+
+#: Levels tried per knob: the server-variable knobs (host and client knobs have no variable),
+#: every value of each enum, one value of each number.
+SAMPLE_LEVELS: dict[str, list] = {
+    "doublewrite": [False],
+    "max_dirty_pages_pct": [50.0],
+    "max_dirty_pages_pct_lwm": [10.0],
+    "io_capacity": [400],
+    "io_capacity_max": [800],
+    "log_file_size": [64 * 1024**2],
+    "flush_neighbor_pages": ["none", "cont", "area"],
+    "adaptive_flushing": [False],
+    "adaptive_checkpoint": ["none", "reflex", "estimate", "keep_average", "legacy",
+                            "high_checkpoint"],
+    "buffer_pool_size": [96 * 1024**2],
+    "buffer_pool_instances": [1],
+    "flush_log_at_trx_commit": [2],
+    "flush_method": ["O_DIRECT", "O_DIRECT_NO_FSYNC"],
+}
+
+
+@dataclass
+class KnobVerdict:
+    """What one server's option parser made of one knob level."""
+
+    knob: str
+    level: object
+    status: Status
+    #: The rule's my.cnf lines (name → value text) and what SHOW GLOBAL VARIABLES must show.
+    options: dict[str, str] = field(default_factory=dict)
+    expected: dict[str, str] = field(default_factory=dict)
+    #: applied: variable → the value the binary's parse reports.
+    parsed: dict[str, str] = field(default_factory=dict)
+    #: refused/absent: the problem line (flushbench's rule) or the server's own message;
+    #: built-in: the rule's note.
+    reason: str = ""
+
+
+def level_text(level: object) -> str:
+    """A level as an experiment file would write it (``off``, ``64M``, ``50``, ``none``)."""
+    if isinstance(level, bool):
+        return "on" if level else "off"
+    if isinstance(level, int) and level >= 1024**2 and level % 1024**2 == 0:
+        return f"{level // 1024**2}M"
+    if isinstance(level, float) and level.is_integer():
+        return str(int(level))
+    return str(level)
+
+
+def short_reason(verdict: KnobVerdict) -> str:
+    """The reason without its ``key:`` prefix, fix and repeated ``knob=value is``."""
+    reason = verdict.reason.split(": ", 1)[-1].split(" — ")[0].split("\n")[0]
+    return re.sub(r"^\S+=\S+ is ", "", reason)
+
+
+def judge(server: ResolvedServer, knob: str, level: object) -> KnobVerdict:
+    """The verdict of ``server``'s option parser on one knob level (no server started)."""
+    options = option_list(server)
+    tr, problems = translate_partial({knob: level}, server.flavor, server.version,
+                                     option_names=options)
+    verdict = KnobVerdict(knob, level, "applied", dict(tr.server_options), dict(tr.expected))
+    if problems:
+        verdict.status = "absent" if " is absent on " in problems[0] else "refused"
+        verdict.reason = problems[0]
+        return verdict
+    unknown = translate_for_option_list(tr, options, label=server.label)
+    if unknown:
+        verdict.status, verdict.reason = "absent", unknown[0]
+        return verdict
+    ignored = {n: t for n, t in ignored_options(server).items() if n in tr.server_options}
+    if ignored:
+        name, text = next(iter(ignored.items()))
+        verdict.status = "absent"
+        verdict.reason = (f"{knob}: {knob}={level_text(level)} is ignored by {server.label}:"
+                          f" its help says of {name} \"{text}\"")
+        return verdict
+    if not tr.server_options:
+        verdict.status = "built-in" if tr.notes else "applied"
+        verdict.reason = "; ".join(tr.notes)
+        return verdict
+    return _parse(server, verdict)
+
+
+def _parse(server: ResolvedServer, verdict: KnobVerdict) -> KnobVerdict:
+    """Let the binary parse the rule's options: silence and the expected values, or refused."""
+    result = dry_run(server, verdict.options)
+    if result.messages:
+        verdict.status, verdict.reason = "refused", result.messages[0]
+        return verdict
+    for name, expected in verdict.expected.items():
+        parsed = result.values.get(name)
+        if parsed is not None and not values_equal(expected, parsed):
+            verdict.status = "refused"
+            verdict.reason = (f"{verdict.knob}: {name}={verdict.options[name]} parses as"
+                              f" {parsed} on {server.label}, not {expected}")
+            return verdict
+        verdict.parsed[name] = parsed if parsed is not None else verdict.options[name]
+    return verdict
+
+
+def check_knobs(server: ResolvedServer,
+                levels: dict[str, list] | None = None) -> list[KnobVerdict]:
+    """A verdict per knob level of ``levels`` (default :data:`SAMPLE_LEVELS`), in table order."""
+    levels = SAMPLE_LEVELS if levels is None else levels
+    return [judge(server, knob, level) for knob, values in levels.items() for level in values]

@@ -90,13 +90,24 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001 - DBAPI 
     cursor.close()
 
 
+def _sqlite_reader_pragmas(dbapi_connection, _record) -> None:  # noqa: ANN001
+    # A reader leaves the journal mode as the file has it: the mode is stored in the file, so
+    # switching a committed study's database to WAL would change the file a `report` only
+    # reads. A file a worker writes is in WAL already (the worker switched it).
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
 #: The attribute :func:`make_engine`'s engines put on every database error they raise: the
 #: database's printable (redacted) name, for :func:`database_failure`.
 DATABASE_ATTRIBUTE = "flushbench_database"
 
 
-def make_engine(url: str) -> Engine:
-    """Create an engine; for SQLite, create the parent folder and set the pragmas.
+def make_engine(url: str, *, write: bool = True) -> Engine:
+    """Create an engine; for SQLite, create the parent folder and set the pragmas (WAL only
+    for a writer: ``write=False`` leaves the file's journal mode as it is).
 
     Every database error the engine raises carries the database's redacted name (see
     :data:`DATABASE_ATTRIBUTE`), so a failure in the middle of a verb can name it.
@@ -106,7 +117,7 @@ def make_engine(url: str) -> Engine:
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url)
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", _sqlite_pragmas if write else _sqlite_reader_pragmas)
     else:
         engine = create_engine(url, pool_pre_ping=True)
     shown = redacted(url)
@@ -174,7 +185,7 @@ class ResultsDB:
         if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
             # Looked at read-only first: a foreign or damaged file must not be touched.
             check_sqlite_file(Path(parsed.database), shown, create=create)
-        self.engine = guarded(shown, lambda: make_engine(self.url))
+        self.engine = guarded(shown, lambda: make_engine(self.url, write=write))
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         guarded(shown, lambda: self._check_revision(create))
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -28,3 +30,26 @@ def test_committed_databases_are_not_in_wal_mode() -> None:
             in_wal.append(name)
     assert not in_wal, (f"in WAL mode: {in_wal} — sqlite3 FILE \"PRAGMA journal_mode=DELETE\" "
                         "before committing")
+
+
+@pytest.mark.slow  # a report of a whole study
+def test_reading_a_study_leaves_its_journal_mode(tmp_path: Path) -> None:
+    """compare, show and report only read: a committed study's database stays in
+    rollback-journal mode (no -wal/-shm beside it), so reading one in place changes nothing
+    git tracks."""
+    import shutil
+    import sqlite3
+    import sys
+
+    db = tmp_path / "study.sqlite"
+    shutil.copy(ROOT / "docs" / "study-2011" / "stability-2011.sqlite", db)
+    verbs = [["compare", "stability-2011"], ["show", "1"],
+             ["report", "stability-2011", "-o", str(tmp_path / "r"), "--no-png"]]
+    for verb in verbs:
+        done = subprocess.run([str(Path(sys.executable).parent / "flushbench"), *verb,
+                               "--db", str(db)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (verb, done.stderr)
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete", verb
+        assert not list(tmp_path.glob("study.sqlite-*")), verb

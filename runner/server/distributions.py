@@ -325,14 +325,19 @@ def _check_install(server: ResolvedServer, source: Path) -> None:
 
 
 def _one_line(text: str) -> str:
-    """The telling line of a multi-line failure: the last one naming an error, else the last."""
+    """A multi-line failure as one line: its headline and the telling line of the output.
+
+    The telling line is the last one naming an error; without one, the output's first line
+    (install scripts explain first and end with a link to their manual).
+    """
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
     if not lines:
         return "(no output)"
     if len(lines) == 1:
         return bounded(lines[0], 240)
-    flagged = [line for line in lines if re.search(r"ERROR|FATAL|error|fatal|denied", line)]
-    return bounded(lines[0].rstrip(":") + ": " + (flagged or lines)[-1], 240)
+    body = lines[1:]
+    flagged = [line for line in body if re.search(r"ERROR|FATAL|error|fatal|denied", line)]
+    return bounded(lines[0].rstrip(":") + ": " + (flagged[-1] if flagged else body[0]), 240)
 
 
 def profile_text(profile: ServerProfile, source: Path, profile_file: Path | None = None) -> str:

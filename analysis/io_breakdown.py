@@ -26,7 +26,7 @@ import plotly.graph_objects as go
 from analysis.frames import Frames
 from analysis.plots import PALETTE, axis_label, row_px, template
 from analysis.query import DB, run_variables
-from analysis.series import samples, window_growth
+from analysis.series import samples, window_growth, window_transactions
 from store.models import RunStatus
 
 #: (part, operations counter, bytes counter or None for pages × page size, pages counter).
@@ -64,18 +64,8 @@ def per_run(db: DB, fr: Frames, samples_df: pd.DataFrame | None = None, *,
         return pd.DataFrame()  # runs recorded without samples: nothing to break down
     page = pd.to_numeric(run_variables(db, ids, ["innodb_page_size"]).get(
         "innodb_page_size", pd.Series(dtype=float)), errors="coerce").fillna(DEFAULT_PAGE_SIZE)
-    # Transactions in the time the window's samples span (sample ticks and driver intervals
-    # are not aligned, so count the intervals whose end falls inside that span).
-    w = window[["t_min", "t_max"]].rename(columns={"t_min": "min", "t_max": "max"})
-    iv = fr.intervals[["run_id", "t", "primary_count"]].merge(w, left_on="run_id",
-                                                               right_index=True)
-    mine = iv[(iv["t"] > iv["min"]) & (iv["t"] <= iv["max"])]
-    # Counts are whole numbers: the sum is exact in any order. A run whose span holds no
-    # interval counts 0 transactions (its ratios are then NaN, as before).
-    tx = mine.groupby("run_id")["primary_count"].sum().astype(float).reindex(w.index,
-                                                                              fill_value=0.0)
     out = pd.DataFrame(index=pd.Index(ids, name="run_id"))
-    out["transactions"] = tx
+    out["transactions"] = window_transactions(fr.intervals, window)
     for part, ops, by, pages in PARTS:
         n = out["transactions"].where(out["transactions"] > 0)
         out[f"{part} ops"] = window[ops] / n

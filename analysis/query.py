@@ -89,6 +89,10 @@ SAMPLE_COLUMNS = (
     "driver_cpu_sys_s", "disk_reads", "disk_writes", "disk_read_sectors", "disk_write_sectors",
     "collect_s", "mysqld_rss_anon_bytes", "mysqld_rss_file_bytes", "mysqld_rss_shmem_bytes",
     "mysqld_anon_hugepages_bytes", "mysqld_hugetlb_bytes",
+    # The whole host's CPU and the storage throttle group's own counters (what bound a run:
+    # analysis/bound.py).
+    "host_cpu_busy_s", "host_cpu_idle_s", "host_cpu_steal_s", "group_read_ios",
+    "group_write_ios", "group_read_bytes", "group_write_bytes",
 )
 #: SQLite caps bound parameters; chunk IN lists well below the limit.
 _CHUNK = 900

@@ -5,7 +5,9 @@ its memory row (:func:`analysis.memory.run_memory`), the highest checkpoint age 
 (:func:`analysis.claims.checkpoint_age_peaks`), its first and last window sample with the
 growth of the I/O breakdown's counters between them (:func:`analysis.series.window_growth`)
 and the trends of its checkpoint age and dirty share across the window
-(:func:`analysis.transients.run_figures`: whether it reached steady state).
+(:func:`analysis.transients.run_figures`: whether it reached steady state), and what it used
+and how close it ran to each limit (:func:`analysis.cost.window_usage`,
+:func:`analysis.bound.window_pressure`: what each transaction cost and what bound the run).
 Reading and deriving every sample of a 500-run experiment costs ≈ 3 s of the report
 (``docs/benchmarks.md``), while a done run's samples never change. So the figures are kept in
 the analysis cache (:mod:`analysis.figure_cache`) under
@@ -16,7 +18,8 @@ where the *sample fingerprint* is one aggregate query over the run's samples —
 missed ticks, first and last time stamps, the sum of every column the figures read and the
 total size of its compressed ``SHOW GLOBAL STATUS`` snapshots — the *window* is the run's
 measurement start and window bounds, and the *limits* are the variables the maximum
-checkpoint age and ``max_dirty_pages_pct`` are computed from. The aggregate is not the samples
+checkpoint age and ``max_dirty_pages_pct`` are computed from and the storage limits of its
+run metadata. The aggregate is not the samples
 themselves: two runs whose samples differ but agree on count, times and every column's sum
 would share a key; for recorded series of real counters that does not happen by accident.
 Nothing else about the database enters the key, so it serves SQLite and PostgreSQL stores,
@@ -39,10 +42,22 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Integer, String, cast, func, select, type_coerce
 
+from analysis.bound import COUNTERS as BOUND_COUNTERS
+from analysis.bound import GROUP_COLUMNS, run_limits, window_pressure
 from analysis.claims import checkpoint_age_peaks
+from analysis.cost import COUNTERS as COST_COUNTERS
+from analysis.cost import USAGE, window_usage
 from analysis.figure_cache import get_or_compute, source_fingerprint
 from analysis.memory import MEMORY_COLUMNS, run_memory
-from analysis.query import DB, fetch, run_context, run_variables, session_scope, window_columns
+from analysis.query import (
+    DB,
+    fetch,
+    run_context,
+    run_variables,
+    runs,
+    session_scope,
+    window_columns,
+)
 from analysis.series import samples, window_growth
 from analysis.transients import run_figures as transient_figures
 from store.models import Sample
@@ -62,17 +77,24 @@ SOURCES = (
     "analysis/statistics/shape.py",
     "analysis/statistics/rates.py",
     "analysis/transients.py",
+    "analysis/cost.py",
+    "analysis/bound.py",
+    "runner/disturbance.py",
     "flushbench/flavors.py",
 )
 #: The cache table of these figures.
 TABLE = "run_digest"
 #: Sample columns whose per-run sums enter the fingerprint: every one the figures read.
 _SUMMED = ("lsn", "checkpoint_lsn", "pages_dirty", "pages_data", "pages_free",
-           *MEMORY_COLUMNS)
+           *MEMORY_COLUMNS,
+           *dict.fromkeys(c for cols in USAGE.values() for c in cols),
+           *GROUP_COLUMNS)
 #: Counters whose growth over the window is kept (those the I/O breakdown divides:
-#: ``analysis.io_breakdown.COUNTERS``; a test checks they are all here).
+#: ``analysis.io_breakdown.COUNTERS``, and the cost's and the attribution's:
+#: ``analysis.cost.COUNTERS``, ``analysis.bound.COUNTERS``; a test checks they are all here).
 WINDOW_COUNTERS = ("Innodb_dblwr_pages_written", "Innodb_dblwr_writes", "Innodb_log_writes",
-                   "Innodb_os_log_written", "Innodb_pages_written")
+                   "Innodb_os_log_written", "Innodb_pages_written", *COST_COUNTERS,
+                   *BOUND_COUNTERS)
 #: Columns of :attr:`RunDigests.window` (those of :func:`analysis.series.window_growth`).
 WINDOW_COLUMNS = ("first_seq", "last_seq", "t_min", "t_max", *WINDOW_COUNTERS)
 #: Where a Session keeps the figures it has read (``Session.info``).
@@ -92,6 +114,11 @@ class RunDigests:
     #: :func:`analysis.transients.run_figures` (run id → figures; runs without a window
     #: sample are absent).
     transients: dict[int, dict[str, Any]]
+    #: :func:`analysis.cost.window_usage` (index: run id).
+    usage: pd.DataFrame
+    #: :func:`analysis.bound.window_pressure` (run id → figures; runs without a window
+    #: sample are absent).
+    pressure: dict[int, dict[str, Any]]
 
 
 @functools.cache
@@ -150,6 +177,7 @@ def run_keys(db: DB, run_ids: Sequence[int]) -> dict[int, str]:
     # limits (series.py and checkpoint.py are in the code fingerprint), and hashing them is
     # ten times cheaper than computing the limits of 500 runs.
     variables = run_variables(db, ids).to_dict("index")
+    limits = run_limits(rdf)
     out = {}
     for r in ids:
         h = hashlib.sha256(code_fingerprint().encode())
@@ -159,6 +187,7 @@ def run_keys(db: DB, run_ids: Sequence[int]) -> dict[int, str]:
             None if w is None else [str(w[c]) for c in edges],
             None if var is None else sorted((k, v) for k, v in var.items()
                                             if isinstance(v, str)),
+            sorted(limits.get(r, {}).items()),
         )).encode())
         out[r] = h.hexdigest()
     return out
@@ -187,6 +216,9 @@ def _figures(db: DB, samples_df: pd.DataFrame, ids: list[int]) -> dict[int, dict
     window = window_growth(db, samples_df, WINDOW_COUNTERS) if len(samples_df) else \
         pd.DataFrame()
     trends = transient_figures(samples_df) if len(samples_df) else {}
+    usage = window_usage(samples_df) if len(samples_df) else pd.DataFrame()
+    pressure = window_pressure(samples_df, run_limits(runs(db, run_ids=ids))) \
+        if len(samples_df) else {}
     out: dict[int, dict[str, Any]] = {}
     for r in ids:
         out[r] = {
@@ -196,6 +228,9 @@ def _figures(db: DB, samples_df: pd.DataFrame, ids: list[int]) -> dict[int, dict
             "window": ({c: _plain(window.loc[r, c]) for c in WINDOW_COLUMNS}
                        if r in window.index else None),
             "transients": trends.get(r),
+            "usage": ({c: _plain(usage.loc[r, c]) for c in USAGE}
+                      if r in usage.index else None),
+            "pressure": pressure.get(r),
         }
     return out
 
@@ -208,7 +243,8 @@ def _plain(value: Any) -> Any:
 def _decode(text: str) -> dict[str, Any]:
     """One run's figures back from JSON; ValueError when they do not fit."""
     raw = json.loads(text)
-    if set(raw) != {"memory", "checkpoint_age_peak_pct", "window", "transients"}:
+    if set(raw) != {"memory", "checkpoint_age_peak_pct", "window", "transients", "usage",
+                    "pressure"}:
         raise ValueError(f"unexpected fields {sorted(raw)}")
     return raw
 
@@ -222,10 +258,15 @@ def _assemble(per_run: dict[int, dict[str, Any]]) -> RunDigests:
     peaks.index.name = "run_id"
     window = pd.DataFrame([{**d["window"], "run_id": r} for r, d in per_run.items()
                            if d["window"]], columns=["run_id", *WINDOW_COLUMNS])
+    usage = pd.DataFrame([{**d["usage"], "run_id": r} for r, d in per_run.items()
+                          if d["usage"]], columns=["run_id", *USAGE], dtype=float)
+    usage["run_id"] = usage["run_id"].astype(int)
     return RunDigests(memory=memory, checkpoint_age_peaks=peaks,
                       window=window.set_index("run_id"),
                       transients={r: d["transients"] for r, d in per_run.items()
-                                  if d["transients"]})
+                                  if d["transients"]},
+                      usage=usage.set_index("run_id"),
+                      pressure={r: d["pressure"] for r, d in per_run.items() if d["pressure"]})
 
 
 #: A sample frame with no rows (for the empty memory frame's columns).

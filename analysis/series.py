@@ -403,6 +403,23 @@ def window_growth(db: DB, samples_df: pd.DataFrame, names: Sequence[str]) -> pd.
     return out
 
 
+def window_transactions(intervals: pd.DataFrame, window: pd.DataFrame) -> pd.Series:
+    """Per run of ``window`` (its ``t_min``, ``t_max``: the first and last window sample),
+    the transactions of the workload's metric counted in the time those samples span.
+
+    Sample ticks and driver intervals are not aligned, so the intervals whose end falls
+    inside the span count. ``intervals``: :func:`intervals` (``run_id``,
+    ``t``, ``primary_count``). A run whose span holds no interval counts 0.
+    """
+    w = window[["t_min", "t_max"]].rename(columns={"t_min": "min", "t_max": "max"})
+    iv = intervals[["run_id", "t", "primary_count"]].merge(w, left_on="run_id",
+                                                            right_index=True)
+    mine = iv[(iv["t"] > iv["min"]) & (iv["t"] <= iv["max"])]
+    # Counts are whole numbers: the sum is exact in any order.
+    return mine.groupby("run_id")["primary_count"].sum().astype(float).reindex(
+        w.index, fill_value=0.0)
+
+
 def counters_at(db: DB, points: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
     """Status counters of a few chosen samples (``points``: ``run_id``, ``seq``), one row each.
 

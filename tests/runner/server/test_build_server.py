@@ -190,6 +190,28 @@ def test_percona_build_names_its_product(wsrep: bool, product: str, tmp_path: Pa
 
 @pytest.mark.slow  # runs cmake: out of the fast lane
 @needs_cmake
+def test_what_cmake_writes_into_the_source_is_not_a_new_source(tmp_path: Path) -> None:
+    """MySQL 5.5's cmake turns mysql-test/collections/X.in into X and X.done in the source
+    tree on its first configure; the second call must still find the same build."""
+    src = fake_tree(tmp_path / "t", "5.5.39", percona=True, cmake_body=(
+        'file(WRITE "${CMAKE_SOURCE_DIR}/mysql-test/collections/default.release" "main.1")\n'
+        'file(WRITE "${CMAKE_SOURCE_DIR}/mysql-test/collections/default.release.done" "x")\n'
+        'message(FATAL_ERROR "stop after configuring")\n'))
+    (src / "mysql-test" / "collections").mkdir(parents=True)
+    (src / "mysql-test" / "collections" / "default.release.in").write_text("main.1\n")
+    for _ in range(2):
+        line = error_line(build("percona-5.5", src, tmp_path / "prefix", tmp_path / "cache"))
+        assert "cmake could not configure" in line
+    assert (src / "mysql-test" / "collections" / "default.release.done").is_file()
+    assert len(list((tmp_path / "cache").iterdir())) == 1  # one key: the same build resumed
+    # An edit of the source proper is still a new build.
+    (src / "mysql-test" / "collections" / "default.release.in").write_text("main.2\n")
+    error_line(build("percona-5.5", src, tmp_path / "prefix", tmp_path / "cache"))
+    assert len(list((tmp_path / "cache").iterdir())) == 2
+
+
+@pytest.mark.slow  # runs cmake: out of the fast lane
+@needs_cmake
 def test_interrupted_build_leaves_nothing(tmp_path: Path) -> None:
     # "Configuring" takes 60 s here: SIGTERM arrives in the middle of it.
     src = fake_tree(tmp_path / "t", cmake_body="execute_process(COMMAND sleep 60)\n")

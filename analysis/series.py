@@ -412,8 +412,9 @@ def window_transactions(intervals: pd.DataFrame, window: pd.DataFrame) -> pd.Ser
     ``t``, ``primary_count``). A run whose span holds no interval counts 0.
     """
     w = window[["t_min", "t_max"]].rename(columns={"t_min": "min", "t_max": "max"})
-    iv = intervals[["run_id", "t", "primary_count"]].merge(w, left_on="run_id",
-                                                            right_index=True)
+    # The merge's own index is dropped: with no interval at all it would be named run_id.
+    iv = intervals[["run_id", "t", "primary_count"]].merge(
+        w, left_on="run_id", right_index=True).reset_index(drop=True)
     mine = iv[(iv["t"] > iv["min"]) & (iv["t"] <= iv["max"])]
     # Counts are whole numbers: the sum is exact in any order.
     return mine.groupby("run_id")["primary_count"].sum().astype(float).reindex(

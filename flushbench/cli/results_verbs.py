@@ -481,10 +481,39 @@ def show_cmd(
         ("window start", f"{_f(r.get('window_start_s'), '.0f')} s after warmup (steady state)"
          if _f(r.get("window_start_s")) != "–" else "the experiment's"),
         ("in verdicts", str(r.get("excluded_reason") or "yes")),
+        *_efficiency_rows(db, rs, m),
     ]
     for k, v in rows:
         t.add_row(literal(k), literal(v))
     con.print(t)
+
+
+def _efficiency_rows(db: Any, rs: Any, m: Any) -> list[tuple[str, str]]:
+    """``show``'s rows on what bound a done run and what each transaction cost
+    (analysis/bound.py, analysis/cost.py); none for a run not done."""
+    from analysis import bound, cost, frames
+    from analysis.run_digest import run_digests
+    from store.models import RunStatus
+
+    r = rs.iloc[0]
+    run_id = int(r["run_id"])
+    if r["status"] != RunStatus.DONE:
+        return []
+    digests = run_digests(db, [run_id])
+    spec = frames.experiment_info(db, int(r["experiment_id"]))["spec"]
+    what = bound.per_run(db, rs, digests, spec)
+    costs = cost.per_run(digests.window, digests.usage, frames.intervals(db, run_ids=[run_id]),
+                         [run_id]).iloc[0]
+    unit = "New-Order" if m.per_minute else "transaction"
+    fmt = {c: f"{_f(costs[c], cost.FORMATS[c])} {cost.LABELS[c]}" for c in cost.COLUMNS}
+    return [
+        ("what bound it", str(what.loc[run_id, "bound_text"]) if run_id in what.index
+         else "– (no samples in the window)"),
+        (f"cost per {unit} (window)",
+         f"{fmt['mysqld_cpu_us']}, {fmt['client_cpu_us']}; {fmt['read_ops']} ("
+         f"{fmt['read_kib']}), {fmt['write_ops']} ({fmt['write_kib']}) on the datadir's"
+         f" device; {fmt['row_lock_waits']}"),
+    ]
 
 
 @app.command("export")

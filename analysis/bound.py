@@ -261,7 +261,8 @@ def describe(kind: str, fig: Mapping[str, Any]) -> str:
             return (f"at ≥ {100 * AT_LIMIT:.0f} % of its {limit} in "
                     f"{_pct(fig['storage_at_limit_share'])} of the window's sampler intervals "
                     f"(mean {_pct(fig['storage_mean_share'])})")
-        return f"{_pct(fig['storage_mean_share'])} of its {limit} on average (storage proof)"
+        return (f"{_pct(fig['storage_mean_share'])} of its {limit} on average over the run"
+                " (storage proof)")
     if kind == "cpu":
         who = "host CPU" if fig.get("cpu_source") == "host" else "mysqld and driver CPU"
         return f"{who} {_pct(fig['cpu_busy_share'])} busy"
@@ -408,9 +409,15 @@ def _median_figures(g: pd.DataFrame) -> dict[str, Any]:
     return fig
 
 
+#: What a narrow table calls each attribution.
+SHORT = {"storage-bytes": "byte limit", "storage-operations": "operation limit", "cpu": "CPU",
+         "redo": "redo", "free-pages": "free pages", "row-locks": "row locks",
+         NONE: "none clearly"}
+
+
 def short(kind: str) -> str:
-    """What a narrow table calls an attribution."""
-    return KINDS.get(kind, NONE_TEXT)
+    """What a narrow table calls an attribution (:data:`SHORT`)."""
+    return SHORT.get(kind, kind)
 
 
 def for_runs(db: DB, digests: RunDigests, run_summary: pd.DataFrame,

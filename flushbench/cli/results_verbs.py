@@ -177,12 +177,14 @@ def _print_one(experiment: str, db: str | None, *, force: bool,
     """``compare`` of one experiment: the tables, then its scorecard when it has one."""
     from rich.table import Table
 
+    from analysis import efficiency
     from analysis.compare import aa_floor_text, compare
     from analysis.metric import metric_view
     from analysis.statistics.design import NO_MAIN_EFFECT
 
     cmp = compare(db, experiment, force=force)
     m = metric_view(cmp.experiment)
+    eff = efficiency.load(db, cmp.frames)
     con = _console()
     exp = cmp.experiment
     win = exp["window"]
@@ -205,6 +207,7 @@ def _print_one(experiment: str, db: str | None, *, force: bool,
     t.add_column(f"{m.name} (95% CI)", justify="right")
     t.add_column("ratio (95% CI)", justify="right")
     t.add_column("verdict")
+    t.add_column("bound")  # what bound most of its runs (analysis/bound.py)
     for _, r in cmp.ranking.iterrows():
         c = cells.loc[r["cell_id"]]
         style = {"faster": "green", "slower": "red"}.get(c["verdict"], "")
@@ -220,6 +223,7 @@ def _print_one(experiment: str, db: str | None, *, force: bool,
             f"{_f(c['ratio_ci_high'], '.2f')})"
             + (f" vs {ids[int(c['baseline_id'])]}" if several else ""),
             f"[{style}]{c['verdict']}[/]" if style else c["verdict"],
+            _bound_cell(eff.bound_cells, r["cell_id"]),
         )
     con.print(t)
     if cmp.cells.attrs.get("baselines_note"):
@@ -280,9 +284,46 @@ def _print_one(experiment: str, db: str | None, *, force: bool,
         t.add_row(str(r["rank_stability"]), ids[r["cell_id"]], _f(r["score_median"], ".0f"),
                   _f(r["cv_pct_median"], ".1f"), str(r["rank_notpm"]))
     con.print(t)
+    _print_cost(con, eff, ids, m)
     _print_scorecard(con, cmp, reference)
     for w in cmp.warnings:
         con.print(f"[yellow]warning:[/] {shown(w)}")
+
+
+def _bound_cell(cells: Any, cell_id: Any) -> str:
+    """A cell's attribution in the comparison table: ``byte limit 6/6``."""
+    from analysis.bound import short
+
+    if cell_id not in cells.index:
+        return "–"
+    row = cells.loc[cell_id]
+    agreeing, _, total = str(row["bound_runs"]).partition(" of ")
+    return f"{short(row['bound'])} {agreeing}/{total}"
+
+
+def _print_cost(con: Any, eff: Any, ids: dict[Any, str], m: Any) -> None:
+    """Cost per transaction of each cell (median of its counted runs) and, below, what bound
+    each row in a sentence (analysis/cost.py, analysis/bound.py)."""
+    from rich.table import Table
+
+    from analysis.cost import COLUMNS, FORMATS, LABELS
+
+    if eff.cost_cells.empty and eff.bound_cells.empty:
+        return
+    unit = "New-Order" if m.per_minute else "transaction"
+    if not eff.cost_cells.empty:
+        t = Table(title=f"Cost per {unit} (median of each row's runs, measurement window)")
+        t.add_column("id")
+        for c in COLUMNS:
+            t.add_column(LABELS[c], justify="right")
+        for cell_id, row in eff.cost_cells.iterrows():
+            t.add_row(ids.get(cell_id, str(cell_id)), *[_f(row[c], FORMATS[c]) for c in COLUMNS])
+        con.print(t)
+    con.print("what bound each row (the attribution most of its runs share; rules:"
+              " docs/statistics.md):")
+    for cell_id, row in eff.bound_cells.iterrows():
+        con.print(f"  {ids.get(cell_id, str(cell_id))}: {shown(row['bound_text'])}"
+                  f" ({row['bound_runs']} runs)", soft_wrap=True)
 
 
 def _print_scorecard(con: Any, cmp: Any, reference: dict[str, Any] | None) -> None:

@@ -30,8 +30,11 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from analysis import (
+    bound,
     claims,
+    cost,
     distributions,
+    efficiency,
     io_breakdown,
     plots,
     scorecard,
@@ -713,6 +716,39 @@ def _io_section(figs: _FigureList, table: pd.DataFrame, metric: MetricView,
             "each cell's runs.</p>" + fig)
 
 
+def _efficiency_section(eff: efficiency.Efficiency, cells: pd.DataFrame, metric: MetricView,
+                        names: dict[int, str]) -> str:
+    """The cost per transaction of each row (median of its counted runs) and, per row, one
+    sentence on what bound it (analysis/cost.py, analysis/bound.py)."""
+    if eff.cost_cells.empty and eff.bound_cells.empty:
+        return ""
+    unit = "New-Order" if metric.per_minute else "transaction"
+    labels = cells.set_index("cell_id")["cell_label"]
+    rows = []
+    for cell_id in [c for c in cells["cell_id"] if c in eff.cost_cells.index
+                    or c in eff.bound_cells.index]:
+        row_cost = (eff.cost_cells.loc[cell_id] if cell_id in eff.cost_cells.index
+                    else pd.Series(dtype=float))
+        what = (bound.short(eff.bound_cells.loc[cell_id, "bound"]) + " "
+                + eff.bound_cells.loc[cell_id, "bound_runs"].replace(" of ", "/")
+                if cell_id in eff.bound_cells.index else "–")
+        rows.append([_named(labels[cell_id], names.get(int(cell_id))), _e(what),
+                     *[_num(row_cost.get(c), cost.FORMATS[c]) for c in cost.COLUMNS]])
+    sentences = "".join(
+        f"<li>{_named(labels[c], names.get(int(c)))}: {_e(r['bound_text'])}"
+        f" <span class='muted'>({_e(r['bound_runs'])} runs)</span></li>"
+        for c, r in eff.bound_cells.iterrows() if c in labels.index)
+    return (f"<h2>Cost per {unit} and what bound each row</h2><p class='sub'>Per {unit} over"
+            " the measurement window, the median of each row's counted runs: mysqld's and the"
+            " client's CPU (µs), reads and writes completed on the datadir's device and the KiB"
+            " they moved, and row-lock waits (<code>Innodb_row_lock_waits</code>); context"
+            " switches are not sampled. <i>bound</i>: what bound most of the row's runs — the"
+            " storage limit, the CPU, redo pressure, free-page waits or row-lock waits, each by"
+            " its threshold (docs/statistics.md, \"What bound a run\").</p>"
+            + _table(["configuration", "bound", *[cost.LABELS[c] for c in cost.COLUMNS]], rows)
+            + f"<ul class='summary'>{sentences}</ul>")
+
+
 def _memory_section(cmp: Comparison, figs: _FigureList, cell_mem: pd.DataFrame,
                     reps: dict[int, int], smp: pd.DataFrame, names: dict[int, str]) -> str:
     """RSS per configuration over time (median repetitions; the legend names a row by its own
@@ -852,6 +888,8 @@ class _ReportData:
     cell_mem: pd.DataFrame
     io_table: pd.DataFrame
     claims: list[str]
+    #: Cost per transaction and what bound each run and row (analysis/efficiency.py).
+    efficiency: efficiency.Efficiency
 
 
 def _read(db: DB, experiment: ExperimentRef, force: bool) -> _ReportData:
@@ -873,6 +911,7 @@ def _read(db: DB, experiment: ExperimentRef, force: bool) -> _ReportData:
             cell_mem=cell_memory(digest.memory, rs),
             io_table=io_breakdown.per_cell(s, cmp.frames, window=digest.window),
             claims=_claims(s, rs, cmp.cells, digest.checkpoint_age_peaks),
+            efficiency=efficiency.load(s, cmp.frames, digest),
         )
 
 
@@ -937,6 +976,7 @@ def build_report_model(
                                    stability=stability_claims.stability_scorecard(
                                        claims_spec, rs, cells))
     memory_html = _memory_section(cmp, figs, d.cell_mem, d.reps, d.smp, names)
+    efficiency_html = _efficiency_section(d.efficiency, cells, metric, names)
     draw_memory = memory_matters(d.cell_mem, varying_knobs(rs))[0] if len(d.cell_mem) else False
     cell_sections = [
         _cell_section(cmp, figs, cell, d.reps.get(int(cell["cell_id"])), d.smp,
@@ -956,7 +996,8 @@ def build_report_model(
         f"orders by median stability score (100 = flat line).</p>{_aa_line(cmp)}"
         f"{_host_lines(cmp, names)}"
         f"{_ranked_table(cmp, d.qps, names)}",
-        score_html, _CLAIMS, *overview, io_html, memory_html, _effects_tables(cmp),
+        score_html, _CLAIMS, *overview, io_html, efficiency_html, memory_html,
+        _effects_tables(cmp),
         f"<h2>Configurations</h2><ul>{toc}</ul>", *cell_sections,
         _methodology(cmp, d.variables, labels),
     ]

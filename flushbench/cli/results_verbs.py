@@ -543,8 +543,8 @@ def _efficiency_rows(db: Any, rs: Any, m: Any) -> list[tuple[str, str]]:
     digests = run_digests(db, [run_id])
     spec = frames.experiment_info(db, int(r["experiment_id"]))["spec"]
     what = bound.per_run(db, rs, digests, spec)
-    costs = cost.per_run(digests.window, digests.usage, frames.intervals(db, run_ids=[run_id]),
-                         [run_id]).iloc[0]
+    costs = cost.per_run(digests.window, digests.usage,
+                         frames.intervals(db, run_ids=[run_id], detail=False), [run_id]).iloc[0]
     unit = "New-Order" if m.per_minute else "transaction"
     fmt = {c: f"{_f(costs[c], cost.FORMATS[c])} {cost.LABELS[c]}" for c in cost.COLUMNS}
     return [

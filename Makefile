@@ -10,6 +10,7 @@ quickstart: setup
 	.venv/bin/flushbench report quickstart -o reports/quickstart
 
 test: setup
+	bash scripts/setup.sh --test-servers
 	bash scripts/test.sh
 
 # The inner loop: lint, Go tests and every Python test that starts no server and changes

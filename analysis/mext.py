@@ -5,7 +5,12 @@ absolute value at the first sample shown, each further column the change since t
 before it (``pt-mext -r``), or that change per second (``rate=True``). Derived rows the 2011
 post computed from the same output come first: dirty pages % with InnoDB's own formula
 ``100 × dirty / (1 + data + free)``, and checkpoint age (``Log sequence number − Last
-checkpoint at``), both levels, not deltas.
+checkpoint at``), both levels, not deltas; and, where the server counts row-lock time, the
+seconds waited on row locks per second of each interval (Δ ``Innodb_row_lock_time`` ms / the
+interval's ms). Over the measurement window that is the connections waiting on row locks on
+average, which :mod:`analysis.bound` judges; per interval it can exceed the connections,
+since InnoDB adds a wait's time when the wait ends: the interval that ends a stall carries
+all of it.
 
 A server restart inside the run (``Uptime`` goes down) resets every counter: the interval
 that spans it has no delta (shown empty, its column marked ``restart``) rather than a negative
@@ -39,6 +44,7 @@ GREP_EXAMPLE = "e.g. --grep 'innodb_(buffer|log)'"
 #: Derived rows, shown above the counters (levels per sample, not deltas).
 DIRTY_ROW = "[derived] dirty pages %"
 AGE_ROW = "[derived] checkpoint age MiB"
+LOCK_ROW = "[derived] row-lock wait s per s"
 
 
 @dataclass(frozen=True)
@@ -205,6 +211,8 @@ def mext(db: DB, run_id: int, *, counters: Sequence[str] | None = None,
     body = pd.DataFrame(deltas.T, index=shown, columns=labels)
     derived = pd.DataFrame([df["dirty"].to_numpy(float), df["age"].to_numpy(float)],
                            index=[DIRTY_ROW, AGE_ROW], columns=labels)
+    if "Innodb_row_lock_time" in df.columns:
+        derived.loc[LOCK_ROW] = _lock_waiting(df, seconds, restarted)
     if counters:
         derived = derived.iloc[0:0]
     elif grep:
@@ -212,6 +220,16 @@ def mext(db: DB, run_id: int, *, counters: Sequence[str] | None = None,
     table = pd.concat([derived, body])
     return MextTable(table, [labels[i] for i in np.flatnonzero(restarted)],
                      [math.nan, *seconds[1:].tolist()], [float(x) for x in t])
+
+
+def _lock_waiting(df: pd.DataFrame, seconds: np.ndarray, restarted: np.ndarray) -> np.ndarray:
+    """Seconds waited on row locks per second of each interval: Δ ``Innodb_row_lock_time``
+    (ms) / the interval's ms (none for the first column or across a restart)."""
+    waited = np.diff(df["Innodb_row_lock_time"].to_numpy(dtype=float), prepend=np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = waited / (seconds * 1000.0)
+    out[restarted | ~np.isfinite(seconds) | (seconds <= 0)] = np.nan
+    return out
 
 
 def format_value(value: float, *, rate: bool = False) -> str:

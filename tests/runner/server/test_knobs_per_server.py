@@ -1,14 +1,15 @@
-"""Every server knob × {MariaDB 10.11, MySQL 5.5, XtraDB 5.5} against the real binaries.
+"""Every server knob × {MariaDB 10.11, MySQL 5.5, XtraDB 5.5, Percona 5.5} against the real
+binaries.
 
 For each knob level the translation asks the binary's own option list; what translates is
 started in a real sandbox and must show in ``SHOW GLOBAL VARIABLES`` exactly as requested;
 what does not must be refused with the reason (absent, not a value) and, where one exists,
-the related variable. When all three servers are present the observed table is written into
+the related variable. When all the servers are present the observed table is written into
 docs/domain.md (between the ``knob-server-table`` markers), so the table there is always what
 the binaries did, never what documentation claimed.
 
-MySQL 5.5 and XtraDB 5.5 are built by scripts/build-server.sh; without them their tests skip
-and name the build command (``optional_tool``).
+MySQL 5.5, XtraDB 5.5 and Percona Server 5.5 are built by scripts/build-server.sh; without
+them their tests skip and name the build command (``optional_tool``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from tests.support.built_servers import built_server
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
-SERVERS = ("mariadb-10.11", "mysql-5.5", "xtradb-5.5")
+SERVERS = ("mariadb-10.11", "mysql-5.5", "xtradb-5.5", "percona-5.5")
 #: Levels tried per knob (the server-variable knobs; host and client knobs have no variable).
 LEVELS: dict[str, list] = {
     "doublewrite": [False],
@@ -169,10 +170,14 @@ def test_every_knob_applies_or_is_refused(name: str, request: pytest.FixtureRequ
     outcomes = observe(server, tmp_path)
     _check_refusals(server, outcomes)
     _OBSERVED[name] = outcomes
-    if name == "xtradb-5.5":
+    if name in ("xtradb-5.5", "percona-5.5"):
         # The two knobs of the 2011 post that only Percona's engine has act on this binary.
         assert outcomes[("adaptive_checkpoint", "keep_average")].applied
         assert outcomes[("flush_neighbor_pages", "none")].applied
+    if name == "percona-5.5":
+        assert outcomes[("adaptive_checkpoint", "none")].applied == {
+            "innodb_adaptive_flushing_method": "native"}
+        assert outcomes[("adaptive_checkpoint", "reflex")].refused  # dropped in 5.5.10
     if name == "mysql-5.5":
         assert outcomes[("adaptive_checkpoint", "keep_average")].refused
         assert "built-in" in outcomes[("flush_neighbor_pages", "area")].note
@@ -213,7 +218,7 @@ def render_table(observed: dict[str, dict[tuple[str, object], Outcome]],
 
 @pytest.mark.optional_tool
 def test_table_in_domain_md_is_what_the_binaries_did(request: pytest.FixtureRequest) -> None:
-    """Runs after the three servers' tests; (re)writes docs/domain.md's table from them."""
+    """Runs after the servers' tests; (re)writes docs/domain.md's table from them."""
     missing = [s for s in SERVERS if s not in _OBSERVED]
     if missing:
         pytest.skip(f"not observed in this session: {', '.join(missing)} (build the 5.5 servers"

@@ -26,6 +26,7 @@ from tests.support.distributions import (
     ANSWERS_VERSION,
     REFUSES_HELP,
     elf_header,
+    relocated_debian_tree,
     tree_files,
     write_jar,
     write_tarball,
@@ -175,3 +176,30 @@ def test_a_help_that_never_ends_is_stopped(tmp_path: Path) -> None:
     assert "fails `--verbose --help`" in text and "did not finish within" in text, text
     assert left_alive(folder / "bin") == []
     assert not (tmp_path / "p.yaml").exists()
+
+
+@pytest.mark.mysql
+def test_add_writes_the_named_profile_and_check_judges_every_level(
+        cli: CliRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A working tree (Debian's MariaDB relocated, needing its own lib/): ``server add NAME``
+    writes configs/servers/NAME.yaml, and ``server check NAME`` prints a verdict per level."""
+    profiles = tmp_path / "servers"
+    profiles.mkdir()
+    monkeypatch.setattr(paths, "SERVER_PROFILES_DIR", profiles)
+    tree = relocated_debian_tree(tmp_path / "mariadb-relocated")
+    code, out, err = cli(["server", "add", "relocated", str(tree)])
+    assert code == 0, err
+    assert f"wrote {profiles / 'relocated.yaml'}" in out
+    assert f"lib_dirs  {tree / 'lib'}" in out and "install-db created a datadir" in out
+    code, out, err = cli(["server", "check", "relocated"])
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("relocated: mariadb-10.11 (10.11.")
+    rows = {tuple(line.split()[:3]): line for line in lines[2:-1]}
+    assert len(rows) == 21
+    assert rows[("flush_neighbor_pages", "none", "applied")].endswith("innodb_flush_neighbors=0")
+    assert rows[("log_file_size", "64M", "applied")].endswith("innodb_log_file_size=67108864")
+    assert "related: innodb_buffer_pool_size" in rows[("buffer_pool_instances", "1", "absent")]
+    assert lines[-1].startswith("21 knob levels: 14 applied, 7 absent")
+    code, _, err = cli(["server", "check", "relocatd"])
+    assert code == 2 and "unknown server profile 'relocatd'" in err and "relocated" in err

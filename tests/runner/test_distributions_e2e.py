@@ -27,6 +27,8 @@ from sqlalchemy import select
 from analysis.statistics.checkpoint import max_checkpoint_age
 from flushbench import paths
 from runner.sampler import decompress_status
+from runner.server.knob_check import check_knobs, judge
+from runner.server.profiles import load_profile, resolve_server
 from runner.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunMetadata, RunVariable, Sample
@@ -150,3 +152,19 @@ def test_a_cell_runs_end_to_end(version: str, profiles: dict[str, Path], tmp_pat
             assert status["Innodb_checkpoint_max_age"] == limit.bytes
     assert any(s.lsn > s.checkpoint_lsn for s in samples)  # the workload wrote redo
     assert any(s.pages_dirty > 0 for s in samples)
+
+
+def test_server_check_on_10_2_finds_the_ignored_xtradb_variable(
+        profiles: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """10.2 parses innodb_cleaner_lsn_age_factor silently; its help says it is ignored. The
+    rule says absent, and without the rule the check still says so, quoting the help."""
+    server = resolve_server(load_profile(str(_profile(profiles, "10.2.11"))))
+    verdicts = {(v.knob, v.level): v for v in check_knobs(server)}
+    assert verdicts[("adaptive_checkpoint", "legacy")].status == "absent"
+    assert verdicts[("buffer_pool_instances", 1)].status == "applied"
+    assert verdicts[("log_file_size", 64 << 20)].parsed == {
+        "innodb_log_file_size": str(32 << 20), "innodb_log_files_in_group": "2"}
+    monkeypatch.setattr("runner.knobs.rules._mariadb_ignores", lambda b: False)
+    unruled = judge(server, "adaptive_checkpoint", "legacy")
+    assert unruled.options == {"innodb_cleaner_lsn_age_factor": "legacy"}
+    assert unruled.status == "absent" and "Deprecated and ignored" in unruled.reason

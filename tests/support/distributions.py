@@ -12,6 +12,8 @@ and the install script, an ELF header of another CPU, archives holding them.
 from __future__ import annotations
 
 import io
+import shutil
+import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
@@ -19,6 +21,10 @@ from pathlib import Path
 import pytest
 
 from runner.server.distributions import AddedServer, add_distribution
+from tests.support import system_tools
+
+MARIADBD = Path("/usr/sbin/mariadbd")
+MARIADB_INSTALL_DB = Path("/usr/bin/mariadb-install-db")
 
 #: Where ``mvn dependency:get`` puts the jars (Maven's default local repository).
 MAVEN_REPO = Path.home() / ".m2" / "repository"
@@ -108,3 +114,29 @@ def write_jar(path: Path, files: dict[str, bytes]) -> Path:
         for name, data in files.items():
             archive.writestr(name, data)
     return path
+
+
+def relocated_debian_tree(tree: Path) -> Path:
+    """Debian's MariaDB as a relocatable tree at ``tree`` whose mariadbd needs
+    ``libfbtestz.so.1``, which only the tree's ``lib/`` has (an old tarball's own libraries).
+
+    The binary is a copy rewritten with patchelf; Debian's install script, given
+    ``--basedir``, finds ``sbin/mariadbd``, its tools in ``bin/`` and ``share/mysql``.
+    """
+    if system_tools.missing("patchelf"):
+        pytest.fail("patchelf is not installed — run `make setup`")
+    for folder in ("sbin", "bin", "lib", "share"):
+        (tree / folder).mkdir(parents=True)
+    shutil.copy2(MARIADBD, tree / "sbin" / "mariadbd")
+    libz = next(Path(line.split("=>")[1].split()[0]) for line in subprocess.run(
+        ["ldd", str(MARIADBD)], capture_output=True, text=True, check=True).stdout.splitlines()
+        if line.strip().startswith("libz.so.1"))
+    shutil.copy2(libz, tree / "lib" / "libfbtestz.so.1")
+    subprocess.run(["patchelf", "--replace-needed", "libz.so.1", "libfbtestz.so.1",
+                    str(tree / "sbin" / "mariadbd")], check=True)
+    (tree / "bin" / "mariadbd").symlink_to("../sbin/mariadbd")
+    shutil.copy2(MARIADB_INSTALL_DB, tree / "bin" / "mariadb-install-db")
+    for tool in ("my_print_defaults", "resolveip"):
+        (tree / "bin" / tool).symlink_to(MARIADB_INSTALL_DB.with_name(tool))
+    (tree / "share" / "mysql").symlink_to("/usr/share/mysql")
+    return tree

@@ -11,8 +11,6 @@ finds the variables a server ignores.
 from __future__ import annotations
 
 import platform
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -31,11 +29,11 @@ from runner.server.distributions import (
 )
 from runner.server.options import parse_descriptions
 from runner.server.profiles import load_profile, resolve_server
-from tests.conftest import MARIADB_INSTALL_DB, MARIADBD
-from tests.support import system_tools
+from tests.conftest import MARIADBD
 from tests.support.distributions import (
     ANSWERS_VERSION,
     elf_header,
+    relocated_debian_tree,
     tree_files,
     write_jar,
     write_tarball,
@@ -158,27 +156,8 @@ def test_adaptive_checkpoint_is_absent_on_mariadb_10_2(level: str) -> None:
 
 @pytest.fixture
 def tree_needing_its_library(tmp_path: Path) -> Path:
-    """Debian's MariaDB as a relocatable tree whose mariadbd needs ``libfbtestz.so.1``, which
-    only the tree's ``lib/`` has (an old tarball's own libraries)."""
-    if system_tools.missing("patchelf"):
-        pytest.fail("patchelf is not installed — run `make setup`")
-    tree = tmp_path / "mariadb-relocated"
-    for folder in ("sbin", "bin", "lib", "share"):
-        (tree / folder).mkdir(parents=True)
-    shutil.copy2(MARIADBD, tree / "sbin" / "mariadbd")
-    libz = next(Path(line.split("=>")[1].split()[0]) for line in subprocess.run(
-        ["ldd", str(MARIADBD)], capture_output=True, text=True, check=True).stdout.splitlines()
-        if line.strip().startswith("libz.so.1"))
-    shutil.copy2(libz, tree / "lib" / "libfbtestz.so.1")
-    subprocess.run(["patchelf", "--replace-needed", "libz.so.1", "libfbtestz.so.1",
-                    str(tree / "sbin" / "mariadbd")], check=True)
-    # Debian's install script with --basedir wants sbin/mariadbd, bin/ tools, share/mysql.
-    (tree / "bin" / "mariadbd").symlink_to("../sbin/mariadbd")
-    shutil.copy2(MARIADB_INSTALL_DB, tree / "bin" / "mariadb-install-db")
-    for tool in ("my_print_defaults", "resolveip"):
-        (tree / "bin" / tool).symlink_to(MARIADB_INSTALL_DB.with_name(tool))
-    (tree / "share" / "mysql").symlink_to("/usr/share/mysql")
-    return tree
+    """Debian's MariaDB as a relocatable tree whose mariadbd needs a library only its lib/ has."""
+    return relocated_debian_tree(tmp_path / "mariadb-relocated")
 
 
 @pytest.mark.mysql

@@ -14,7 +14,7 @@ import (
 // 128 µs are exact, above that each power of two is split into 64 buckets,
 // so a bucket is at most 1/64 (1.5625%) of its lower bound wide and a
 // reported percentile (the bucket's midpoint) is within 1/128 (0.78%) of the
-// true value. Recording is a few integer operations and never allocates,
+// recorded value (the response time truncated to whole µs). Recording is a few integer operations and never allocates,
 // which matters because every transaction records once.
 type Histogram struct {
 	counts [histBuckets]uint32
@@ -43,7 +43,7 @@ func bucketOf(us uint64) int {
 }
 
 // bucketBounds returns bucket i's range [low, high) in µs. The last bucket
-// also holds every larger value (beyond ~2^41 µs, weeks).
+// also holds every larger value (beyond 2^41 µs, about 25 days).
 func bucketBounds(i int) (low, high uint64) {
 	if i < histLinear {
 		return uint64(i), uint64(i) + 1

@@ -311,3 +311,57 @@ func TestSummaryJSON(t *testing.T) {
 		t.Errorf("totals: %s", line)
 	}
 }
+
+// latencyStats is an interval of a busy run: per type 1,000 response
+// times spread over tens of milliseconds with a slow tail.
+func latencyStats() *measure.IntervalStats {
+	r := rand.New(rand.NewPCG(9, 10))
+	var s measure.IntervalStats
+	for tt := range s.T {
+		for i := 0; i < 1000; i++ {
+			ms := r.ExpFloat64() * 20
+			if r.IntN(100) == 0 {
+				ms += r.Float64() * 3000
+			}
+			s.T[tt].Hist.Record(time.Duration(ms * float64(time.Millisecond)))
+			s.T[tt].LT++
+		}
+	}
+	return &s
+}
+
+// BenchmarkIntervalJSON renders a whole interval line, buckets included.
+func BenchmarkIntervalJSON(b *testing.B) {
+	s, ts := latencyStats(), time.Now()
+	var buf []byte
+	for b.Loop() {
+		buf = appendIntervalJSON(buf[:0], 7, ts, 70, 10, "measure", s)
+	}
+	b.ReportMetric(float64(len(buf)), "bytes/line")
+}
+
+// BenchmarkIntervalBucketsJSON is what the buckets add to an interval line
+// (once per interval, never per transaction).
+func BenchmarkIntervalBucketsJSON(b *testing.B) {
+	s := latencyStats()
+	var buf []byte
+	var buckets []measure.Bucket
+	for b.Loop() {
+		buf = buf[:0]
+		for t := range s.T {
+			buckets = s.T[t].Hist.AppendBuckets(buckets[:0])
+			buf = appendBucketsJSON(buf, buckets)
+		}
+	}
+	b.ReportMetric(float64(len(buf)), "bytes/interval")
+}
+
+// BenchmarkTotalsAdd is the meter's per-interval accumulation, which now
+// merges every type's histogram into the measurement phase's.
+func BenchmarkTotalsAdd(b *testing.B) {
+	s := latencyStats()
+	var tot measure.Totals
+	for b.Loop() {
+		tot.Add(s)
+	}
+}

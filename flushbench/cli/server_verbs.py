@@ -71,7 +71,7 @@ def check_cmd(
     rows = [("knob", "level", "verdict", "my.cnf as the binary parsed it / reason")]
     for verdict in verdicts:
         detail = (", ".join(f"{k}={v}" for k, v in verdict.parsed.items())
-                  if verdict.status == "applied" else short_reason(verdict))
+                  if verdict.status == "applied" else short_reason(verdict.reason))
         rows.append((verdict.knob, level_text(verdict.level), verdict.status, detail))
     # Plain aligned lines, never wrapped: a reason names several variables, and the table is
     # as readable in a pipe or a file as on a terminal.

@@ -81,10 +81,18 @@ def level_text(level: object) -> str:
     return str(level)
 
 
-def short_reason(verdict: KnobVerdict) -> str:
-    """The reason without its ``key:`` prefix, fix and repeated ``knob=value is``."""
-    reason = verdict.reason.split(": ", 1)[-1].split(" — ")[0].split("\n")[0]
-    return re.sub(r"^\S+=\S+ is ", "", reason)
+_ABSENT_RE = re.compile(r"absent on [\w.-]+(?:; (?P<rest>.+)| \((?P<aside>.+)\))?")
+
+
+def short_reason(reason: str) -> str:
+    """A verdict's reason as a table shows it beside the server's name: without its ``key:``
+    prefix, its fix, the repeated ``knob=value is`` and ``absent on SERVER``."""
+    reason = reason.split(": ", 1)[-1].split(" — ")[0].split("\n")[0]
+    reason = re.sub(r"^\S+=\S+ is ", "", reason)
+    absent = _ABSENT_RE.fullmatch(reason)
+    if absent:
+        return absent.group("rest") or absent.group("aside") or "no such variable"
+    return reason
 
 
 def judge(server: ResolvedServer, knob: str, level: object) -> KnobVerdict:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -71,19 +71,41 @@ class BlockedFit:
     cov_unscaled: np.ndarray
     sigma: float
     df: int
+    #: Each cell's sum of squared residuals and its runs (for the pair's own noise).
+    cell_ss: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    cell_n: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
-    def contrast(self, a: Hashable, b: Hashable) -> tuple[float, float]:
-        """(log ratio b / a, its standard error); NaN when the design cannot compare them."""
+    def pair_noise(self, a: Hashable, b: Hashable) -> tuple[float, float]:
+        """(σ, df) a comparison of ``a`` and ``b`` uses: the pooled σ, or the two cells' own
+        when theirs is larger (a noisy cell is then not judged by its quiet neighbours' noise).
+
+        The two cells' own σ is their residual sum of squares over their share of the
+        residual degrees of freedom (df × their runs / all runs), so it has fewer degrees of
+        freedom and a wider t.
+        """
+        if not math.isfinite(self.sigma) or not self.cell_n.size:
+            return self.sigma, float(self.df)
+        i, j = self.cells.index(a), self.cells.index(b)
+        share = self.df * (self.cell_n[i] + self.cell_n[j]) / self.cell_n.sum()
+        if share <= 0:
+            return self.sigma, float(self.df)
+        own = math.sqrt((self.cell_ss[i] + self.cell_ss[j]) / share)
+        return (own, share) if own > self.sigma else (self.sigma, float(self.df))
+
+    def contrast(self, a: Hashable, b: Hashable) -> tuple[float, float, float]:
+        """(log ratio b / a, its standard error, the error's degrees of freedom); NaN when
+        the design cannot compare them."""
         if a not in self.cells or b not in self.cells:
-            return math.nan, math.nan
+            return math.nan, math.nan, math.nan
         i, j = self.cells.index(a), self.cells.index(b)
         c = np.zeros(len(self.cells))
         c[j] += 1.0
         c[i] -= 1.0
         var = float(c @ self.cov_unscaled @ c)
-        if not math.isfinite(self.sigma) or var <= 0:
-            return float(c @ self.effects), math.nan
-        return float(c @ self.effects), self.sigma * math.sqrt(var)
+        sigma, df = self.pair_noise(a, b)
+        if not math.isfinite(sigma) or var <= 0:
+            return float(c @ self.effects), math.nan, df
+        return float(c @ self.effects), sigma * math.sqrt(var), df
 
 
 def fit(log_values: Sequence[float] | np.ndarray, cells: Sequence[Hashable],
@@ -115,7 +137,11 @@ def fit(log_values: Sequence[float] | np.ndarray, cells: Sequence[Hashable],
     resid = y - x @ beta
     sigma = math.sqrt(float(resid @ resid) / df) if df > 0 else math.nan
     effects = beta[:k] - beta[0] if k else beta[:0]
-    return BlockedFit(cell_levels, block_levels, effects, xtx_inv[:k, :k], sigma, df)
+    index = np.array([cell_index[c] for c in cells], dtype=int)
+    cell_ss = np.bincount(index, weights=resid * resid, minlength=k) if n else np.zeros(k)
+    cell_n = np.bincount(index, minlength=k).astype(float) if n else np.zeros(k)
+    return BlockedFit(cell_levels, block_levels, effects, xtx_inv[:k, :k], sigma, df,
+                      cell_ss, cell_n)
 
 
 @dataclass(frozen=True)
@@ -147,7 +173,8 @@ class BlockedVerdict:
                 and self.guard_holds)
 
 
-def _interval(estimate: float, se: float, df: int, level: float) -> tuple[float, float, float]:
+def _interval(estimate: float, se: float, df: float, level: float
+              ) -> tuple[float, float, float]:
     if not (math.isfinite(se) and df > 0):
         return math.exp(estimate) if math.isfinite(estimate) else math.nan, math.nan, math.nan
     t = t_ppf(0.5 + level / 2, df)
@@ -179,8 +206,8 @@ def leave_one_block_out(log_values: np.ndarray, cells: Sequence[Hashable],
             continue
         keep = block_arr != block
         refit = fit(log_values[keep], list(cell_arr[keep]), list(block_arr[keep]))
-        est, se = refit.contrast(a, b)
-        _, low, high = _interval(est, se, refit.df, level)
+        est, se, df = refit.contrast(a, b)
+        _, low, high = _interval(est, se, df, level)
         out.append((block, low, high))
     return out
 
@@ -204,9 +231,9 @@ def blocked_verdict(values: Sequence[float] | np.ndarray, cells: Sequence[Hashab
     y = np.asarray(values, dtype=float)
     logs = np.log(y)
     model = model if model is not None else fit(logs, cells, blocks)
-    est, se = model.contrast(a, b)
-    ratio, low, high = _interval(est, se, model.df, level)
-    p = 2 * t_sf(abs(est) / se, model.df) if math.isfinite(se) and se > 0 else math.nan
+    est, se, df = model.contrast(a, b)
+    ratio, low, high = _interval(est, se, df, level)
+    p = 2 * t_sf(abs(est) / se, df) if math.isfinite(se) and se > 0 else math.nan
     pairs = _pairs_by_block(y, cells, blocks, a, b)
     rank_min = min_attainable_stratified_p([(va.size, vb.size) for va, vb in pairs]) \
         if pairs else math.nan
@@ -238,7 +265,10 @@ def blocked_verdict(values: Sequence[float] | np.ndarray, cells: Sequence[Hashab
     guard = ("rank" if rank_ok else "leave-one-block-out") if holds else (
         "rank or leave-one-block-out" if texts[0].startswith("van") else "leave-one-block-out")
     detail = "; ".join(texts)
-    return BlockedVerdict(ratio, low, high, p, model.df, model.sigma, len(pairs), rank_p,
+    sigma, _ = model.pair_noise(a, b) if a in model.cells and b in model.cells else (
+        model.sigma, model.df)
+    return BlockedVerdict(ratio, low, high, p, int(df) if math.isfinite(df) else 0, sigma,
+                          len(pairs), rank_p,
                           rank_min, guard, holds, detail)
 
 
@@ -268,9 +298,13 @@ def _rule_calls_faster_balanced(y: np.ndarray, alpha: float, level: float) -> np
                  + grand[:, None, None])
         df = (k - 1) * (blocks - 1)
         sigma = np.sqrt((resid ** 2).sum(axis=(1, 2)) / df)
+        # The pair's own noise, when larger (BlockedFit.pair_noise): its share of the df.
+        share = df * 2 / k
+        own = np.sqrt((resid[:, :2, :] ** 2).sum(axis=(1, 2)) / share)
+        larger = own > sigma
         est = cell_means[:, 1] - cell_means[:, 0]
-        se = sigma * math.sqrt(2 / blocks)
-        return est, se, np.full(sims, float(df))
+        se = np.where(larger, own, sigma) * math.sqrt(2 / blocks)
+        return est, se, np.where(larger, share, float(df))
 
     est, se, df = model(y)
     t = t_ppf_array(0.5 + level / 2, df)

@@ -84,22 +84,27 @@ def test_matching_and_verdicts(sources: tuple[Path, Path]) -> None:
     assert np.allclose(per.iloc[:, 0], per.iloc[:, 1])
     # Pooled with the sources as blocks (the one verdict rule: a cell + source model of log
     # NOTPM over every cell). B is A halved, so by hand: the ratio of A's geometric means, the
-    # residual SS twice A's within-cell SS of logs, df = runs − cells − (sources − 1).
+    # residual SS twice A's within-cell SS of logs, df = runs − cells − (sources − 1); a pair
+    # whose own residuals are noisier than the pool uses its own σ on its share of the df.
     values = _notpm(a)
     logs = {k: np.log(v) for k, v in values.items() if k != DROPPED}  # matched cells only
-    rss = 2 * sum(float(((v - v.mean()) ** 2).sum()) for v in logs.values())
-    df = 2 * sum(len(v) for v in logs.values()) - len(logs) - 1
-    sigma = math.sqrt(rss / df)
-    t_crit = stats.t.ppf(0.975, df)
+    ss = {k: 2 * float(((v - v.mean()) ** 2).sum()) for k, v in logs.items()}
+    runs = 2 * sum(len(v) for v in logs.values())
+    df = runs - len(logs) - 1
+    pooled_sigma = math.sqrt(sum(ss.values()) / df)
     pooled = cross.pooled.set_index("label")
     for label, row in pooled.drop(index=base).iterrows():
         cell, ref = logs[label], logs[base]
+        share = df * 2 * (len(cell) + len(ref)) / runs
+        own = math.sqrt((ss[label] + ss[base]) / share)
+        sigma, dof = (own, share) if own > pooled_sigma else (pooled_sigma, df)
+        t_crit = stats.t.ppf(0.975, dof)
         log_ratio = cell.mean() - ref.mean()
         se = sigma * math.sqrt(1 / (2 * len(cell)) + 1 / (2 * len(ref)))
         assert row["ratio"] == pytest.approx(math.exp(log_ratio), rel=1e-9)
         assert row["ratio_ci_low"] == pytest.approx(math.exp(log_ratio - t_crit * se), rel=1e-9)
         assert row["ratio_ci_high"] == pytest.approx(math.exp(log_ratio + t_crit * se), rel=1e-9)
-        assert row["p_value"] == pytest.approx(2 * stats.t.sf(abs(log_ratio) / se, df), rel=1e-6)
+        assert row["p_value"] == pytest.approx(2 * stats.t.sf(abs(log_ratio) / se, dof), rel=1e-6)
         assert row["heterogeneity_p"] == pytest.approx(1.0)
         assert row["n_sources"] == 2
     # van Elteren over two identical strata of 3 vs 5: the doublewrite-off rows rank below

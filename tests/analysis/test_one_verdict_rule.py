@@ -25,6 +25,30 @@ NAME = "stability-2011-flash"
 VERDICTS = (FASTER, SLOWER, NO_DIFFERENCE, NOT_ENOUGH)
 
 
+def _column(out: str, name: str) -> dict[str, str]:
+    """Row id → the text of column ``name`` in compare's first table (wrapped cells joined)."""
+    table = out[out.index("┏"):]
+    header = [c.strip() for c in table.splitlines()[1].split("┃")[1:-1]]
+    heads = [" ".join(parts) for parts in zip(*[[c.strip() for c in line.split("┃")[1:-1]]
+                                                 for line in table.splitlines()[1:3]
+                                                 if line.startswith("┃")], strict=True)]
+    index = next(i for i, h in enumerate(heads or header) if name in h.split())
+    rows: dict[str, list[str]] = {}
+    current = None
+    for line in table.splitlines():
+        if line.startswith("└"):
+            break
+        if not line.startswith("│"):
+            continue
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if re.match(r"C\d+$", cells[0]):
+            current = cells[0]
+            rows[current] = []
+        if current is not None and cells[index]:
+            rows[current].append(cells[index])
+    return {k: " ".join(v) for k, v in rows.items()}
+
+
 @pytest.fixture(scope="module")
 def flash(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy_recorded(NAME, tmp_path_factory.mktemp("one-rule") / "flash.sqlite")
@@ -45,11 +69,7 @@ def test_bars_compare_and_scorecard_state_one_verdict(flash: Path, cli: CliRun) 
     # `flushbench compare`: the verdict column, row by row (C<position + 1>).
     code, out, err = cli(["compare", NAME, "--db", str(flash)])
     assert code == 0, err
-    shown = {}
-    for line in out.splitlines():
-        m = re.match(r"^│ (C\d+) +│.*│ ([a-z ]+?) +│$", line)
-        if m and m.group(2) in (*VERDICTS, "baseline"):
-            shown[m.group(1)] = m.group(2)
+    shown = _column(out, "verdict")
     by_id = {f"C{int(cells.loc[c, 'position']) + 1}": v for c, v in expected.items()}
     assert shown == by_id
     # The scorecard: each comparison's "our verdict" is the rule's verdict for that pair, and

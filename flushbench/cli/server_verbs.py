@@ -72,6 +72,8 @@ def check_cmd(
     for verdict in verdicts:
         detail = (", ".join(f"{k}={v}" for k, v in verdict.parsed.items())
                   if verdict.status == "applied" else short_reason(verdict.reason))
+        if verdict.server_says:
+            detail += f"; the binary: {verdict.server_says}"
         rows.append((verdict.knob, level_text(verdict.level), verdict.status, detail))
     # Plain aligned lines, never wrapped: a reason names several variables, and the table is
     # as readable in a pipe or a file as on a terminal.

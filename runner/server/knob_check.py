@@ -68,6 +68,9 @@ class KnobVerdict:
     #: refused/absent: the problem line (flushbench's rule) or the server's own message;
     #: built-in: the rule's note.
     reason: str = ""
+    #: A value the rule refuses, given to the variable it names anyway: the binary's own word
+    #: on it ("" when the rule names no variable the binary lists).
+    server_says: str = ""
 
 
 def level_text(level: object) -> str:
@@ -104,6 +107,8 @@ def judge(server: ResolvedServer, knob: str, level: object) -> KnobVerdict:
     if problems:
         verdict.status = "absent" if " is absent on " in problems[0] else "refused"
         verdict.reason = problems[0]
+        if verdict.status == "refused":
+            verdict.server_says = _second_opinion(server, level, problems[0])
         return verdict
     unknown = translate_for_option_list(tr, options, label=server.label)
     if unknown:
@@ -123,11 +128,36 @@ def judge(server: ResolvedServer, knob: str, level: object) -> KnobVerdict:
     return _parse(server, verdict)
 
 
+_NAMED_VARIABLE_RE = re.compile(r"\((innodb_\w+)\)")
+#: ``[ERROR] /opt/…/bin/mysqld: `` or ``[Warning] `` before the server's words.
+_SPEAKER_RE = re.compile(r"^\[(?:ERROR|Warning)\]\s+(?:(?:/\S+/)?(?:mysqld|mariadbd):\s+)?")
+
+
+def server_words(message: str) -> str:
+    """A server message without its level and the binary's path (``[ERROR] /…/mysqld:``)."""
+    return _SPEAKER_RE.sub("", message).strip()
+
+
+def _second_opinion(server: ResolvedServer, level: object, problem: str) -> str:
+    """What the binary says of a value the rule refuses, given to the variable the rule names.
+
+    The rule's refusal holds for this binary when the binary refuses the value too; a binary
+    that takes it silently shows a rule stricter than the server.
+    """
+    named = _NAMED_VARIABLE_RE.search(problem)
+    if named is None or named.group(1) not in option_list(server):
+        return ""
+    result = dry_run(server, {named.group(1): level_text(level)})
+    if result.messages:
+        return server_words(result.messages[0])
+    return f"takes {named.group(1)}={level_text(level)} (the rule is stricter than the binary)"
+
+
 def _parse(server: ResolvedServer, verdict: KnobVerdict) -> KnobVerdict:
     """Let the binary parse the rule's options: silence and the expected values, or refused."""
     result = dry_run(server, verdict.options)
     if result.messages:
-        verdict.status, verdict.reason = "refused", result.messages[0]
+        verdict.status, verdict.reason = "refused", server_words(result.messages[0])
         return verdict
     for name, expected in verdict.expected.items():
         parsed = result.values.get(name)

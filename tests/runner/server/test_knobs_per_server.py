@@ -65,6 +65,8 @@ class Outcome:
     refused: str = ""
     #: The check's verdict: applied, built-in, refused or absent.
     status: str = ""
+    #: A value the rule refuses, as the binary's parser took it (runner.server.knob_check).
+    server_says: str = ""
 
 
 _DISTRIBUTION_SERVERS: dict[str, ResolvedServer] = {}
@@ -89,7 +91,7 @@ def observe(server: ResolvedServer, tmp: Path) -> dict[tuple[str, object], Outco
         accepted = 0
         for level in levels:
             verdict = judge(server, knob, level)
-            out = Outcome(knob, level, status=verdict.status)
+            out = Outcome(knob, level, status=verdict.status, server_says=verdict.server_says)
             outcomes[(knob, level)] = out
             if verdict.status in ("refused", "absent"):
                 out.refused = verdict.reason
@@ -134,6 +136,8 @@ def _check_refusals(server: ResolvedServer, outcomes: dict[tuple[str, object], O
         assert knob in text and server.label in text, text
         assert re.search(r"absent on|not a value on|is absent|not a variable of|ignored by",
                          text), text
+        # A value the rule refuses is refused by the binary too: the rule holds for it.
+        assert not out.server_says.startswith("takes "), (knob, level, out.server_says)
         if "; related: " in text:
             # "related: X, Y": each named variable exists in this binary.
             named = text.split("related: ", 1)[1].split(" —", 1)[0].split("\n")[0]
@@ -181,7 +185,8 @@ def _reason(out: Outcome) -> str:
 def _cell(out: Outcome) -> str:
     level = level_text(out.level)
     if out.refused:
-        return f"{level}: {out.status} ({_reason(out)})"
+        said = f"; the binary: {out.server_says}" if out.server_says else ""
+        return f"{level}: {out.status} ({_reason(out)}{said})"
     if out.applied:
         return f"{level}: " + ", ".join(f"{k}={v}" for k, v in out.applied.items())
     return f"{level}: {out.note}"

@@ -79,7 +79,7 @@ SOURCES = (
     "analysis/transients.py",
     "analysis/cost.py",
     "analysis/bound.py",
-    "runner/disturbance.py",
+    "flushbench/storage_limits.py",
     "flushbench/flavors.py",
 )
 #: The cache table of these figures.

@@ -32,10 +32,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from flushbench.storage_limits import AT_LIMIT, MIN_PAIRS, limit_figures
+from flushbench.storage_limits import LIMIT_FIELDS as _LIMIT_FIELDS
+from flushbench.storage_limits import delta as _delta
+from flushbench.storage_limits import pairs as _pairs
+from flushbench.storage_limits import sample_time as _ts
+from flushbench.storage_limits import value as _get
 from store.models import DISTURBANCE_KINDS
 
-__all__ = ["DISTURBANCE_KINDS", "Finding", "assess", "cpu_figures", "in_window", "io_figures",
-           "limit_figures"]
+__all__ = ["AT_LIMIT", "DISTURBANCE_KINDS", "MIN_PAIRS", "Finding", "assess", "cpu_figures",
+           "in_window", "io_figures", "limit_figures"]
 
 #: Other processes' CPU, as a share of every CPU's time over the window, that marks a run.
 OTHERS_CPU_SHARE = 0.10
@@ -45,21 +51,11 @@ STEAL_SHARE = 0.05
 OTHERS_IO_SHARE = 1 / 3
 #: ... when they also moved at least this many bytes per second (a daemon's log lines do not).
 OTHERS_IO_MIN_BPS = 1 << 20
-#: A throttled group "at its limit" in an interval: within 10 % of it (the throttle's accuracy).
-AT_LIMIT = 0.90
 #: A throttled run that reached its limit somewhere but averaged below this share of it.
 BELOW_LIMIT = 0.80
-#: Fewest sample pairs a figure is judged on (one pair is one interval of the sampler).
-MIN_PAIRS = 2
 
 
 _SECTOR = 512
-_LIMIT_FIELDS = {  # storage limit → (group counter, unit in messages)
-    "write_iops": ("group_write_ios", "IOPS"),
-    "read_iops": ("group_read_ios", "IOPS"),
-    "write_bandwidth": ("group_write_bytes", "B/s"),
-    "read_bandwidth": ("group_read_bytes", "B/s"),
-}
 
 
 @dataclass(frozen=True)
@@ -75,17 +71,6 @@ class Finding:
         return json.dumps(self.figures, sort_keys=True, default=str)
 
 
-def _get(sample: Any, name: str) -> Any:
-    return sample.get(name) if isinstance(sample, Mapping) else getattr(sample, name, None)
-
-
-def _ts(sample: Any) -> dt.datetime | None:
-    ts = _get(sample, "ts")
-    if ts is not None and ts.tzinfo is None:
-        ts = ts.replace(tzinfo=dt.UTC)
-    return ts
-
-
 def in_window(samples: Sequence[Any], start: dt.datetime | None, end: dt.datetime | None
               ) -> list[Any]:
     """The read (not missed) samples whose time lies in ``[start, end]`` (None: open side).
@@ -97,16 +82,6 @@ def in_window(samples: Sequence[Any], start: dt.datetime | None, end: dt.datetim
     inside = [s for s in read if (start is None or _ts(s) >= start)
               and (end is None or _ts(s) <= end)]
     return inside if len(inside) >= 2 else read
-
-
-def _pairs(samples: Sequence[Any], *names: str) -> list[tuple[Any, Any]]:
-    """Consecutive sample pairs where every named figure is known on both sides."""
-    ok = [s for s in samples if all(_get(s, n) is not None for n in names)]
-    return list(zip(ok, ok[1:], strict=False))
-
-
-def _delta(a: Any, b: Any, name: str) -> float:
-    return float(_get(b, name)) - float(_get(a, name))
 
 
 def _span(pairs: Sequence[tuple[Any, Any]]) -> dict[str, str]:
@@ -182,28 +157,6 @@ def io_figures(samples: Sequence[Any]) -> dict[str, float] | None:
     return {"others_bytes": others, "device_bytes": device, "own_bytes": own,
             "others_share": others / device if device > 0 else 0.0,
             "others_bps": others / seconds, "seconds": seconds, **_span(pairs)}
-
-
-def limit_figures(samples: Sequence[Any], limits: Mapping[str, float | None]
-                  ) -> dict[str, dict[str, float]]:
-    """Per storage limit set: the group's mean rate over the samples, as a share of the limit,
-    and in how many sampler intervals it was at the limit (within :data:`AT_LIMIT`)."""
-    out: dict[str, dict[str, float]] = {}
-    for name, (counter, _unit) in _LIMIT_FIELDS.items():
-        limit = limits.get(name)
-        if not limit:
-            continue
-        pairs = _pairs(samples, counter)
-        spans = [((_ts(b) - _ts(a)).total_seconds(), _delta(a, b, counter)) for a, b in pairs]
-        spans = [(s, d) for s, d in spans if s > 0 and d >= 0]
-        if len(spans) < MIN_PAIRS:
-            continue
-        seconds = sum(s for s, _ in spans)
-        mean = sum(d for _, d in spans) / seconds
-        at_limit = sum(1 for s, d in spans if d / s >= AT_LIMIT * limit)
-        out[name] = {"limit": float(limit), "mean": mean, "share": mean / limit,
-                     "intervals_at_limit": at_limit, "intervals": len(spans)}
-    return out
 
 
 def _pct(value: float) -> str:

@@ -32,7 +32,6 @@ from tests.support.distributions import (
     write_tarball,
     write_tree,
 )
-from tests.support.hostile_binaries import FLUSHBENCH, guarded, hostile, left_alive
 
 #: A CPU that is not this machine's: ARM64 on x86-64, x86-64 anywhere else.
 OTHER_CPU, OTHER_CPU_NAME = ((183, "ARM64 (aarch64)") if platform.machine() == "x86_64"
@@ -162,20 +161,6 @@ def test_an_existing_profile_is_kept_without_replace(cli: CliRun, tmp_path: Path
 def test_a_name_that_is_no_profile_name(cli: CliRun, tmp_path: Path) -> None:
     code, _, err = cli(["server", "add", "../up", str(tmp_path)])
     assert code == 2 and "error: NAME: '../up' is not a profile name" in err
-
-
-@pytest.mark.mysql
-def test_a_help_that_never_ends_is_stopped(tmp_path: Path) -> None:
-    """A "server" that answers --version and hangs on --help: stopped within the guard, with
-    every process it started gone."""
-    folder = write_tree(tmp_path / "hangs", tree_files(mysqld=ANSWERS_VERSION))
-    hostile(folder / "bin", "sleeps", "mysqld", prefix=ANSWERS_VERSION)
-    code, text = guarded([FLUSHBENCH, "server", "add", "hangs", str(folder), "--profile",
-                          str(tmp_path / "p.yaml")], tmp_path / "out.log")
-    assert code == 2, text
-    assert "fails `--verbose --help`" in text and "did not finish within" in text, text
-    assert left_alive(folder / "bin") == []
-    assert not (tmp_path / "p.yaml").exists()
 
 
 @pytest.mark.mysql

@@ -11,7 +11,8 @@ binary take it? Each level gets one verdict:
   flushes the whole neighbour area);
 - **refused** — the binary complained (its own message is the reason: a value adjusted, an
   unknown value) or parsed a different value, or the rule refuses the value for this server
-  (not one of its values, beyond its limit);
+  (not one of its values, beyond its limit); then the value is given to the variable the rule
+  names anyway, and the binary's word on it is kept beside the rule's (``server_says``);
 - **absent** — the server has no such variable: the rule says so, the binary does not list
   the variable, or its own help says it ignores it ("Deprecated and ignored").
 

@@ -181,12 +181,14 @@ def _cpu(usage: Mapping[str, float], window_s: float, cpu_count: float) -> dict[
     share = _ratio(busy, busy + idle)
     if math.isfinite(share):
         return {"cpu_busy_share": share, "cpu_source": "host"}
-    # Older samples have no host CPU: mysqld's and the driver's, of the machine's CPUs.
+    # Older samples have no host CPU: mysqld's and the driver's, of the machine's CPUs. A
+    # driver gone before the window's last sample leaves mysqld's alone: a lower bound, and
+    # named so.
     client = usage.get("client_cpu_s", math.nan)
     ours = usage.get("mysqld_cpu_s", math.nan) + (client if math.isfinite(client) else 0.0)
     share = _ratio(ours, window_s * cpu_count)
-    return {"cpu_busy_share": share,
-            "cpu_source": "mysqld and driver" if math.isfinite(share) else None}
+    source = "mysqld and driver" if math.isfinite(client) else "mysqld"
+    return {"cpu_busy_share": share, "cpu_source": source if math.isfinite(share) else None}
 
 
 def figures(window: Mapping[str, float], usage: Mapping[str, float],
@@ -265,8 +267,11 @@ def describe(kind: str, fig: Mapping[str, Any]) -> str:
         return (f"{_pct(fig['storage_mean_share'])} of its {limit} on average over the run"
                 " (storage proof)")
     if kind == "cpu":
-        who = "host CPU" if fig.get("cpu_source") == "host" else "mysqld and driver CPU"
-        return f"{who} {_pct(fig['cpu_busy_share'])} busy"
+        if fig.get("cpu_source") == "host":
+            return f"host CPU {_pct(fig['cpu_busy_share'])} busy"
+        who = ("mysqld (the driver's CPU not known)" if fig.get("cpu_source") == "mysqld"
+               else "mysqld and driver")
+        return f"{who} {_pct(fig['cpu_busy_share'])} of the machine's CPUs"
     if kind == "redo":
         return (f"checkpoint age past 7/8 of its maximum in "
                 f"{_pct(fig['redo_past_async_share'])} of the window's samples")

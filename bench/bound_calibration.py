@@ -1,6 +1,7 @@
 """What bound each run (``analysis/bound.py``) on the recorded studies, row by row.
 
-Per row of each committed 2011 study: the attribution most of its runs share and how many
+Per row of each committed study (the two 2011 studies, storage-limited; the allocators
+example, sysbench read-only unthrottled): the attribution most of its runs share and how many
 runs share it, the runs named otherwise, and the figures each candidate is judged on, as
 ranges over the row's runs — the storage limit's share of sampler intervals at ≥ 90 % of it
 (or, without the group's per-sample counters, the storage proof's mean share of it), the CPU
@@ -16,8 +17,8 @@ quickstart-like run made here (1 warehouse, 4 connections, unthrottled: CPU-boun
 Each database is copied first (a committed database is never opened in place); the figures
 come from the run digests, as the analysis reads them.
 
-Usage: ``.venv/bin/python bench/bound_calibration.py [--real-run] [NAME…]`` (default: both
-studies).
+Usage: ``.venv/bin/python bench/bound_calibration.py [--real-run] [NAME…]`` (default: every
+study).
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ from analysis import bound, efficiency, frames  # noqa: E402
 from analysis.scorecard import row_names  # noqa: E402
 from tests.support.recorded import copy_recorded  # noqa: E402
 
-STUDIES = ("stability-2011-flash", "stability-2011")
+#: Recorded database (tests/support/recorded.py) → its experiment.
+STUDIES = {"stability-2011-flash": "stability-2011-flash", "stability-2011": "stability-2011",
+           "allocators": "allocators-example"}
 
 
 def _span(values: pd.Series, fmt: str, scale: float = 1.0) -> str:
@@ -82,6 +85,8 @@ def proof_agreement(db: Path, runs: pd.DataFrame) -> str:
     """The storage proof's rule on the runs judged by the group's counters: how many it names
     the same way."""
     judged = runs[runs["storage_source"] == "group counters"]
+    if not runs["storage_limit"].notna().any():
+        return "no storage limit set"
     if judged.empty:
         return "no run with the group's per-sample counters: the proof's rule is the only one"
     proofs = bound.storage_proofs(db, list(judged.index))
@@ -143,7 +148,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bound-") as tmp:
         for name in args.names or STUDIES:
             db = copy_recorded(name, Path(tmp) / f"{name}.sqlite")
-            df, runs = table(db, name)
+            df, runs = table(db, STUDIES[name])
             counts = runs["bound"].value_counts()
             print(f"\n{name}: " + ", ".join(f"{bound.short(k)} {n}" for k, n in counts.items())
                   + f" of {len(runs)} runs")

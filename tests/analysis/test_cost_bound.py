@@ -152,6 +152,26 @@ def test_the_iops_study_names_the_operation_limit(iops: tuple) -> None:
     assert runs["cpu_busy_share"].between(0.3, 0.9).all()
 
 
+def test_the_unthrottled_sysbench_example_is_cpu_bound(tmp_path_factory: pytest.TempPathFactory
+                                                       ) -> None:
+    """The allocators example (sysbench read-only, no storage limit, samples without host CPU):
+    mysqld and the driver used the machine's 2 CPUs in every row. Run 29's driver had exited
+    before the window's last sample: mysqld's CPU alone is a lower bound, named as such, and
+    too low to name anything."""
+    db = recorded_copy("allocators", tmp_path_factory)
+    fr = load(db, "allocators-example")
+    eff = efficiency.load(db, fr)
+    runs = eff.bound_runs
+    assert set(eff.bound_cells["bound"]) == {"cpu"} and len(eff.bound_cells) == 9
+    assert set(runs.drop(index=29)["bound"]) == {"cpu"}
+    assert runs.loc[29, "bound"] == bound.NONE and runs.loc[29, "cpu_source"] == "mysqld"
+    assert "mysqld (the driver's CPU not known) 75 % of the machine's CPUs" in runs.loc[
+        29, "bound_text"]
+    assert runs["storage_limit"].isna().all()
+    # Per transaction of sysbench's metric, not per New-Order.
+    assert eff.cost_cells["mysqld_cpu_us"].between(300, 1000).all()
+
+
 def test_cost_is_each_counter_grown_over_the_window_per_transaction(flash: tuple) -> None:
     """Run 6's figures from its raw sample rows: the first and last window sample's columns
     and status counters, and the New-Orders the driver counted between them."""

@@ -236,6 +236,9 @@ class Interval(Base):
     retries: Mapped[float] = mapped_column(Float, default=0)
     #: Per-transaction-type figures or driver-specific fields ({"payment": {"count":..}, "qps":..}).
     detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    #: Every type's latency histogram of the interval, where the driver prints one (the Go
+    #: driver): zlib of varints, store/latency_codec.py. None for other drivers and older runs.
+    latency_z: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
 
 
 class Sample(Base):

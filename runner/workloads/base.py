@@ -58,6 +58,9 @@ class IntervalRecord:
     errors: float = 0.0
     retries: float = 0.0
     detail: dict[str, Any] = field(default_factory=dict)
+    #: Every type's latency histogram of the interval (:mod:`store.latency_codec`), where the
+    #: driver prints one (the Go driver); None otherwise.
+    latency_z: bytes | None = None
 
     def __post_init__(self) -> None:
         if self.ts.tzinfo is None or self.ts.utcoffset() != dt.timedelta(0):
@@ -74,13 +77,15 @@ class WorkloadOutcome:
     printed none (killed, crashed). ``stderr_tail`` holds the last stderr lines (on a failure
     with an empty stderr, the last stdout lines: sysbench prints FATAL there). ``interrupted``
     is true when :meth:`RunningWorkload.stop` ended the run or the driver says it was
-    interrupted.
+    interrupted. ``notes`` are what the output parser found worth a run warning without
+    failing the run (:meth:`OutputParser.notes`: a driver that printed no latency histogram).
     """
 
     exit_code: int | None
     summary: dict[str, Any] | None
     stderr_tail: str
     interrupted: bool
+    notes: tuple[str, ...] = ()
 
 
 class OutputParser(abc.ABC):
@@ -103,6 +108,10 @@ class OutputParser(abc.ABC):
     def interrupted(self) -> bool:
         """Whether the driver's own output says it was interrupted."""
         return False
+
+    def notes(self) -> tuple[str, ...]:
+        """What the output lacked that the run is kept without (each a run warning)."""
+        return ()
 
 
 def log_files(log_path: Path) -> tuple[Path, Path]:
@@ -430,6 +439,7 @@ class RunningWorkload(contextlib.AbstractContextManager):
             summary=self._parser.summary(),
             stderr_tail=stderr_tail,
             interrupted=self._stopped.is_set() or self._parser.interrupted(),
+            notes=self._parser.notes(),
         )
 
 

@@ -10,6 +10,7 @@ without them (:attr:`TpccJsonParser.histogram_problem` says so).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -37,6 +38,7 @@ from runner.workloads.tpcc_histogram import (
     TypeHistogram,
     type_histogram,
 )
+from store.latency_codec import encode as encode_latency
 
 if TYPE_CHECKING:
     from runner.spec import DatasetSpec, WorkloadSpec
@@ -99,7 +101,7 @@ class TpccJsonParser(OutputParser):
                 record = self._record(obj)
                 self._intervals_seen += 1
                 self._read_histograms(obj, record.seq)
-                return record
+                return self._with_latency(record)
             if kind == "histogram_layout":
                 self._read_layout(obj)
                 return None
@@ -159,6 +161,19 @@ class TpccJsonParser(OutputParser):
         except (HistogramFormatError, KeyError, TypeError, ValueError) as exc:
             self._note(f"interval {seq}: histogram not readable ({exc!r})"[:300])
 
+    def _with_latency(self, record: IntervalRecord) -> IntervalRecord:
+        """The record with its interval's histograms encoded for the store, when read."""
+        types = self.histograms.get(record.seq)
+        if types is None or self.layout is None:
+            return record
+        try:
+            blob = encode_latency(self.layout, {name: (h.buckets, h.max_ms)
+                                                for name, h in types.items()})
+        except ValueError as exc:
+            self._note(f"interval {record.seq}: histogram not stored ({exc})"[:300])
+            return record
+        return dataclasses.replace(record, latency_z=blob)
+
     def _note(self, problem: str) -> None:
         if self._problem is None:
             self._problem = problem
@@ -170,6 +185,11 @@ class TpccJsonParser(OutputParser):
             return ("the driver printed no latency histograms (a tpcc binary older than them:"
                     " rebuild tpcc/bin/tpcc)")
         return self._problem
+
+    def notes(self) -> tuple[str, ...]:
+        """The run is kept without latency histograms (some or all): why."""
+        problem = self.histogram_problem
+        return () if problem is None else (f"latency histograms: {problem}",)
 
     def summary(self) -> dict[str, Any] | None:
         """The driver's ``summary`` object (without ``type``), once printed."""

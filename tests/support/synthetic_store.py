@@ -32,6 +32,7 @@ from store.models import (
     RunVariable,
     Sample,
 )
+from tests.support.synthetic_latency import interval_latency
 
 MB = 1024 * 1024
 #: 16 KiB pages: a 256 MB buffer pool has 16,384 of them.
@@ -244,6 +245,7 @@ def build_store(
     driver: str = "tpcc",
     seed: int = 0,
     start: dt.datetime | None = None,
+    latency_histograms: bool = True,
 ) -> int:
     """Write one synthetic experiment into a results database; return its experiment id.
 
@@ -261,6 +263,10 @@ def build_store(
         Every this many samples one is stored as missed (ts None, no values).
     meta, meta_by_cell:
         Run metadata for every run, or per cell index (to make comparisons refuse).
+    latency_histograms:
+        With the tpcc driver, store each interval's latency histograms and print its
+        figures from them, as the Go driver does (:mod:`tests.support.synthetic_latency`);
+        False: no histograms (a binary older than them), fixed figures.
     """
     rdb = db if isinstance(db, ResultsDB) else ResultsDB(db)
     rng = np.random.default_rng(seed)
@@ -360,10 +366,14 @@ def build_store(
                 "totals": {"new_order": {"sc": int(measured.sum()), "lt": 0, "rt": 0, "fl": 0}},
                 "retries": 0, "errors": 0, "interrupted": False,
             }
+            level = float(np.median(per_s[warmup_n:])) if n_int > warmup_n else 1.0
+            # Histograms from their own generator: the throughput and sample series stay
+            # what they were for every seed.
+            lat_rng = np.random.default_rng([seed, int(run.id)])
             for i in range(n_int):
                 elapsed = (i + 1) * interval_s
                 k = float(counts[i])
-                int_rows.append(dict(
+                row = dict(
                     run_id=run.id, seq=i + 1,
                     ts=run.started_at + dt.timedelta(seconds=elapsed),
                     elapsed_s=elapsed, interval_s=interval_s,
@@ -376,7 +386,10 @@ def build_store(
                         "delivery": {"count": round(k / 10), "p95_ms": 30.0},
                         "stock_level": {"count": round(k / 10), "p95_ms": 9.0},
                     },
-                ))
+                )
+                if driver == "tpcc" and latency_histograms:
+                    _with_histograms(row, lat_rng, level / max(float(per_s[i]), level / 20))
+                int_rows.append(row)
             smp_rows += _samples(
                 run, c, rng, n_smp, sample_interval_s, per_s, names, max_age,
                 buffer_pool_pages, missed_sample_every, warmup,
@@ -389,6 +402,16 @@ def build_store(
             s.execute(insert(Sample), smp_rows)
         s.commit()
         return exp.id
+
+
+def _with_histograms(row: dict[str, Any], rng: np.random.Generator, slowdown: float) -> None:
+    """Give an interval row the latency histograms and figures the Go driver prints."""
+    counts = {"new_order": int(row["primary_count"]),
+              **{name: int(v["count"]) for name, v in row["detail"].items()}}
+    blob, printed = interval_latency(rng, counts, max(slowdown, 1.0))
+    no = printed.pop("new_order")
+    row.update(p95_ms=no["p95_ms"], p99_ms=no["p99_ms"], max_ms=no["max_ms"], latency_z=blob,
+               detail=printed)
 
 
 def _samples(

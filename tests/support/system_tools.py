@@ -44,6 +44,7 @@ FROM_SETUP: dict[str, str] = {
     "mount": "mount",
     "addpart": "util-linux",
     "setpriv": "util-linux",
+    "unshare": "util-linux",
     "mkfs.ext4": "e2fsprogs",
     "chattr": "e2fsprogs",
     "dmsetup": "dmsetup",

@@ -47,8 +47,8 @@ def test_a_system_folder_is_refused_by_name(src: str, tmp_path: Path) -> None:
     # /proc/self resolves to the script's own pid: only the start of the path is known.
     real = "/proc/" if src == "/proc/self" else f"{Path(src).resolve()})"
     assert line.startswith(f"build-server: {src} is a system folder ({real}"), line
-    assert line.endswith("), not a source tree: give the folder of an unpacked MySQL or MariaDB"
-                         " 5.5 source."), line
+    assert line.endswith("), not a source tree: give the folder of an unpacked MySQL,"
+                         " MariaDB or Percona Server 5.5 source."), line
 
 
 def test_the_home_folder_and_a_link_to_a_system_folder_are_refused(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ import pytest
 
 from runner.server import options
 from runner.server.profiles import load_profile, resolve_server
+from tests.support import system_tools
 
 MARIADBD = Path("/usr/sbin/mariadbd")
 #: Debian's mariadbd's compiled-in datadir (the control test shows the parse used it).
@@ -121,7 +122,7 @@ class Inotify:
 
 def _namespaces_work(probe: Path) -> str | None:
     """None when a private mount namespace with a bind mount works here, else why not."""
-    if shutil.which("unshare") is None:
+    if system_tools.which("unshare") is None:
         return "unshare (util-linux) is not installed"
     probe.mkdir()
     try:

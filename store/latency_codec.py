@@ -10,7 +10,7 @@ take well under 1 KB. The blob is zlib of one stream of unsigned LEB128 varints:
 
 The layout travels in every blob, so each interval reads on its own. Type codes index
 :data:`TYPE_CODES` (append-only: a code never changes meaning). The analysis reads many blobs
-at once (:func:`decode_type`): one decompression each, then every varint of every blob decoded
+at once (:func:`decode_types`): one decompression each, then every varint of every blob decoded
 by numpy in one pass.
 """
 
@@ -128,7 +128,13 @@ def decode_type(blobs: Sequence[bytes | None], name: str) -> TypeSegments:
     A blob that does not decompress or decode is reported in ``problems`` and contributes
     nothing; the others are read as if it were absent.
     """
-    code = TYPE_CODES.index(name)
+    return decode_types(blobs, (name,))[name]
+
+
+def decode_types(blobs: Sequence[bytes | None], names: Sequence[str] = TYPE_CODES
+                 ) -> dict[str, TypeSegments]:
+    """:func:`decode_type` of several types, each blob decompressed and decoded once."""
+    codes = {TYPE_CODES.index(name): name for name in names}
     raw: list[bytes] = []
     owners: list[int] = []
     problems: dict[int, str] = {}
@@ -141,20 +147,22 @@ def decode_type(blobs: Sequence[bytes | None], name: str) -> TypeSegments:
         except zlib.error as exc:
             problems[b] = f"latency blob does not decompress ({exc})"
     n = len(blobs)
-    max_us = np.full(n, -1, dtype=np.int64)
+    max_us = {name: np.full(n, -1, dtype=np.int64) for name in names}
     layouts: list[HistogramLayout | None] = [None] * n
-    pieces: list[tuple[int, int, int]] = []  # (blob, first value, n buckets)
+    pieces: dict[str, list[tuple[int, int, int]]] = {name: [] for name in names}
     values, offsets = _all_values(raw, owners, problems)
     for owner, (lo, hi) in offsets.items():
         try:
-            layouts[owner], found = _walk(values, lo, hi, code)
+            layouts[owner], found = _walk(values, lo, hi)
         except HistogramFormatError as exc:
             problems[owner] = str(exc)
             continue
-        if found is not None:
-            max_us[owner], start, count = found
-            pieces.append((owner, start, count))
-    return _segments(values, pieces, max_us, layouts, problems)
+        for code, (top, start, count) in found.items():
+            if code in codes:
+                max_us[codes[code]][owner] = top
+                pieces[codes[code]].append((owner, start, count))
+    return {name: _segments(values, pieces[name], max_us[name], layouts, dict(problems))
+            for name in names}
 
 
 def _all_values(raw: list[bytes], owners: list[int], problems: dict[int, str]
@@ -182,9 +190,9 @@ def _all_values(raw: list[bytes], owners: list[int], problems: dict[int, str]
     return values, offsets
 
 
-def _walk(values: np.ndarray, lo: int, hi: int, code: int
-          ) -> tuple[HistogramLayout, tuple[int, int, int] | None]:
-    """One blob's layout and, for type ``code``: (max µs, first delta's position, n)."""
+def _walk(values: np.ndarray, lo: int, hi: int
+          ) -> tuple[HistogramLayout, dict[int, tuple[int, int, int]]]:
+    """One blob's layout and, per type code: (max µs, first delta's position, n)."""
     if hi - lo < _HEADER:
         raise HistogramFormatError("latency blob too short for its header")
     version, exact, sub, buckets, n_types = (int(v) for v in values[lo:lo + _HEADER])
@@ -192,15 +200,14 @@ def _walk(values: np.ndarray, lo: int, hi: int, code: int
         raise HistogramFormatError(f"latency blob format {version}, this flushbench reads"
                                    f" {VERSION}")
     layout = HistogramLayout.of(exact, sub, buckets)
-    at, found = lo + _HEADER, None
+    at, found = lo + _HEADER, {}
     for _ in range(n_types):
         if at + 3 > hi:
             raise HistogramFormatError("latency blob ends inside a type")
         type_code, top, n = (int(v) for v in values[at:at + 3])
         if at + 3 + 2 * n > hi:
             raise HistogramFormatError("latency blob ends inside a type's buckets")
-        if type_code == code:
-            found = (top, at + 3, n)
+        found[type_code] = (top, at + 3, n)
         at += 3 + 2 * n
     if at != hi:
         raise HistogramFormatError("latency blob has bytes after its last type")
@@ -255,8 +262,7 @@ def decode(blob: bytes) -> tuple[HistogramLayout, dict[str, tuple[Buckets, float
     """
     out: dict[str, tuple[Buckets, float]] = {}
     layout: HistogramLayout | None = None
-    for name in TYPE_CODES:
-        seg = decode_type([blob], name)
+    for name, seg in decode_types([blob]).items():
         if seg.problems:
             raise HistogramFormatError(seg.problems[0])
         layout = seg.layouts[0]

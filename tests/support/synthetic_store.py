@@ -78,6 +78,9 @@ class SynthCell:
         Repetitions whose run fails (status ``failed``, no intervals).
     retried_repetitions:
         Repetitions whose first attempt was ``interrupted`` and a second attempt is ``done``.
+    latency_scale:
+        How many times slower than the synthetic driver's usual response times its
+        transactions are (its latency histograms, :mod:`tests.support.synthetic_latency`).
     """
 
     knobs: dict[str, Any]
@@ -92,6 +95,7 @@ class SynthCell:
     failed_repetitions: tuple[int, ...] = ()
     retried_repetitions: tuple[int, ...] = ()
     label: str | None = None
+    latency_scale: float = 1.0
 
 
 @dataclass
@@ -388,7 +392,8 @@ def build_store(
                     },
                 )
                 if driver == "tpcc" and latency_histograms:
-                    _with_histograms(row, lat_rng, level / max(float(per_s[i]), level / 20))
+                    _with_histograms(row, lat_rng, c.latency_scale
+                                     * max(1.0, level / max(float(per_s[i]), level / 20)))
                 int_rows.append(row)
             smp_rows += _samples(
                 run, c, rng, n_smp, sample_interval_s, per_s, names, max_age,
@@ -408,7 +413,7 @@ def _with_histograms(row: dict[str, Any], rng: np.random.Generator, slowdown: fl
     """Give an interval row the latency histograms and figures the Go driver prints."""
     counts = {"new_order": int(row["primary_count"]),
               **{name: int(v["count"]) for name, v in row["detail"].items()}}
-    blob, printed = interval_latency(rng, counts, max(slowdown, 1.0))
+    blob, printed = interval_latency(rng, counts, slowdown)
     no = printed.pop("new_order")
     row.update(p95_ms=no["p95_ms"], p99_ms=no["p99_ms"], max_ms=no["max_ms"], latency_z=blob,
                detail=printed)

@@ -1,0 +1,291 @@
+"""Response time per run and per cell, beside throughput: stalls, jitter, the window's p99 and
+a verdict on it against each cell's baseline.
+
+Which figures exist depends on the driver (docs/domain.md, "Response time"):
+
+* the Go driver stores every interval's histograms: a run's window p99 (and each type's p95,
+  p99, max) is read off the merge of its window intervals, and a cell's off the merge of its
+  runs' windows (:mod:`analysis.latency_histograms`) — **exact** within the layout's
+  precision (1/128);
+* tpcc_start prints New-Order's p95, p99 and max per interval, and each other type's max;
+  sysbench its one percentile (p95 by default) per interval; the Go driver before histograms
+  each type's p95, p99 and max per interval. Percentiles do not merge, so a run's figure is
+  then the **median over the window of the driver's per-interval figure** — the driver's own,
+  marked as such wherever shown. A maximum is exact either way (the largest one printed).
+
+Per run, over its window intervals: ``stall_s``, the seconds of intervals that completed no
+transaction of the metric or whose percentile is above :data:`STALL_MULTIPLE` × the run's
+median per-interval percentile; ``jitter_pct``, the CV of the per-interval percentile (SD /
+mean, %). Lower is better for all of them, and for the verdict: ``compare`` judges the ratio of
+the window percentile between a cell and its baseline with the one verdict rule
+(:func:`analysis.statistics.verdicts.design_verdict`), its ``faster`` (ratio above 1) read as
+*higher* latency, *worse*.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.baselines import baseline_of
+from analysis.compare import BASELINE, design_blocks
+from analysis.disturbed import counted
+from analysis.frames import Frames
+from analysis.latency_histograms import WindowHistograms, percentiles, window_histograms
+from analysis.metric import metric_view
+from analysis.query import DB
+from analysis.series import intervals
+from analysis.statistics import blocked
+from analysis.statistics.verdicts import FASTER, SLOWER, design_verdict
+from store.latency_codec import TYPE_CODES
+from store.models import RunStatus
+
+#: An interval whose percentile is above this multiple of its run's median is a stall.
+STALL_MULTIPLE = 4.0
+#: The Go driver: the one whose runs should carry histograms (run_metadata.driver).
+HISTOGRAM_DRIVER = "tpcc"
+#: Verdict labels: lower latency is better.
+LOWER, HIGHER = "lower (better)", "higher (worse)"
+#: The columns of :attr:`Latency.runs`.
+RUN_COLUMNS = ("median_ms", "jitter_pct", "stall_s", "stall_intervals", "window_ms",
+               "window_p95_ms", "window_max_ms", "value_ms", "histograms")
+
+
+@dataclass(frozen=True)
+class LatencyView:
+    """What an experiment's latency figures are: which percentile, and whether exact.
+
+    ``percentile`` is 99 where the runs have a p99, else 95 (sysbench's default), None when
+    no run has a latency figure; ``exact`` when every counted run's window histograms were
+    merged (the Go driver), else the figures are the driver's own per-interval ones.
+    """
+
+    percentile: int | None
+    exact: bool
+
+    @property
+    def name(self) -> str:
+        """``p99`` (or ``p95``)."""
+        return f"p{self.percentile}"
+
+    @property
+    def column(self) -> str:
+        """The per-interval column of :func:`analysis.series.intervals`."""
+        return f"p{self.percentile}_ms"
+
+    @property
+    def how(self) -> str:
+        """How a run's window figure is made, in words (for every table that shows one)."""
+        if self.exact:
+            return (f"{self.name} of the window's merged histograms (exact within 1/128)")
+        return (f"median over the window of the driver's own per-interval {self.name}"
+                " (percentiles do not merge: not the window's)")
+
+
+@dataclass(frozen=True)
+class Latency:
+    """An experiment's response-time figures: per run, per cell, per type and cell."""
+
+    view: LatencyView
+    #: Per done run (index: run id): :data:`RUN_COLUMNS`.
+    runs: pd.DataFrame
+    #: Per cell (index: cell id, row order): ``value_ms`` (the cell's figure), ``exact``,
+    #: ``runs_median_ms``, ``stall_s_median``, ``stall_s_max``, ``jitter_pct_median`` and the
+    #: verdict columns ``ratio, ratio_ci_low, ratio_ci_high, p_value, verdict,
+    #: verdict_reason, baseline_id``.
+    cells: pd.DataFrame
+    #: Per cell and transaction type: ``cell_id, type, p95_ms, p99_ms, max_ms, exact``.
+    types: pd.DataFrame
+    #: Go-driver done runs whose window has no (complete) histograms, with why.
+    missing: dict[int, str] = field(default_factory=dict)
+
+
+def view_of(intervals_df: pd.DataFrame, complete: bool) -> LatencyView:
+    """The percentile the window intervals have (99, else 95), exact when ``complete``."""
+    win = intervals_df[intervals_df["in_window"]]
+    for p in (99, 95):
+        col = f"p{p}_ms"
+        if col in win and win[col].notna().any():
+            return LatencyView(p, complete)
+    return LatencyView(None, False)
+
+
+def run_figures(intervals_df: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Per run (index: run id), from its window intervals' ``column`` (a percentile, ms):
+    ``median_ms``, ``jitter_pct``, ``stall_s``, ``stall_intervals`` and ``window_max_ms`` (the
+    largest maximum printed). An interval without transactions has no percentile (the Go
+    driver prints 0) and is a stall."""
+    win = intervals_df[intervals_df["in_window"]].sort_values(["run_id", "seq"],
+                                                              kind="stable")
+    rows = {}
+    for run_id, g in win.groupby("run_id", sort=False):
+        count = g["primary_count"].to_numpy(dtype=float)
+        value = g[column].to_numpy(dtype=float) if column in g else np.full(len(g), np.nan)
+        value = np.where((count > 0) & (value > 0), value, np.nan)
+        good = value[np.isfinite(value)]
+        median = float(np.median(good)) if good.size else math.nan
+        stall = (count == 0) | (value > STALL_MULTIPLE * median)
+        tops = g["max_ms"].to_numpy(dtype=float)
+        rows[int(run_id)] = {
+            "median_ms": median,
+            "jitter_pct": float(100 * good.std(ddof=1) / good.mean())
+            if good.size > 1 and good.mean() > 0 else math.nan,
+            "stall_s": float(g["interval_s"].to_numpy(dtype=float)[stall].sum()),
+            "stall_intervals": int(stall.sum()),
+            "window_max_ms": float(np.nanmax(tops)) if np.isfinite(tops).any() else math.nan,
+        }
+    out = pd.DataFrame.from_dict(rows, orient="index",
+                                 columns=["median_ms", "jitter_pct", "stall_s",
+                                          "stall_intervals", "window_max_ms"])
+    out.index.name = "run_id"
+    return out
+
+
+def load(db: DB, fr: Frames) -> Latency:
+    """The :class:`Latency` of ``fr``'s done runs (histograms from the analysis cache where
+    merged before)."""
+    rs = fr.run_summary
+    done = rs[rs["status"] == RunStatus.DONE]
+    ids = [int(r) for r in done["run_id"]]
+    hist = window_histograms(db, fr.intervals, ids)
+    go = set(fr.runs.loc[fr.runs["driver"] == HISTOGRAM_DRIVER, "run_id"].astype(int)) \
+        if "driver" in fr.runs else set()
+    missing = {r: _why_missing(hist[r]) for r in ids if r in go and not hist[r].complete}
+    counted_ids = [int(r) for r in rs.loc[counted(rs), "run_id"]]
+    view = view_of(fr.intervals, bool(counted_ids)
+                   and all(hist[r].complete for r in counted_ids))
+    runs = _runs(fr.intervals, view, hist, ids)
+    cells = _cells(rs, fr, runs, view, hist)
+    return Latency(view=view, runs=runs, cells=cells,
+                   types=_types(db, rs, fr, view, hist), missing=missing)
+
+
+def _why_missing(h: WindowHistograms) -> str:
+    if h.problem:
+        return h.problem
+    if h.with_histogram == 0:
+        return "the driver stored no latency histogram (a tpcc binary older than them)"
+    return f"{h.with_histogram} of its {h.window_intervals} window intervals have one"
+
+
+def _runs(intervals_df: pd.DataFrame, view: LatencyView, hist: dict[int, WindowHistograms],
+          ids: list[int]) -> pd.DataFrame:
+    """Per done run: the interval figures and, where complete, the window's merged ones."""
+    figures = run_figures(intervals_df, view.column) if view.percentile else pd.DataFrame(
+        columns=["median_ms", "jitter_pct", "stall_s", "stall_intervals", "window_max_ms"])
+    out = figures.reindex(ids)
+    out.index.name = "run_id"
+    merged = {r: percentiles([hist[r]]) if hist[r].complete else {} for r in ids}
+    key = "p99_ms" if view.percentile == 99 else "p95_ms"
+    out["window_ms"] = [merged[r].get(key) for r in ids]
+    out["window_p95_ms"] = [merged[r].get("p95_ms") for r in ids]
+    out["window_max_ms"] = [merged[r].get("max_ms") or out.loc[r, "window_max_ms"] for r in ids]
+    out["value_ms"] = out["window_ms"] if view.exact else out["median_ms"]
+    out["histograms"] = ["complete" if hist[r].complete else "partial"
+                         if hist[r].with_histogram else "none" for r in ids]
+    for c in RUN_COLUMNS:
+        if c != "histograms":
+            out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+    return out[list(RUN_COLUMNS)]
+
+
+def _cells(rs: pd.DataFrame, fr: Frames, runs: pd.DataFrame, view: LatencyView,
+           hist: dict[int, WindowHistograms]) -> pd.DataFrame:
+    """Per cell: its figure (merged over its counted runs when exact), the runs' spread of
+    stalls and jitter, and the verdict against its baseline."""
+    done = rs[counted(rs)]
+    rows = {}
+    for cell_id in fr.cell_summary.sort_values("position")["cell_id"].astype(int):
+        mine = [int(r) for r in done.loc[done["cell_id"] == cell_id, "run_id"]]
+        r = runs.reindex(mine)
+        merged = percentiles([hist[x] for x in mine]) if view.exact and mine else {}
+        key = "p99_ms" if view.percentile == 99 else "p95_ms"
+        rows[cell_id] = {
+            "value_ms": merged.get(key) if view.exact else _median(r["value_ms"]),
+            "exact": bool(view.exact and merged.get(key) is not None),
+            "runs_median_ms": _median(r["value_ms"]),
+            "stall_s_median": _median(r["stall_s"]),
+            "stall_s_max": float(r["stall_s"].max()) if r["stall_s"].notna().any()
+            else math.nan,
+            "jitter_pct_median": _median(r["jitter_pct"]),
+        }
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index.name = "cell_id"
+    verdicts = latency_verdicts(runs, rs, fr.cell_summary, fr.experiment["spec"])
+    return out.join(verdicts)
+
+
+def _median(values: pd.Series) -> float:
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    return float(v.median()) if len(v) else math.nan
+
+
+def latency_verdicts(runs: pd.DataFrame, rs: pd.DataFrame, cells_df: pd.DataFrame,
+                     spec: dict[str, Any]) -> pd.DataFrame:
+    """Per cell (index: cell id): the ratio of its runs' window figure (``runs.value_ms``) to
+    its baseline's, with the verdict rule of throughput (blocks as the design has them);
+    ``verdict`` is :data:`LOWER`/:data:`HIGHER` where the rule finds a difference."""
+    done = rs[counted(rs)]
+    values = done["run_id"].map(runs["value_ms"]).to_numpy(dtype=float)
+    cell_ids = done["cell_id"].astype(int).to_list()
+    blocks, unit = design_blocks(rs, spec)
+    block_list = None if blocks is None else blocks.reindex(done.index).to_list()
+    model = None
+    ok = np.isfinite(values) & (values > 0)
+    if block_list is not None and ok.any():
+        model = blocked.fit(np.log(values[ok]), [c for c, k in zip(cell_ids, ok, strict=True)
+                                                 if k],
+                            [b for b, k in zip(block_list, ok, strict=True) if k])
+    own = baseline_of(cells_df)
+    rows = {}
+    for cell_id in cells_df["cell_id"].astype(int):
+        base = own[cell_id]
+        if cell_id == base:
+            rows[cell_id] = dict(ratio=1.0, ratio_ci_low=math.nan, ratio_ci_high=math.nan,
+                                 p_value=math.nan, verdict=BASELINE,
+                                 verdict_reason="the reference cell", baseline_id=base)
+            continue
+        v = design_verdict(values, cell_ids, block_list, base, cell_id, model=model,
+                           block_unit=unit)
+        rows[cell_id] = dict(ratio=v.ratio, ratio_ci_low=v.ci_low, ratio_ci_high=v.ci_high,
+                             p_value=v.p_value,
+                             verdict={FASTER: HIGHER, SLOWER: LOWER}.get(v.verdict, v.verdict),
+                             verdict_reason=v.reason, baseline_id=base)
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index.name = "cell_id"
+    return out
+
+
+def _types(db: DB, rs: pd.DataFrame, fr: Frames, view: LatencyView,
+           hist: dict[int, WindowHistograms]) -> pd.DataFrame:
+    """Per cell and type: p95, p99 and max over the cell's counted runs — merged when every
+    one has complete histograms, else the driver's per-interval figures (median of the
+    percentiles, largest maximum) where it prints them per type."""
+    done = rs[counted(rs)]
+    columns = ["cell_id", "type", "p95_ms", "p99_ms", "max_ms", "exact"]
+    rows: list[list[Any]] = []
+    if not metric_view(fr.experiment).per_minute:  # sysbench: one kind of transaction
+        return pd.DataFrame(rows, columns=columns)
+    without = [int(r) for r in done["run_id"] if not hist[int(r)].complete]
+    detail = intervals(db, run_ids=without, detail=True, window_only=True) if without \
+        else pd.DataFrame()
+    for cell_id in fr.cell_summary.sort_values("position")["cell_id"].astype(int):
+        mine = [int(r) for r in done.loc[done["cell_id"] == cell_id, "run_id"]]
+        if mine and all(hist[r].complete for r in mine):
+            for name in TYPE_CODES:
+                rows.append([cell_id, name, *percentiles([hist[r] for r in mine], name)
+                             .values(), True])
+            continue
+        win = detail[detail["run_id"].isin(mine)] if len(detail) else detail
+        for name in TYPE_CODES if len(win) else ():
+            prefix = "" if name == "new_order" else f"{name}_"
+            got = [_median(win[f"{prefix}p{q}_ms"]) if f"{prefix}p{q}_ms" in win
+                   else math.nan for q in (95, 99)]
+            top = win[f"{prefix}max_ms"].max() if f"{prefix}max_ms" in win else math.nan
+            if any(pd.notna(x) for x in (*got, top)):
+                rows.append([cell_id, name, *got, float(top), False])
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,214 @@
+"""Each run's latency histograms merged over its measurement window, computed once per run.
+
+The Go driver's intervals carry every type's histogram (``intervals.latency_z``,
+:mod:`store.latency_codec`). A run's window figures — its New-Order p99 over the whole window,
+each type's, and the cell's over all its runs — are read off merged histograms, never averaged
+from per-interval percentiles. Merging means reading every window interval's blob; a done run's
+intervals never change, so each run's merged window (sparse bucket counts and the exact maximum
+per type) is kept in the analysis cache (:mod:`analysis.figure_cache`) under
+
+    sha256(code fingerprint, the run's window intervals: (seq, stored blob size) each)
+
+and a report of runs merged before reads no blob. The merge of several runs (a cell) adds
+their counts: :func:`merge_runs`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import func, select
+
+from analysis.figure_cache import get_or_compute, source_fingerprint
+from analysis.query import DB, fetch, session_scope
+from flushbench.latency import HistogramLayout, dense_percentile_ms
+from store.latency_codec import decode_types
+from store.models import Interval
+
+SOURCES = ("analysis/latency_histograms.py", "store/latency_codec.py", "flushbench/latency.py")
+TABLE = "window_latency"
+
+
+@dataclass(frozen=True)
+class WindowHistograms:
+    """One run's histograms merged over its window intervals.
+
+    ``window_intervals``: the run's window intervals; ``with_histogram``: those whose blob was
+    read (the merge is the whole window's only when both are equal: :attr:`complete`);
+    ``problem``: why some blob could not be read; ``types``: type → (bucket indexes, counts,
+    exact maximum in µs) of the merge.
+    """
+
+    layout: HistogramLayout | None
+    window_intervals: int
+    with_histogram: int
+    problem: str | None
+    types: dict[str, tuple[np.ndarray, np.ndarray, int]]
+
+    @property
+    def complete(self) -> bool:
+        """Every window interval's histogram was merged (so the figures are the window's)."""
+        return self.layout is not None and self.with_histogram == self.window_intervals > 0
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """A hash of the merge's source code and numpy's version."""
+    return source_fingerprint(SOURCES, f"numpy {np.__version__}")
+
+
+def window_histograms(db: DB, intervals_df: pd.DataFrame,
+                      run_ids: Sequence[int]) -> dict[int, WindowHistograms]:
+    """Each run's window histograms (run id → :class:`WindowHistograms`), from the cache
+    where known, else read from the store (only its window intervals' blobs) and kept.
+
+    ``intervals_df``: :func:`analysis.series.intervals` of the runs (``run_id``, ``seq``,
+    ``in_window``); its window flags decide which intervals merge.
+    """
+    ids = [int(r) for r in dict.fromkeys(run_ids)]
+    if not ids:
+        return {}
+    window = intervals_df.loc[intervals_df["in_window"] & intervals_df["run_id"].isin(ids),
+                              ["run_id", "seq"]]
+    seqs = {int(r): sorted(int(s) for s in g) for r, g in window.groupby("run_id")["seq"]}
+    with session_scope(db) as s:
+        sizes = _blob_sizes(s, ids)
+        keys = [_key(seqs.get(r, []), sizes.get(r, {})) for r in ids]
+
+        def compute(positions: list[int]) -> list[str]:
+            todo = [ids[i] for i in positions]
+            merged = _merge_from_store(s, {r: seqs.get(r, []) for r in todo})
+            return [json.dumps(merged[r]) for r in todo]
+
+        found = get_or_compute(TABLE, keys, compute, _decode)
+    return dict(zip(ids, found, strict=True))
+
+
+def _blob_sizes(s: Any, ids: list[int]) -> dict[int, dict[int, int]]:
+    """Per run, each interval's stored blob size (0: none)."""
+    rows = fetch(s, select(Interval.run_id, Interval.seq,
+                           func.coalesce(func.length(Interval.latency_z), 0)),
+                 Interval.run_id, ids)
+    out: dict[int, dict[int, int]] = {}
+    for run_id, seq, size in rows:
+        out.setdefault(int(run_id), {})[int(seq)] = int(size)
+    return out
+
+
+def _key(seqs: list[int], sizes: dict[int, int]) -> str:
+    h = hashlib.sha256(code_fingerprint().encode())
+    h.update(repr([(q, sizes.get(q, 0)) for q in seqs]).encode())
+    return h.hexdigest()
+
+
+def _merge_from_store(s: Any, seqs: dict[int, list[int]]) -> dict[int, dict[str, Any]]:
+    """Read the window intervals' blobs of these runs and merge them per run and type."""
+    wanted = {(r, q) for r, qs in seqs.items() for q in qs}
+    rows = fetch(s, select(Interval.run_id, Interval.seq, Interval.latency_z)
+                 .where(Interval.latency_z.is_not(None)), Interval.run_id, list(seqs))
+    mine = sorted((int(r), int(q), bytes(b)) for r, q, b in rows if (int(r), int(q)) in wanted)
+    owners = np.array([r for r, _, _ in mine], dtype=np.int64)
+    per_type = decode_types([b for _, _, b in mine])
+    # A blob unreadable for any type counts for none: the window is then incomplete.
+    problems = {b: p for seg in per_type.values() for b, p in seg.problems.items()}
+    layouts = next(iter(per_type.values())).layouts
+    out: dict[int, dict[str, Any]] = {
+        r: {"layout": None, "window_intervals": len(qs), "with_histogram": 0, "problem": None,
+            "types": {}} for r, qs in seqs.items()}
+    good = np.ones(len(mine), dtype=bool)
+    good[list(problems)] = False
+    for b, run_id in enumerate(owners.tolist()):
+        run = out[run_id]
+        if not good[b]:
+            run["problem"] = run["problem"] or problems[b]
+            continue
+        run["with_histogram"] += 1
+        this = [layouts[b].exact_below_us, layouts[b].sub_buckets, layouts[b].buckets]
+        if run["layout"] is None:
+            run["layout"] = this
+        elif run["layout"] != this:
+            run["problem"] = run["problem"] or "the run's intervals have different layouts"
+    for name, seg in per_type.items():
+        _merge_type(out, name, seg, owners, good)
+    for run in out.values():
+        if run["problem"] == "the run's intervals have different layouts":
+            run.update(layout=None, with_histogram=0, types={})  # no merge across layouts
+    return out
+
+
+def _merge_type(out: dict[int, dict[str, Any]], name: str, seg: Any, owners: np.ndarray,
+                good: np.ndarray) -> None:
+    """One type's buckets summed per run over the readable blobs (kept sparse)."""
+    if not owners.size:
+        return
+    runs, run_pos = np.unique(owners, return_inverse=True)
+    width = max(lay.buckets for lay in seg.layouts if lay is not None) if any(
+        lay is not None for lay in seg.layouts) else 0
+    keep = good[seg.blob] if seg.blob.size else np.zeros(0, dtype=bool)
+    flat = run_pos[seg.blob[keep]] * width + seg.index[keep]
+    dense = np.bincount(flat, weights=seg.count[keep], minlength=runs.size * width) \
+        .reshape(runs.size, width) if width else np.zeros((runs.size, 0))
+    tops = np.where(good, seg.max_us, -1)
+    top_per_run = np.full(runs.size, -1, dtype=np.int64)
+    np.maximum.at(top_per_run, run_pos, tops)
+    for i, run_id in enumerate(runs.tolist()):
+        if top_per_run[i] < 0:
+            continue  # no readable blob of the run holds this type
+        index = np.flatnonzero(dense[i])
+        out[run_id]["types"][name] = {"index": index.tolist(),
+                                      "count": dense[i, index].astype(np.int64).tolist(),
+                                      "max_us": int(top_per_run[i])}
+
+
+def _decode(text: str) -> WindowHistograms:
+    """One run's merged window back from JSON; ValueError when it does not fit."""
+    raw = json.loads(text)
+    layout = HistogramLayout.of(*raw["layout"]) if raw["layout"] else None
+    types = {name: (np.asarray(t["index"], dtype=np.int64), np.asarray(t["count"],
+                                                                       dtype=np.int64),
+                    int(t["max_us"])) for name, t in raw["types"].items()}
+    if layout is not None and any(ix.size and int(ix.max()) >= layout.buckets
+                                  for ix, _, _ in types.values()):
+        raise ValueError("bucket outside the layout")
+    return WindowHistograms(layout, int(raw["window_intervals"]), int(raw["with_histogram"]),
+                            raw["problem"], types)
+
+
+def merge_runs(runs: Sequence[WindowHistograms], name: str
+               ) -> tuple[HistogramLayout, np.ndarray, float] | None:
+    """Type ``name``'s histogram over several runs' complete windows: (layout, dense counts,
+    exact maximum in ms); None unless every run's window is complete with one layout."""
+    if not runs or not all(r.complete for r in runs):
+        return None
+    layouts = {r.layout for r in runs}
+    if len(layouts) != 1:
+        return None
+    layout = next(iter(layouts))
+    assert layout is not None
+    dense = np.zeros(layout.buckets, dtype=np.int64)
+    top = 0
+    for r in runs:
+        if name in r.types:
+            index, count, max_us = r.types[name]
+            np.add.at(dense, index, count)
+            top = max(top, max_us)
+    return layout, dense, top / 1000
+
+
+def percentiles(runs: Sequence[WindowHistograms], name: str = "new_order"
+                ) -> dict[str, float | None]:
+    """``p95_ms``, ``p99_ms`` and ``max_ms`` of type ``name`` over the runs' merged windows
+    (None each when the merge is not possible or holds no transaction)."""
+    merged = merge_runs(runs, name)
+    if merged is None or not merged[1].any():
+        return {"p95_ms": None, "p99_ms": None, "max_ms": None}
+    layout, dense, top = merged
+    return {"p95_ms": dense_percentile_ms(layout, dense, top, 95),
+            "p99_ms": dense_percentile_ms(layout, dense, top, 99), "max_ms": top}

@@ -38,9 +38,16 @@ from analysis.plots import (
 
 #: Panels per row.
 COLUMNS = 2
-#: Height of one row of panels (px) and the gaps between panels (fractions of the canvas).
-ROW_HEIGHT = 230
-H_GAP, V_GAP = 0.08, 0.07
+#: Height of one panel's plot area (px) and the gap between columns (a fraction of the width).
+PANEL_PX = 195
+H_GAP = 0.08
+#: Between two rows of panels, from top to bottom: the upper panel's x tick labels (12 px font
+#: and plotly's padding), its x axis title where a panel above the last row carries one, a
+#: pad, then the lower panel's title lines. Too little of it and the tick labels ran into the
+#: titles below them (tests/analysis/test_grid_spacing.py checks the drawn figure).
+X_TICKS_PX, X_TITLE_PX, ROW_PAD_PX = 24, 20, 8
+#: Margins above the first row's titles (the figure's title and subtitle) and below the last row.
+TOP_PX, BOTTOM_PX = 84, 50
 THIN = "rgba(120,120,120,0.55)"
 #: A panel title's line (12 px font) and the characters that fit a panel's width on one.
 TITLE_LINE_PX = 16
@@ -61,31 +68,31 @@ def median_runs(intervals_df: pd.DataFrame) -> dict[int, int]:
     return chosen
 
 
-def _grid(n: int, title: str, subtitle: str | None, title_lines: int = 1
+def _grid(n: int, title: str, subtitle: str | None, title_lines: int = 1, key_px: int = 0
           ) -> tuple[dict, list[tuple]]:
     """The layout (a plain dict) of a figure with ``n`` panels, and each panel's (x domain,
-    y domain). Panel titles of ``title_lines`` lines get that much more room above each row
-    (and above the first, under the figure's title)."""
+    y domain). Every row of panels gets room above it for panel titles of ``title_lines``
+    lines, and every gap between rows room for the upper row's tick labels (and axis title,
+    where it has one); ``key_px`` more goes under the figure's subtitle (a colour key)."""
     rows = max(1, math.ceil(n / COLUMNS))
-    extra = TITLE_LINE_PX * (max(1, title_lines) - 1)
-    height = 110 + ROW_HEIGHT * rows
-    # The gap between rows in px at one title line, kept and widened by the extra lines.
-    gap = (V_GAP * (height - 150) + extra) / (height - 150 + extra * rows)
-    height += extra * rows
+    titles_px = TITLE_LINE_PX * max(1, title_lines)
+    # An odd last row leaves the panel above its empty slot with the x axis title.
+    titled_above = any(i >= n - COLUMNS and i // COLUMNS < rows - 1 for i in range(n))
+    gap_px = X_TICKS_PX + (X_TITLE_PX if titled_above else 0) + ROW_PAD_PX + titles_px
+    top_px = TOP_PX + titles_px + key_px
+    plot_px = rows * PANEL_PX + (rows - 1) * gap_px
     layout = merge(base_layout(title, subtitle), dict(
-        height=height, width=WIDTH, showlegend=False,
-        margin=dict(t=100 + extra, b=50, l=70, r=70), hovermode="closest"))
-    top, bottom = 1.0, 0.0
-    cell_h = (top - bottom - gap * (rows - 1)) / rows
+        height=top_px + plot_px + BOTTOM_PX, width=WIDTH, showlegend=False,
+        margin=dict(t=top_px, b=BOTTOM_PX, l=70, r=70), hovermode="closest"))
     cell_w = (1.0 - H_GAP * (COLUMNS - 1)) / COLUMNS
     domains = []
     for i in range(n):
         r, c = divmod(i, COLUMNS)
         x0 = c * (cell_w + H_GAP)
-        y1 = top - r * (cell_h + gap)
+        y1 = 1.0 - r * (PANEL_PX + gap_px) / plot_px
         # Rounded into [0, 1]: float steps leave -5e-17 at the bottom, which plotly refuses.
         domains.append(((round(x0, 6), round(min(1.0, x0 + cell_w), 6)),
-                        (round(max(0.0, y1 - cell_h), 6), round(y1, 6))))
+                        (round(max(0.0, y1 - PANEL_PX / plot_px), 6), round(y1, 6))))
     return layout, domains
 
 
@@ -224,10 +231,9 @@ def checkpoint_grid_spec(
            f"<span style='color:{DIRTY_COLOR}'>blue: dirty pages, % of the buffer pool</span>"
            " (dashed: innodb_max_dirty_pages_pct) · shaded: measurement window")
     titles = [panel_title_lines(cell) for _, cell in cells.iterrows()]
+    # key_px: room for the colour key's two lines under the title.
     layout, domains = _grid(len(cells), title, f"{subtitle}<br>{key}" if subtitle else key,
-                            max(map(len, titles), default=1))
-    # Room for the colour key's two lines under the title.
-    merge(layout, dict(margin=dict(t=layout["margin"]["t"] + 40), height=layout["height"] + 30))
+                            max(map(len, titles), default=1), key_px=40)
     n = len(cells)
     traces: list[dict] = []
     shapes: list[dict] = []

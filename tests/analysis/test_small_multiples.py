@@ -87,9 +87,12 @@ def test_long_labels_wrap_inside_their_panel_with_room_above(study: tuple) -> No
     import re
 
     from analysis.small_multiples import (
-        ROW_HEIGHT,
+        BOTTOM_PX,
+        PANEL_PX,
         TITLE_CHARS,
         TITLE_LINE_PX,
+        TOP_PX,
+        X_TICKS_PX,
         throughput_grid_spec,
     )
 
@@ -110,11 +113,12 @@ def test_long_labels_wrap_inside_their_panel_with_room_above(study: tuple) -> No
         assert all(len(re.sub(r"<[^>]+>", "", line)) <= TITLE_CHARS for line in lines), lines
         assert lines[0].startswith("<b>ps-bigredo-")
         assert " ".join(lines).endswith(cells["cell_label"].iloc[0][:-2] + lines[-1][-2:])
-    extra = (n - 1) * TITLE_LINE_PX  # the lines beyond a one-line title
     rows = 4
-    assert spec["layout"]["height"] == 110 + (ROW_HEIGHT + extra) * rows
-    assert spec["layout"]["margin"]["t"] == 100 + extra
-    # The gap between two rows of panels holds every title line.
-    height = spec["layout"]["height"] - spec["layout"]["margin"]["t"] - 50
+    assert spec["layout"]["margin"]["t"] == TOP_PX + n * TITLE_LINE_PX
+    # The gap between two rows of panels holds the upper row's tick labels and every title
+    # line of the lower row; the panels keep their height.
+    height = spec["layout"]["height"] - spec["layout"]["margin"]["t"] - BOTTOM_PX
     first, second = (spec["layout"][k]["domain"] for k in ("yaxis", "yaxis3"))
-    assert (first[0] - second[1]) * height >= n * TITLE_LINE_PX
+    assert (first[0] - second[1]) * height >= X_TICKS_PX + n * TITLE_LINE_PX
+    assert (first[1] - first[0]) * height == pytest.approx(PANEL_PX, abs=0.01)
+    assert height > rows * PANEL_PX + (rows - 1) * (X_TICKS_PX + n * TITLE_LINE_PX)

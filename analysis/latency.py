@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.baselines import baseline_of
+from analysis.claims import _id_ranges
 from analysis.compare import BASELINE, design_blocks
 from analysis.disturbed import counted
 from analysis.frames import Frames
@@ -85,6 +86,14 @@ class LatencyView:
         return (f"median over the window of the driver's own per-interval {self.name}"
                 " (percentiles do not merge: not the window's)")
 
+    @property
+    def cell_how(self) -> str:
+        """How a cell's figure is made, in words."""
+        if self.exact:
+            return (f"{self.name} of its runs' windows merged (exact within 1/128)")
+        return (f"median of its runs' medians of the driver's own per-interval {self.name}"
+                " (not a merged percentile)")
+
 
 @dataclass(frozen=True)
 class Latency:
@@ -114,21 +123,31 @@ def view_of(intervals_df: pd.DataFrame, complete: bool) -> LatencyView:
     return LatencyView(None, False)
 
 
+def _stalls(g: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray, float]:
+    """One run's window intervals (``g``, in order): the percentile per interval (NaN without
+    transactions), which intervals are stalls, and the run's median percentile."""
+    count = g["primary_count"].to_numpy(dtype=float)
+    value = g[column].to_numpy(dtype=float) if column in g else np.full(len(g), np.nan)
+    value = np.where((count > 0) & (value > 0), value, np.nan)
+    good = value[np.isfinite(value)]
+    median = float(np.median(good)) if good.size else math.nan
+    return value, (count == 0) | (value > STALL_MULTIPLE * median), median
+
+
+def _window(intervals_df: pd.DataFrame) -> pd.DataFrame:
+    return intervals_df[intervals_df["in_window"]].sort_values(["run_id", "seq"],
+                                                               kind="stable")
+
+
 def run_figures(intervals_df: pd.DataFrame, column: str) -> pd.DataFrame:
     """Per run (index: run id), from its window intervals' ``column`` (a percentile, ms):
     ``median_ms``, ``jitter_pct``, ``stall_s``, ``stall_intervals`` and ``window_max_ms`` (the
     largest maximum printed). An interval without transactions has no percentile (the Go
     driver prints 0) and is a stall."""
-    win = intervals_df[intervals_df["in_window"]].sort_values(["run_id", "seq"],
-                                                              kind="stable")
     rows = {}
-    for run_id, g in win.groupby("run_id", sort=False):
-        count = g["primary_count"].to_numpy(dtype=float)
-        value = g[column].to_numpy(dtype=float) if column in g else np.full(len(g), np.nan)
-        value = np.where((count > 0) & (value > 0), value, np.nan)
+    for run_id, g in _window(intervals_df).groupby("run_id", sort=False):
+        value, stall, median = _stalls(g, column)
         good = value[np.isfinite(value)]
-        median = float(np.median(good)) if good.size else math.nan
-        stall = (count == 0) | (value > STALL_MULTIPLE * median)
         tops = g["max_ms"].to_numpy(dtype=float)
         rows[int(run_id)] = {
             "median_ms": median,
@@ -142,6 +161,20 @@ def run_figures(intervals_df: pd.DataFrame, column: str) -> pd.DataFrame:
                                  columns=["median_ms", "jitter_pct", "stall_s",
                                           "stall_intervals", "window_max_ms"])
     out.index.name = "run_id"
+    return out
+
+
+def stall_spans(intervals_df: pd.DataFrame, column: str, run_ids: list[int]
+                ) -> dict[int, list[tuple[float, float]]]:
+    """Per run, its stall intervals as (start, end) in seconds after warmup (the figures mark
+    them)."""
+    win = _window(intervals_df)
+    out = {}
+    for run_id, g in win[win["run_id"].isin(run_ids)].groupby("run_id", sort=False):
+        _, stall, _ = _stalls(g, column)
+        ends = g["t"].to_numpy(dtype=float)[stall]
+        lengths = g["interval_s"].to_numpy(dtype=float)[stall]
+        out[int(run_id)] = list(zip((ends - lengths).tolist(), ends.tolist(), strict=True))
     return out
 
 
@@ -162,6 +195,25 @@ def load(db: DB, fr: Frames) -> Latency:
     cells = _cells(rs, fr, runs, view, hist)
     return Latency(view=view, runs=runs, cells=cells,
                    types=_types(db, rs, fr, view, hist), missing=missing)
+
+
+def one_run(db: DB, intervals_df: pd.DataFrame, run_id: int) -> tuple[LatencyView, pd.Series]:
+    """One run's figures (a row of :attr:`Latency.runs`) and what they are: exact when its
+    window's histograms are complete. ``intervals_df``: the run's intervals."""
+    hist = window_histograms(db, intervals_df, [run_id])
+    view = view_of(intervals_df, hist[run_id].complete)
+    return view, _runs(intervals_df, view, hist, [run_id]).iloc[0]
+
+
+def missing_text(missing: dict[int, str]) -> str:
+    """``27 runs (1–3, 5–27): why; run 4: why`` — runs grouped by the reason they lack
+    histograms; empty when none does."""
+    by_reason: dict[str, list[int]] = {}
+    for run_id, why in sorted(missing.items()):
+        by_reason.setdefault(why, []).append(run_id)
+    return "; ".join(
+        (f"{len(ids)} runs ({_id_ranges(ids)})" if len(ids) > 1 else f"run {ids[0]}")
+        + f": {why}" for why, ids in by_reason.items())
 
 
 def _why_missing(h: WindowHistograms) -> str:

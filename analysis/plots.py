@@ -135,6 +135,19 @@ def subtitle_extra_px(subtitle: str | None) -> int:
     return SUBTITLE_LINE_PX * (len(_subtitle_lines(subtitle)) - 1) if subtitle else 0
 
 
+def log_ticks(low: float, high: float) -> dict:
+    """Tick values and labels of a log axis from ``low`` to ``high`` (> 0): 1, 2, 5 × each
+    power of ten (only the powers over wide ranges), labelled as plain numbers — plotly's own
+    log ticks label each minor step with one digit."""
+    if not (low > 0 and high > low):
+        return {}
+    steps = (1, 2, 5) if math.log10(high / low) <= 3 else (1,)
+    values = [m * 10.0 ** k for k in range(math.floor(math.log10(low)),
+                                           math.ceil(math.log10(high)) + 1) for m in steps]
+    values = [v for v in values if low <= v <= high]
+    return dict(tickmode="array", tickvals=values, ticktext=[f"{v:,.6g}" for v in values])
+
+
 def _title_margin(subtitle: str | None) -> dict:
     """The layout update that makes room for a wrapped subtitle's extra lines (else empty)."""
     extra = subtitle_extra_px(subtitle)

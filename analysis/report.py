@@ -36,6 +36,7 @@ from analysis import (
     distributions,
     efficiency,
     io_breakdown,
+    latency,
     plots,
     scorecard,
     small_multiples,
@@ -582,7 +583,7 @@ def _bold_named(label: str, name: str | None) -> str:
 def _cell_section(
     cmp: Comparison, figs: _FigureList, cell: pd.Series, rep_run: int | None,
     smp: pd.DataFrame, ivl: pd.DataFrame, memory_figures: bool = True,
-    name: str | None = None,
+    name: str | None = None, lat: latency.Latency | None = None,
 ) -> str:
     win = cmp.experiment["window"]
     window = (win.start, win.end)
@@ -605,18 +606,25 @@ def _cell_section(
                "stability "
                f"score {_num(cell['score_median'], '.0f')}</p>")
     rows = []
+    # Each run's response time beside its stability score (analysis/latency.py).
+    lat_runs = lat.runs if lat is not None and lat.view.percentile else pd.DataFrame(
+        columns=["value_ms", "stall_s"])
+    lat_name = lat.view.name if lat is not None and lat.view.percentile else "p99"
     for _, r in runs.iterrows():
+        mine = lat_runs.loc[r["run_id"]] if r["run_id"] in lat_runs.index else {}
         rows.append([
             f"#{int(r['repetition'])}" + (f" (attempt {int(r['attempt'])})"
                                           if r["attempt"] > 1 else ""),
             str(int(r["run_id"])), _e(r["status"]), _num(m.of(r.get("notpm"))),
-            _num(r.get("score"), ".0f"), _num(r.get("cv_pct"), ".1f"),
+            _num(r.get("score"), ".0f"), _num(mine.get("value_ms"), ",.1f"),
+            _num(mine.get("stall_s")), _num(r.get("cv_pct"), ".1f"),
             _num(r.get("holes_share", math.nan) * 100, ".0f"),
             _num(r.get("period_s"), ".0f"), _num(r.get("trend_pct_per_min"), "+.2f"),
             f"<span class='warn'>{_e(_text(r.get('warnings')) or _text(r.get('error')))}</span>",
         ])
-    out.append(_table(["repetition", "run", "status", m.name, "score", "CV %", "holes %",
-                       "period s", "trend %/min", "warnings"], rows))
+    out.append(_table(["repetition", "run", "status", m.name, "score", f"{lat_name} ms",
+                       "stall s", "CV %", "holes %", "period s", "trend %/min", "warnings"],
+                      rows))
     cell_int = ivl[ivl["run_id"].isin(runs["run_id"])]
     if len(cell_int):
         labels = {int(r["run_id"]): f"#{int(r['repetition'])}"
@@ -714,6 +722,104 @@ def _io_section(figs: _FigureList, table: pd.DataFrame, metric: MetricView,
             "(<code>Innodb_dblwr_writes</code>, <code>Innodb_dblwr_pages_written</code>) and redo "
             "(<code>Innodb_log_writes</code>, <code>Innodb_os_log_written</code>); the median of "
             "each cell's runs.</p>" + fig)
+
+
+#: The transaction types as the per-type latency table heads them.
+_TYPE_NAMES = {"new_order": "New-Order", "payment": "Payment", "order_status": "Order-Status",
+               "delivery": "Delivery", "stock_level": "Stock-Level"}
+
+
+def _latency_section(d: _ReportData, figs: _FigureList, names: dict[int, str]) -> str:
+    """Response time beside throughput stability: per row the window percentile, its verdict
+    against the baseline (lower is better), stall seconds and jitter; the percentile over time
+    per cell and its spread; each transaction type's figures (analysis/latency.py)."""
+    lat, cmp, metric = d.latency, d.cmp, d.metric
+    v = lat.view
+    if v.percentile is None or lat.cells.empty:
+        return ("<h2>Response time</h2><p class='muted'>The driver printed no latency figure."
+                "</p>")
+    who = "New-Order " if metric.per_minute else ""
+    unit = "New-Order" if metric.per_minute else "transaction"
+    labels = cmp.cells.set_index("cell_id")["cell_label"]
+    rows = []
+    for cell_id, c in lat.cells.iterrows():
+        rows.append([_named(labels[cell_id], names.get(int(cell_id))),
+                     _num(c["value_ms"], ",.1f"),
+                     "–" if c["verdict"] == "baseline" else
+                     f"{_num(c['ratio'], '.2f')}× "
+                     f"({_ci(c['ratio_ci_low'], c['ratio_ci_high'], '.2f')})",
+                     _latency_verdict_html(str(c["verdict"])), _num(c["stall_s_median"]),
+                     _num(c["stall_s_max"]), _num(c["jitter_pct_median"])])
+    missing = (f"<p class='warn'>No latency histograms (their {v.name} is the driver's"
+               f" per-interval figure): {_e(latency.missing_text(lat.missing))}.</p>"
+               if lat.missing else "")
+    out = [f"<h2>Response time</h2><p class='sub'>{who}{v.name} in ms, lower is better. A"
+           f" run's: the {_e(v.how)}; a row's: the {_e(v.cell_how)}. <i>stall s</i>: seconds"
+           f" of the window's intervals with no {unit} or a {v.name} above"
+           f" {latency.STALL_MULTIPLE:g} × the run's median (median and largest of the row's"
+           f" runs); <i>jitter</i>: CV of the per-interval {v.name} (median of the runs). The"
+           f" verdict is the throughput verdicts' rule on the runs' window {v.name}: a ratio"
+           " above 1 is slower responses than the baseline's.</p>" + missing,
+           _table(["configuration", f"{v.name} ms", "ratio (95% CI)", "verdict",
+                   "stall s", "stall s max", "jitter %"], rows)]
+    out += _latency_figures(d, figs, names)
+    out.append(_latency_types(lat, labels, names, v))
+    return "".join(out)
+
+
+def _latency_verdict_html(verdict: str) -> str:
+    cls = {latency.LOWER: "faster", latency.HIGHER: "slower"}.get(verdict, "muted")
+    return f"<span class='{cls}'>{_e(verdict)}</span>"
+
+
+def _latency_figures(d: _ReportData, figs: _FigureList, names: dict[int, str]) -> list[str]:
+    """The percentile over time per cell (small multiples) and its spread per cell."""
+    lat, cmp = d.latency, d.cmp
+    v = lat.view
+    rs = cmp.frames.run_summary
+    cells = cmp.cells.sort_values("position").head(MAX_PANELS)
+    cells = cells.assign(row_name=cells["cell_id"].astype(int).map(names))
+    ivl = cmp.frames.intervals.merge(rs[["run_id", "cell_id"]], on="run_id")
+    if ivl.empty:
+        return []
+    who = "New-Order " if d.metric.per_minute else ""
+    win = cmp.experiment["window"]
+    dashed = "p95_ms" if v.percentile == 99 and ivl["p95_ms"].notna().any() else None
+    more = f" (the first {MAX_PANELS} of {len(cmp.cells)} cells)" if len(cmp.cells) > \
+        MAX_PANELS else ""
+    grid = small_multiples.latency_grid_spec(
+        ivl[ivl["cell_id"].isin(cells["cell_id"])], cells, window=(win.start, win.end),
+        column=v.column, dashed=dashed, name=f"{who}{v.name}", bold_runs=d.reps,
+        stalls=latency.stall_spans(ivl, v.column, list(d.reps.values())),
+        subtitle=f"the driver's {v.name} per interval, log axis · every repetition thin, the"
+                 " representative run bold" + (" (its p95 dashed)" if dashed else "")
+                 + " · shaded: the window; red: its stall intervals" + more)
+    boxes = distributions.latency_boxes(
+        ivl, _display_cells(cmp.cells, names), lat.runs["value_ms"], column=v.column,
+        name=f"{who}{v.name}", run_value_text=f"each run's window {v.name}"
+        + (" (merged)" if v.exact else " (median of its intervals)"))
+    return [figs.add("latency-per-cell", grid), figs.add("latency-distribution", boxes)]
+
+
+def _latency_types(lat: latency.Latency, labels: pd.Series, names: dict[int, str],
+                   v: latency.LatencyView) -> str:
+    """Each type's p99 and maximum per row (where the driver gives them per type)."""
+    if lat.types.empty:
+        return ""
+    types = [t for t in _TYPE_NAMES if t in set(lat.types["type"])]
+    rows = []
+    for cell_id, g in lat.types.groupby("cell_id", sort=False):
+        by = g.set_index("type")
+        rows.append([_named(labels[cell_id], names.get(int(cell_id)))] + [
+            f"{_num(by.loc[t, 'p99_ms'], ',.1f')} / {_num(by.loc[t, 'max_ms'], ',.0f')}"
+            if t in by.index else "–" for t in types])
+    exact = bool(lat.types["exact"].all())
+    how = ("p99 of the row's runs' windows merged (exact within 1/128)" if exact else
+           "the median of the driver's per-interval p99 over the row's windows (– where it"
+           " prints none per type)")
+    return ("<h3>Per transaction type</h3><p class='sub'>p99 / max in ms: " + _e(how)
+            + "; max: the largest the driver printed (exact).</p>"
+            + _table(["configuration", *[_TYPE_NAMES[t] for t in types]], rows))
 
 
 def _efficiency_section(eff: efficiency.Efficiency, cells: pd.DataFrame, metric: MetricView,
@@ -890,6 +996,8 @@ class _ReportData:
     claims: list[str]
     #: Cost per transaction and what bound each run and row (analysis/efficiency.py).
     efficiency: efficiency.Efficiency
+    #: Response time per run, cell and type, and its verdicts (analysis/latency.py).
+    latency: latency.Latency
 
 
 def _read(db: DB, experiment: ExperimentRef, force: bool) -> _ReportData:
@@ -912,6 +1020,7 @@ def _read(db: DB, experiment: ExperimentRef, force: bool) -> _ReportData:
             io_table=io_breakdown.per_cell(s, cmp.frames, window=digest.window),
             claims=_claims(s, rs, cmp.cells, digest.checkpoint_age_peaks),
             efficiency=efficiency.load(s, cmp.frames, digest),
+            latency=latency.load(s, cmp.frames),
         )
 
 
@@ -977,11 +1086,12 @@ def build_report_model(
                                        claims_spec, rs, cells))
     memory_html = _memory_section(cmp, figs, d.cell_mem, d.reps, d.smp, names)
     efficiency_html = _efficiency_section(d.efficiency, cells, metric, names)
+    latency_html = _latency_section(d, figs, names)
     draw_memory = memory_matters(d.cell_mem, varying_knobs(rs))[0] if len(d.cell_mem) else False
     cell_sections = [
         _cell_section(cmp, figs, cell, d.reps.get(int(cell["cell_id"])), d.smp,
                       cmp.frames.intervals, memory_figures=draw_memory,
-                      name=names.get(int(cell["cell_id"])))
+                      name=names.get(int(cell["cell_id"])), lat=d.latency)
         for _, cell in cells.iterrows()
     ]
     # The methodology names a cell by its row's own name where it has one.
@@ -996,7 +1106,7 @@ def build_report_model(
         f"orders by median stability score (100 = flat line).</p>{_aa_line(cmp)}"
         f"{_host_lines(cmp, names)}"
         f"{_ranked_table(cmp, d.qps, names)}",
-        score_html, _CLAIMS, *overview, io_html, efficiency_html, memory_html,
+        score_html, _CLAIMS, *overview, latency_html, io_html, efficiency_html, memory_html,
         _effects_tables(cmp),
         f"<h2>Configurations</h2><ul>{toc}</ul>", *cell_sections,
         _methodology(cmp, d.variables, labels),

@@ -33,7 +33,9 @@ from analysis.plots import (
     base_layout,
     cell_colours,
     figure_spec,
+    log_ticks,
     merge,
+    subtitle_extra_px,
 )
 
 #: Panels per row.
@@ -46,14 +48,15 @@ H_GAP = 0.08
 #: pad, then the lower panel's title lines. Too little of it and the tick labels ran into the
 #: titles below them (tests/analysis/test_grid_spacing.py checks the drawn figure).
 X_TICKS_PX, X_TITLE_PX, ROW_PAD_PX = 24, 20, 8
-#: Margins above the first row's titles (the figure's title and subtitle) and below the last row.
-TOP_PX, BOTTOM_PX = 84, 50
+#: Margins above the first row's titles (the figure's title and subtitle) and below the last
+#: row, and where the figure's title starts (from the top).
+TOP_PX, BOTTOM_PX, TITLE_TOP_PX = 90, 50, 22
 THIN = "rgba(120,120,120,0.55)"
 #: A panel title's line (12 px font) and the characters that fit a panel's width on one.
 TITLE_LINE_PX = 16
 TITLE_CHARS = 62
-__all__ = ["BASELINE_COLOUR", "checkpoint_grid", "checkpoint_grid_spec", "median_runs",
-           "throughput_grid", "throughput_grid_spec"]
+__all__ = ["BASELINE_COLOUR", "checkpoint_grid", "checkpoint_grid_spec", "latency_grid",
+           "latency_grid_spec", "median_runs", "throughput_grid", "throughput_grid_spec"]
 X_TITLE = "minutes after warmup"
 
 
@@ -79,11 +82,16 @@ def _grid(n: int, title: str, subtitle: str | None, title_lines: int = 1, key_px
     # An odd last row leaves the panel above its empty slot with the x axis title.
     titled_above = any(i >= n - COLUMNS and i // COLUMNS < rows - 1 for i in range(n))
     gap_px = X_TICKS_PX + (X_TITLE_PX if titled_above else 0) + ROW_PAD_PX + titles_px
-    top_px = TOP_PX + titles_px + key_px
+    # A subtitle wrapped onto more lines pushes the first row's titles down with it.
+    top_px = TOP_PX + titles_px + key_px + subtitle_extra_px(subtitle)
     plot_px = rows * PANEL_PX + (rows - 1) * gap_px
+    height = top_px + plot_px + BOTTOM_PX
     layout = merge(base_layout(title, subtitle), dict(
-        height=top_px + plot_px + BOTTOM_PX, width=WIDTH, showlegend=False,
-        margin=dict(t=top_px, b=BOTTOM_PX, l=70, r=70), hovermode="closest"))
+        height=height, width=WIDTH, showlegend=False,
+        margin=dict(t=top_px, b=BOTTOM_PX, l=70, r=70), hovermode="closest",
+        # The title's top a fixed distance from the top: the template's y (a share of the
+        # height) put it, with its subtitle, over the first titles of a tall grid.
+        title=dict(y=round(1 - TITLE_TOP_PX / height, 6), yanchor="top")))
     cell_w = (1.0 - H_GAP * (COLUMNS - 1)) / COLUMNS
     domains = []
     for i in range(n):
@@ -280,3 +288,93 @@ checkpoint_grid = as_figure(checkpoint_grid_spec)
 def _hline(level: float, xref: str, yref: str, colour: str, dash: str) -> dict:
     return dict(type="line", xref=f"{xref} domain", yref=yref, x0=0, x1=1, y0=level,
                 y1=level, line=dict(color=colour, dash=dash, width=1))
+
+
+#: The representative run's stall intervals, marked in its panel.
+STALL_COLOUR = "rgba(200,40,30,0.16)"
+
+
+def latency_grid_spec(
+    intervals_df: pd.DataFrame,
+    cells_df: pd.DataFrame,
+    *,
+    window: tuple[float, float] | None,
+    column: str = "p99_ms",
+    dashed: str | None = "p95_ms",
+    name: str = "New-Order p99",
+    stalls: dict[int, list[tuple[float, float]]] | None = None,
+    title: str | None = None,
+    subtitle: str | None = None,
+    bold_runs: dict[int, int] | None = None,
+) -> FigureSpec:
+    """Per cell, a percentile per interval on a log axis: every run thin, the representative
+    run bold (its ``dashed`` percentile dashed beside it), the window shaded, and the
+    representative run's stall intervals (``stalls``: run id → (start, end) s after warmup)
+    as red bands. An interval without transactions has no percentile (a gap in its line).
+
+    Parameters are those of :func:`throughput_grid_spec`; ``column`` and ``dashed`` are
+    per-interval columns of :func:`analysis.frames.intervals` in ms.
+    """
+    cells = cells_df.sort_values("position")
+    df = intervals_df[intervals_df["t"] > 0]
+    medians = bold_runs if bold_runs is not None else median_runs(intervals_df)
+    titles = [panel_title_lines(cell) for _, cell in cells.iterrows()]
+    layout, domains = _grid(len(cells), title or f"{name} response time per cell",
+                            subtitle, max(map(len, titles), default=1))
+    colours = cell_colours(cells_df)
+    shown = [c for c in (column, dashed) if c and c in df]
+    values = df[shown].to_numpy(dtype=float) if shown else np.zeros((0, 1))
+    positive = values[np.isfinite(values) & (values > 0)]
+    # The lowest half percent of intervals (a run's last, nearly empty one) would stretch the
+    # shared axis over decades nothing else uses.
+    low, high = (float(np.percentile(positive, 0.5)) / 1.5, float(positive.max()) * 1.3) \
+        if positive.size else (1.0, 10.0)
+    y_range = [math.log10(low), math.log10(high)]
+    traces: list[dict] = []
+    shapes: list[dict] = []
+    notes: list[dict] = []
+    for i, (_, cell) in enumerate(cells.iterrows()):
+        suffix, xref = _axis_names(i)
+        yref = f"y{suffix}"
+        (x0, x1), (y0, y1) = domains[i]
+        colour = colours[int(cell["cell_id"])]
+        best = medians.get(int(cell["cell_id"]))
+        for run_id, g in df[df["cell_id"] == cell["cell_id"]].groupby("run_id", sort=True):
+            bold = int(run_id) == best
+            traces.append(_latency_line(g, column, xref, yref, run_id, bold, colour))
+            if bold and dashed and dashed in g:
+                traces.append(_latency_line(g, dashed, xref, yref, run_id, bold, colour,
+                                            dash=True))
+        merge(layout, {
+            f"xaxis{suffix}": dict(domain=[x0, x1], anchor=yref, title=dict(
+                text=X_TITLE if i >= len(cells) - COLUMNS else "")),
+            f"yaxis{suffix}": dict(domain=[y0, y1], anchor=xref, type="log", range=y_range,
+                                   **log_ticks(low, high),
+                                   title=dict(text="ms (log)" if i % COLUMNS == 0 else "")),
+        })
+        if window:
+            shapes.append(_shade(window, xref, yref))
+        for start, end in (stalls or {}).get(best, []) if best is not None else []:
+            shapes.append(dict(type="rect", xref=xref, yref=f"{yref} domain", x0=start / 60,
+                               x1=end / 60, y0=0, y1=1, fillcolor=STALL_COLOUR,
+                               line=dict(width=0), layer="below"))
+        notes.append(_panel_title(titles[i], (x0, x1), (y0, y1)))
+    return figure_spec(traces, merge(layout, dict(shapes=shapes, annotations=notes)))
+
+
+latency_grid = as_figure(latency_grid_spec)
+
+
+def _latency_line(g: pd.DataFrame, column: str, xref: str, yref: str, run_id: int,
+                  bold: bool, colour: str, dash: bool = False) -> dict:
+    """One run's percentile per interval (no transactions: no point)."""
+    count = g["primary_count"].to_numpy(dtype=float)
+    y = g[column].to_numpy(dtype=float)
+    y = np.where((count > 0) & (y > 0), y, np.nan)
+    label = column.removesuffix("_ms")
+    return dict(type="scatter", x=g["t"].to_numpy() / 60, y=y, mode="lines", xaxis=xref,
+                yaxis=yref, connectgaps=False,
+                name=f"run {run_id} {label}" + (" (representative)" if bold else ""),
+                line=dict(width=2.2 if bold and not dash else 1.2 if dash else 1.0,
+                          color=colour if bold else THIN, dash="dash" if dash else "solid"),
+                hovertemplate="%{y:,.1f} ms<extra>run " + str(run_id) + f" {label}</extra>")

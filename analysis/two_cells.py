@@ -35,16 +35,24 @@ class TimeMetric:
         Column of that frame (``primary`` means the experiment's per-interval count).
     title:
         What the y axis shows, with its unit.
+    log:
+        Drawn on a log axis (response times).
     """
 
     source: str
     column: str
     title: str
+    log: bool = False
 
 
 #: The metrics ``--metric`` accepts (binary units: MiB = 2^20 bytes).
 METRICS: dict[str, TimeMetric] = {
     "throughput": TimeMetric("intervals", "primary", ""),
+    # The driver's per-interval figures (the Go driver's: from that interval's histogram).
+    "p99": TimeMetric("intervals", "p99_ms", "p99 response time per interval (ms, log)",
+                      log=True),
+    "p95": TimeMetric("intervals", "p95_ms", "p95 response time per interval (ms, log)",
+                      log=True),
     "checkpoint-age": TimeMetric("samples", "checkpoint_age_pct",
                                  "checkpoint age (% of its maximum)"),
     "dirty": TimeMetric("samples", "dirty_pct", "dirty pages (% of the buffer pool)"),
@@ -97,8 +105,9 @@ def figure(
     window: tuple[float, float] | None,
     bold_runs: dict[int, int],
     title: str | None = None,
+    log: bool = False,
 ) -> go.Figure:
-    """Two cells' runs of one per-time column on one axis.
+    """Two cells' runs of one per-time column on one axis (``log``: a log axis).
 
     Parameters
     ----------
@@ -145,7 +154,8 @@ def figure(
     if window:
         _shade_window(fig, *window)
     fig.update_xaxes(title_text="minutes after warmup")
-    fig.update_yaxes(title_text=y_title, tickformat=",")
+    fig.update_yaxes(title_text=y_title, tickformat="" if log else ",",
+                     type="log" if log else "linear")
     fig.update_layout(legend=dict(traceorder="grouped"), hovermode="closest")
     _legend_below(fig, names)
     return fig
@@ -188,7 +198,9 @@ def compare_cells(
     bold = median_runs(ivl)
     m = metric_view(fr.experiment)
     win = fr.experiment["window"]
-    if spec.source == "intervals":
+    if spec.source == "intervals" and spec.column != "primary":
+        data, column, y_title = _latency_data(ivl, spec, metric, m.per_minute)
+    elif spec.source == "intervals":
         interval = float(ivl["interval_s"].median()) if len(ivl) else 10.0
         column = "primary_count" if m.per_minute else m.column
         y_title = (f"{m.counts} per {interval:g} s" if m.per_minute
@@ -204,7 +216,27 @@ def compare_cells(
         data = data.merge(rs[["run_id", "cell_id"]], on="run_id")
         column, y_title = spec.column, spec.title
     return figure(data, cells, ids, column=column, y_title=y_title,
-                  window=(win.start, win.end), bold_runs=bold)
+                  window=(win.start, win.end), bold_runs=bold, log=spec.log)
+
+
+def _latency_data(ivl: pd.DataFrame, spec: TimeMetric, metric: str, tpcc: bool
+                  ) -> tuple[pd.DataFrame, str, str]:
+    """The intervals with the percentile ``spec`` draws (none where an interval completed no
+    transaction), its column and its axis title.
+
+    Raises
+    ------
+    AnalysisError
+        When no interval of these cells has that percentile (sysbench prints one only).
+    """
+    values = ivl[spec.column] if spec.column in ivl else pd.Series(dtype=float)
+    values = values.where((ivl["primary_count"] > 0) & (values > 0))
+    if not values.notna().any():
+        raise AnalysisError(f"the runs of these cells recorded no {metric} per interval",
+                            where="--metric", fix="choose another metric (sysbench prints the"
+                            " percentile it was asked for: p95 by default)")
+    who = "New-Order " if tpcc else ""
+    return ivl.assign(**{spec.column: values}), spec.column, who + spec.title
 
 
 

@@ -18,8 +18,8 @@ plot_app = typer.Typer(help="Single figures (PNG or HTML) outside the report.",
 app.add_typer(plot_app, name="plot")
 
 #: The metrics of ``plot compare`` (kept here so ``--help`` needs no analysis import).
-METRIC_NAMES = ("throughput", "checkpoint-age", "dirty", "pages-flushed", "redo",
-                "disk-write-iops", "rss")
+METRIC_NAMES = ("throughput", "p99", "p95", "checkpoint-age", "dirty", "pages-flushed",
+                "redo", "disk-write-iops", "rss")
 
 
 @plot_app.command("compare")

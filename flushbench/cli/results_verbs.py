@@ -177,7 +177,7 @@ def _print_one(experiment: str, db: str | None, *, force: bool,
     """``compare`` of one experiment: the tables, then its scorecard when it has one."""
     from rich.table import Table
 
-    from analysis import efficiency
+    from analysis import efficiency, latency
     from analysis.compare import aa_floor_text, compare
     from analysis.metric import metric_view
     from analysis.statistics.design import NO_MAIN_EFFECT
@@ -185,6 +185,7 @@ def _print_one(experiment: str, db: str | None, *, force: bool,
     cmp = compare(db, experiment, force=force)
     m = metric_view(cmp.experiment)
     eff = efficiency.load(db, cmp.frames)
+    lat = latency.load(db, cmp.frames)
     con = _console()
     exp = cmp.experiment
     win = exp["window"]
@@ -284,10 +285,52 @@ def _print_one(experiment: str, db: str | None, *, force: bool,
         t.add_row(str(r["rank_stability"]), ids[r["cell_id"]], _f(r["score_median"], ".0f"),
                   _f(r["cv_pct_median"], ".1f"), str(r["rank_notpm"]))
     con.print(t)
+    _print_latency(con, lat, ids, m)
     _print_cost(con, eff, ids, m)
     _print_scorecard(con, cmp, reference)
     for w in cmp.warnings:
         con.print(f"[yellow]warning:[/] {shown(w)}")
+
+
+def _print_latency(con: Any, lat: Any, ids: dict[Any, str], m: Any) -> None:
+    """Response time beside stability: each cell's window percentile and its verdict against
+    the baseline (lower is better), stall seconds and jitter (analysis/latency.py)."""
+    from rich.table import Table
+
+    from analysis import latency
+    from analysis.latency import HIGHER, LOWER, STALL_MULTIPLE
+
+    v = lat.view
+    if v.percentile is None:
+        con.print("response time: the driver printed no latency figure")
+        return
+    who = "New-Order " if m.per_minute else ""
+    t = Table(title=f"Response time: {who}{v.name}, ms (lower is better)")
+    for col in ("id", f"{v.name} ms", "ratio (95% CI)", "verdict", "stall s", "jitter %"):
+        t.add_column(col, justify="left" if col in ("id", "verdict") else "right")
+    styles = {LOWER: "green", HIGHER: "red"}
+    for cell_id, c in lat.cells.iterrows():
+        t.add_row(ids.get(cell_id, str(cell_id)), _f(c["value_ms"], ",.1f"),
+                  "–" if c["verdict"] == "baseline" else
+                  f"{_f(c['ratio'], '.2f')}× ({_f(c['ratio_ci_low'], '.2f')}–"
+                  f"{_f(c['ratio_ci_high'], '.2f')})",
+                  f"[{styles[c['verdict']]}]{c['verdict']}[/]" if c["verdict"] in styles
+                  else c["verdict"],
+                  _f(c["stall_s_median"], ",.0f"), _f(c["jitter_pct_median"], ".0f"))
+    con.print(t)
+    unit = "New-Order" if m.per_minute else "transaction"
+    con.print(f"{v.name}: a run's is the {v.how}; a cell's the {v.cell_how}. stall s: seconds"
+              f" of window intervals with no {unit} or {v.name} above {STALL_MULTIPLE:g} × the"
+              f" run's median; jitter: CV of the per-interval {v.name} (both the median of the"
+              " runs)", soft_wrap=True)
+    con.print(f"why ({v.name} verdicts, the throughput verdicts' rule on the window {v.name}):")
+    for cell_id, c in lat.cells.iterrows():
+        if c["verdict"] != "baseline":
+            con.print(f"  {ids.get(cell_id, str(cell_id))}: {shown(c['verdict_reason'])}",
+                      soft_wrap=True)
+    if lat.missing:
+        con.print(f"no latency histograms (their {v.name} is the driver's per-interval figure):"
+                  f" {shown(latency.missing_text(lat.missing))}", soft_wrap=True)
 
 
 def _bound_cell(cells: Any, cell_id: Any) -> str:
@@ -504,6 +547,7 @@ def show_cmd(
         (f"{m.name} (window average)", _f(m.of(r.get("notpm")))),
         *([("driver TpmC (whole run)", _f(r.get("tpmc_driver")))] if m.per_minute else []),
         ("stability score", _f(r.get("score"), ".1f")),
+        *_latency_rows(db, r, m),
         ("CV %", _f(r.get("cv_pct"), ".1f")),
         ("holes (< 0.5× median)", f"{_f(r.get('holes_share', math.nan) * 100, '.0f')} %"),
         ("longest low stretch", f"{_f(r.get('longest_low_s'))} s"),
@@ -527,6 +571,32 @@ def show_cmd(
     for k, v in rows:
         t.add_row(literal(k), literal(v))
     con.print(t)
+
+
+def _latency_rows(db: Any, r: Any, m: Any) -> list[tuple[str, str]]:
+    """``show``'s response-time rows beside the stability score: the window's percentile
+    (exact from the histograms, or the driver's per-interval median, said so), stall seconds,
+    jitter (analysis/latency.py); none for a run not done."""
+    from analysis import frames, latency
+    from store.models import RunStatus
+
+    if r["status"] != RunStatus.DONE:
+        return []
+    run_id = int(r["run_id"])
+    view, fig = latency.one_run(db, frames.intervals(db, run_ids=[run_id], detail=False),
+                                run_id)
+    if view.percentile is None:
+        return [("response time", "– (the driver printed no latency figure)")]
+    unit = "New-Order" if m.per_minute else "transaction"
+    who = "New-Order " if m.per_minute else ""
+    return [
+        (f"{who}{view.name} (window)", f"{_f(fig['value_ms'], ',.1f')} ms — {view.how}"),
+        ("stall seconds", f"{_f(fig['stall_s'])} s ({_f(fig['stall_intervals'])} intervals"
+         f" with no {unit} or {view.name} above {latency.STALL_MULTIPLE:g} × the run's median"
+         f" {_f(fig['median_ms'], ',.1f')} ms)"),
+        (f"{view.name} jitter", f"{_f(fig['jitter_pct'], '.0f')} % (CV of the per-interval"
+         f" {view.name})"),
+    ]
 
 
 def _efficiency_rows(db: Any, rs: Any, m: Any) -> list[tuple[str, str]]:

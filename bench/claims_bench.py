@@ -14,11 +14,17 @@
    and samples (181 + 181 rows after a 10 s warmup) + the once-per-run rows (variables,
    metadata, events) = the bytes a 30-minute run writes. Page fill makes per-row figures of
    tiny tables coarse (one 8 KiB page holds many intervals), so each table's
-   ``sum(pg_column_size(row))`` is printed too.
+   ``sum(pg_column_size(row))`` is printed too; ``projected_30min_bytes_filled`` copies the
+   run's interval and sample rows until each table holds a 30-minute run's 181 and takes
+   relation growth per row then (pages as full as a long run leaves them); and the stored
+   latency histograms per interval (``intervals.latency_z``: mean and largest
+   ``pg_column_size``, and New-Orders per interval beside them). ``--interval 10`` reports
+   and samples every 10 s, as a 30-minute run does: an interval's histograms grow with the
+   transactions in it.
 
 Usage: ``.venv/bin/python bench/claims_bench.py [--workers 4] [--runs 400] [--run]
-[--seconds 60] [--work DIR]``. Needs Debian's postgresql (``make setup``); ``--run`` also the
-MariaDB server and ``tpcc/bin/tpcc``.
+[--seconds 60] [--interval 2] [--no-claims] [--work DIR]``. Needs Debian's postgresql (``make
+setup``); ``--run`` also the MariaDB server and ``tpcc/bin/tpcc``.
 """
 
 from __future__ import annotations
@@ -112,7 +118,43 @@ def _sizes(engine: sa.Engine) -> dict[str, tuple[int, int, int]]:
     return out
 
 
-def bench_run_bytes(cluster: PgCluster, seconds: int, work: Path) -> dict[str, object]:
+def _filled(engine: sa.Engine, before: dict[str, tuple[int, int, int]]) -> dict[str, float]:
+    """Bytes per row of ``intervals`` and ``samples`` once each holds a 30-minute run's rows:
+    the real run's rows copied (new ``seq``) until there are at least :data:`ROWS_30_MIN`,
+    then relation growth since ``before`` over the rows — pages as full as a long run's."""
+    out = {}
+    with engine.begin() as conn:
+        for table in ("intervals", "samples"):
+            columns = [c for (c,) in conn.execute(sa.text(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = :t"
+                " ORDER BY ordinal_position"), {"t": table})]
+            names = ", ".join(columns)
+            picked = ", ".join("seq + {k}" if c == "seq" else c for c in columns)
+            k = 0
+            while conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one() \
+                    < ROWS_30_MIN:
+                k += 100_000
+                conn.execute(sa.text(f"INSERT INTO {table} ({names}) SELECT"
+                                     f" {picked.format(k=k)} FROM {table} WHERE seq < 100000"))
+    after = _sizes(engine)
+    for table in ("intervals", "samples"):
+        out[table] = (after[table][1] - before[table][1]) / (after[table][0] - before[table][0])
+    return out
+
+
+def _latency_bytes(engine: sa.Engine) -> dict[str, float]:
+    """The stored histograms per interval: mean and largest size, and the New-Orders beside."""
+    with engine.connect() as conn:
+        n, mean, top, per = conn.execute(sa.text(
+            "SELECT count(latency_z), avg(pg_column_size(latency_z)),"
+            " max(pg_column_size(latency_z)), avg(primary_count) FROM intervals"
+            " WHERE latency_z IS NOT NULL")).one()
+    return {"intervals_with_histograms": int(n), "mean_bytes": float(mean or 0),
+            "max_bytes": float(top or 0), "new_orders_per_interval": float(per or 0)}
+
+
+def bench_run_bytes(cluster: PgCluster, seconds: int, work: Path,
+                    interval: int = 2) -> dict[str, object]:
     """A real short run into PostgreSQL; bytes per table and the 30-minute extrapolation."""
     from runner.worker import run_experiment
 
@@ -128,13 +170,15 @@ def bench_run_bytes(cluster: PgCluster, seconds: int, work: Path) -> dict[str, o
         base_config: small
         dataset: {{workload: tpcc, warehouses: 1}}
         workload: {{driver: tpcc, connections: 2, warmup: 2s, duration: {seconds}s,
-                   report_interval: 2s}}
-        sampling: {{interval: 2s}}
+                   report_interval: {interval}s}}
+        sampling: {{interval: {interval}s}}
         pre_run: {{drain_dirty_pages: false}}
         matrix: {{doublewrite: [on]}}
         """))
     outcome = run_experiment(spec, db, work=work)
     after = _sizes(engine)
+    histograms = _latency_bytes(engine)
+    filled = _filled(engine, before)
     engine.dispose()
     db.dispose()
     tables = {t: {"rows": after[t][0] - before[t][0],
@@ -146,7 +190,9 @@ def bench_run_bytes(cluster: PgCluster, seconds: int, work: Path) -> dict[str, o
                                                   "run_events"))
     projected = once + ROWS_30_MIN * sum(per_row.values())
     return {"done": outcome.done, "tables": tables, "bytes_per_row": per_row,
-            "once_per_run_bytes": once, "projected_30min_bytes": projected}
+            "latency_histograms": histograms, "once_per_run_bytes": once,
+            "projected_30min_bytes": projected, "bytes_per_row_filled": filled,
+            "projected_30min_bytes_filled": once + ROWS_30_MIN * sum(filled.values())}
 
 
 def main() -> None:
@@ -156,20 +202,26 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--run", action="store_true", help="also measure a real run's bytes")
     parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--interval", type=int, default=2,
+                        help="report and sample interval of the real run (s)")
+    parser.add_argument("--no-claims", action="store_true",
+                        help="skip the claims under contention (measure only --run)")
     parser.add_argument("--work", type=Path, default=None)
     args = parser.parse_args()
     cluster = PgCluster().init().start()
     try:
         results: dict[str, object] = {}
-        results["postgresql"] = bench_claims(cluster.create_database("claims"), args.workers,
+        if not args.no_claims:
+            results["postgresql"] = bench_claims(cluster.create_database("claims"),
+                                                 args.workers, args.runs)
+            print(json.dumps({"postgresql": results["postgresql"]}), flush=True)
+            sqlite_path = Path(tempfile.mkdtemp()) / "claims.sqlite"
+            results["sqlite"] = bench_claims(f"sqlite:///{sqlite_path}", args.workers,
                                              args.runs)
-        print(json.dumps({"postgresql": results["postgresql"]}), flush=True)
-        sqlite_path = Path(tempfile.mkdtemp()) / "claims.sqlite"
-        results["sqlite"] = bench_claims(f"sqlite:///{sqlite_path}", args.workers, args.runs)
-        print(json.dumps({"sqlite": results["sqlite"]}), flush=True)
+            print(json.dumps({"sqlite": results["sqlite"]}), flush=True)
         if args.run:
             work = args.work or Path(tempfile.mkdtemp()) / "work"
-            results["run_bytes"] = bench_run_bytes(cluster, args.seconds, work)
+            results["run_bytes"] = bench_run_bytes(cluster, args.seconds, work, args.interval)
             print(json.dumps({"run_bytes": results["run_bytes"]}, indent=1), flush=True)
     finally:
         cluster.destroy()

@@ -560,7 +560,8 @@ def show_cmd(
          f" ({_f(r.get('checkpoint_age_change_pct'), '+.0f')} % of the maximum), dirty pages"
          f" {_f(r.get('dirty_trend_points_per_min'), '+.1f')} points/min"
          f" ({_f(r.get('dirty_change_points'), '+.1f')} points)"),
-        ("p95 latency (median)", f"{_f(r.get('p95_ms_median'), '.1f')} ms"),
+        ("p95 latency (median)", f"{_f(r.get('p95_ms_median'), '.1f')} ms (median of the"
+         " driver's own per-interval p95)"),
         ("warnings", str(r.get("warnings") or "none")),
         # A steady window's start, chosen for this run; a disturbed run the policy excludes.
         ("window start", f"{_f(r.get('window_start_s'), '.0f')} s after warmup (steady state)"

@@ -282,66 +282,59 @@ def _judge_in_design(run_summary: pd.DataFrame, spec: dict[str, Any]
     return judge
 
 
-def figure(table: pd.DataFrame, *, source: str = "",
-           stability: pd.DataFrame | None = None) -> go.Figure:
-    """Reference ratio (open diamond) and measured ratio with its 95 % CI, per comparison;
-    below it, when the reference makes stability claims, a panel of each claim's grade.
+def figure(table: pd.DataFrame, *, source: str = "") -> go.Figure:
+    """Reference ratio (open diamond) and measured ratio with its 95 % CI, per comparison.
 
     A log axis (1.5× and 1/1.5× are as far from 1), the line at 1 and the ±5 % band of "no
-    difference"; each comparison's row names its grade, coloured, with a marker per grade.
-    The stability panel puts each claim at its row's median stability score (100 = flat).
+    difference"; each comparison's grade is its marker's colour and shape (and legend entry).
     """
     subtitle = (f"reference: {source}; ours: ratio with the verdict rule's 95% CI" if source
                 else "ours: ratio with the verdict rule's 95% CI")
     fig = plots._figure("Reproduction scorecard: the reference's ratios against ours", subtitle)
-    panel = stability is not None and len(stability) > 0
-    if panel:
-        from plotly.subplots import make_subplots
-
-        fig = make_subplots(rows=2, cols=1, vertical_spacing=0.12,
-                            row_heights=[len(table), max(len(stability), 1)],
-                            subplot_titles=("throughput: the reference's ratios against ours",
-                                            "stability: what the reference says of each line"))
-        fig.update_layout(plots._figure(
-            "Reproduction scorecard: the reference's ratios against ours", subtitle).layout)
-    names = [f"{r['comparison']} — {r['verdict']}" for _, r in table.iterrows()]
-    where = dict(row=1, col=1) if panel else {}
+    # The grade is the marker's colour, shape and legend entry: the labels stay short, so the
+    # plot (and the legend above it) keep their width in a narrow report.
+    names = [str(r["comparison"]) for _, r in table.iterrows()]
     for verdict, colour in VERDICT_COLOURS.items():
         part = table[table["verdict"] == verdict]
         if part.empty:
             continue
         ys = [names[i] for i in part.index]
         fig.add_trace(go.Scatter(
-            x=part["ratio"], y=ys, mode="markers", name=f"measured ({verdict})",
+            x=part["ratio"], y=ys, mode="markers", name=verdict,  # ours, by its grade
             marker=dict(color=colour, size=11, symbol=GRADE_SYMBOLS[verdict]),
             error_x=dict(type="data", symmetric=False, color=colour,
                          array=(part["ci_high"] - part["ratio"]).fillna(0),
-                         arrayminus=(part["ratio"] - part["ci_low"]).fillna(0))), **where)
+                         arrayminus=(part["ratio"] - part["ci_low"]).fillna(0))))
     fig.add_trace(go.Scatter(x=table["reference_ratio"], y=names, mode="markers",
                              name="reference", marker=dict(symbol="diamond-open", size=13,
-                                                           color="#222222", line_width=2)),
-                  **where)
-    fig.add_vrect(x0=1 / MARGIN, x1=MARGIN, fillcolor="#999999", opacity=0.15, line_width=0,
-                  **where)
-    fig.add_vline(x=1, line=dict(color="#555555", width=1), **where)
-    fig.update_xaxes(type="log", title="ratio a / b (log scale)", **where)
-    fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names, **where)
-    rows = len(table)
-    if panel:
-        assert stability is not None
-        _stability_panel(fig, stability)
-        rows += len(stability) + 3
-    # The legend above the plot: below it, it collides with the axis title on short figures.
+                                                           color="#222222", line_width=2)))
+    fig.add_vrect(x0=1 / MARGIN, x1=MARGIN, fillcolor="#999999", opacity=0.15, line_width=0)
+    fig.add_vline(x=1, line=dict(color="#555555", width=1))
+    fig.update_xaxes(type="log", title="ratio a / b (log scale)")
+    fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names)
+    return _legend_above(fig, subtitle, len(table))
+
+
+def _legend_above(fig: go.Figure, subtitle: str, rows: int) -> go.Figure:
+    """The legend above the plot (below it, it collides with the axis title on short
+    figures), the height for ``rows`` rows, room for a subtitle that wraps."""
     extra = plots.subtitle_extra_px(subtitle)  # a long source wraps onto a second line
+    # A legend of more than three entries wraps onto more lines, upwards: room for each.
+    entries = sum(1 for trace in fig.data if trace.showlegend is not False)
+    extra += 28 * max(0, (entries - 1) // 3)
     fig.update_layout(height=max(320, 170 + 46 * rows + extra), margin=dict(t=120 + extra),
                       title=dict(y=1, yanchor="top", pad=dict(t=34)),  # two lines: not cut off
                       legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0))
     return fig
 
 
-def _stability_panel(fig: go.Figure, stability: pd.DataFrame) -> None:
-    """Row 2: each stability claim at its row's median score, coloured by its grade."""
-    names = [f"{r['claim']} — {r['verdict']}" for _, r in stability.iterrows()]
+def stability_figure(stability: pd.DataFrame) -> go.Figure:
+    """The scorecard's stability panel: each claim at its row's median stability score
+    (100 = a flat line), coloured and marked by its grade."""
+    subtitle = "each claim at its row's median stability score (100 × p5 / median)"
+    fig = plots._figure("Reproduction scorecard: what the reference says of each line",
+                        subtitle)
+    names = [str(r["claim"]) for _, r in stability.iterrows()]
     scores = [float(str(m).split("score ")[1].split(",")[0]) if "score " in str(m)
               else math.nan for m in stability["measured"]]
     for verdict, colour in VERDICT_COLOURS.items():
@@ -349,15 +342,13 @@ def _stability_panel(fig: go.Figure, stability: pd.DataFrame) -> None:
         if not idx:
             continue
         fig.add_trace(go.Scatter(x=[scores[i] for i in idx], y=[names[i] for i in idx],
-                                 mode="markers", showlegend=False,
+                                 mode="markers", name=verdict,
                                  marker=dict(color=colour, size=11,
                                              symbol=GRADE_SYMBOLS[verdict]),
-                                 hovertext=[stability["reason"].iloc[i] for i in idx]),
-                      row=2, col=1)
-    fig.update_xaxes(range=[-2, 102], title="the row's median stability score (100 = flat)",
-                     row=2, col=1)
-    fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names,
-                     row=2, col=1)
+                                 hovertext=[stability["reason"].iloc[i] for i in idx]))
+    fig.update_xaxes(range=[-2, 102], title="the row's median stability score (100 = flat)")
+    fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names)
+    return _legend_above(fig, subtitle, len(stability))
 
 
 def section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame,
@@ -421,13 +412,14 @@ def section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame
         "covering 1; <b>inconclusive</b>: the interval covers both 1 and the reference's "
         f"ratio. <b>{html.escape(headline(table))}</b>. * the quotient of the two rows' "
         "reference values (the reference states no ratio). Rule: docs/statistics.md.</p>"
-        + add_figure("scorecard", figure(table, source=source, stability=stability))
+        + add_figure("scorecard", figure(table, source=source))
         + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        + _stability_html(stability))
+        + _stability_html(stability, add_figure))
 
 
-def _stability_html(stability: pd.DataFrame | None) -> str:
-    """The stability claims' table (``""`` without any)."""
+def _stability_html(stability: pd.DataFrame | None,
+                    add_figure: Callable[[str, go.Figure], str]) -> str:
+    """The stability claims' panel and table (``""`` without any)."""
     if stability is None or stability.empty:
         return ""
     rows = "".join(
@@ -444,4 +436,5 @@ def _stability_html(stability: pd.DataFrame | None) -> str:
             "oscillation test and intervals without a transaction. "
             f"<b>{html.escape(headline(stability))}</b>. Rule: docs/statistics.md, "
             "\"Stability claims\".</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+            + add_figure("scorecard-stability", stability_figure(stability))
+            + f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")

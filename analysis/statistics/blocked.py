@@ -42,11 +42,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from analysis.statistics.hypothesis_tests import min_attainable_stratified_p, van_elteren
-from analysis.statistics.probability import t_ppf, t_ppf_array, t_sf
+from analysis.statistics.probability import f_sf, f_sf_array, t_ppf, t_ppf_array, t_sf
 
 #: Two-sided level of the model's test, and the interval's coverage.
 ALPHA = 0.05
 LEVEL = 0.95
+#: Level of the test that a compared pair is noisier than the other cells.
+NOISY_PAIR_ALPHA = 0.05
 
 
 @dataclass(frozen=True)
@@ -76,21 +78,28 @@ class BlockedFit:
     cell_n: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def pair_noise(self, a: Hashable, b: Hashable) -> tuple[float, float]:
-        """(σ, df) a comparison of ``a`` and ``b`` uses: the pooled σ, or the two cells' own
-        when theirs is larger (a noisy cell is then not judged by its quiet neighbours' noise).
-
-        The two cells' own σ is their residual sum of squares over their share of the
-        residual degrees of freedom (df × their runs / all runs), so it has fewer degrees of
-        freedom and a wider t.
+        """(σ, df) a comparison of ``a`` and ``b`` uses: the pooled σ, unless the two cells'
+        own residuals are significantly noisier than the other cells' (an F test at
+        :data:`NOISY_PAIR_ALPHA`) — then their own σ on their share of the residual degrees
+        of freedom (df × their runs / all runs: a wider t), so a noisy cell is not judged by
+        its quiet neighbours' noise. A test rather than "whichever is larger": the larger of
+        two noise estimates costs power on every comparison of an honest design.
         """
         if not math.isfinite(self.sigma) or not self.cell_n.size:
             return self.sigma, float(self.df)
         i, j = self.cells.index(a), self.cells.index(b)
         share = self.df * (self.cell_n[i] + self.cell_n[j]) / self.cell_n.sum()
-        if share <= 0:
+        rest_df = self.df - share
+        if share <= 0 or rest_df <= 0:
             return self.sigma, float(self.df)
-        own = math.sqrt((self.cell_ss[i] + self.cell_ss[j]) / share)
-        return (own, share) if own > self.sigma else (self.sigma, float(self.df))
+        own_ss = self.cell_ss[i] + self.cell_ss[j]
+        rest_ss = self.cell_ss.sum() - own_ss
+        if rest_ss <= 0:
+            return self.sigma, float(self.df)
+        ratio = (own_ss / share) / (rest_ss / rest_df)
+        if f_sf(ratio, share, rest_df) < NOISY_PAIR_ALPHA:
+            return math.sqrt(own_ss / share), share
+        return self.sigma, float(self.df)
 
     def contrast(self, a: Hashable, b: Hashable) -> tuple[float, float, float]:
         """(log ratio b / a, its standard error, the error's degrees of freedom); NaN when
@@ -298,13 +307,18 @@ def _rule_calls_faster_balanced(y: np.ndarray, alpha: float, level: float) -> np
                  + grand[:, None, None])
         df = (k - 1) * (blocks - 1)
         sigma = np.sqrt((resid ** 2).sum(axis=(1, 2)) / df)
-        # The pair's own noise, when larger (BlockedFit.pair_noise): its share of the df.
+        # The pair's own noise when significantly larger (BlockedFit.pair_noise).
         share = df * 2 / k
-        own = np.sqrt((resid[:, :2, :] ** 2).sum(axis=(1, 2)) / share)
-        larger = own > sigma
+        own_ss = (resid[:, :2, :] ** 2).sum(axis=(1, 2))
+        rest_ss = (resid ** 2).sum(axis=(1, 2)) - own_ss
+        noisy = np.zeros(sims, dtype=bool)
+        if k > 2:
+            ratio = (own_ss / share) / (rest_ss / (df - share))
+            noisy = f_sf_array(ratio, share, df - share) < NOISY_PAIR_ALPHA
+        own = np.sqrt(own_ss / share)
         est = cell_means[:, 1] - cell_means[:, 0]
-        se = np.where(larger, own, sigma) * math.sqrt(2 / blocks)
-        return est, se, np.where(larger, share, float(df))
+        se = np.where(noisy, own, sigma) * math.sqrt(2 / blocks)
+        return est, se, np.where(noisy, share, float(df))
 
     est, se, df = model(y)
     t = t_ppf_array(0.5 + level / 2, df)

@@ -53,3 +53,8 @@ def f_sf(x: float, dfn: float, dfd: float) -> float:
 def t_ppf_array(q: float, df: np.ndarray) -> np.ndarray:
     """Student's t quantile for an array of degrees of freedom (``scipy.stats.t.ppf``)."""
     return special.stdtrit(df, q)
+
+
+def f_sf_array(x: np.ndarray, dfn: float, dfd: float) -> np.ndarray:
+    """F distribution upper tail for an array of values (``scipy.stats.f.sf``)."""
+    return special.fdtrc(dfn, dfd, x)

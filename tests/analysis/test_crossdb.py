@@ -85,7 +85,8 @@ def test_matching_and_verdicts(sources: tuple[Path, Path]) -> None:
     # Pooled with the sources as blocks (the one verdict rule: a cell + source model of log
     # NOTPM over every cell). B is A halved, so by hand: the ratio of A's geometric means, the
     # residual SS twice A's within-cell SS of logs, df = runs − cells − (sources − 1); a pair
-    # whose own residuals are noisier than the pool uses its own σ on its share of the df.
+    # whose own residuals are significantly noisier than the other cells' (F test, 5 %) uses
+    # its own σ on its share of the df.
     values = _notpm(a)
     logs = {k: np.log(v) for k, v in values.items() if k != DROPPED}  # matched cells only
     ss = {k: 2 * float(((v - v.mean()) ** 2).sum()) for k, v in logs.items()}
@@ -96,8 +97,10 @@ def test_matching_and_verdicts(sources: tuple[Path, Path]) -> None:
     for label, row in pooled.drop(index=base).iterrows():
         cell, ref = logs[label], logs[base]
         share = df * 2 * (len(cell) + len(ref)) / runs
-        own = math.sqrt((ss[label] + ss[base]) / share)
-        sigma, dof = (own, share) if own > pooled_sigma else (pooled_sigma, df)
+        own_ss = ss[label] + ss[base]
+        rest = (sum(ss.values()) - own_ss) / (df - share)
+        noisy = stats.f.sf((own_ss / share) / rest, share, df - share) < 0.05
+        sigma, dof = (math.sqrt(own_ss / share), share) if noisy else (pooled_sigma, df)
         t_crit = stats.t.ppf(0.975, dof)
         log_ratio = cell.mean() - ref.mean()
         se = sigma * math.sqrt(1 / (2 * len(cell)) + 1 / (2 * len(ref)))

@@ -47,7 +47,10 @@ def test_the_flash_study_is_the_posts_twelve_rows_in_blocks() -> None:
     assert pairs == {("dw-off-50", "dw-on-50"), ("dw-on-50", "base"), ("dw-on-30", "dw-on-50"),
                      ("dw-on-15", "dw-on-50"), ("ps-bigredo-75-noneighbors", "dw-on-15"),
                      ("ps-bigredo-75-noneighbors", "ps-bigredo-75"),
-                     ("ps-optimized", "ps-bigredo-75"), ("ps-optimized", "dw-on-15")}
+                     ("ps-optimized", "ps-bigredo-75"), ("ps-optimized", "dw-on-15"),
+                     # What the post's numbers compare without its text stating a ratio.
+                     ("dw-on-60", "dw-off-60"), ("dw-off-70", "dw-off-60"),
+                     ("ps-bigredo-75", "ps-bigredo-60"), ("ps-bigredo-60", "dw-on-60")}
 
 
 @pytest.mark.mysql

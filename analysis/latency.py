@@ -123,20 +123,31 @@ def view_of(intervals_df: pd.DataFrame, complete: bool) -> LatencyView:
     return LatencyView(None, False)
 
 
-def _stalls(g: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray, float]:
-    """One run's window intervals (``g``, in order): the percentile per interval (NaN without
-    transactions), which intervals are stalls, and the run's median percentile."""
-    count = g["primary_count"].to_numpy(dtype=float)
-    value = g[column].to_numpy(dtype=float) if column in g else np.full(len(g), np.nan)
+def _stalls(count: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """One run's window intervals in order (transactions, percentile): the percentile per
+    interval (NaN without transactions), which intervals are stalls, and the run's median
+    percentile."""
     value = np.where((count > 0) & (value > 0), value, np.nan)
     good = value[np.isfinite(value)]
     median = float(np.median(good)) if good.size else math.nan
     return value, (count == 0) | (value > STALL_MULTIPLE * median), median
 
 
-def _window(intervals_df: pd.DataFrame) -> pd.DataFrame:
-    return intervals_df[intervals_df["in_window"]].sort_values(["run_id", "seq"],
-                                                               kind="stable")
+def _per_run(intervals_df: pd.DataFrame, column: str, run_ids: list[int] | None = None
+             ) -> tuple[np.ndarray, dict[str, np.ndarray], list[tuple[int, int]]]:
+    """The window intervals (of ``run_ids``) in run and interval order, as arrays, and each
+    run's ``[lo, hi)`` slice of them (plain numpy slices: a pandas groupby per run costs more
+    than the figures)."""
+    win = intervals_df[intervals_df["in_window"]]
+    if run_ids is not None:
+        win = win[win["run_id"].isin(run_ids)]
+    win = win.sort_values(["run_id", "seq"], kind="stable")
+    cols = {c: win[c].to_numpy(dtype=float) if c in win else np.full(len(win), np.nan)
+            for c in ("primary_count", column, "max_ms", "interval_s", "t")}
+    ids = win["run_id"].to_numpy()
+    cuts = np.r_[0, np.flatnonzero(np.diff(ids)) + 1, len(ids)]
+    return ids, cols, [(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:], strict=True)
+                       if hi > lo]
 
 
 def run_figures(intervals_df: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -144,16 +155,17 @@ def run_figures(intervals_df: pd.DataFrame, column: str) -> pd.DataFrame:
     ``median_ms``, ``jitter_pct``, ``stall_s``, ``stall_intervals`` and ``window_max_ms`` (the
     largest maximum printed). An interval without transactions has no percentile (the Go
     driver prints 0) and is a stall."""
+    ids, cols, bounds = _per_run(intervals_df, column)
     rows = {}
-    for run_id, g in _window(intervals_df).groupby("run_id", sort=False):
-        value, stall, median = _stalls(g, column)
+    for lo, hi in bounds:
+        value, stall, median = _stalls(cols["primary_count"][lo:hi], cols[column][lo:hi])
         good = value[np.isfinite(value)]
-        tops = g["max_ms"].to_numpy(dtype=float)
-        rows[int(run_id)] = {
+        tops = cols["max_ms"][lo:hi]
+        rows[int(ids[lo])] = {
             "median_ms": median,
             "jitter_pct": float(100 * good.std(ddof=1) / good.mean())
             if good.size > 1 and good.mean() > 0 else math.nan,
-            "stall_s": float(g["interval_s"].to_numpy(dtype=float)[stall].sum()),
+            "stall_s": float(cols["interval_s"][lo:hi][stall].sum()),
             "stall_intervals": int(stall.sum()),
             "window_max_ms": float(np.nanmax(tops)) if np.isfinite(tops).any() else math.nan,
         }
@@ -168,13 +180,13 @@ def stall_spans(intervals_df: pd.DataFrame, column: str, run_ids: list[int]
                 ) -> dict[int, list[tuple[float, float]]]:
     """Per run, its stall intervals as (start, end) in seconds after warmup (the figures mark
     them)."""
-    win = _window(intervals_df)
+    ids, cols, bounds = _per_run(intervals_df, column, run_ids)
     out = {}
-    for run_id, g in win[win["run_id"].isin(run_ids)].groupby("run_id", sort=False):
-        _, stall, _ = _stalls(g, column)
-        ends = g["t"].to_numpy(dtype=float)[stall]
-        lengths = g["interval_s"].to_numpy(dtype=float)[stall]
-        out[int(run_id)] = list(zip((ends - lengths).tolist(), ends.tolist(), strict=True))
+    for lo, hi in bounds:
+        _, stall, _ = _stalls(cols["primary_count"][lo:hi], cols[column][lo:hi])
+        ends = cols["t"][lo:hi][stall]
+        starts = ends - cols["interval_s"][lo:hi][stall]
+        out[int(ids[lo])] = list(zip(starts.tolist(), ends.tolist(), strict=True))
     return out
 
 
@@ -235,7 +247,9 @@ def _runs(intervals_df: pd.DataFrame, view: LatencyView, hist: dict[int, WindowH
     key = "p99_ms" if view.percentile == 99 else "p95_ms"
     out["window_ms"] = [merged[r].get(key) for r in ids]
     out["window_p95_ms"] = [merged[r].get("p95_ms") for r in ids]
-    out["window_max_ms"] = [merged[r].get("max_ms") or out.loc[r, "window_max_ms"] for r in ids]
+    printed = out["window_max_ms"].to_numpy(dtype=float)
+    out["window_max_ms"] = [merged[r].get("max_ms") or top for r, top in zip(ids, printed,
+                                                                             strict=True)]
     out["value_ms"] = out["window_ms"] if view.exact else out["median_ms"]
     out["histograms"] = ["complete" if hist[r].complete else "partial"
                          if hist[r].with_histogram else "none" for r in ids]

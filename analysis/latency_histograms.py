@@ -7,7 +7,8 @@ from per-interval percentiles. Merging means reading every window interval's blo
 intervals never change, so each run's merged window (sparse bucket counts and the exact maximum
 per type) is kept in the analysis cache (:mod:`analysis.figure_cache`) under
 
-    sha256(code fingerprint, the run's window intervals: (seq, stored blob size) each)
+    sha256(code fingerprint, the run's window intervals (their seq), the number and total
+           size of the run's stored blobs)
 
 and a report of runs merged before reads no blob. The merge of several runs (a cell) adds
 their counts: :func:`merge_runs`.
@@ -80,7 +81,7 @@ def window_histograms(db: DB, intervals_df: pd.DataFrame,
     seqs = {int(r): sorted(int(s) for s in g) for r, g in window.groupby("run_id")["seq"]}
     with session_scope(db) as s:
         sizes = _blob_sizes(s, ids)
-        keys = [_key(seqs.get(r, []), sizes.get(r, {})) for r in ids]
+        keys = [_key(seqs.get(r, []), sizes.get(r, (0, 0))) for r in ids]
 
         def compute(positions: list[int]) -> list[str]:
             todo = [ids[i] for i in positions]
@@ -91,20 +92,19 @@ def window_histograms(db: DB, intervals_df: pd.DataFrame,
     return dict(zip(ids, found, strict=True))
 
 
-def _blob_sizes(s: Any, ids: list[int]) -> dict[int, dict[int, int]]:
-    """Per run, each interval's stored blob size (0: none)."""
-    rows = fetch(s, select(Interval.run_id, Interval.seq,
-                           func.coalesce(func.length(Interval.latency_z), 0)),
-                 Interval.run_id, ids)
-    out: dict[int, dict[int, int]] = {}
-    for run_id, seq, size in rows:
-        out.setdefault(int(run_id), {})[int(seq)] = int(size)
-    return out
+def _blob_sizes(s: Any, ids: list[int]) -> dict[int, tuple[int, int]]:
+    """Per run: how many of its intervals have a blob, and their total size."""
+    rows = fetch(s, select(Interval.run_id, func.count(Interval.latency_z),
+                           func.coalesce(func.sum(func.length(Interval.latency_z)), 0))
+                 .group_by(Interval.run_id), Interval.run_id, ids)
+    return {int(run_id): (int(n), int(size)) for run_id, n, size in rows}
 
 
-def _key(seqs: list[int], sizes: dict[int, int]) -> str:
+def _key(seqs: list[int], sizes: tuple[int, int]) -> str:
+    # A done run's intervals never change: its window and its blobs' count and total size
+    # stand for them.
     h = hashlib.sha256(code_fingerprint().encode())
-    h.update(repr([(q, sizes.get(q, 0)) for q in seqs]).encode())
+    h.update(repr((seqs, sizes)).encode())
     return h.hexdigest()
 
 

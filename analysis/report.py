@@ -610,8 +610,9 @@ def _cell_section(
     lat_runs = lat.runs if lat is not None and lat.view.percentile else pd.DataFrame(
         columns=["value_ms", "stall_s"])
     lat_name = lat.view.name if lat is not None and lat.view.percentile else "p99"
+    lat_rows = lat_runs.reindex(runs["run_id"].astype(int)).to_dict("index")
     for _, r in runs.iterrows():
-        mine = lat_runs.loc[r["run_id"]] if r["run_id"] in lat_runs.index else {}
+        mine = lat_rows.get(int(r["run_id"]), {})
         rows.append([
             f"#{int(r['repetition'])}" + (f" (attempt {int(r['attempt'])})"
                                           if r["attempt"] > 1 else ""),

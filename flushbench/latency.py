@@ -115,12 +115,23 @@ class HistogramLayout:
         low, high = self.bounds_us(index)
         return low + (high - low - 1) / 2
 
-    @functools.cached_property
+    @property
     def midpoints_us(self) -> np.ndarray:
-        """:meth:`midpoint_us` of every bucket, as one array (read-only)."""
-        out = np.array([self.midpoint_us(i) for i in range(self.buckets)], dtype=float)
-        out.flags.writeable = False
-        return out
+        """:meth:`midpoint_us` of every bucket, as one array (read-only; one per layout)."""
+        return _midpoints(self.exact_below_us, self.sub_buckets, self.buckets)
+
+
+@functools.cache
+def _midpoints(exact_below_us: int, sub_buckets: int, buckets: int) -> np.ndarray:
+    """:meth:`HistogramLayout.midpoint_us` of every bucket, computed at once."""
+    index = np.arange(buckets, dtype=np.int64)
+    above = np.maximum(index - exact_below_us, 0)
+    shift = above // sub_buckets + 1
+    low = np.where(index < exact_below_us, index, (above % sub_buckets + sub_buckets) << shift)
+    width = np.where(index < exact_below_us, 1, 1 << shift)
+    out = low + (width - 1) / 2
+    out.flags.writeable = False
+    return out
 
 
 @dataclass(frozen=True)

@@ -117,3 +117,8 @@ def test_a_blob_of_another_format_or_layout_is_refused() -> None:
     raw[0], raw[1] = 1, 100  # exact_below_us not 2 × sub_buckets
     with pytest.raises(HistogramFormatError, match="not log-linear"):
         decode(zlib.compress(bytes(raw)))
+
+
+def test_the_midpoints_array_is_each_buckets_midpoint() -> None:
+    assert LAYOUT.midpoints_us.tolist() == [LAYOUT.midpoint_us(i)
+                                            for i in range(LAYOUT.buckets)]

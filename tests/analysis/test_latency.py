@@ -152,3 +152,22 @@ def test_a_store_of_an_older_driver_reads_as_the_drivers_figures(
     assert not lat.view.exact and len(lat.missing) == len(lat.runs) == 4
     assert (lat.runs["value_ms"] == 20.0).all()  # the fixed per-interval p99 of that store
     assert not lat.types["exact"].any()
+
+
+def test_stalls_and_jitter_at_the_threshold() -> None:
+    """Per-interval p99 of one run (median 10 ms): 40 ms is 4 × the median, not above it; 40.1
+    is a stall; an interval without New-Orders is a stall and has no p99 (the Go driver prints
+    0 there), so it neither moves the median nor the jitter."""
+    p99 = [10.0, 10.0, 9.0, 11.0, 40.0, 40.1, 0.0, 10.0, 10.0]
+    count = [100, 100, 100, 100, 100, 100, 0, 100, 100]
+    df = pd.DataFrame({"run_id": 7, "seq": range(1, 10), "in_window": True, "t": range(10, 100,
+                                                                                      10),
+                       "interval_s": 10.0, "primary_count": count, "p99_ms": p99,
+                       "max_ms": [x * 2 for x in p99]})
+    fig = latency.run_figures(df, "p99_ms").loc[7]
+    assert fig["median_ms"] == 10.0
+    assert (fig["stall_intervals"], fig["stall_s"]) == (2, 20.0)
+    kept = np.array([10.0, 10.0, 9.0, 11.0, 40.0, 40.1, 10.0, 10.0])
+    assert fig["jitter_pct"] == pytest.approx(100 * kept.std(ddof=1) / kept.mean())
+    assert fig["window_max_ms"] == 80.2
+    assert latency.stall_spans(df, "p99_ms", [7]) == {7: [(50.0, 60.0), (60.0, 70.0)]}

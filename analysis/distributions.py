@@ -13,7 +13,19 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.plots import HEIGHT, _figure, axis_label, cell_colours, log_ticks, row_px
+from analysis.plots import (
+    HEIGHT,
+    FigureSpec,
+    _figure,
+    as_figure,
+    axis_label,
+    base_layout,
+    cell_colours,
+    figure_spec,
+    log_ticks,
+    merge,
+    row_px,
+)
 
 #: Row height (px) of one cell in the horizontal figures.
 ROW_PX = 34
@@ -122,7 +134,7 @@ def stability_runs(run_summary_df: pd.DataFrame, cells_df: pd.DataFrame) -> go.F
     return fig
 
 
-def latency_boxes(
+def latency_boxes_spec(
     intervals_df: pd.DataFrame,
     cells_df: pd.DataFrame,
     run_values: pd.Series,
@@ -130,39 +142,50 @@ def latency_boxes(
     column: str = "p99_ms",
     name: str = "New-Order p99",
     run_value_text: str = "each run's window p99",
-) -> go.Figure:
+) -> FigureSpec:
     """Per cell: the window's per-interval percentile of all its runs as a box (quartiles,
     whiskers at the 5th and 95th percentiles), each run's window figure (``run_values``, by run
     id: merged from its histograms, or the median of the per-interval figures) as a dot; a
-    log axis, lower is better. Intervals without transactions have no percentile."""
+    log axis, lower is better. Intervals without transactions have no percentile. Plain
+    dicts, as the report draws it (:func:`latency_boxes` is the validated figure)."""
     cells, names = _rows(cells_df)
     colours = cell_colours(cells_df)
-    fig = _figure(f"{name} per interval: spread over the window, and each run's figure",
-                  "box: quartiles of every interval of every run in the window · whiskers: "
-                  f"5th–95th percentile · dots: {run_value_text} · lower is better")
     win = intervals_df[intervals_df["in_window"] & (intervals_df["primary_count"] > 0)
                        & (intervals_df[column] > 0)]
+    traces: list[dict] = []
     for (_, cell), label in zip(cells.iterrows(), names, strict=True):
         cid = int(cell["cell_id"])
-        values = win.loc[win["cell_id"] == cid, column].to_numpy(dtype=float)
+        mine = win[win["cell_id"] == cid]
+        values = mine[column].to_numpy(dtype=float)
         if values.size == 0:
             continue
         p5, q1, med, q3, p95 = np.percentile(values, [5, 25, 50, 75, 95])
-        fig.add_trace(go.Box(
-            y=[label], q1=[q1], median=[med], q3=[q3], lowerfence=[p5], upperfence=[p95],
-            orientation="h", name=label, marker_color=colours[cid], line=dict(width=1.4),
-            fillcolor="rgba(0,0,0,0)", boxpoints=False, width=0.6, hoverinfo="x+name"))
-        runs = win.loc[win["cell_id"] == cid, "run_id"].unique()
-        dots = run_values.reindex(runs).dropna()
-        fig.add_trace(go.Scatter(
-            x=dots.to_numpy(dtype=float), y=[label] * len(dots), mode="markers", name=label,
+        traces.append(dict(
+            type="box", y=[label], q1=[q1], median=[med], q3=[q3], lowerfence=[p5],
+            upperfence=[p95], orientation="h", name=label, marker=dict(color=colours[cid]),
+            line=dict(width=1.4), fillcolor="rgba(0,0,0,0)", boxpoints=False, width=0.6,
+            hoverinfo="x+name"))
+        dots = run_values.reindex(mine["run_id"].unique()).dropna()
+        traces.append(dict(
+            type="scatter", x=dots.to_numpy(dtype=float), y=[label] * len(dots),
+            mode="markers", name=label,
             marker=dict(size=9, color=colours[cid], line=dict(width=1, color="white")),
             customdata=dots.index.to_numpy(),
             hovertemplate="run %{customdata}: %{x:,.1f} ms<extra></extra>"))
-    _layout(fig, names, f"{name} (ms, log)")
     # Ticks over every value (those outside the drawn range are not shown).
     shown = np.r_[win[column].to_numpy(dtype=float), run_values.dropna().to_numpy(dtype=float)]
     shown = shown[shown > 0]
-    fig.update_xaxes(type="log", tickformat="",
-                     **(log_ticks(shown.min() / 1.2, shown.max() * 1.2) if shown.size else {}))
-    return fig
+    layout = merge(base_layout(
+        f"{name} per interval: spread over the window, and each run's figure",
+        "box: quartiles of every interval of every run in the window · whiskers: 5th–95th"
+        f" percentile · dots: {run_value_text} · lower is better"), dict(
+        yaxis=dict(type="category", categoryorder="array", categoryarray=names,
+                   autorange="reversed", automargin=True, title=dict(text="")),
+        xaxis=dict(type="log", title=dict(text=f"{name} (ms, log)"),
+                   **(log_ticks(shown.min() / 1.2, shown.max() * 1.2) if shown.size else {})),
+        height=max(HEIGHT, 150 + row_px(names, ROW_PX) * len(names)), showlegend=False,
+        hovermode="closest", margin=dict(l=20)))
+    return figure_spec(traces, layout)
+
+
+latency_boxes = as_figure(latency_boxes_spec)

@@ -795,7 +795,7 @@ def _latency_figures(d: _ReportData, figs: _FigureList, names: dict[int, str]) -
         subtitle=f"the driver's {v.name} per interval, log axis · every repetition thin, the"
                  " representative run bold" + (" (its p95 dashed)" if dashed else "")
                  + " · shaded: the window; red: its stall intervals" + more)
-    boxes = distributions.latency_boxes(
+    boxes = distributions.latency_boxes_spec(
         ivl, _display_cells(cmp.cells, names), lat.runs["value_ms"], column=v.column,
         name=f"{who}{v.name}", run_value_text=f"each run's window {v.name}"
         + (" (merged)" if v.exact else " (median of its intervals)"))

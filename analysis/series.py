@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import String, select, tuple_, type_coerce
+from sqlalchemy import String, func, select, tuple_, type_coerce
 
 from analysis.query import (
     DB,
@@ -97,7 +97,9 @@ def intervals(
     -------
     DataFrame
         ``run_id, seq, ts, elapsed_s, interval_s, phase, t, primary_count, notpm, per_s,
-        p95_ms, p99_ms, max_ms, errors, retries, in_window`` (+ detail columns).
+        p95_ms, p99_ms, max_ms, errors, retries, latency_bytes, in_window`` (+ detail
+        columns); ``latency_bytes`` is the size of the interval's stored latency histograms
+        (0: none; the blob itself is read by :mod:`analysis.latency_histograms`).
         ``notpm = primary_count × 60 / interval_s``; ``t = elapsed_s − warmup``; an interval is
         in the window when its midpoint lies in ``(start, end]``.
     """
@@ -106,6 +108,7 @@ def intervals(
         Interval.run_id, Interval.seq, type_coerce(Interval.ts, String), Interval.elapsed_s,
         Interval.interval_s, Interval.phase, Interval.primary_count, Interval.p95_ms,
         Interval.p99_ms, Interval.max_ms, Interval.errors, Interval.retries,
+        func.coalesce(func.length(Interval.latency_z), 0),
     ]
     if detail:
         cols.append(type_coerce(Interval.detail, String))
@@ -113,13 +116,16 @@ def intervals(
     with session_scope(db) as s:
         rows = fetch(s, select(*cols), Interval.run_id, ids)
     names = ["run_id", "seq", "ts", "elapsed_s", "interval_s", "phase", "primary_count",
-             "p95_ms", "p99_ms", "max_ms", "errors", "retries"] + (["detail"] if detail else [])
+             "p95_ms", "p99_ms", "max_ms", "errors", "retries", "latency_bytes"] + (
+                 ["detail"] if detail else [])
     df = frame(rows, names)
     df = df.sort_values(["run_id", "seq"], kind="stable").reset_index(drop=True)
     df["ts"] = utc(df["ts"])
     for c in ("elapsed_s", "interval_s", "primary_count", "p95_ms", "p99_ms", "max_ms",
               "errors", "retries"):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+    df["latency_bytes"] = pd.to_numeric(df["latency_bytes"], errors="coerce").fillna(0) \
+        .astype("int64")
     ctx = window_columns(rdf, windows)
     warm = df["run_id"].map(ctx["warmup"]).to_numpy(dtype=float)
     w_start = df["run_id"].map(ctx["w_start"]).to_numpy(dtype=float)

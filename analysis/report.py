@@ -808,12 +808,12 @@ def _latency_types(lat: latency.Latency, labels: pd.Series, names: dict[int, str
     if lat.types.empty:
         return ""
     types = [t for t in _TYPE_NAMES if t in set(lat.types["type"])]
-    rows = []
-    for cell_id, g in lat.types.groupby("cell_id", sort=False):
-        by = g.set_index("type")
-        rows.append([_named(labels[cell_id], names.get(int(cell_id)))] + [
-            f"{_num(by.loc[t, 'p99_ms'], ',.1f')} / {_num(by.loc[t, 'max_ms'], ',.0f')}"
-            if t in by.index else "–" for t in types])
+    figures: dict[int, dict[str, str]] = {}
+    for r in lat.types.itertuples(index=False):
+        figures.setdefault(int(r.cell_id), {})[r.type] = (
+            f"{_num(r.p99_ms, ',.1f')} / {_num(r.max_ms, ',.0f')}")
+    rows = [[_named(labels[cell_id], names.get(cell_id))]
+            + [mine.get(t, "–") for t in types] for cell_id, mine in figures.items()]
     exact = bool(lat.types["exact"].all())
     how = ("p99 of the row's runs' windows merged (exact within 1/128)" if exact else
            "the median of the driver's per-interval p99 over the row's windows (– where it"

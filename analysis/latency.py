@@ -24,6 +24,7 @@ the window percentile between a cell and its baseline with the one verdict rule
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,6 +112,11 @@ class Latency:
     types: pd.DataFrame
     #: Go-driver done runs whose window has no (complete) histograms, with why.
     missing: dict[int, str] = field(default_factory=dict)
+
+    @functools.cached_property
+    def by_run(self) -> dict[int, dict[str, float]]:
+        """:attr:`runs` as run id → figures (a table row per run reads them without pandas)."""
+        return {int(r): row for r, row in self.runs.to_dict("index").items()}
 
 
 def view_of(intervals_df: pd.DataFrame, complete: bool) -> LatencyView:

@@ -607,10 +607,8 @@ def _cell_section(
                f"score {_num(cell['score_median'], '.0f')}</p>")
     rows = []
     # Each run's response time beside its stability score (analysis/latency.py).
-    lat_runs = lat.runs if lat is not None and lat.view.percentile else pd.DataFrame(
-        columns=["value_ms", "stall_s"])
+    lat_rows = lat.by_run if lat is not None and lat.view.percentile else {}
     lat_name = lat.view.name if lat is not None and lat.view.percentile else "p99"
-    lat_rows = lat_runs.reindex(runs["run_id"].astype(int)).to_dict("index")
     for _, r in runs.iterrows():
         mine = lat_rows.get(int(r["run_id"]), {})
         rows.append([

@@ -35,6 +35,8 @@ from store.models import Interval
 
 SOURCES = ("analysis/latency_histograms.py", "store/latency_codec.py", "flushbench/latency.py")
 TABLE = "window_latency"
+#: Runs whose blobs are read and decoded together (bounds the memory of a first analysis).
+RUNS_PER_READ = 20
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,11 @@ def window_histograms(db: DB, intervals_df: pd.DataFrame,
 
         def compute(positions: list[int]) -> list[str]:
             todo = [ids[i] for i in positions]
-            merged = _merge_from_store(s, {r: seqs(r).tolist() for r in todo})
+            merged: dict[int, dict[str, Any]] = {}
+            # A few runs at a time: every blob's numbers of 500 runs at once would take GBs.
+            for at in range(0, len(todo), RUNS_PER_READ):
+                merged.update(_merge_from_store(s, {r: seqs(r).tolist() for r in
+                                                    todo[at:at + RUNS_PER_READ]}))
             return [json.dumps(merged[r]) for r in todo]
 
         found = get_or_compute(TABLE, keys, compute, _decode)
@@ -130,8 +136,9 @@ def _key(seqs: np.ndarray, sizes: np.ndarray) -> str:
 def _merge_from_store(s: Any, seqs: dict[int, list[int]]) -> dict[int, dict[str, Any]]:
     """Read the window intervals' blobs of these runs and merge them per run and type."""
     wanted = {(r, q) for r, qs in seqs.items() for q in qs}
-    rows = fetch(s, select(Interval.run_id, Interval.seq, Interval.latency_z)
-                 .where(Interval.latency_z.is_not(None)), Interval.run_id, list(seqs))
+    rows = fetch(s, select(Interval.run_id, Interval.seq, Interval.latency_z).where(
+        Interval.latency_z.is_not(None), Interval.phase == "measure"),
+        Interval.run_id, list(seqs))
     mine = sorted((int(r), int(q), bytes(b)) for r, q, b in rows if (int(r), int(q)) in wanted)
     owners = np.array([r for r, _, _ in mine], dtype=np.int64)
     per_type = decode_types([b for _, _, b in mine])

@@ -16,6 +16,7 @@ by numpy in one pass.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -82,8 +83,9 @@ def encode(layout: HistogramLayout,
 
 
 def _values(buf: np.ndarray) -> np.ndarray:
-    """Every varint of ``buf`` (uint8), as int64 (vectorized LEB128: one pass per byte
-    position, at most eight)."""
+    """Every varint of ``buf`` (uint8), as int64 (vectorized LEB128). Nearly every number is
+    one byte (bucket index steps, small counts): the longer ones are completed afterwards,
+    one pass per extra byte over those only."""
     if buf.size == 0:
         return np.zeros(0, dtype=np.int64)
     ends = np.flatnonzero(buf < 0x80)
@@ -92,13 +94,14 @@ def _values(buf: np.ndarray) -> np.ndarray:
     starts = np.empty_like(ends)
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
-    lengths = ends - starts + 1
-    longest = int(lengths.max())
-    if longest > _MAX_VARINT_BYTES:
-        raise HistogramFormatError("latency blob holds a number longer than 8 bytes")
     out = (buf[starts] & 0x7F).astype(np.int64)
-    for k in range(1, longest):
-        longer = np.flatnonzero(lengths > k)
+    longer = np.flatnonzero(ends != starts)
+    lengths = ends[longer] - starts[longer] + 1
+    if lengths.size and int(lengths.max()) > _MAX_VARINT_BYTES:
+        raise HistogramFormatError("latency blob holds a number longer than 8 bytes")
+    for k in range(1, int(lengths.max(initial=1))):
+        more = lengths > k
+        longer, lengths = longer[more], lengths[more]
         out[longer] |= (buf[starts[longer] + k] & 0x7F).astype(np.int64) << (7 * k)
     return out
 
@@ -190,6 +193,12 @@ def _all_values(raw: list[bytes], owners: list[int], problems: dict[int, str]
     return values, offsets
 
 
+@functools.cache
+def _layout(exact_below_us: int, sub_buckets: int, buckets: int) -> HistogramLayout:
+    """One layout object per parameters (every blob of a run has the same)."""
+    return HistogramLayout.of(exact_below_us, sub_buckets, buckets)
+
+
 def _walk(values: np.ndarray, lo: int, hi: int
           ) -> tuple[HistogramLayout, dict[int, tuple[int, int, int]]]:
     """One blob's layout and, per type code: (max µs, first delta's position, n)."""
@@ -199,7 +208,7 @@ def _walk(values: np.ndarray, lo: int, hi: int
     if version != VERSION:
         raise HistogramFormatError(f"latency blob format {version}, this flushbench reads"
                                    f" {VERSION}")
-    layout = HistogramLayout.of(exact, sub, buckets)
+    layout = _layout(exact, sub, buckets)
     at, found = lo + _HEADER, {}
     for _ in range(n_types):
         if at + 3 > hi:

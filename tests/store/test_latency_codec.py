@@ -122,3 +122,19 @@ def test_a_blob_of_another_format_or_layout_is_refused() -> None:
 def test_the_midpoints_array_is_each_buckets_midpoint() -> None:
     assert LAYOUT.midpoints_us.tolist() == [LAYOUT.midpoint_us(i)
                                             for i in range(LAYOUT.buckets)]
+
+
+def test_numbers_of_every_length_read_back() -> None:
+    """One to eight bytes per number: the vectorized reader against the writer."""
+    from store.latency_codec import _leb128, _values
+
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.integers(0, 1 << bits, 50) for bits in range(1, 56, 3)]
+                            + [np.array([0, 127, 128, 16383, 16384, (1 << 56) - 1])])
+    rng.shuffle(values)
+    encoded = np.frombuffer(_leb128(values), dtype=np.uint8)
+    assert _values(encoded).tolist() == values.tolist()
+    with pytest.raises(HistogramFormatError, match="ends inside a number"):
+        _values(np.r_[encoded, np.uint8(0x81)])  # a continuation byte last
+    with pytest.raises(HistogramFormatError, match="longer than 8 bytes"):
+        _values(np.r_[np.full(8, 0x80, dtype=np.uint8), np.uint8(1)])

@@ -4,6 +4,7 @@ bound exactly when that figure passes the threshold (docs/statistics.md: the cal
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -66,4 +67,7 @@ def test_an_unthrottled_quickstart_like_run_is_bound_by_the_cpu(tmp_path: Path,
     assert row["cpu_busy_share"] == pytest.approx(busy / (busy + idle))
     # And it cost something per New-Order on both sides of the connection.
     costs = eff.cost_runs.loc[run_id]
-    assert costs["transactions"] > 0 and costs["mysqld_cpu_us"] > 0 and costs["client_cpu_us"] > 0
+    assert costs["transactions"] > 0 and costs["mysqld_cpu_us"] > 0
+    # A short run's driver may exit before the window's last sample: then its CPU is unknown
+    # (NaN, said so), never a wrong figure.
+    assert costs["client_cpu_us"] > 0 or math.isnan(costs["client_cpu_us"])

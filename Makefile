@@ -27,4 +27,4 @@ study-bundles: setup
 	.venv/bin/python scripts/study_bundles.py pack
 
 lint:
-	.venv/bin/ruff check flushbench runner analysis store tests bench
+	.venv/bin/ruff check core flushbench runner analysis store tests bench

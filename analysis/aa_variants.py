@@ -7,7 +7,7 @@ how much each of the measures of ``docs/statistics.md`` buys:
 - **window**: the experiment's declared window, and shorter windows ending where it ends
   (e.g. its last 2.5 minutes);
 - **steady state**: the window starting where MSER-5 finds the run's throughput settled
-  (:mod:`flushbench.steady_state`, capped at half the measured time), ending at the run's end;
+  (:mod:`core.steady_state`, capped at half the measured time), ending at the run's end;
 - **detection and reruns**: the runs the verdicts count (disturbed ones excluded, their reruns
   in) against what a tool without detection would have kept (every repetition's first
   finished attempt, disturbed or not);
@@ -35,8 +35,8 @@ from analysis.query import runs as load_runs
 from analysis.series import intervals
 from analysis.statistics.power import mde_pct
 from analysis.statistics.verdicts import cv_to_log_sd
-from flushbench.errors import AnalysisError
-from flushbench.steady_state import mser5
+from core.errors import AnalysisError
+from core.steady_state import mser5
 from store.models import RunStatus
 
 

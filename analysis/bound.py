@@ -11,7 +11,7 @@ candidate         figure                                                      na
 ================  ==========================================================  ==============
 storage limit     share of the window's sampler intervals in which the         ≥ 50 %
                   throttle group's own counter ran at ≥ 90 % of a limit set
-                  (:func:`flushbench.storage_limits.limit_figures`); without those
+                  (:func:`core.storage_limits.limit_figures`); without those
                   counters, the run's storage proof: its mean rate over the    ≥ 85 %
                   measured time, as a share of the limit
 CPU               the host's CPU busy share over the window (``/proc/stat``:   ≥ 90 %
@@ -46,7 +46,7 @@ from sqlalchemy import select
 from analysis.disturbed import counted
 from analysis.query import DB, fetch, session_scope
 from analysis.transients import AGE_LIMIT_PCT
-from flushbench.storage_limits import AT_LIMIT, limit_figures
+from core.storage_limits import AT_LIMIT, limit_figures
 from store.models import RunEvent, RunStatus
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 #: Status counters whose window growth the attribution reads (from the digest's window).
 COUNTERS = ("Innodb_row_lock_time", "Innodb_buffer_pool_wait_free")
-#: Run metadata key (``extra``) → the limit name of :func:`flushbench.storage_limits.
+#: Run metadata key (``extra``) → the limit name of :func:`core.storage_limits.
 #: limit_figures`.
 LIMIT_KEYS = {"storage_write_bandwidth": "write_bandwidth", "storage_write_iops": "write_iops",
               "storage_read_bandwidth": "read_bandwidth", "storage_read_iops": "read_iops"}
@@ -65,7 +65,7 @@ PROOF_KEYS = {"write_bandwidth": "io_write_bps", "write_iops": "io_write_iops",
 #: or was recorded before the sampler read them).
 GROUP_COLUMNS = ("group_read_ios", "group_write_ios", "group_read_bytes", "group_write_bytes")
 
-#: Share of the window's intervals at ≥ :data:`flushbench.storage_limits.AT_LIMIT` of a limit.
+#: Share of the window's intervals at ≥ :data:`core.storage_limits.AT_LIMIT` of a limit.
 STORAGE_MIN_SHARE = 0.50
 #: Without the group's counters per sample: the storage proof's mean, share of the limit.
 STORAGE_PROOF_MIN_SHARE = 0.85
@@ -117,7 +117,7 @@ def run_limits(runs_df: pd.DataFrame) -> dict[int, dict[str, float]]:
 
 def window_pressure(samples_df: pd.DataFrame, limits: Mapping[int, Mapping[str, float]]
                     ) -> dict[int, dict[str, Any]]:
-    """Per run with window samples: each storage limit's :func:`flushbench.storage_limits.
+    """Per run with window samples: each storage limit's :func:`core.storage_limits.
     limit_figures` over the window's samples (``limits``: empty without the group's
     counters), and how many window samples have a checkpoint age, and how many of them are
     past the asynchronous flush point (``age_samples``, ``age_past_async``).

@@ -23,8 +23,8 @@ import yaml
 from sqlalchemy import select
 
 from analysis.query import DB, ExperimentRef, resolve_experiment, session_scope
-from flushbench.errors import AnalysisError
-from flushbench.redaction import MASK, SECRET_SERVER_VARIABLES, redact, redact_url
+from core.errors import AnalysisError
+from core.redaction import MASK, SECRET_SERVER_VARIABLES, redact, redact_url
 from store.bundle_manifest import BundleHost
 from store.bundles import RESULTS, write_archive
 from store.migrate import current_revision, sqlite_copy
@@ -98,7 +98,7 @@ def _trimmed_copy(source_db: Path, experiment_id: int, target: Path) -> dict[str
 def credentials_in(folder: Path) -> list[str]:
     """The files of an unpacked bundle (and rows of its database) holding a credential.
 
-    A credential is whatever :func:`flushbench.redaction.redact` would mask; the report's
+    A credential is whatever :func:`core.redaction.redact` would mask; the report's
     embedded plotly.js library is skipped (its own source carries ``api_key=`` templates).
     """
     found: list[str] = []

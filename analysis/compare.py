@@ -45,7 +45,7 @@ from analysis.statistics.verdicts import (
     design_verdict,
     verdict,
 )
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 from store.models import RunStatus
 
 BASELINE = "baseline"

@@ -41,7 +41,7 @@ from analysis.metric import metric_view
 from analysis.query import varying_knobs
 from analysis.statistics.verdicts import verdict
 from analysis.summaries import cell_summary
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 from store.models import RunStatus
 
 #: The metadata a sources table shows (one value per source, or the distinct values).
@@ -173,7 +173,7 @@ def _refuse_self_comparison(sources: list[Source]) -> None:
     """Refuse two sources that are one experiment (same id) of one database: its runs would
     be compared with themselves, every difference zero by construction."""
     from analysis.query import experiment_info
-    from flushbench.errors import FlushbenchError
+    from core.errors import FlushbenchError
 
     seen: dict[tuple[str, int], Source] = {}
     for src in sources:

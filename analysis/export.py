@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 from store.models import RunStatus
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ enters a key, so the cache serves SQLite and PostgreSQL stores, committed read-o
 and opened bundles alike, and the results database holds only what was measured.
 
 The file is ``analysis-cache.sqlite`` in the user's cache folder
-(:func:`flushbench.paths.cache_dir`); ``FLUSHBENCH_ANALYSIS_CACHE=0`` turns it off. It is an
+(:func:`core.paths.cache_dir`); ``FLUSHBENCH_ANALYSIS_CACHE=0`` turns it off. It is an
 optimisation only: a folder that cannot be written, a locked or damaged file or an entry that
 does not decode means the figures are computed as if it were absent.
 """
@@ -24,11 +24,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from flushbench.paths import cache_dir
+from core.paths import cache_dir
 
 log = logging.getLogger(__name__)
 
-#: The cache file's name inside :func:`flushbench.paths.cache_dir`.
+#: The cache file's name inside :func:`core.paths.cache_dir`.
 FILE_NAME = "analysis-cache.sqlite"
 #: How long a writer waits for another process's write before giving up (the figures are then
 #: simply computed again next time).

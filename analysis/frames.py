@@ -38,7 +38,7 @@ from analysis.query import (
 from analysis.series import MB, RATE_COUNTERS, intervals, limits_from_variables, samples
 from analysis.summaries import cell_summary, representative_runs
 from analysis.summaries import run_summary as _run_summary
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 from store.models import RunStatus
 
 __all__ = [

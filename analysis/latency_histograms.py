@@ -29,11 +29,11 @@ from sqlalchemy import func, select
 
 from analysis.figure_cache import get_or_compute, source_fingerprint
 from analysis.query import DB, fetch, session_scope
-from flushbench.latency import HistogramLayout, dense_percentile_ms
+from core.latency import HistogramLayout, dense_percentile_ms
 from store.latency_codec import decode_types
 from store.models import Interval
 
-SOURCES = ("analysis/latency_histograms.py", "store/latency_codec.py", "flushbench/latency.py")
+SOURCES = ("analysis/latency_histograms.py", "store/latency_codec.py", "core/latency.py")
 TABLE = "window_latency"
 #: Runs whose blobs are read and decoded together (bounds the memory of a first analysis).
 RUNS_PER_READ = 20

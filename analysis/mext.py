@@ -33,7 +33,7 @@ import regex
 from sqlalchemy import select
 
 from analysis.query import DB, session_scope, utc, window_of
-from flushbench.errors import AnalysisError, quote
+from core.errors import AnalysisError, quote
 from store.models import Run, Sample
 
 MB = 1024.0 * 1024.0

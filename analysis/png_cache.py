@@ -8,7 +8,7 @@ as they are while other cells run). A PNG is stored under
 
 — the figure exactly as kaleido receives it — so a changed figure, size or renderer is a new
 key and an old entry is never served for it. The files live in ``png/`` of flushbench's cache
-folder (:func:`flushbench.paths.cache_dir`), at most :data:`MAX_BYTES` (least recently used go
+folder (:func:`core.paths.cache_dir`), at most :data:`MAX_BYTES` (least recently used go
 first); ``FLUSHBENCH_ANALYSIS_CACHE=0`` turns the cache off with the stability cache. The
 system's fonts are not part of the key: after installing fonts, delete the folder to redraw.
 Like the stability cache it is an optimisation only: any error reading or writing it means
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.figure_cache import enabled
-from flushbench.paths import cache_dir
+from core.paths import cache_dir
 
 #: Largest total size of the stored PNGs (a 500-run report's 66 PNGs are ≈ 5 MB).
 MAX_BYTES = 256 * 1024**2

@@ -17,7 +17,7 @@ from analysis.query import DB
 from analysis.statistics.blocked import blocked_mde_pct
 from analysis.statistics.power import runs_needed
 from analysis.statistics.verdicts import POWER, cv_to_log_sd, minimum_detectable_effect
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 
 
 @dataclass(frozen=True)

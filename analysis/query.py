@@ -25,7 +25,7 @@ import pandas as pd
 from sqlalchemy import String, select, type_coerce
 from sqlalchemy.orm import Session
 
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 from store.db import ResultsDB
 from store.models import (
     DISTURBANCE_KINDS,

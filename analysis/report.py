@@ -61,8 +61,8 @@ from analysis.metric import MetricView, metric_view, window_detail_rate
 from analysis.png_export import PngExporter
 from analysis.run_digest import run_digests
 from analysis.statistics.design import NO_MAIN_EFFECT
-from flushbench.errors import AnalysisError
-from flushbench.redaction import redact
+from core.errors import AnalysisError
+from core.redaction import redact
 from store.models import RunStatus
 
 _CSS = """

@@ -79,8 +79,8 @@ SOURCES = (
     "analysis/transients.py",
     "analysis/cost.py",
     "analysis/bound.py",
-    "flushbench/storage_limits.py",
-    "flushbench/flavors.py",
+    "core/storage_limits.py",
+    "core/flavors.py",
 )
 #: The cache table of these figures.
 TABLE = "run_digest"

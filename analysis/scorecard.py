@@ -40,7 +40,7 @@ from analysis import plots
 from analysis.statistics import blocked
 from analysis.statistics.verdicts import FASTER, SLOWER, Verdict, design_verdict
 from analysis.transients import not_steady_cells
-from flushbench.redaction import redact, redact_url
+from core.redaction import redact, redact_url
 
 #: A reference ratio within this factor of 1 claims "no difference", and an interval inside
 #: it is "no effect" (docs/statistics.md).

@@ -36,7 +36,7 @@ from analysis.query import (
 )
 from analysis.statistics.checkpoint import max_checkpoint_age
 from analysis.statistics.rates import restarts
-from flushbench.flavors import redo_capacity
+from core.flavors import redo_capacity
 from store.models import Interval, Sample
 
 MB = 1024.0 * 1024.0
@@ -184,7 +184,7 @@ def limits_from_variables(variables: pd.DataFrame) -> pd.DataFrame:
     """Per-run limits from the variables: ``max_dirty_pages_pct``, ``log_capacity_bytes`` and
     ``max_checkpoint_age_bytes``.
 
-    Log capacity is :func:`flushbench.flavors.redo_capacity` of each run's variables (they are
+    Log capacity is :func:`core.flavors.redo_capacity` of each run's variables (they are
     ``SHOW GLOBAL VARIABLES``, so ``innodb_log_files_in_group`` is there wherever it exists).
     The maximum checkpoint age is InnoDB's own rule for the server's flavor and version
     (:func:`analysis.statistics.checkpoint.max_checkpoint_age`), for servers that do not report

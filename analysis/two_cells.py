@@ -20,7 +20,7 @@ from analysis.metric import metric_view
 from analysis.plots import HEIGHT, WIDTH, _figure, _legend_below, _shade_window, cell_colours
 from analysis.png_export import PngExporter
 from analysis.small_multiples import median_runs
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 
 
 @dataclass(frozen=True)

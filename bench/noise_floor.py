@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis import frames  # noqa: E402
 from analysis.aa_variants import aa_variants, drift  # noqa: E402
-from flushbench.errors import FlushbenchError  # noqa: E402
+from core.errors import FlushbenchError  # noqa: E402
 from store.db import upgrade  # noqa: E402
 
 

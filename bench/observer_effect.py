@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 from analysis import frames
-from flushbench.paths import work_dir
+from core.paths import work_dir
 from runner.worker import run_experiment
 from store.db import ResultsDB
 

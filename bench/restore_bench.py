@@ -27,7 +27,7 @@ import pymysql
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from flushbench.paths import work_dir as default_work_dir  # noqa: E402
+from core.paths import work_dir as default_work_dir  # noqa: E402
 from runner.connection import ConnectionInfo  # noqa: E402
 from runner.datasets import DatasetKey, ensure_dataset, restore, verify_snapshot  # noqa: E402
 from runner.server import resolve_binary  # noqa: E402

@@ -34,8 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flushbench.paths import work_dir  # noqa: E402
-from flushbench.units import format_size  # noqa: E402
+from core.paths import work_dir  # noqa: E402
+from core.units import format_size  # noqa: E402
 from runner.host.cgroups import ThrottleGroup, find_hierarchy  # noqa: E402
 from runner.host.devices import resolve_device  # noqa: E402
 from runner.host.proof import IoCounters  # noqa: E402

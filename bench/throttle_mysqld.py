@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pymysql  # noqa: E402
 
-from flushbench.paths import work_dir  # noqa: E402
+from core.paths import work_dir  # noqa: E402
 from runner import proc  # noqa: E402
 from runner.host.cgroups import ThrottleGroup, find_hierarchy  # noqa: E402
 from runner.host.devices import resolve_device  # noqa: E402

@@ -34,8 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from flushbench.errors import FlushbenchError
-from flushbench.units import format_size
+from core.errors import FlushbenchError
+from core.units import format_size
 from runner.connection import ConnectionInfo
 from runner.proc import child
 from runner.server import (

@@ -44,7 +44,7 @@ class DiskNeed:
 
     def describe(self) -> str:
         """``snapshot 434M + live datadir 434M + logs 48M + kept datadirs 868M``."""
-        from flushbench.units import format_size
+        from core.units import format_size
 
         def size(n: int) -> str:
             return format_size(round(n / 1024**2) * 1024**2) if n >= 1024**2 else f"{n}B"

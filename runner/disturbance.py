@@ -32,12 +32,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flushbench.storage_limits import AT_LIMIT, MIN_PAIRS, limit_figures
-from flushbench.storage_limits import LIMIT_FIELDS as _LIMIT_FIELDS
-from flushbench.storage_limits import delta as _delta
-from flushbench.storage_limits import pairs as _pairs
-from flushbench.storage_limits import sample_time as _ts
-from flushbench.storage_limits import value as _get
+from core.storage_limits import AT_LIMIT, MIN_PAIRS, limit_figures
+from core.storage_limits import LIMIT_FIELDS as _LIMIT_FIELDS
+from core.storage_limits import delta as _delta
+from core.storage_limits import pairs as _pairs
+from core.storage_limits import sample_time as _ts
+from core.storage_limits import value as _get
 from store.models import DISTURBANCE_KINDS
 
 __all__ = ["AT_LIMIT", "DISTURBANCE_KINDS", "MIN_PAIRS", "Finding", "assess", "cpu_figures",

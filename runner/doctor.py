@@ -18,8 +18,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from flushbench import paths
-from flushbench.errors import FlushbenchError
+from core import paths
+from core.errors import FlushbenchError
 from runner import knobs as knobs_mod
 from runner.host.checks import CheckContext, HostCheck, Problem
 from runner.host.checks_host import (

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flushbench.errors import FlushbenchError, StoreError
+from core.errors import FlushbenchError, StoreError
 from runner import queue
 from runner.datasets import DatasetError, Snapshot, restore
 from runner.disk import dispose_datadir

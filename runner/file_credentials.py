@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flushbench.redaction import url_credentials
-from flushbench.validation import KeyedValueError
+from core.redaction import url_credentials
+from core.validation import KeyedValueError
 
 #: Checked by its own model, with its own message.
 _CHECKED_ELSEWHERE = (("reference", "url"),)

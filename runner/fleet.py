@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 from sqlalchemy import select
 
-from flushbench.clock import as_utc
+from core.clock import as_utc
 from runner.queue import db_now
 from store.db import ResultsDB
 from store.models import Experiment, Run, Worker

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from flushbench.errors import ConfigError
+from core.errors import ConfigError
 
 #: How often a waiting worker tries the lock again (it keeps its heartbeat meanwhile).
 POLL_S = 0.5

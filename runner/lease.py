@@ -19,7 +19,7 @@ from collections.abc import Callable
 from sqlalchemy import select, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from flushbench.errors import FlushbenchError
+from core.errors import FlushbenchError
 from runner.identity import Identity
 from runner.queue import LEASE_S, db_now
 from store.db import ResultsDB

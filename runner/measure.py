@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flushbench.clock import as_utc
-from flushbench.errors import ServerError, WorkloadError
+from core.clock import as_utc
+from core.errors import ServerError, WorkloadError
 from runner.host.clock import ClockWatch, pause_warning
 from runner.host.controls import RunHostControls
 from runner.host.proof import IoCounters

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from flushbench.units import format_duration
+from core.units import format_duration
 from runner.preflight import PreflightReport, human_size, preflight
 from runner.spec import CellSpec, ExperimentSpec, expand, run_order
 from runner.workloads.registry import adapter_class

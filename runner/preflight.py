@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flushbench import paths
-from flushbench.errors import ConfigError, FlushbenchError, PreflightError
-from flushbench.validation import close_matches
+from core import paths
+from core.errors import ConfigError, FlushbenchError, PreflightError
+from core.validation import close_matches
 from runner.disk import DiskNeed
 from runner.host.checks import CheckContext, KeyPaths, Problem, as_int, run_checks
 from runner.host.checks_host import EXPERIMENT_CHECKS, disk_figures
@@ -204,7 +204,7 @@ def preflight(
     cells:
         The expanded cells (expanded here when not given).
     work_dir:
-        Where datasets and run directories go (default :func:`flushbench.paths.work_dir`).
+        Where datasets and run directories go (default :func:`core.paths.work_dir`).
     progress:
         Told ``(done, total)`` after each of the binary's dry runs (one per distinct option
         set of the cells).

@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
-from flushbench.clock import as_utc
-from flushbench.errors import StoreError
-from flushbench.redaction import redact
-from flushbench.validation import did_you_mean
+from core.clock import as_utc
+from core.errors import StoreError
+from core.redaction import redact
+from core.validation import did_you_mean
 from runner.identity import Identity, local_identity
 from runner.knobs import Translation
 from runner.spec import CellSpec, ExperimentSpec, expand, measurement_hash, run_order
@@ -611,7 +611,7 @@ def finish(
         if owner is not None:
             query = query.where(Run.lease_owner == owner, Run.status == RunStatus.RUNNING)
         result = session.execute(
-            # Redacted: an error may quote a URL or a client command line (flushbench.redaction).
+            # Redacted: an error may quote a URL or a client command line (core.redaction).
             query.values(status=status, error=redact(error) if error else error,
                          finished_at=utcnow(), lease_expires_at=None)
         )

@@ -28,8 +28,8 @@ from sqlalchemy import update
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from flushbench.errors import StoreError
-from flushbench.redaction import redact_server_variables
+from core.errors import StoreError
+from core.redaction import redact_server_variables
 from store.db import ResultsDB, redacted
 from store.models import Interval, Run, RunEvent, RunMetadata, RunVariable, Sample
 
@@ -237,7 +237,7 @@ class RunRecorder:
         """Record an event (errors keep their evidence, trimmed to the last 20,000 chars)."""
         if evidence is not None and len(evidence) > MAX_EVIDENCE_CHARS:
             evidence = "…" + evidence[-MAX_EVIDENCE_CHARS:]
-        from flushbench.redaction import redact  # one redaction for everything stored
+        from core.redaction import redact  # one redaction for everything stored
 
         row = dict(run_id=self.run_id, level=level, kind=kind, message=redact(message),
                    evidence=redact(evidence) if evidence is not None else None)
@@ -256,7 +256,7 @@ class RunRecorder:
         """Store the ``SHOW GLOBAL VARIABLES`` snapshot taken right after start.
 
         Credentials among them (``report_password``…) are masked first: the results database
-        never holds one (:func:`flushbench.redaction.redact_server_variables`).
+        never holds one (:func:`core.redaction.redact_server_variables`).
         """
         shown = redact_server_variables({name: str(value) for name, value in values.items()})
         rows = sorted(shown.items())

@@ -29,9 +29,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from flushbench.redaction import url_credentials
-from flushbench.units import parse_duration
-from flushbench.validation import KeyedValueError, StrictModel
+from core.redaction import url_credentials
+from core.units import parse_duration
+from core.validation import KeyedValueError, StrictModel
 from runner.knobs import Knobs
 
 #: A reference number: a positive, finite throughput or ratio.

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from flushbench.paths import work_dir
+from core.paths import work_dir
 from runner.connection import ConnectionInfo
 from runner.datasets import DatasetKey, Snapshot, ensure_dataset
 from runner.preflight import PreflightReport, preflight

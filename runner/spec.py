@@ -26,9 +26,9 @@ from pydantic import (
     model_validator,
 )
 
-from flushbench.errors import ConfigError
-from flushbench.units import format_size, parse_duration
-from flushbench.validation import KeyedValueError, StrictModel, load_versioned
+from core.errors import ConfigError
+from core.units import format_size, parse_duration
+from core.validation import KeyedValueError, StrictModel, load_versioned
 from runner.file_credentials import no_credentials
 from runner.knobs import SIZE_KNOBS, Knobs, Matrix
 from runner.references import IncludeCell, ReferenceSpec, check_references

@@ -2,7 +2,7 @@
 
 Three series judge it, each on its own clock: the driver's throughput per interval, and from
 the sampler the checkpoint age (LSN − checkpoint LSN) and the dirty share of the buffer pool.
-MSER-5 (:mod:`flushbench.steady_state`) cuts each one's warm-up transient; the run's window
+MSER-5 (:mod:`core.steady_state`) cuts each one's warm-up transient; the run's window
 starts at the latest cut, converted to seconds after warmup, and never later than the
 experiment's ``max_start``. A series that never settles (MSER-5's minimum at its half-way
 bound), or a run too short to judge, starts at ``max_start`` and is said so in a warning.
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flushbench.steady_state import mser5
+from core.steady_state import mser5
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ export FLUSHBENCH_REQUIRE_MYSQL=1
 export FLUSHBENCH_REQUIRE_POSTGRES=1
 
 echo "== ruff"
-.venv/bin/ruff check flushbench runner analysis store tests bench
+.venv/bin/ruff check core flushbench runner analysis store tests bench
 echo "== go vet (tpcc driver)"
 (cd tpcc && go vet ./...)
 # The fast lane (FLUSHBENCH_FAST_LANE=1, `make test-fast`) skips the driver's tests against a

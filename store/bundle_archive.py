@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from flushbench.errors import StoreError, quote
+from core.errors import StoreError, quote
 
 MiB = 1024**2
 GiB = 1024**3

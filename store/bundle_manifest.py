@@ -30,8 +30,8 @@ from pydantic import (
     model_validator,
 )
 
-from flushbench.errors import StoreError, quote
-from flushbench.validation import KeyedValueError, problem_message
+from core.errors import StoreError, quote
+from core.validation import KeyedValueError, problem_message
 
 MANIFEST = "MANIFEST.json"
 RESULTS = "results.sqlite"

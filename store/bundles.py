@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from flushbench.errors import StoreError, quote
-from flushbench.filecheck import check_input_file
-from flushbench.paths import cache_dir
+from core.errors import StoreError, quote
+from core.filecheck import check_input_file
+from core.paths import cache_dir
 from store.bundle_archive import DAMAGED, MANIFEST, Listing, Member, inspect_archive, walk
 from store.bundle_manifest import (
     RESULTS,
@@ -57,7 +57,7 @@ CHANGED = f"it was changed after it was made; {DAMAGED.split(': ', 1)[1]}"
 
 def unpack_root() -> Path:
     """Where ``--db BUNDLE`` unpacks (one folder per bundle content hash): ``bundles/`` of
-    flushbench's cache folder (:func:`flushbench.paths.cache_dir`)."""
+    flushbench's cache folder (:func:`core.paths.cache_dir`)."""
     return cache_dir() / "bundles"
 
 

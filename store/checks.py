@@ -18,9 +18,9 @@ from typing import TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from flushbench.errors import StoreError, bounded
-from flushbench.filecheck import check_input_file
-from flushbench.redaction import remember_url
+from core.errors import StoreError, bounded
+from core.filecheck import check_input_file
+from core.redaction import remember_url
 
 #: Tables only a flushbench database has (a database with other tables only is not ours).
 OUR_TABLES = frozenset({"experiments", "cells", "runs", "alembic_version"})

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from flushbench.errors import StoreError, bounded
+from core.errors import StoreError, bounded
 from store.bundles import bundle_database, is_bundle_path, read_only_bundle
 from store.checks import check_sqlite_file, guarded, parse_url
 from store.migrate import (
@@ -69,10 +69,10 @@ def refuse_read_only(db: str | os.PathLike[str] | None = None) -> None:
 def redacted(url: str) -> str:
     """The URL with any password replaced by ``***`` — the only form that may be printed.
 
-    Delegates to :func:`flushbench.redaction.redact_url` (userinfo, ``?password=``, an
+    Delegates to :func:`core.redaction.redact_url` (userinfo, ``?password=``, an
     unencoded ``@``); the password is remembered so a driver's echo of it is masked too.
     """
-    from flushbench.redaction import redact_url, remember_url
+    from core.redaction import redact_url, remember_url
 
     remember_url(url)
     return redact_url(url)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flushbench.latency import Buckets, HistogramFormatError, HistogramLayout
+from core.latency import Buckets, HistogramFormatError, HistogramLayout
 
 #: Transaction types a blob may hold, by code. Append only.
 TYPE_CODES: tuple[str, ...] = ("new_order", "payment", "order_status", "delivery",

@@ -39,7 +39,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
-from flushbench.errors import StoreError
+from core.errors import StoreError
 from store.checks import check_sqlite_file, guarded, known_cause_fix, parse_url
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"

@@ -31,7 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from flushbench.clock import utcnow  # noqa: F401 - re-exported: column defaults and callers
+from core.clock import utcnow  # noqa: F401 - re-exported: column defaults and callers
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",

@@ -243,7 +243,7 @@ def real_results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ``flushbench run``, not only synthetic data.
     """
     refuse_in_fast_lane("a real experiment run")
-    from flushbench.paths import tpcc_binary
+    from core.paths import tpcc_binary
     from runner.worker import run_experiment
     from store.db import ResultsDB
 

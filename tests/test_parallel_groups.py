@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.paths import REPO_ROOT
+from core.paths import REPO_ROOT
 
 CONFTEST = """\
 from tests.support.parallel import (  # noqa: F401

@@ -35,7 +35,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from flushbench.flavors import version_number
+from core.flavors import version_number
 
 #: Redo log block size (OS_FILE_LOG_BLOCK_SIZE).
 LOG_BLOCK = 512

@@ -42,7 +42,7 @@ import pandas as pd
 from analysis import compare as comparison
 from analysis import frames, hosts, io_breakdown, scorecard, series, stability_claims
 from analysis.disturbed import counted
-from flushbench.errors import FlushbenchError
+from core.errors import FlushbenchError
 from store.migrate import sqlite_copy
 
 EXPERIMENT = "stability-2011-flash"

@@ -22,7 +22,7 @@ from sqlalchemy import select
 from analysis import frames
 from analysis.query import session_scope
 from analysis.series import RATE_COUNTERS, samples
-from flushbench.errors import FlushbenchError
+from core.errors import FlushbenchError
 from store.models import RunEvent
 
 #: Counters whose per-second rate the sampler frame does not derive itself.

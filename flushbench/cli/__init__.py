@@ -18,10 +18,10 @@ from pathlib import Path
 import typer
 from typer._click import exceptions as click_exceptions  # typer vendors its own click
 
+from core.errors import FlushbenchError, bounded
+from core.paths import open_private, work_dir
+from core.redaction import remember_url
 from flushbench.cli.console import make_console, say
-from flushbench.errors import FlushbenchError, bounded
-from flushbench.paths import open_private, work_dir
-from flushbench.redaction import remember_url
 
 app = typer.Typer(
     name="flushbench",
@@ -55,7 +55,7 @@ def _crash_log(exc: BaseException) -> str:
     import tempfile
     import traceback
 
-    from flushbench.redaction import redact, redact_argv
+    from core.redaction import redact, redact_argv
 
     try:
         text = "".join(traceback.format_exception(exc))
@@ -129,7 +129,7 @@ def main() -> None:
     """
     _register()
     # Every password given on the command line or in $FLUSHBENCH_DB is masked wherever it
-    # would be printed or written, even inside a driver's own message (flushbench.redaction).
+    # would be printed or written, even inside a driver's own message (core.redaction).
     for value in [*sys.argv[1:], os.environ.get("FLUSHBENCH_DB", "")]:
         remember_url(value)
     try:

@@ -8,11 +8,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from core.errors import AnalysisError
+from core.filecheck import check_output_file
 from flushbench.cli import app
 from flushbench.cli.console import make_console, say
 from flushbench.cli.options import DbOption
-from flushbench.errors import AnalysisError
-from flushbench.filecheck import check_output_file
 
 
 @app.command("bundle")
@@ -65,8 +65,8 @@ def open_cmd(
 ) -> None:
     """Unpack a study bundle into a new folder after checking every file against its manifest
     and the database against its figures, and say how to use it."""
-    from flushbench.errors import AnalysisError, FlushbenchError
-    from flushbench.filecheck import check_output_dir
+    from core.errors import AnalysisError, FlushbenchError
+    from core.filecheck import check_output_dir
     from store.bundles import RESULTS, open_bundle
 
     parent = out if out is not None else bundle.absolute().parent

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from flushbench.redaction import redact
+from core.redaction import redact
 
 #: C0 controls except tab and newline, DEL, and C1 controls: shown as ``\x1b``, never sent.
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -14,10 +14,10 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
-from flushbench.errors import ConfigError
-from flushbench.filecheck import check_output_file, same_file
-from flushbench.paths import open_private
-from flushbench.redaction import redact
+from core.errors import ConfigError
+from core.filecheck import check_output_file, same_file
+from core.paths import open_private
+from core.redaction import redact
 from store.db import ResultsDB
 
 

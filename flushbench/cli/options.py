@@ -27,7 +27,7 @@ MAX_ID = 2**63 - 1
 def check_run_id(run_id: int, *, where: str = "runs",
                  fix: str = "list runs with `flushbench status`") -> int:
     """``run_id`` if a database can hold it, else one AnalysisError saying the range."""
-    from flushbench.errors import AnalysisError
+    from core.errors import AnalysisError
 
     if not 1 <= run_id <= MAX_ID:
         raise AnalysisError(f"no run {run_id}: run ids are between 1 and {MAX_ID}",
@@ -37,7 +37,7 @@ def check_run_id(run_id: int, *, where: str = "runs",
 
 def check_experiment_ref(name_or_id: str) -> str:
     """An experiment name or id as given, refusing an id no database can hold (>= 2**63)."""
-    from flushbench.errors import AnalysisError
+    from core.errors import AnalysisError
 
     text = name_or_id.strip()
     if text.isdigit() and int(text) > MAX_ID:

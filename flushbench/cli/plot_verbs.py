@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
+from core.errors import AnalysisError
+from core.filecheck import check_output_file
 from flushbench.cli import app
 from flushbench.cli.console import make_console, say
 from flushbench.cli.options import DbOption
-from flushbench.errors import AnalysisError
-from flushbench.filecheck import check_output_file
 
 plot_app = typer.Typer(help="Single figures (PNG or HTML) outside the report.",
                        no_args_is_help=True)

@@ -13,8 +13,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from core.units import format_duration
 from flushbench.cli.console import literal
-from flushbench.units import format_duration
 
 
 class LiveReporter:

@@ -12,11 +12,11 @@ from typing import Annotated, Any
 
 import typer
 
+from core.errors import AnalysisError
+from core.filecheck import check_output_dir, check_output_file
 from flushbench.cli import app
 from flushbench.cli.console import literal, make_console, say, shown
 from flushbench.cli.options import DbOption, check_experiment_ref, check_run_id
-from flushbench.errors import AnalysisError
-from flushbench.filecheck import check_output_dir, check_output_file
 
 ForceOption = Annotated[
     bool, typer.Option("--force", help="Compare runs even if host/server/dataset differ.")

@@ -56,7 +56,7 @@ MAX_IDLE_S = 7 * 86400.0
 
 def _check_seconds(option: str, value: float, *, allow_negative: bool = False) -> None:
     """Refuse nan, infinities and absurd values for a seconds option (a clear usage error)."""
-    from flushbench.errors import ConfigError
+    from core.errors import ConfigError
 
     limit = MAX_IDLE_S if allow_negative else MAX_LEASE_S
     if not math.isfinite(value):
@@ -71,8 +71,8 @@ def _check_seconds(option: str, value: float, *, allow_negative: bool = False) -
 
 def _check_work(work: Path | None) -> None:
     """The work folder (``--work`` or ``$FLUSHBENCH_WORK``) must be a writable folder."""
-    from flushbench.filecheck import check_output_dir
-    from flushbench.paths import work_dir
+    from core.filecheck import check_output_dir
+    from core.paths import work_dir
 
     check_output_dir(work if work is not None else work_dir(),
                      "the work folder (--work / $FLUSHBENCH_WORK)")
@@ -262,7 +262,7 @@ def queue_stop(
 
 def _stop_line(req, *, now: bool) -> str:  # noqa: ANN001 - a runner.fleet.StopRequest
     """One sentence per live worker: what ``queue stop`` did about it, and why."""
-    from flushbench.errors import bounded
+    from core.errors import bounded
 
     w = req.worker
     doing = f"run {w.run_id}" if w.run_id else w.state
@@ -307,7 +307,7 @@ def queue_unpin(
 def _time_left(row: dict, seconds_per_run: float | None) -> str:
     """``≈ 10h12m`` for what is left of an experiment (queued + running runs), ``?`` before
     its first finished run, empty when nothing is left."""
-    from flushbench.units import format_duration
+    from core.units import format_duration
 
     left = int(row.get("queued", 0)) + int(row.get("running", 0))
     if not left:

@@ -13,10 +13,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from core.errors import ConfigError, FlushbenchError
 from flushbench.cli import app
 from flushbench.cli.console import literal, make_console, shown
 from flushbench.cli.options import DbOption, dry_run_progress
-from flushbench.errors import ConfigError, FlushbenchError
 
 # Plain lines only (paths and URLs the user typed): no markup, so "[/b]" in a path prints.
 console = make_console(markup=False)
@@ -249,7 +249,7 @@ def db_upgrade(
     """
     from sqlalchemy.exc import SQLAlchemyError
 
-    from flushbench.errors import StoreError
+    from core.errors import StoreError
     from store.db import redacted, resolve_url, upgrade
 
     url = resolve_url(db)

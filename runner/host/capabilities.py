@@ -17,7 +17,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from flushbench.errors import FlushbenchError, PreflightError
+from core.errors import FlushbenchError, PreflightError
 from runner.host.cgroups import ThrottleGroup, find_hierarchy
 from runner.host.cpus import format_cpu_list, online_cpus
 from runner.host.devices import DeviceResolution, resolve_device

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from flushbench.errors import PreflightError
+from core.errors import PreflightError
 from runner.host.devices import BlockDevice, parse_mountinfo
 from runner.host.proof import IoCounters, parse_io_stat, parse_v1_counters
 from runner.knobs.storage import StorageSpec

@@ -3,7 +3,7 @@
 A check answers two questions: :meth:`HostCheck.applies` (does this experiment, or this
 ``flushbench doctor`` run, need it at all?) and :meth:`HostCheck.check` (what is wrong, each
 problem with where, what and fix). Preflight runs them with an experiment in the context and
-turns the problems into one :class:`~flushbench.errors.PreflightError`; ``doctor`` runs the
+turns the problems into one :class:`~core.errors.PreflightError`; ``doctor`` runs the
 host checks without one (``context.experiment is None``) and prints a row per check. The checks
 themselves live in :mod:`runner.host.checks_host` (the host: allocators, huge pages, THP, I/O
 throttle, CPU pinning, disk, drivers, drop_caches) and :mod:`runner.host.checks_server` (each
@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flushbench.errors import FlushbenchError
-from flushbench.units import parse_size
+from core.errors import FlushbenchError
+from core.units import parse_size
 from runner.host.facts import HostFacts
 from runner.knobs import Translation
 from runner.server.profiles import ResolvedServer

@@ -12,10 +12,10 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from flushbench.errors import FlushbenchError
-from flushbench.flavors import DEFAULT_LOG_FILE_SIZE, redo_capacity
-from flushbench.units import format_size
-from flushbench.validation import close_matches
+from core.errors import FlushbenchError
+from core.flavors import DEFAULT_LOG_FILE_SIZE, redo_capacity
+from core.units import format_size
+from core.validation import close_matches
 from runner import knobs as knobs_mod
 from runner.disk import DiskNeed, disk_needed
 from runner.host.capabilities import Capability

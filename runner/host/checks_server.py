@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from flushbench.flavors import values_equal
-from flushbench.units import format_size
+from core.flavors import values_equal
+from core.units import format_size
 from runner import knobs as knobs_mod
 from runner.host.checks import CheckContext, HostCheck, Problem, as_int, is_on
 from runner.host.facts import human_size

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from flushbench.errors import PreflightError
+from core.errors import PreflightError
 from runner.host.cgroups import ThrottleGroup, find_hierarchy
 from runner.host.cpus import CpuPin, parse_cpu_list
 from runner.host.devices import resolve_device

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from flushbench.errors import ConfigError, PreflightError, quote
+from core.errors import ConfigError, PreflightError, quote
 from runner.host.cgroups import CgroupGroup, Hierarchy, find_hierarchy, write_cgroup_file
 
 PinMethod = Literal["affinity", "cpuset"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from flushbench.errors import PreflightError
+from core.errors import PreflightError
 from runner.host.cgroups import proc_start_time
 
 THP_DIR = Path("/sys/kernel/mm/transparent_hugepage")

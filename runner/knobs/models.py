@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, create_model, field_validator, model_validator
 
-from flushbench.validation import KeyedValueError, StrictModel
+from core.validation import KeyedValueError, StrictModel
 from runner.knobs.table import KNOB_NAMES, KNOBS
 
 RawScalar = int | float | bool | str

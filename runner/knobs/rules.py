@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flushbench import flavors
-from flushbench.errors import ConfigError
-from flushbench.units import format_size, parse_size
+from core import flavors
+from core.errors import ConfigError
+from core.units import format_size, parse_size
 
 MiB = 1024**2
 GiB = 1024**3
@@ -70,7 +70,7 @@ class Translation:
     expected:
         What ``SHOW GLOBAL VARIABLES`` must show after start, in the server's representation
         (ON/OFF, bytes, enum names, ``60.000000``); compare with
-        :func:`flushbench.flavors.values_equal`.
+        :func:`core.flavors.values_equal`.
     allocator:
         Library to ``LD_PRELOAD`` (None for glibc's malloc).
     large_pages:
@@ -102,7 +102,7 @@ class Translation:
 
 
 def family(flavor: str, version: tuple[int, ...]) -> str:
-    """The knob-table column (:func:`flushbench.flavors.family`), as a :class:`ConfigError`.
+    """The knob-table column (:func:`core.flavors.family`), as a :class:`ConfigError`.
 
     Raises
     ------

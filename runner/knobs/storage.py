@@ -6,7 +6,7 @@ throttle (:mod:`runner.host.cgroups`). Every limit is optional; a profile withou
 are documented in ``docs/storage.md``.
 
 Units: IOPS are plain numbers (``3000``, ``3k``); bandwidths are bytes per second written as
-sizes (``125M`` = 125 MiB/s, ``1G``), with the 1024-based units of :mod:`flushbench.units`
+sizes (``125M`` = 125 MiB/s, ``1G``), with the 1024-based units of :mod:`core.units`
 (the same as my.cnf sizes, and the unit cloud providers quote: gp3's baseline is 125 MiB/s).
 Both have a sane range (:data:`MIN_IOPS`…; docs/storage.md says why), checked at validate time.
 """
@@ -18,9 +18,9 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, ValidationError
 
-from flushbench.errors import ConfigError, quote
-from flushbench.units import format_size, in_range, parse_count, parse_size
-from flushbench.validation import StrictModel, error_location, problem_message
+from core.errors import ConfigError, quote
+from core.units import format_size, in_range, parse_count, parse_size
+from core.validation import StrictModel, error_location, problem_message
 
 #: The sane ranges of a limit, checked when the experiment is validated (docs/storage.md,
 #: "Ranges"). Below the minimum mysqld cannot even start and stop in reasonable time (it

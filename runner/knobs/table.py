@@ -17,8 +17,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from flushbench.errors import ConfigError
-from flushbench.units import parse_size
+from core.errors import ConfigError
+from core.units import parse_size
 from runner.knobs import rules
 from runner.knobs.rules import Builder
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from flushbench.errors import ConfigError
-from flushbench.validation import close_matches
+from core.errors import ConfigError
+from core.validation import close_matches
 from runner.knobs.models import Knobs
 from runner.knobs.ownership import sandbox_problem
 from runner.knobs.rules import Builder, Translation, raw_expected, raw_value_text

@@ -10,7 +10,7 @@
 - :mod:`~runner.server.sandbox`: one mysqld's life: start, verify applied values, stop.
 
 Pure flavor/version rules (labels, the applied-value rule, redo capacity) live in
-:mod:`flushbench.flavors`, because the analysis needs them too.
+:mod:`core.flavors`, because the analysis needs them too.
 """
 
 from runner.server.datadir import initialize_datadir

@@ -28,8 +28,8 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from flushbench import paths
-from flushbench.errors import PreflightError
+from core import paths
+from core.errors import PreflightError
 
 #: Free space an unpack leaves on the cache's disk (the runs need the rest).
 DISK_RESERVE = 1024**3

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import yaml
 
-from flushbench.errors import FlushbenchError
-from flushbench.flavors import parse_version
+from core.errors import FlushbenchError
+from core.flavors import parse_version
 from runner.server.options import option_list
 from runner.server.profiles import ResolvedServer, ServerProfile, resolve_server, version_text
 

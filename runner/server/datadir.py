@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from flushbench.errors import PreflightError, ServerError
+from core.errors import PreflightError, ServerError
 from runner.proc import child, is_root, run_checked
 from runner.server.optionfiles import check_option
 from runner.server.profiles import ResolvedServer, find_install_db

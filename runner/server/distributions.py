@@ -25,9 +25,9 @@ from pathlib import Path
 
 import yaml
 
-from flushbench import paths
-from flushbench.errors import ConfigError, FlushbenchError, PreflightError, bounded
-from flushbench.flavors import parse_version, uses_initialize
+from core import paths
+from core.errors import ConfigError, FlushbenchError, PreflightError, bounded
+from core.flavors import parse_version, uses_initialize
 from runner.proc import run_checked
 from runner.server import archives
 from runner.server.built import write_atomically

@@ -6,7 +6,7 @@ binary take it? Each level gets one verdict:
 
 - **applied** — the rule wrote variables, the binary lists each, its ``--verbose --help``
   parse took the values without a word, and the values it would run with are the ones the
-  rule expects (:func:`flushbench.flavors.values_equal`);
+  rule expects (:func:`core.flavors.values_equal`);
 - **built-in** — the rule writes nothing because the server always behaves so (MySQL 5.5
   flushes the whole neighbour area);
 - **refused** — the binary complained (its own message is the reason: a value adjusted, an
@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from flushbench.flavors import values_equal
+from core.flavors import values_equal
 from runner.knobs.translate import translate_for_option_list, translate_partial
 from runner.server.options import dry_run, ignored_options, option_list
 from runner.server.profiles import ResolvedServer

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flushbench import paths
-from flushbench.errors import ConfigError
-from flushbench.validation import did_you_mean
-from flushbench.yamlio import read_text_file
+from core import paths
+from core.errors import ConfigError
+from core.validation import did_you_mean
+from core.yamlio import read_text_file
 
 # Which variables the sandbox owns or guards is a pure rule that knob translation applies too:
 # it lives in runner/knobs/ownership.py (knobs never import the server package).
@@ -150,8 +150,8 @@ def base_config_path(name_or_path: str, relative_to: Path | None = None) -> Path
             where="base_config",
             fix=did_you_mean(name_or_path, available_base_configs()),
         )
-    if path.exists():  # a directory, FIFO or device: say which (flushbench.filecheck)
-        from flushbench.filecheck import check_input_file
+    if path.exists():  # a directory, FIFO or device: say which (core.filecheck)
+        from core.filecheck import check_input_file
 
         try:
             check_input_file(path, f"base config file {path}")

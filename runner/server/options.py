@@ -31,7 +31,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from flushbench.errors import PreflightError
+from core.errors import PreflightError
 from runner.proc import is_root, run_checked
 from runner.server.profiles import ResolvedServer
 

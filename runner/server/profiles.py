@@ -20,10 +20,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from flushbench import paths
-from flushbench.errors import ConfigError, PreflightError
-from flushbench.flavors import Flavor, parse_version, server_label, uses_initialize
-from flushbench.validation import StrictModel, did_you_mean, load_versioned
+from core import paths
+from core.errors import ConfigError, PreflightError
+from core.flavors import Flavor, parse_version, server_label, uses_initialize
+from core.validation import StrictModel, did_you_mean, load_versioned
 from runner.proc import run_checked
 
 InitKind = Literal["install_db", "initialize"]

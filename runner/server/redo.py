@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from flushbench.flavors import resizes_redo
-from flushbench.units import parse_size
+from core.flavors import resizes_redo
+from core.units import parse_size
 from runner.server.optionfiles import SERVER_SECTIONS
 from runner.server.profiles import ResolvedServer
 

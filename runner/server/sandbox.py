@@ -27,8 +27,8 @@ from typing import Any
 
 import pymysql
 
-from flushbench.errors import PreflightError, ServerError
-from flushbench.flavors import resizes_redo, values_equal
+from core.errors import PreflightError, ServerError
+from core.flavors import resizes_redo, values_equal
 from runner.connection import ConnectionInfo
 from runner.proc import child
 from runner.server.profiles import ResolvedServer
@@ -432,7 +432,7 @@ class MysqldSandbox:
         ------
         ServerError
             Listing each variable that is absent or whose value differs (see
-            :func:`flushbench.flavors.values_equal` for what counts as equal).
+            :func:`core.flavors.values_equal` for what counts as equal).
         """
         actual = self.global_variables()
         problems = []

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from flushbench.clock import utcnow
-from flushbench.errors import WorkloadError
+from core.clock import utcnow
+from core.errors import WorkloadError
 from runner import proc
 from runner.connection import ConnectionInfo
 

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from flushbench.errors import ConfigError
-from flushbench.validation import did_you_mean
+from core.errors import ConfigError
+from core.validation import did_you_mean
 from runner.workloads.base import Workload
 
 log = logging.getLogger(__name__)

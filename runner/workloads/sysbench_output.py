@@ -18,7 +18,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from flushbench.errors import WorkloadError
+from core.errors import WorkloadError
 from runner.workloads.base import IntervalRecord, OutputParser
 
 _NUM = r"(\d+(?:\.\d+)?)"

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flushbench import paths
-from flushbench.errors import WorkloadError
+from core import paths
+from core.errors import WorkloadError
 from runner.connection import ConnectionInfo
 from runner.workloads.base import (
     IntervalRecord,

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flushbench.errors import quote
+from core.errors import quote
 
 # The layout, merging and percentiles are shared with the store and the analysis
-# (flushbench/latency.py); re-exported here, where the driver's JSON is read.
-from flushbench.latency import (
+# (core/latency.py); re-exported here, where the driver's JSON is read.
+from core.latency import (
     SCHEME,
     UNIT,
     Buckets,

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flushbench.errors import WorkloadError
+from core.errors import WorkloadError
 from runner.connection import ConnectionInfo
 from runner.workloads.base import (
     RunningWorkload,

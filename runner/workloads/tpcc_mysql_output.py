@@ -22,7 +22,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from flushbench.errors import WorkloadError
+from core.errors import WorkloadError
 from runner.workloads.base import IntervalRecord, OutputParser
 
 #: tpcc-mysql's transaction type index → the names the Go driver uses.

@@ -9,7 +9,7 @@ import pytest
 
 from analysis import frames
 from analysis.aa_variants import aa_variants, drift
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 from store.db import ResultsDB
 from tests.analysis.test_disturbed import store
 from tests.support.recorded import recorded_copy

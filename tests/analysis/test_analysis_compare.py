@@ -21,7 +21,7 @@ from analysis.compare import (
     verdict,
 )
 from analysis.frames import runs
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 
 
 def _reps(mean: float, n: int, seed: int, sd_pct: float = 1.0) -> np.ndarray:

@@ -148,7 +148,7 @@ def test_cli_compare_show_export(study_db: Path, tmp_path: Path) -> None:
 
 
 def test_cli_report_and_errors(study_db: Path, mixed_meta_db: Path, tmp_path: Path) -> None:
-    from flushbench.errors import AnalysisError
+    from core.errors import AnalysisError
 
     runner = CliRunner()
     res = runner.invoke(_app(), ["report", "study", "-o", str(tmp_path / "r"), "--no-png",

@@ -20,7 +20,7 @@ import yaml
 
 from analysis.baselines import baseline_note, baseline_of
 from analysis.compare import compare
-from flushbench.errors import ConfigError
+from core.errors import ConfigError
 from runner.spec import expand, load_experiment
 from tests.support.recorded import copy_recorded
 

@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from analysis import bound, efficiency
 from analysis.frames import load
-from flushbench.paths import tpcc_binary
+from core.paths import tpcc_binary
 from runner.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Sample

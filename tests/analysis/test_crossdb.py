@@ -24,7 +24,7 @@ from scipy import stats
 
 from analysis.crossdb import cross_compare, parse_sources
 from analysis.frames import load
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 from store.db import ResultsDB
 from tests.support.cli_runner import CliRun
 from tests.support.pg_rows import copy_rows

@@ -15,7 +15,7 @@ from analysis import distributions, frames, io_breakdown, plots, two_cells
 from analysis.compare import Comparison, compare
 from analysis.memory import load_memory, memory_matters
 from analysis.metric import metric_view
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 
 STUDY = "stability-2011"
 

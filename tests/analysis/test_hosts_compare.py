@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from analysis.compare import FASTER, compare
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 from store.db import ResultsDB
 from store.models import Experiment, Run, RunMetadata
 from tests.support.synthetic_store import SynthCell, build_store

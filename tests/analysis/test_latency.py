@@ -14,7 +14,7 @@ import pytest
 
 from analysis import latency, latency_histograms
 from analysis.frames import load
-from flushbench.latency import TypeHistogram, merge, percentile_ms
+from core.latency import TypeHistogram, merge, percentile_ms
 from store.latency_codec import decode
 from tests.support.synthetic_store import SynthCell, build_store
 

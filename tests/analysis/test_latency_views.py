@@ -16,8 +16,8 @@ from analysis import latency
 from analysis.frames import load
 from analysis.report import build_report_model
 from analysis.small_multiples import STALL_COLOUR, latency_grid_spec
+from core.errors import AnalysisError
 from flushbench.cli import build_app
-from flushbench.errors import AnalysisError
 from tests.support.synthetic_store import SynthCell, build_store
 
 

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select, update
 
 from analysis.mext import AGE_ROW, DIRTY_ROW, mext
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 from store.db import ResultsDB
 from store.models import Run, Sample
 from tests.support.cli_runner import CliRun

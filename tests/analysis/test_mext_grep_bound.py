@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from analysis.mext import grep_names
-from flushbench.errors import AnalysisError
+from core.errors import AnalysisError
 from store.db import ResultsDB
 from store.models import Run, Sample
 from tests.support.hostile_binaries import FLUSHBENCH, guarded

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from core.errors import AnalysisError
 from flushbench.cli import build_app
-from flushbench.errors import AnalysisError
 
 STUDY = "stability-2011"
 

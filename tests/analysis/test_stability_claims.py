@@ -11,7 +11,7 @@ import pytest
 
 from analysis import stability_claims
 from analysis.frames import load
-from flushbench.errors import ConfigError
+from core.errors import ConfigError
 from runner.spec import load_experiment
 from tests.support.recorded import copy_recorded
 

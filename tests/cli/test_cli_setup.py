@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench import paths
+from core import paths
 from store.migrate import head_revision
 from tests.support.built_servers import built_servers_named
 

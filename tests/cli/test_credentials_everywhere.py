@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flushbench.redaction import MASK, forget_secrets
+from core.redaction import MASK, forget_secrets
 from store.bundles import MANIFEST, RESULTS
 from tests.support.cli_runner import CliRun
 from tests.support.hostile_passwords import LEFT, PASSWORD_IDS, PASSWORDS, RIGHT, Password
@@ -106,7 +106,7 @@ def test_the_terminal_never_shows_the_password(pw: Password, case_dir: Path, cli
 @pytest.mark.parametrize("pw", PASSWORDS, ids=PASSWORD_IDS)
 def test_queue_add_with_an_unreachable_database_never_shows_the_password(
         pw: Password, case_dir: Path, cli: CliRun) -> None:
-    from flushbench.paths import tpcc_binary
+    from core.paths import tpcc_binary
 
     if not tpcc_binary().is_file():  # the preflight checks the driver's binary too
         pytest.skip("tpcc/bin/tpcc is not built (make setup)")

@@ -480,7 +480,7 @@ FORM_IDS = [f[0] for f in CREDENTIAL_FORMS]
 @pytest.mark.parametrize(("form", "text", "kept"), CREDENTIAL_FORMS, ids=FORM_IDS)
 def test_redaction_of_each_form(form: str, text: str, kept: str) -> None:
     """The one redaction function: the secret goes, where-it-was stays readable."""
-    from flushbench.redaction import redact, redact_argv
+    from core.redaction import redact, redact_argv
 
     shown = redact(text)
     assert SECRET not in shown and kept in shown, shown

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flushbench.paths import SERVER_PROFILES_DIR
+from core.paths import SERVER_PROFILES_DIR
 from store.db import ResultsDB
 from tests.cli.conftest import CliRun
 from tests.cli.test_hostile_inputs import exp

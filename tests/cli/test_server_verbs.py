@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench import paths
+from core import paths
 from tests.support.cli_runner import CliRun
 from tests.support.distributions import (
     ANSWERS_HELP,

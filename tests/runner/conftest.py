@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.paths import tpcc_binary
+from core.paths import tpcc_binary
 
 
 @pytest.fixture(scope="module")

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.paths import REPO_ROOT
+from core.paths import REPO_ROOT
 from tests.support.hostile_binaries import guarded, hostile, left_alive
 
 LOAD = textwrap.dedent("""\
     import sys
     from pathlib import Path
-    from flushbench.errors import WorkloadError
+    from core.errors import WorkloadError
     from runner.workloads.base import run_to_completion
     try:
         run_to_completion([sys.argv[1]], env={}, log_path=Path(sys.argv[2]), timeout_s=3,
@@ -36,7 +36,7 @@ LOAD = textwrap.dedent("""\
 RUN = textwrap.dedent("""\
     import sys
     from pathlib import Path
-    from flushbench.errors import WorkloadError
+    from core.errors import WorkloadError
     from runner.workloads.base import RunningWorkload
     from runner.workloads.tpcc_mysql_output import TpccMysqlParser
     running = RunningWorkload([sys.argv[1]], env={}, log_path=Path(sys.argv[2]),

@@ -12,7 +12,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from flushbench.paths import tpcc_binary
+from core.paths import tpcc_binary
 from runner.connection import ConnectionInfo
 from runner.datasets import (
     DatasetError,

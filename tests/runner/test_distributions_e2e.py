@@ -25,7 +25,7 @@ import yaml
 from sqlalchemy import select
 
 from analysis.statistics.checkpoint import max_checkpoint_age
-from flushbench import paths
+from core import paths
 from runner.sampler import decompress_status
 from runner.server.knob_check import check_knobs, judge
 from runner.server.profiles import load_profile, resolve_server

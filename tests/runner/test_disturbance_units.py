@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from flushbench.errors import FlushbenchError
+from core.errors import FlushbenchError
 from runner import disturbance
 from runner.sampler import SampleRecord, parse_proc_stat_cpu
 from runner.spec import expand, load_experiment, measurement_hash, run_order

@@ -22,8 +22,8 @@ import pytest
 from sqlalchemy import select
 
 import runner.measure as measure
-from flushbench.errors import StoreError
-from flushbench.paths import REPO_ROOT, tpcc_binary
+from core.errors import StoreError
+from core.paths import REPO_ROOT, tpcc_binary
 from runner.run_context import NullReporter
 from runner.worker import run_experiment
 from store.db import ResultsDB
@@ -418,7 +418,7 @@ def test_throttle_group_is_removed_after_mysqld_is_killed(tmp_path: Path, work: 
 def test_queue_fits_a_disk_sized_for_one_live_datadir(tmp_path: Path) -> None:
     """Three runs on a tmpfs that holds the snapshot and one live datadir: each datadir goes
     once its run is recorded, so all three complete; keeping them all is refused up front."""
-    from flushbench.errors import PreflightError
+    from core.errors import PreflightError
     from runner.run_context import prepare
 
     if not tpcc_binary().is_file():

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from flushbench.paths import REPO_ROOT
+from core.paths import REPO_ROOT
 from runner import queue
 from runner.run_context import prepare
 from store.db import ResultsDB

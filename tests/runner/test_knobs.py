@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.errors import ConfigError
-from flushbench.flavors import server_label
-from flushbench.flavors import values_equal as values_match
+from core.errors import ConfigError
+from core.flavors import server_label
+from core.flavors import values_equal as values_match
 from runner.knobs import family, translate, translate_for_option_list, translate_partial
 from runner.knobs import rules as knobs_rules
 

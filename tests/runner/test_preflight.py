@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from flushbench import paths
-from flushbench.errors import PreflightError
+from core import paths
+from core.errors import PreflightError
 from runner.doctor import run_doctor
 from runner.host.facts import read_meminfo
 from runner.planning import plan, render_plan

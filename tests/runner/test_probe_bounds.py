@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.paths import REPO_ROOT
+from core.paths import REPO_ROOT
 from tests.support.hostile_binaries import FLUSHBENCH, guarded, hostile, left_alive
 
 PROBE = textwrap.dedent("""\

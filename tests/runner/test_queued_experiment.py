@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from flushbench.errors import StoreError
+from core.errors import StoreError
 from runner.knobs import Translation
 from runner.queue import QueuedExperiment, enqueue
 from runner.spec import ExperimentSpec, expand, measurement_hash

@@ -24,8 +24,8 @@ from sqlalchemy import func, select
 
 from analysis import frames
 from analysis.compare import compare
-from flushbench.errors import AnalysisError
-from flushbench.paths import REPO_ROOT
+from core.errors import AnalysisError
+from core.paths import REPO_ROOT
 from runner.recorder import STALL_ENV
 from store.db import ResultsDB
 from store.models import Interval, Run, RunEvent, Sample

@@ -1,4 +1,4 @@
-"""The one credential masking (:mod:`flushbench.redaction`), password by password, form by form.
+"""The one credential masking (:mod:`core.redaction`), password by password, form by form.
 
 Every hostile spelling of :mod:`tests.support.hostile_passwords` goes through every form the
 masking knows — a URL alone (``--db``), the same URL inside a message, in quotes and
@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import pytest
 
-from flushbench.redaction import (
+from core.redaction import (
     MASK,
     forget_secrets,
     redact,
@@ -187,7 +187,7 @@ def test_credentials_in_a_published_url_are_named() -> None:
 #: masking that re-reads a run of spaces, ``@`` or quotes for each character is quadratic.
 _HOSTILE_TEXTS = """
 import sys
-from flushbench.redaction import redact, redact_argv, remember_url
+from core.redaction import redact, redact_argv, remember_url
 n = 200_000
 texts = ["password=x" + " " * n + "y", "--password=x" + "\\t" * n, "-p" + " " * n + "x",
          "postgresql://u:p" + "@" * n, "postgresql://u:p" + "@h " * (n // 3),

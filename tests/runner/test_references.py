@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.errors import ConfigError
+from core.errors import ConfigError
 from runner.spec import expand, load_experiment, measurement_hash
 
 HEAD = """version: 1

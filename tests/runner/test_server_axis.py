@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from flushbench import paths
-from flushbench.errors import PreflightError
+from core import paths
+from core.errors import PreflightError
 from runner import queue
 from runner.preflight import preflight
 from runner.run_context import prepare, prepare_stored

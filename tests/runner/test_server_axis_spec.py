@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from analysis.compare import check_metadata
-from flushbench import paths
-from flushbench.errors import AnalysisError, ConfigError, PreflightError
+from core import paths
+from core.errors import AnalysisError, ConfigError, PreflightError
 from runner.datasets import DatasetError, DatasetKey, Snapshot, restore
 from runner.preflight import preflight
 from runner.spec import (

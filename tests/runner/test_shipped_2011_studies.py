@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench import paths
+from core import paths
 from runner.spec import expand, load_experiment, run_order
 from runner.workloads.tpcc_mysql import locate
 from tests.support.built_servers import built_server, built_servers_named

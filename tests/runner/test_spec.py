@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from flushbench import paths
-from flushbench.errors import ConfigError
+from core import paths
+from core.errors import ConfigError
 from runner.spec import (
     ExperimentSpec,
     Knobs,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from flushbench.errors import ConfigError
+from core.errors import ConfigError
 from runner.knobs.storage import (
     PRESETS,
     StorageSpec,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flushbench.units import format_duration, format_size, parse_duration, parse_size
+from core.units import format_duration, format_size, parse_duration, parse_size
 
 
 @pytest.mark.parametrize(

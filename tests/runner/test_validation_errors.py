@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from flushbench.errors import FlushbenchError
+from core.errors import FlushbenchError
 from runner.host import facts as facts_mod
 from runner.knobs import rules as knobs_rules
 from runner.preflight import validate_file

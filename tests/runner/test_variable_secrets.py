@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.redaction import MASK, redact_server_variables
+from core.redaction import MASK, redact_server_variables
 from runner.recorder import RunRecorder
 from runner.server import MysqldSandbox, write_mycnf
 from store.db import ResultsDB

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.errors import StoreError
+from core.errors import StoreError
 from store import bundle_archive
 from store.bundle_archive import inspect_archive
 from store.bundles import open_bundle, write_archive

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from flushbench.paths import REPO_ROOT
+from core.paths import REPO_ROOT
 from runner.fleet import worker_rows
 from store.db import ResultsDB
 from store.models import Run, RunEvent

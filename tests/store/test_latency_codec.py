@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flushbench.latency import HistogramFormatError, HistogramLayout, dense_percentile_ms
+from core.latency import HistogramFormatError, HistogramLayout, dense_percentile_ms
 from runner.workloads.tpcc import TpccJsonParser
 from store.latency_codec import TYPE_CODES, decode, decode_type, encode
 

@@ -12,7 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from flushbench.errors import StoreError
+from core.errors import StoreError
 from store import ResultsDB, upgrade
 from store.db import alembic_config, head_revision, redacted, resolve_url
 from store.models import Base

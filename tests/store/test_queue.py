@@ -11,7 +11,7 @@ import sys
 import pytest
 from sqlalchemy import select, update
 
-from flushbench.errors import StoreError
+from core.errors import StoreError
 from runner import queue
 from runner.fleet import worker_rows
 from runner.identity import local_identity

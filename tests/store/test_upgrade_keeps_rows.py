@@ -19,7 +19,7 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 
-from flushbench.errors import StoreError
+from core.errors import StoreError
 from store.db import upgrade
 from store.migrate import MigrationCheckFailed, alembic_config, head_revision, sqlite_file_counts
 from tests.support import system_tools

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flushbench.errors import FlushbenchError
+from core.errors import FlushbenchError
 from runner.server.built import BUILD_HINT, is_built_profile
 from runner.server.profiles import ResolvedServer, load_profile, profile_path, resolve_server
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 
-from flushbench.latency import HistogramLayout, dense_percentile_ms
+from core.latency import HistogramLayout, dense_percentile_ms
 from store.latency_codec import encode
 
 #: The Go driver's layout (docs/tpcc.md, "JSON output").

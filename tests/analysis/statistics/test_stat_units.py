@@ -22,7 +22,7 @@ from analysis.statistics.hypothesis_tests import (
 from analysis.statistics.intervals import mean_ci, ratio_ci, welch_log_p
 from analysis.statistics.percentiles import nearest_rank, nearest_ranks
 from analysis.statistics.rates import counter_rates, restarts
-from flushbench.flavors import version_number as parse_version
+from core.flavors import version_number as parse_version
 
 
 # ------------------------------------------------------------------------------ percentiles

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.paths import work_dir
+from core.paths import work_dir
 from runner.host import capabilities
 from tests.support import system_tools
 

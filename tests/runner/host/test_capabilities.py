@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.errors import PreflightError
+from core.errors import PreflightError
 from runner.host.capabilities import (
     Capability,
     can_pin_cpus,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.errors import PreflightError
+from core.errors import PreflightError
 from runner.host.cgroups import (
     ThrottleGroup,
     find_hierarchy,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.errors import ConfigError
+from core.errors import ConfigError
 from runner.host.cpus import (
     CpuPin,
     cpus_allowed,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.errors import PreflightError
+from core.errors import PreflightError
 from runner.host.thp import (
     THP_MODES,
     ThpState,

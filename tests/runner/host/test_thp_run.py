@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import select
 
 import runner.host.facts as facts_mod
-from flushbench.errors import PreflightError
+from core.errors import PreflightError
 from runner.host.capabilities import can_set_thp
 from runner.host.thp import DEFAULT_STATE_FILE, THP_MODES, read_thp, thp_setting
 from runner.run_context import NullReporter, prepare

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.paths import REPO_ROOT
+from core.paths import REPO_ROOT
 from runner.server.built import is_built_profile, rebuild_command, write_atomically
 from runner.server.profiles import ServerProfile
 from runner.server.redo import effective_options, stale_redo_files
@@ -293,7 +293,7 @@ def test_effective_options_last_one_wins(tmp_path: Path) -> None:
 
 
 def test_doctor_lists_built_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from flushbench import paths
+    from core import paths
     from runner import doctor
     from runner.server.built import profile_text
 

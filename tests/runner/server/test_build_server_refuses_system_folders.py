@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.paths import REPO_ROOT
+from core.paths import REPO_ROOT
 from tests.support.hostile_binaries import guarded
 
 SCRIPT = REPO_ROOT / "scripts" / "build-server.sh"

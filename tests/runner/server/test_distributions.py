@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from flushbench import paths
-from flushbench.errors import PreflightError
+from core import paths
+from core.errors import PreflightError
 from runner.knobs.translate import translate_partial
 from runner.server import archives
 from runner.server.distributions import (

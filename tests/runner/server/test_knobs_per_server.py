@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.flavors import values_equal
-from flushbench.paths import REPO_ROOT
+from core.flavors import values_equal
+from core.paths import REPO_ROOT
 from runner.server import (
     MysqldSandbox,
     ResolvedServer,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.errors import PreflightError
+from core.errors import PreflightError
 from runner.server import MysqldSandbox, SandboxLayout, write_mycnf
 from runner.server.options import dry_run, option_list
 from runner.server.profiles import ServerProfile, resolve_server

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.errors import ConfigError, PreflightError
-from flushbench.flavors import parse_version
+from core.errors import ConfigError, PreflightError
+from core.flavors import parse_version
 from runner.server.optionfiles import base_config_path, read_mycnf
 from runner.server.profiles import available_profiles, load_profile, resolve_server
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from flushbench.errors import ConfigError, PreflightError, ServerError
-from flushbench.flavors import values_equal
+from core.errors import ConfigError, PreflightError, ServerError
+from core.flavors import values_equal
 from runner.server import (
     MysqldSandbox,
     SandboxLayout,

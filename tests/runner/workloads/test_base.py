@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.errors import ConfigError, WorkloadError
+from core.errors import ConfigError, WorkloadError
 from runner.connection import ConnectionInfo
 from runner.spec import DatasetSpec, WorkloadSpec
 from runner.workloads import get_workload, log_files

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from flushbench import paths
-from flushbench.errors import WorkloadError
+from core import paths
+from core.errors import WorkloadError
 from runner.spec import DatasetSpec, WorkloadSpec
 from runner.workloads import IntervalRecord, Workload, get_workload, log_files
 from tests.support import system_tools

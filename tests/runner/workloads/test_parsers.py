@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench.errors import WorkloadError
+from core.errors import WorkloadError
 from runner.workloads import sysbench_output, tpcc_mysql_output
 from runner.workloads.tpcc import TpccJsonParser
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench import paths
+from core import paths
 from runner.server import MysqldSandbox, SandboxLayout, initialize_datadir, write_mycnf
 from runner.spec import DatasetSpec
 from runner.workloads import Workload, get_workload

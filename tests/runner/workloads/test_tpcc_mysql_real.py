@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from flushbench import paths
+from core import paths
 from runner.spec import DatasetSpec, WorkloadSpec
 from runner.workloads import Workload, get_workload
 from runner.workloads.tpcc_mysql import locate

@@ -7,8 +7,8 @@ from typing import Any
 
 import yaml
 
-from flushbench.errors import ConfigError
-from flushbench.filecheck import check_input_file
+from core.errors import ConfigError
+from core.filecheck import check_input_file
 
 
 class _StrictLoader(yaml.SafeLoader):

@@ -66,7 +66,7 @@ def open_private(path: Path, mode: str = "a") -> IO[Any]:
     """
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "a" else os.O_TRUNC)
     # O_NONBLOCK: a FIFO named by mistake must not block the open (it is refused before,
-    # by flushbench.filecheck; this is the belt to that check's braces).
+    # by core.filecheck; this is the belt to that check's braces).
     fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
     os.set_blocking(fd, True)
     return os.fdopen(fd, mode, encoding="utf-8", buffering=1)

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from flushbench.errors import ConfigError, bounded, quote
+from core.errors import ConfigError, bounded, quote
 
 
 def close_matches(name: str, choices: Iterable[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
@@ -168,7 +168,7 @@ def load_versioned(path: Path, model: type[BaseModel], kind: str,
     raw data first (rules for what a *file* may say, e.g. no key without a value) and raises
     :class:`KeyedValueError`.
     """
-    from flushbench.yamlio import read_yaml_mapping  # yamlio imports errors only: no cycle
+    from core.yamlio import read_yaml_mapping  # yamlio imports errors only: no cycle
 
     data = read_yaml_mapping(path)
     if "version" not in data:

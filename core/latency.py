@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from flushbench.errors import quote
+from core.errors import quote
 
 #: The only layout the driver emits; another ``scheme`` or ``unit`` is not read.
 SCHEME = "log-linear"

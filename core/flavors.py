@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Literal
 
-from flushbench.units import parse_size
+from core.units import parse_size
 
 Flavor = Literal["mariadb", "mysql", "percona"]
 FLAVORS: tuple[Flavor, ...] = ("mariadb", "mysql", "percona")

@@ -8,7 +8,7 @@ reading one as the other silently is a 5–10 % error (docs/architecture.md, "Un
 Durations accept ``ms``, ``s``, ``m``, ``h``, ``d``, each at most once and largest first
 (``1h30m``, ``1h 30m``); ``1m1m1m`` or ``30m1h`` are refused as typos. Counts (IOPS) accept a
 ``k`` suffix for 1000. :func:`in_range` is the one range check with the reason for a range.
-Every message quotes at most a bounded prefix of the value (:func:`flushbench.errors.quote`).
+Every message quotes at most a bounded prefix of the value (:func:`core.errors.quote`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 
-from flushbench.errors import quote
+from core.errors import quote
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(iB|B)?\s*$", re.IGNORECASE)
 _SIZE_FACTORS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}

@@ -5,7 +5,7 @@ directory cannot be read as a file, and a 4 GB file named as an experiment is a 
 every path the tool reads (experiment files, server profiles, base configs, the results
 database) or writes (``--log-file``, ``report -o``, ``export -o``) is looked at with ``stat``
 first — which never blocks — and refused with the reason and the fix. The checks raise
-:class:`~flushbench.errors.ConfigError` (or the ``error`` class the caller gives, e.g.
+:class:`~core.errors.ConfigError` (or the ``error`` class the caller gives, e.g.
 ``StoreError`` for the database).
 """
 
@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from flushbench.errors import ConfigError, FlushbenchError
+from core.errors import ConfigError, FlushbenchError
 
 
 def _kind(mode: int) -> str:

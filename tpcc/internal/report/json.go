@@ -16,6 +16,35 @@ func appendF(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'f',
 
 func appendU(b []byte, v uint64) []byte { return strconv.AppendUint(b, v, 10) }
 
+// appendTypeKey appends `"new_order":` (the type's JSON key): every
+// per-type object of the interval and summary lines is keyed by it.
+func appendTypeKey(b []byte, t spec.TxType) []byte {
+	b = append(b, '"')
+	b = append(b, spec.Names[t]...)
+	return append(b, `":`...)
+}
+
+// appendComma separates the per-type members of an object that starts
+// with the first type.
+func appendComma(b []byte, t spec.TxType) []byte {
+	if t > spec.TxNewOrder {
+		return append(b, ',')
+	}
+	return b
+}
+
+// appendPercentilesJSON appends `"p95_ms":x,"p99_ms":x,"max_ms":x` from h:
+// the same three figures in the interval lines (per interval) and in the
+// summary's "latency" (the merged measurement phase).
+func appendPercentilesJSON(b []byte, h *measure.Histogram) []byte {
+	b = append(b, `"p95_ms":`...)
+	b = appendF(b, h.PercentileMS(95))
+	b = append(b, `,"p99_ms":`...)
+	b = appendF(b, h.PercentileMS(99))
+	b = append(b, `,"max_ms":`...)
+	return appendF(b, h.MaxMS())
+}
+
 // appendLayoutJSON renders the first line, the bucket layout of the
 // histograms the interval lines carry:
 // {"type":"histogram_layout","scheme":"log-linear","unit":"us","exact_below_us":128,
@@ -55,17 +84,10 @@ func appendIntervalJSON(b []byte, seq int, ts time.Time, elapsed, interval float
 	b = append(b, phase...)
 	b = append(b, '"')
 	for t := spec.TxNewOrder; t < spec.NumTxTypes; t++ {
-		h := &s.T[t].Hist
-		b = append(b, `,"`...)
-		b = append(b, spec.Names[t]...)
-		b = append(b, `":{"count":`...)
+		b = appendTypeKey(append(b, ','), t)
+		b = append(b, `{"count":`...)
 		b = appendU(b, s.Completed(t))
-		b = append(b, `,"p95_ms":`...)
-		b = appendF(b, h.PercentileMS(95))
-		b = append(b, `,"p99_ms":`...)
-		b = appendF(b, h.PercentileMS(99))
-		b = append(b, `,"max_ms":`...)
-		b = appendF(b, h.MaxMS())
+		b = appendPercentilesJSON(append(b, ','), &s.T[t].Hist)
 		b = append(b, '}')
 	}
 	b = append(b, `,"retries":`...)
@@ -75,12 +97,7 @@ func appendIntervalJSON(b []byte, seq int, ts time.Time, elapsed, interval float
 	b = append(b, `,"hist":{`...)
 	var buckets []measure.Bucket
 	for t := spec.TxNewOrder; t < spec.NumTxTypes; t++ {
-		if t > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, spec.Names[t]...)
-		b = append(b, `":`...)
+		b = appendTypeKey(appendComma(b, t), t)
 		buckets = s.T[t].Hist.AppendBuckets(buckets[:0])
 		b = appendBucketsJSON(b, buckets)
 	}
@@ -118,12 +135,8 @@ func appendSummaryJSON(b []byte, measureS float64, tot *measure.Totals, interrup
 	b = append(b, `,"totals":{`...)
 	for t := spec.TxNewOrder; t < spec.NumTxTypes; t++ {
 		c := &tot.T[t]
-		if t > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, spec.Names[t]...)
-		b = append(b, `":{"sc":`...)
+		b = appendTypeKey(appendComma(b, t), t)
+		b = append(b, `{"sc":`...)
 		b = appendU(b, c.SC)
 		b = append(b, `,"lt":`...)
 		b = appendU(b, c.LT)
@@ -147,18 +160,8 @@ func appendSummaryJSON(b []byte, measureS float64, tot *measure.Totals, interrup
 	b = strconv.AppendBool(b, interrupted)
 	b = append(b, `,"latency":{`...)
 	for t := spec.TxNewOrder; t < spec.NumTxTypes; t++ {
-		h := &tot.Latency[t]
-		if t > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, spec.Names[t]...)
-		b = append(b, `":{"p95_ms":`...)
-		b = appendF(b, h.PercentileMS(95))
-		b = append(b, `,"p99_ms":`...)
-		b = appendF(b, h.PercentileMS(99))
-		b = append(b, `,"max_ms":`...)
-		b = appendF(b, h.MaxMS())
+		b = appendTypeKey(appendComma(b, t), t)
+		b = appendPercentilesJSON(append(b, '{'), &tot.Latency[t])
 		b = append(b, '}')
 	}
 	return append(b, `}}`...)

@@ -49,8 +49,9 @@ _PLOTLY_JS = re.compile(r"<script[^>]*>\s*/\*\*\s*\* plotly\.js v.*?</script>", 
 class BundleReference:
     """An experiment file whose reference results the bundled report scores against.
 
-    ``spec`` is that file validated (``runner.spec.load_experiment(path).model_dump()``: the
-    CLI reads it, since the analysis never imports the runner); ``path`` is copied verbatim.
+    ``spec`` is that file validated
+    (``runner.experiment.spec.load_experiment(path).model_dump()``: the CLI reads it, since the
+    analysis never imports the runner); ``path`` is copied verbatim.
     """
 
     path: Path

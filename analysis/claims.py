@@ -165,7 +165,7 @@ def reached_max_checkpoint_age(peaks: pd.Series, run_ids: list[int], *,
 def not_steady_runs(run_summary: pd.DataFrame) -> Claim:
     """Done runs whose checkpoint age or dirty share still trends across the window.
 
-    Reads the ``not_steady`` and trend columns :func:`analysis.transients.with_not_steady`
+    Reads the ``not_steady`` and trend columns :func:`analysis.summaries.with_not_steady`
     adds to a run summary; a run without them (no window sample) is not judged.
     """
     done = _done(run_summary)

@@ -1,7 +1,7 @@
 """Disturbed runs: which runs the rest of the machine disturbed, with what, and whether they
 count.
 
-The runner judges every run after it measured (``runner/disturbance.py``) and stores each
+The runner judges every run after it measured (``runner/run/disturbance.py``) and stores each
 disturbance as a named warning with its figures as JSON evidence (kinds:
 :data:`store.models.DISTURBANCE_KINDS`). The experiment's ``disturbed:`` policy says what the
 analysis does with such a run: ``keep`` counts it (the warning travels with it), ``exclude``

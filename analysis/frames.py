@@ -57,7 +57,6 @@ __all__ = [
     "experiments",
     "extract_counters",
     "intervals",
-    "latency",
     "limits_from_variables",
     "load",
     "representative_runs",
@@ -109,15 +108,6 @@ def require_finished(fr: Frames) -> pd.DataFrame:
             fix="run it (`flushbench run`) or check `flushbench status` for failures",
         )
     return done
-
-
-def latency(db: DB, fr: Frames) -> Any:
-    """Response time of ``fr``'s runs, cells and transaction types, and its verdicts: an
-    :class:`analysis.latency.Latency` (``.runs``, ``.cells``, ``.types``, ``.view`` says which
-    percentile and whether exact, ``.missing`` names Go-driver runs without histograms)."""
-    from analysis import latency as response_time  # it reads Frames: imported when asked
-
-    return response_time.load(db, fr)
 
 
 def load(db: DB, experiment: ExperimentRef = None, *, detail: bool = False) -> Frames:

@@ -192,7 +192,7 @@ def window_of(stored: dict[str, Any]) -> Window:
     """The measurement window the queue stored with an experiment (``experiments.window``).
 
     The rule that resolves it (default: the second half of the run) lives in one place,
-    ``runner.spec.WindowSpec.resolve``; the analysis only reads its result.
+    ``runner.experiment.spec.WindowSpec.resolve``; the analysis only reads its result.
     """
     return Window(**{k: float(stored[k]) for k in
                      ("warmup", "duration", "start", "end", "report_interval")})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -10,10 +11,11 @@ import pandas as pd
 
 from analysis.disturbed import counted, excluded, exclusion_reason
 from analysis.query import DB, ExperimentRef, knob_names, runs
+from analysis.run_digest import run_digests
 from analysis.series import intervals
 from analysis.stability_cache import Series, stability_many
 from analysis.statistics.intervals import mean_ci
-from analysis.transients import with_not_steady
+from analysis.transients import COLUMNS, summary_row
 from store.models import RunStatus
 
 
@@ -200,4 +202,32 @@ def representative_runs(run_summary_df: pd.DataFrame) -> dict[int, int]:
     for cell_id, g in done.groupby("cell_id", sort=False):
         med = g["notpm"].median()
         out[int(cell_id)] = int(g.loc[(g["notpm"] - med).abs().idxmin(), "run_id"])
+    return out
+
+
+def not_steady_figures(db: DB, run_ids: Sequence[int]) -> pd.DataFrame:
+    """Per run (index: run id), the :data:`~analysis.transients.COLUMNS` of these done runs,
+    from their digests (computed once per run and cached: :mod:`analysis.run_digest`)."""
+    ids = [int(r) for r in run_ids]
+    figures = run_digests(db, ids).transients if ids else {}
+    frame = pd.DataFrame([summary_row(figures.get(r)) for r in ids],
+                         index=pd.Index(ids, name="run_id"),
+                         columns=list(COLUMNS))
+    return frame
+
+
+def with_not_steady(db: DB, run_summary: pd.DataFrame) -> pd.DataFrame:
+    """``run_summary`` with :data:`~analysis.transients.COLUMNS` and each done run's
+    ``not-steady`` warning added to its ``warnings`` (after the others). Without a database
+    (``db`` None: a summary of frames alone) no run is judged."""
+    out = run_summary.copy()
+    done = [] if db is None else [
+        int(r) for r in out.loc[out["status"] == RunStatus.DONE, "run_id"]]
+    figures = not_steady_figures(db, done).reindex(out["run_id"].astype(int).to_numpy())
+    for column in COLUMNS:
+        out[column] = figures[column].to_numpy()
+    out.attrs = dict(run_summary.attrs)
+    texts = [w if isinstance(w, str) else "" for w in out["not_steady"]]
+    out["warnings"] = ["; ".join(p for p in (str(old or ""), new) if p)
+                       for old, new in zip(out["warnings"].fillna(""), texts, strict=True)]
     return out

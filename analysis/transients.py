@@ -25,22 +25,21 @@ share of the buffer pool — over the window's samples (at least :data:`MIN_SAMP
   point), or :data:`DIRTY_LIMIT_SHARE` of ``max_dirty_pages_pct``.
 
 The figures are computed once per done run and kept with its digest
-(:mod:`analysis.run_digest`); :func:`with_not_steady` puts them in a run summary.
+(:mod:`analysis.run_digest`); :func:`analysis.summaries.with_not_steady` puts them in a
+run summary.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from analysis.disturbed import counted
-from analysis.query import DB
 from analysis.statistics.shape import theil_sen_slope
-from store.models import RunStatus
 
 #: The warning's kind (the text before its first colon).
 KIND = "not-steady"
@@ -59,7 +58,7 @@ AGE_LIMIT_PCT = 87.5
 #: A rise of the dirty share whose last third sits at or above this share of
 #: ``max_dirty_pages_pct`` reached the limit InnoDB flushes to.
 DIRTY_LIMIT_SHARE = 0.95
-#: Columns :func:`with_not_steady` adds to a run summary.
+#: Columns :func:`analysis.summaries.with_not_steady` adds to a run summary.
 COLUMNS = ("not_steady", "not_steady_levels", "checkpoint_age_trend_mib_per_min",
            "checkpoint_age_change_pct", "dirty_trend_points_per_min", "dirty_change_points")
 
@@ -176,7 +175,7 @@ def warning(figures: Mapping[str, Any]) -> str:
     return f"{KIND}: " + " and ".join(found) if found else ""
 
 
-def _row(figures: Mapping[str, Any] | None) -> dict[str, Any]:
+def summary_row(figures: Mapping[str, Any] | None) -> dict[str, Any]:
     """The run summary's columns (:data:`COLUMNS`) of one run; None/NaN when not judged."""
     nan = math.nan
     if not figures or (not figures.get("age") and not figures.get("dirty")):
@@ -200,41 +199,13 @@ def _row(figures: Mapping[str, Any] | None) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- run summaries
 
 
-def not_steady_figures(db: DB, run_ids: Sequence[int]) -> pd.DataFrame:
-    """Per run (index: run id), the :data:`COLUMNS` of these done runs, from their digests
-    (computed once per run and cached: :mod:`analysis.run_digest`)."""
-    from analysis.run_digest import run_digests  # run_digest imports this module
-
-    ids = [int(r) for r in run_ids]
-    figures = run_digests(db, ids).transients if ids else {}
-    frame = pd.DataFrame([_row(figures.get(r)) for r in ids], index=pd.Index(ids, name="run_id"),
-                         columns=list(COLUMNS))
-    return frame
-
-
-def with_not_steady(db: DB, run_summary: pd.DataFrame) -> pd.DataFrame:
-    """``run_summary`` with :data:`COLUMNS` and each done run's ``not-steady`` warning added
-    to its ``warnings`` (after the others). Without a database (``db`` None: a summary of
-    frames alone) no run is judged."""
-    out = run_summary.copy()
-    done = [] if db is None else [
-        int(r) for r in out.loc[out["status"] == RunStatus.DONE, "run_id"]]
-    figures = not_steady_figures(db, done).reindex(out["run_id"].astype(int).to_numpy())
-    for column in COLUMNS:
-        out[column] = figures[column].to_numpy()
-    out.attrs = dict(run_summary.attrs)
-    texts = [w if isinstance(w, str) else "" for w in out["not_steady"]]
-    out["warnings"] = ["; ".join(p for p in (str(old or ""), new) if p)
-                       for old, new in zip(out["warnings"].fillna(""), texts, strict=True)]
-    return out
-
-
 def not_steady_cells(run_summary: pd.DataFrame) -> dict[int, str]:
     """The cells (cell id → why) whose every counted run carries ``not-steady``: rows not at
     steady state, for the scorecard and the report to mark.
 
-    ``run_summary``: a run summary with :data:`COLUMNS` (:func:`with_not_steady`; as
-    :func:`analysis.summaries.run_summary` returns it). Text: ``not at steady state: checkpoint
+    ``run_summary``: a run summary with :data:`COLUMNS`
+    (:func:`~analysis.summaries.with_not_steady`; as :func:`analysis.summaries.run_summary`
+    returns it). Text: ``not at steady state: checkpoint
     age trends in all 4 runs (+23.3 to +23.8 MiB/min across the window)``.
     """
     if "not_steady" not in run_summary:

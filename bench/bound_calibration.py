@@ -116,7 +116,7 @@ def markdown(df: pd.DataFrame) -> str:
 
 def real_run(tmp: Path) -> None:
     """A quickstart-like run made here, judged."""
-    from runner.worker import run_experiment
+    from runner.fleet.worker import run_experiment
     from store.db import ResultsDB
     from tests.support.tiny_experiment import tiny_tpcc_experiment
 

@@ -1,8 +1,8 @@
 """Claims under contention, and what a run writes to PostgreSQL.
 
 1. **Claims**: ``--workers`` processes (default 4) drain one queue of ``--runs`` runs (default
-   400) with the real claim (:func:`runner.queue.claim_next`: the atomic UPDATE … SKIP LOCKED)
-   followed by the real owner-conditional :func:`runner.queue.finish` — each claim a run
+   400) with the real claim (:func:`runner.fleet.queue.claim_next`: the atomic UPDATE … SKIP LOCKED)
+   followed by the real owner-conditional :func:`runner.fleet.queue.finish` — each claim a run
    start, each finish a run end, nothing in between. Per backend (a throwaway PostgreSQL
    cluster, a SQLite file on the local disk): claims per second over the whole drain (first
    claim to last finish, all workers) and the latency of one ``claim_next`` call (p50, p95,
@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sqlalchemy as sa  # noqa: E402
 
-from runner import queue  # noqa: E402
-from runner.identity import local_identity  # noqa: E402
+from runner.fleet import queue  # noqa: E402
+from runner.fleet.identity import local_identity  # noqa: E402
 from store.db import ResultsDB  # noqa: E402
 from tests.support.pgcluster import PgCluster  # noqa: E402
 from tests.support.queueing import enqueue_plain  # noqa: E402
@@ -156,7 +156,7 @@ def _latency_bytes(engine: sa.Engine) -> dict[str, float]:
 def bench_run_bytes(cluster: PgCluster, seconds: int, work: Path,
                     interval: int = 2) -> dict[str, object]:
     """A real short run into PostgreSQL; bytes per table and the 30-minute extrapolation."""
-    from runner.worker import run_experiment
+    from runner.fleet.worker import run_experiment
 
     url = cluster.create_database("bytes")
     db = ResultsDB(url)

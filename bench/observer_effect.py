@@ -15,7 +15,7 @@ from pathlib import Path
 
 from analysis import frames
 from core.paths import work_dir
-from runner.worker import run_experiment
+from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
 
 EXPERIMENT = """\

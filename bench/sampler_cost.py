@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pymysql  # noqa: E402
 
 from runner import proc  # noqa: E402
-from runner.sampler import (  # noqa: E402
+from runner.run.sampler import (  # noqa: E402
     Sampler,
     SampleRecord,
     block_device_of,

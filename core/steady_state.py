@@ -16,7 +16,7 @@ A run's steady state starts where every series it is judged by (throughput, chec
 dirty pages) has passed its own truncation point, capped by a maximum warm-up.
 
 Pure (numpy only): the runner applies it at the end of a ``window: {start: steady}`` run
-(``runner/steady.py``) and the analysis re-exports it (``analysis/statistics/steady_state.py``).
+(``runner/run/steady.py``) and the analysis re-exports it (``analysis/statistics/steady_state.py``).
 """
 
 from __future__ import annotations

@@ -662,7 +662,7 @@ def _restore_target(snapshot: Snapshot, target_datadir: Path, expect: DatasetKey
             f" {expect.version_string}): a datadir only opens on the server build that wrote it",
             str(snapshot.path),
             "let the run load its own server's dataset"
-            " (runner.run_context.ensure_experiment_dataset)",
+            " (runner.admission.run_context.ensure_experiment_dataset)",
         )
     target = Path(target_datadir).absolute()
     created = not target.exists()

@@ -9,7 +9,7 @@ of each repetition) over its measurement window, from the throttle group's own c
 by the sampler every 10 s (``samples.group_*``) and the CPU counters of mysqld and the driver:
 
 - per storage limit set: the share of the window's sampler intervals in which the group was
-  at the limit (within 10 %, ``runner.disturbance.AT_LIMIT``) and its mean rate as a share
+  at the limit (within 10 %, ``runner.run.disturbance.AT_LIMIT``) and its mean rate as a share
   of the limit;
 - the CPU cores mysqld and the driver used (CPU-seconds per second of the window).
 
@@ -30,10 +30,10 @@ from sqlalchemy import select
 
 from analysis import frames
 from analysis.query import session_scope
-from runner.disturbance import limit_figures
+from runner.run.disturbance import limit_figures
 from store.models import Sample
 
-#: Run metadata key → the limit name runner.disturbance judges.
+#: Run metadata key → the limit name runner.run.disturbance judges.
 LIMITS = {"storage_write_bandwidth": "write_bandwidth", "storage_write_iops": "write_iops",
           "storage_read_bandwidth": "read_bandwidth", "storage_read_iops": "read_iops"}
 AT_LIMIT_SHARE = 0.90  # of the window's intervals, for the limit that must bind

@@ -65,7 +65,7 @@ ENDED_WITHOUT_RESULT = (RunStatus.INTERRUPTED, RunStatus.FAILED, RunStatus.CANCE
 
 
 #: Warning kinds (``run_events.kind``) that mark a run as disturbed by the rest of the machine:
-#: written by ``runner/disturbance.py`` (CPU, steal, I/O) and by the runner (host pauses, missed
+#: written by ``runner/run/disturbance.py`` (CPU, steal, I/O) and by the runner (host pauses, missed
 #: sampler ticks); read by the analysis (``analysis/disturbed.py``) and the rerun policy. Each
 #: names a cause outside the run. ``below-limit`` (a throttle that reached its limit but
 #: averaged below it) is a warning, not one of them: a server that flushes in bursts (MySQL
@@ -101,7 +101,7 @@ class Experiment(Base):
     name: Mapped[str] = mapped_column(String(200), index=True)
     description: Mapped[str] = mapped_column(Text, default="")
     source_path: Mapped[str] = mapped_column(Text, default="")
-    #: ``runner.spec.measurement_hash``: experiments that measure alike share it.
+    #: ``runner.experiment.spec.measurement_hash``: experiments that measure alike share it.
     measurement_hash: Mapped[str] = mapped_column(String(64))
     #: The validated experiment as JSON (the typed model's dump), so analysis never re-reads YAML.
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)

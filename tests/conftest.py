@@ -29,6 +29,7 @@ from tests.support.parallel import (  # noqa: F401 - the xdist hooks: `make test
     pytest_xdist_make_scheduler,
 )
 from tests.support.pgcluster import PgCluster, PostgresUnavailable
+from tests.support.recorded import recorded_copy
 
 MARIADBD = Path("/usr/sbin/mariadbd")
 MARIADB_INSTALL_DB = Path("/usr/bin/mariadb-install-db")
@@ -244,7 +245,7 @@ def real_results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     refuse_in_fast_lane("a real experiment run")
     from core.paths import tpcc_binary
-    from runner.worker import run_experiment
+    from runner.fleet.worker import run_experiment
     from store.db import ResultsDB
 
     if not tpcc_binary().is_file():
@@ -258,3 +259,23 @@ def real_results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db.dispose()
     assert (outcome.done, outcome.failed) == (2, 0)
     return db_path
+
+
+# The committed studies, each a private copy per session (analysis and CLI tests read them).
+@pytest.fixture(scope="session")
+def recorded_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 2011 study as recorded on MariaDB 10.11 (8 cells, 26 runs, TPC-C), a private copy."""
+    return recorded_copy("stability-2011", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def recorded_flash(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 2011 post's twelve rows on MySQL 5.5 and XtraDB 5.5 under the flash preset, as far
+    as its queue has run (a private copy)."""
+    return recorded_copy("stability-2011-flash", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def recorded_allocators(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The allocator × connections sysbench sweep as recorded (3 × 3 cells), a private copy."""
+    return recorded_copy("allocators", tmp_path_factory)

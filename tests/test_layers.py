@@ -29,13 +29,25 @@ FORBIDDEN: tuple[tuple[str, str, str], ...] = (
     ("runner.knobs", "runner.server", "knob translation is pure: no server"),
     ("runner.knobs", "runner.host", "knob translation is pure: no host control"),
     *((low, high, "calls go one way: worker → execute (one run) → measure")
-      for low, highs in (("runner.execute", ("runner.worker",)),
-                         ("runner.measure", ("runner.worker", "runner.execute")),
-                         ("runner.run_context", ("runner.worker", "runner.execute",
-                                                 "runner.measure")))
+      for low, highs in (("runner.run.execute", ("runner.fleet.worker",)),
+                         ("runner.run.measure", ("runner.fleet.worker", "runner.run.execute")),
+                         ("runner.admission.run_context",
+                          ("runner.fleet.worker", "runner.run.execute", "runner.run.measure")))
       for high in highs),
     *(("core", target, "the core (errors, units, models, flavors…) imports nothing of ours")
       for target in ("flushbench", "runner", "analysis", "store")),
+    # The runner's wings (docs/architecture.md): the experiment model is pure; admission is
+    # below the queue's worker and one run's life; the parts the wings use know none of them.
+    *(("runner.experiment", target, "the experiment model starts nothing: no server, queue or run")
+      for target in ("runner.admission", "runner.fleet", "runner.run", "runner.server",
+                     "runner.datasets")),
+    *(("runner.admission", target, "admission is checked before a run: it calls no run or worker")
+      for target in ("runner.run", "runner.fleet.worker")),
+    *((low, target, "the wings use servers, hosts, knobs and workloads; never the reverse")
+      for low in ("runner.server", "runner.host", "runner.knobs", "runner.workloads",
+                  "runner.connection", "runner.proc", "runner.datasets")
+      for target in ("runner.admission", "runner.fleet", "runner.run")),
+    ("runner.run", "runner.fleet.worker", "the worker hands a run to execute, never the reverse"),
 )
 
 
@@ -109,10 +121,10 @@ def test_the_project_keeps_its_layers() -> None:
 @pytest.mark.parametrize(("module_path", "source", "rule"), [
     ("runner/knobs/extra.py", "from runner.server.sandbox import Sandbox\n", "no server"),
     ("runner/execute_more.py", "def f():\n    import analysis.frames\n", "only reads"),
-    ("analysis/more.py", "from runner import queue\n", "never starts a process"),
-    ("store/more.py", "from ..runner.queue import enqueue\n", "how runs are made"),
+    ("analysis/more.py", "from runner.fleet import queue\n", "never starts a process"),
+    ("store/more.py", "from ..runner.fleet.queue import enqueue\n", "how runs are made"),
     ("core/units.py", "from flushbench.cli import app\n", "imports nothing of ours"),
-    ("runner/execute.py", "def f():\n    from runner.worker import serve\n", "one way"),
+    ("runner/run/execute.py", "def f():\n    from runner.fleet.worker import serve\n", "one way"),
 ], ids=["knobs-server", "lazy-runner-analysis", "analysis-runner", "relative-store-runner",
         "core-cli", "execute-worker"])
 def test_a_forbidden_import_is_caught(tmp_path: Path, module_path: str, source: str,
@@ -130,3 +142,99 @@ def test_allowed_imports_pass(tmp_path: Path) -> None:
     (tmp_path / "analysis" / "ok.py").write_text(
         "from store.models import Run\nfrom core.flavors import label\nimport pandas\n")
     assert violations(tmp_path, packages=("analysis",)) == []
+
+
+def _runtime_imports(tree: ast.AST) -> ast.AST:
+    """``tree`` without its ``if TYPE_CHECKING:`` blocks (annotations only: never a cycle)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            node.body = [ast.Pass()]
+    return tree
+
+
+def module_graph(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
+    """Module → the project modules it imports at run time (function-level imports included,
+    ``TYPE_CHECKING`` blocks aside; ``from a import b`` resolved to ``a.b`` when that is a
+    module, else to ``a``)."""
+    paths = {module_name(p, root): p for package in packages
+             for p in sorted((root / package).rglob("*.py"))
+             if not ("migrations" in p.parts and p.name != "env.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        tree = _runtime_imports(ast.parse(path.read_text(), filename=str(path)))
+        targets = set()
+        for _, imported in imported_modules(tree, module, path.name == "__init__.py"):
+            parts = imported.split(".")
+            while parts and ".".join(parts) not in paths:
+                parts.pop()
+            target = ".".join(parts)
+            # A module importing its own package's __init__ is how Python loads it: no edge.
+            if target and target != module and not _within(module, target):
+                targets.add(target)
+        graph[module] = targets
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_circle_of_modules_imports_itself() -> None:
+    cycles = import_cycles(module_graph(ROOT))
+    assert cycles == [], "modules importing each other in a circle:\n" + "\n".join(
+        " → ".join(group) for group in cycles)
+
+
+def test_a_circle_is_caught_even_through_a_function_level_import(tmp_path: Path) -> None:
+    """The cycle check itself: a circle closed by an import inside a function is found; one
+    closed only under ``TYPE_CHECKING`` is not a circle."""
+    pkg = tmp_path / "analysis"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("from analysis import b\n")
+    (pkg / "b.py").write_text("def f():\n    from analysis.c import g\n")
+    (pkg / "c.py").write_text("import analysis.a\n")
+    (pkg / "d.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    from analysis.a import x\n")
+    assert import_cycles(module_graph(tmp_path, ("analysis",))) == [
+        ["analysis.a", "analysis.b", "analysis.c"]]
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    import analysis.a\n")
+    assert import_cycles(module_graph(tmp_path, ("analysis",))) == []
+
+
+def test_the_runner_root_holds_at_most_eight_modules() -> None:
+    """runner/ is in wings (experiment, admission, fleet, run, server, host, knobs,
+    workloads); its root keeps only what every wing shares."""
+    root_files = sorted(p.name for p in (ROOT / "runner").glob("*.py"))
+    assert len(root_files) <= 8, root_files

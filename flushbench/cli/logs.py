@@ -50,7 +50,7 @@ def _fmt(value: Any, spec: str = ",.0f") -> str:
 
 
 class LogReporter:
-    """A :class:`runner.run_context.Reporter` writing one timestamped line per event.
+    """A :class:`runner.admission.run_context.Reporter` writing one timestamped line per event.
 
     Parameters
     ----------

@@ -18,7 +18,7 @@ from flushbench.cli.console import literal
 
 
 class LiveReporter:
-    """A :class:`runner.run_context.Reporter` drawing one live panel on the terminal."""
+    """A :class:`runner.admission.run_context.Reporter` drawing one live panel on the terminal."""
 
     def __init__(self, console: Console, run_seconds: float) -> None:
         self.console = console

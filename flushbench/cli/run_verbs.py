@@ -102,7 +102,7 @@ def _stop_between_runs_on_sigusr1() -> threading.Event:
     return stop
 
 
-def _run_seconds(exp) -> float:  # noqa: ANN001 - a runner.spec.Experiment
+def _run_seconds(exp) -> float:  # noqa: ANN001 - a runner.experiment.spec.Experiment
     # restore + start + stop overhead on top of warmup + duration (plan shows the detailed ETA)
     return exp.workload.warmup + exp.workload.duration + 30.0
 
@@ -130,8 +130,8 @@ def run(
     """
     from flushbench.cli.logs import check_log_file
     from flushbench.cli.summary import print_cell_summary
-    from runner.run_context import prepare
-    from runner.worker import run_experiment
+    from runner.admission.run_context import prepare
+    from runner.fleet.worker import run_experiment
     from store.db import ResultsDB, refuse_read_only, resolve_url
 
     refuse_read_only(db)  # a study bundle: refused before preflight starts anything
@@ -159,7 +159,7 @@ def run(
 
     from flushbench.cli.logs import LogReporter
     from flushbench.cli.progress import LiveReporter
-    from runner.identity import local_identity
+    from runner.fleet.identity import local_identity
 
     identity = local_identity(host_id, host_class)
     if sys.stdout.isatty() and log_file is None:
@@ -194,8 +194,8 @@ def queue_add(
     fresh: Annotated[bool, typer.Option("--fresh")] = False,
 ) -> None:
     """Preflight an experiment and queue its runs for `flushbench worker` (nothing starts)."""
-    from runner import queue
-    from runner.run_context import prepare
+    from runner.admission.run_context import prepare
+    from runner.fleet import queue
     from store.db import ResultsDB, refuse_read_only
 
     refuse_read_only(db)  # a study bundle: refused before preflight starts anything
@@ -225,7 +225,7 @@ def queue_cancel(
     A cancelled rerun leaves the run it was to replace standing in the analysis.
     """
     from flushbench.cli.options import check_run_id
-    from runner import queue
+    from runner.fleet import queue
     from store.db import ResultsDB
 
     for run_id in run or ():
@@ -249,7 +249,7 @@ def queue_stop(
     The queued runs stay queued; start the same command again to resume. Workers on other
     hosts are listed, not signalled: run this there.
     """
-    from runner.fleet import ask_workers_to_stop
+    from runner.fleet.workers import ask_workers_to_stop
     from store.db import ResultsDB
 
     asked = ask_workers_to_stop(ResultsDB(db, create=False), now=now)
@@ -260,7 +260,7 @@ def queue_stop(
         say(console, _stop_line(req, now=now))
 
 
-def _stop_line(req, *, now: bool) -> str:  # noqa: ANN001 - a runner.fleet.StopRequest
+def _stop_line(req, *, now: bool) -> str:  # noqa: ANN001 - a runner.fleet.workers.StopRequest
     """One sentence per live worker: what ``queue stop`` did about it, and why."""
     from core.errors import bounded
 
@@ -291,7 +291,7 @@ def queue_unpin(
 
     The next worker of any allowed class takes the remaining runs; finished runs stay.
     """
-    from runner import queue
+    from runner.fleet import queue
     from store.db import ResultsDB
 
     pinned = queue.unpin(ResultsDB(db, create=False), experiment)
@@ -320,8 +320,8 @@ def _time_left(row: dict, seconds_per_run: float | None) -> str:
 @app.command()
 def status(db: DbOption = None) -> None:
     """What is queued, running, done and failed, per experiment; live and stale workers."""
-    from runner import queue
-    from runner.fleet import worker_rows
+    from runner.fleet import queue
+    from runner.fleet.workers import worker_rows
     from store.db import ResultsDB
 
     # A mistyped path must not create a database; a study bundle is read (never written).
@@ -384,8 +384,8 @@ def worker(
     keeps two workers on one host from measuring at the same time (docs/hosts.md).
     """
     from flushbench.cli.logs import LogReporter, check_log_file
-    from runner.identity import local_identity
-    from runner.worker import ContextExecutor, WorkerOptions, serve
+    from runner.fleet.identity import local_identity
+    from runner.fleet.worker import ContextExecutor, WorkerOptions, serve
     from store.db import ResultsDB, redacted, resolve_url
 
     _sigterm_as_interrupt()

@@ -1,7 +1,8 @@
 """CLI verbs that prepare, without running anything: validate, plan, doctor, db upgrade.
 
-Each verb is a thin wrapper over a library function (:func:`runner.preflight.validate_file`,
-:func:`runner.planning.plan`, :func:`runner.doctor.run_doctor`, :func:`store.db.upgrade`).
+Each verb is a thin wrapper over a library function
+(:func:`runner.admission.preflight.validate_file`, :func:`runner.admission.planning.plan`,
+:func:`runner.admission.doctor.run_doctor`, :func:`store.db.upgrade`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def validate(
     files: Annotated[list[Path], typer.Argument(help="Experiment files to check.")],
 ) -> None:
     """Load, expand and preflight experiment files; no server is started."""
-    from runner.preflight import validate_file
+    from runner.admission.preflight import validate_file
 
     failures: list[FlushbenchError] = []
     for path in files:
@@ -77,9 +78,9 @@ def plan(
     power by the report's own verdict rule, and the machine hours they cost; the noise comes
     from --cv, --pilot, or the experiment's own baseline runs already in the database.
     """
-    from runner.planning import plan as make_plan
-    from runner.planning import render_plan
-    from runner.spec import load_experiment
+    from runner.admission.planning import plan as make_plan
+    from runner.admission.planning import render_plan
+    from runner.experiment.spec import load_experiment
 
     if detect is None and (cv is not None or pilot is not None):
         raise ConfigError("--cv and --pilot only go with --detect", where="plan",
@@ -173,7 +174,7 @@ def doctor(
     db: DbOption = None,
 ) -> None:
     """Check the environment: servers, drivers, allocators, huge pages, disk, permissions."""
-    from runner.doctor import run_doctor
+    from runner.admission.doctor import run_doctor
 
     checks = [*run_doctor(db=db), _database_check(db)]
     table = Table(title="flushbench doctor")
@@ -196,7 +197,7 @@ def doctor(
     console.print("all required checks passed")
 
 
-def _database_check(db: str | None):  # noqa: ANN202 - a runner.doctor.Check
+def _database_check(db: str | None):  # noqa: ANN202 - a runner.admission.doctor.Check
     """Open the results database read-only-minded (never created here) and say what it is.
 
     A SQLite file that does not exist yet is fine (the first run creates it); one that exists,
@@ -205,7 +206,7 @@ def _database_check(db: str | None):  # noqa: ANN202 - a runner.doctor.Check
     """
     import os
 
-    from runner.doctor import Check
+    from runner.admission.doctor import Check
     from store.db import ResultsDB, current_revision, redacted, resolve_url
 
     explicit = db is not None or bool(os.environ.get("FLUSHBENCH_DB"))

@@ -5,8 +5,8 @@ optional (only some experiments need it: a sysbench sweep, an allocator, huge pa
 server profiles (``configs/servers/example-*.yaml``) describe servers that are usually not
 installed; they are reported as information, never as failures.
 
-The host rows come from the same check objects preflight runs (:mod:`runner.host.checks_host`,
-:mod:`runner.host.checks_server`), asked without an experiment: :func:`as_row` turns a check's
+The host rows come from the same check objects preflight runs (:mod:`runner.admission.checks_host`,
+:mod:`runner.admission.checks_server`), asked without an experiment: :func:`as_row` turns a check's
 first problem, or what it found, into a row.
 """
 
@@ -21,8 +21,8 @@ from pathlib import Path
 from core import paths
 from core.errors import FlushbenchError
 from runner import knobs as knobs_mod
-from runner.host.checks import CheckContext, HostCheck, Problem
-from runner.host.checks_host import (
+from runner.admission.checks import CheckContext, HostCheck, Problem
+from runner.admission.checks_host import (
     Allocator,
     CpuPinning,
     Drivers,
@@ -31,7 +31,7 @@ from runner.host.checks_host import (
     StorageThrottle,
     TransparentHugePages,
 )
-from runner.host.checks_server import LargePages
+from runner.admission.checks_server import LargePages
 from runner.host.facts import HostFacts, writable
 from runner.proc import is_root, run_checked
 from runner.server.built import is_built_profile, rebuild_command

@@ -1,6 +1,6 @@
 """What an experiment will do, in which order, for how long, and with how much disk.
 
-:func:`plan` runs :func:`~runner.preflight.preflight` (so a plan is only printed for an
+:func:`plan` runs :func:`~runner.admission.preflight.preflight` (so a plan is only printed for an
 experiment that can run) and estimates the wall time of every run from the experiment's own
 durations plus fixed costs measured on the reference machine (2 cores, virtio disk):
 
@@ -19,8 +19,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from core.units import format_duration
-from runner.preflight import PreflightReport, human_size, preflight
-from runner.spec import CellSpec, ExperimentSpec, expand, run_order
+from runner.admission.preflight import PreflightReport, human_size, preflight
+from runner.experiment.spec import CellSpec, ExperimentSpec, expand, run_order
 from runner.workloads.registry import adapter_class
 
 COPY_BYTES_PER_S = 300 * 1024**2
@@ -91,7 +91,7 @@ def plan(exp: ExperimentSpec, source: str) -> Plan:
     Raises
     ------
     ConfigError, PreflightError
-        As :func:`runner.spec.expand` and :func:`runner.preflight.preflight`.
+        As :func:`runner.experiment.spec.expand` and :func:`runner.admission.preflight.preflight`.
     """
     cells = expand(exp, source)
     report = preflight(exp, source, cells)

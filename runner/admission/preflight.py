@@ -3,7 +3,7 @@
 :func:`preflight` resolves every server profile the cells use (the top-level ``server`` or a
 cell's ``server`` knob), reads the base config, translates each cell's knobs for its own real
 binary (checking each variable against that binary's option list), then runs the checks
-(:mod:`runner.host.checks`): per server, the binary's own parse of every distinct option set
+(:mod:`runner.admission.checks`): per server, the binary's own parse of every distinct option set
 (``--verbose --help``, no server started), io_capacity, huge pages, memory and connections;
 then the host: allocator libraries, transparent huge pages, the I/O throttle, CPU pinning,
 free disk, workload drivers, drop_caches. All problems are collected and raised as one
@@ -21,21 +21,29 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from core import paths
 from core.errors import ConfigError, FlushbenchError, PreflightError
 from core.validation import close_matches
-from runner.disk import DiskNeed
-from runner.host.checks import CheckContext, KeyPaths, Problem, as_int, run_checks
-from runner.host.checks_host import EXPERIMENT_CHECKS, disk_figures
-from runner.host.checks_host import dataset_bytes as dataset_bytes  # re-exported for callers
-from runner.host.checks_server import SERVER_CHECKS, TRANSLATION_CHECKS
+from runner.admission.checks import CheckContext, KeyPaths, Problem, as_int, run_checks
+from runner.admission.checks_host import EXPERIMENT_CHECKS, disk_figures
+from runner.admission.checks_host import dataset_bytes as dataset_bytes  # re-exported for callers
+from runner.admission.checks_server import SERVER_CHECKS, TRANSLATION_CHECKS
+from runner.admission.disk import DiskNeed
+from runner.experiment.queued import QueuedExperiment
+from runner.experiment.spec import (
+    CellSpec,
+    ExperimentSpec,
+    cell_server,
+    expand,
+    load_experiment,
+)
 from runner.host.devices import resolve_device
 from runner.host.facts import HostFacts
 from runner.host.facts import human_size as human_size  # re-exported for callers
 from runner.knobs import Translation, translate_for_option_list, translate_partial
 from runner.knobs.storage import StorageSpec
-from runner.queue import QueuedExperiment
 from runner.server.optionfiles import (
     SANDBOX_OWNED,
     base_config_path,
@@ -44,13 +52,6 @@ from runner.server.optionfiles import (
 )
 from runner.server.options import option_list
 from runner.server.profiles import ResolvedServer, load_profile, profile_path, resolve_server
-from runner.spec import (
-    CellSpec,
-    ExperimentSpec,
-    cell_server,
-    expand,
-    load_experiment,
-)
 
 
 @dataclass
@@ -82,6 +83,35 @@ class PreflightReport:
     #: The device a storage profile throttles (``/work on ext4 /dev/vda -> vda (254:0),
     #: disk``): where run datadirs are made; None when no cell has a storage profile.
     throttled_device: str | None = None
+
+    def queued_files(self) -> dict[str, Any]:
+        """The files the experiment named, as preflight read them: what the queue keeps.
+
+        One server: ``server`` {name, profile}, as before servers were a knob (so the
+        measurement hash of a one-server experiment did not change). Cells naming servers:
+        ``servers``, name → {name, profile} for every server a cell uses, so editing any of
+        those profiles makes a new measurement, as editing the one profile does.
+        """
+        files: dict[str, Any] = {
+            "base_config": {"name": self.experiment.base_config, "text": self.base_cnf_text},
+        }
+        dumped = {name: {"name": name, "profile": srv.profile.model_dump(mode="json")}
+                  for name, srv in self.servers.items()}
+        if self.experiment.names_servers():
+            files["servers"] = dumped
+        else:
+            files["server"] = next(iter(dumped.values()))
+        return files
+
+    def queued(self, *, files: dict[str, Any] | None = None) -> QueuedExperiment:
+        """What to store of this preflighted experiment (``files``: default
+        :meth:`queued_files`): each cell's translation with the binary it was checked on."""
+        translations = {
+            cell.key: QueuedExperiment.translation_entry(self.server_of(cell).version_string,
+                                                         self.translations[cell.key])
+            for cell in self.cells if cell.key in self.translations}
+        return QueuedExperiment(self.experiment, self.source, self.cells, translations,
+                                files if files is not None else self.queued_files())
 
     def server_name(self, cell: CellSpec) -> str:
         """The profile name (or path) that runs ``cell``."""
@@ -212,9 +242,9 @@ def preflight(
         Every run keeps its datadir (``--keep-datadirs``): the disk check counts them all.
     stored:
         Cell key → the translation stored when the experiment was queued
-        (:meth:`runner.queue.QueuedExperiment.translation_entry`). When the binary here is
-        the one it was made for, a worker runs exactly that and skips the per-cell checks
-        already done; host checks always run.
+        (:meth:`runner.experiment.queued.QueuedExperiment.translation_entry`). When the
+        binary here is the one it was made for, a worker runs exactly that and skips the
+        per-cell checks already done; host checks always run.
     profile_files:
         Server name (as the experiment or a cell writes it) → the profile file to read instead
         of ``configs/servers/NAME.yaml``: the copies of the profiles as queued.
@@ -227,7 +257,7 @@ def preflight(
     Raises
     ------
     ConfigError
-        The matrix itself does not expand (from :func:`runner.spec.expand`).
+        The matrix itself does not expand (from :func:`runner.experiment.spec.expand`).
     PreflightError
         Every other problem, one line each (``.problems`` holds the list).
     """

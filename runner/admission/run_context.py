@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.paths import work_dir
+from runner.admission.preflight import PreflightReport, preflight
 from runner.connection import ConnectionInfo
 from runner.datasets import DatasetKey, Snapshot, ensure_dataset
-from runner.preflight import PreflightReport, preflight
-from runner.queue import QueuedExperiment
+from runner.experiment.queued import QueuedExperiment
+from runner.experiment.spec import CellSpec, ExperimentSpec, expand, load_experiment
+from runner.fleet.queue import load_queued
 from runner.server import ResolvedServer
-from runner.spec import CellSpec, ExperimentSpec, expand, load_experiment
 from runner.workloads import adapter_class, get_workload
 from store.db import ResultsDB
 
@@ -62,7 +63,7 @@ class ExperimentContext:
     cells_by_key: dict[str, CellSpec] = field(default_factory=dict)
     #: Keep every run's datadir (``--keep-datadirs``); by default only failed ones, capped.
     keep_datadirs: bool = False
-    #: The base config and server profile as queued (:meth:`QueuedExperiment.files_of`).
+    #: The base config and server profile as queued (:meth:`PreflightReport.queued_files`).
     files: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -76,8 +77,7 @@ class ExperimentContext:
 
     def queued(self) -> QueuedExperiment:
         """What ``queue add`` stores for this context and a worker replays."""
-        return QueuedExperiment.of(self.exp, self.source, self.cells, self.report,
-                                   files=self.files)
+        return self.report.queued(files=self.files)
 
 
 def prepare(path: str | Path, work: Path | None = None, *,
@@ -97,7 +97,7 @@ def prepare_experiment(
     profile_files: dict[str, Path] | None = None,
 ) -> ExperimentContext:
     """Expand and preflight an already validated experiment (``stored``, ``profile_files``:
-    see :func:`runner.preflight.preflight`)."""
+    see :func:`runner.admission.preflight.preflight`)."""
     cells = expand(exp, source)
     report = preflight(exp, source, cells, work_dir=work or work_dir(), stored=stored,
                        keep_datadirs=keep_datadirs, profile_files=profile_files)
@@ -109,7 +109,7 @@ def prepare_experiment(
         work=(work or work_dir()),
         cells_by_key={c.key: c for c in cells},
         keep_datadirs=keep_datadirs,
-        files=QueuedExperiment.files_of(report),
+        files=report.queued_files(),
     )
 
 
@@ -122,7 +122,7 @@ def prepare_stored(
     cells are expanded, and each cell runs the translation stored at ``queue add`` when this
     host's binary is the one it was checked against; host checks run here either way.
     """
-    queued = QueuedExperiment.load(db, experiment_id)
+    queued = load_queued(db, experiment_id)
     exp, profile_files = queued.write_files(
         (work or work_dir()) / "queued" / f"experiment-{experiment_id}")
     ctx = prepare_experiment(exp, queued.source, work, queued.translations,

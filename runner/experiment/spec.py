@@ -2,7 +2,7 @@
 
 An experiment file declares *what* to measure; nothing here touches a server. Knob values are
 validated for type and range here; whether the chosen server has the variable (and its real
-range) is checked later by :mod:`runner.preflight` against the binary's option list.
+range) is checked later by :mod:`runner.admission.preflight` against the binary's option list.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from pydantic import (
 from core.errors import ConfigError
 from core.units import format_size, parse_duration
 from core.validation import KeyedValueError, StrictModel, load_versioned
-from runner.file_credentials import no_credentials
+from runner.experiment.file_credentials import no_credentials
+from runner.experiment.references import IncludeCell, ReferenceSpec, check_references
 from runner.knobs import SIZE_KNOBS, Knobs, Matrix
-from runner.references import IncludeCell, ReferenceSpec, check_references
 
 if TYPE_CHECKING:
     from runner.workloads.base import Workload
@@ -221,7 +221,7 @@ class WindowSpec(StrictModel):
     """The measurement window, in seconds after warmup ended. Default: the second half.
 
     ``start: steady`` starts each run's window where MSER-5 finds its warm-up transient over
-    (throughput, checkpoint age, dirty pages; ``runner/steady.py``), at most at ``max_start``
+    (throughput, checkpoint age, dirty pages; ``runner/run/steady.py``), at most at ``max_start``
     (default: half the duration, the fixed window's own start).
     """
 
@@ -298,7 +298,7 @@ class OrderSpec(StrictModel):
 
 
 class DisturbedSpec(StrictModel):
-    """What to do with a run the rest of the machine disturbed (``runner/disturbance.py``).
+    """What to do with a run the rest of the machine disturbed (``runner/run/disturbance.py``).
 
     ``keep``: warn only (the run counts); ``exclude``: keep it stored and shown, out of the
     verdicts; ``rerun``: exclude it and queue a replacement, at most ``max_reruns`` times per
@@ -349,7 +349,7 @@ class ExperimentSpec(StrictModel):
     #: Partial cells to drop from the product (a cell is dropped when all given knobs match).
     exclude: list[Knobs] = Field(default_factory=list)
     #: Whole extra cells to add (e.g. the walked list of the 2011 study); each may carry the
-    #: published result it reproduces (``reference:``, runner/references.py).
+    #: published result it reproduces (``reference:``, runner/experiment/references.py).
     include: list[IncludeCell] = Field(default_factory=list)
     #: Partial knob values naming the baseline cell (default: the first cell), or a list of
     #: them: one baseline per server (or per group of rows), each row compared with its own

@@ -20,8 +20,8 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import FlushbenchError
-from runner.identity import Identity
-from runner.queue import LEASE_S, db_now
+from runner.fleet.identity import Identity
+from runner.fleet.queue import LEASE_S, db_now
 from store.db import ResultsDB
 from store.models import Run, RunStatus, Worker
 

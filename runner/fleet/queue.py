@@ -19,13 +19,11 @@ keeps the same experiment, so finished cells (same stable cell id) are reused.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, or_, select, update
@@ -35,14 +33,14 @@ from core.clock import as_utc
 from core.errors import StoreError
 from core.redaction import redact
 from core.validation import did_you_mean
-from runner.identity import Identity, local_identity
-from runner.knobs import Translation
-from runner.spec import CellSpec, ExperimentSpec, expand, measurement_hash, run_order
+from runner.experiment.queued import QueuedExperiment
+from runner.experiment.spec import measurement_hash, run_order
+from runner.fleet.identity import Identity, local_identity
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunEvent, RunStatus, utcnow
 
 if TYPE_CHECKING:  # preflight reads the queue (QueuedExperiment.reusable); never the reverse
-    from runner.preflight import PreflightReport
+    pass
 
 #: Seconds a claim holds without a heartbeat. The worker's heartbeat thread renews it every
 #: quarter of this, so a run is only taken over when its worker is dead or cut off this long.
@@ -199,129 +197,22 @@ def mark_abandoned(session: Session, experiment_id: int | None = None) -> int:
     return len(requeue_abandoned(session, experiment_id))
 
 
-@dataclass(frozen=True)
-class QueuedExperiment:
-    """What ``queue add`` (or ``run``) stores of one experiment, and a worker replays exactly.
+def load_queued(db: ResultsDB, experiment_id: int) -> QueuedExperiment:
+    """Read a queued experiment back (:meth:`QueuedExperiment.from_stored`).
 
-    A worker elsewhere, days later, must run what preflight checked — not whatever the paths
-    hold by then. So the queue keeps the validated spec, the files it named as preflight read
-    them (:meth:`files_of`), and per cell the translation preflight checked with the server
-    version it was checked against (:meth:`translation_entry`). :meth:`load` reads it back,
-    :meth:`write_files` puts the files where preflight reads them again, and
-    :meth:`reusable` hands preflight the translations this host's binary may reuse.
+    Raises
+    ------
+    StoreError
+        No such experiment, or one queued without its base config and server profile.
     """
-
-    exp: ExperimentSpec
-    #: The experiment file's path, stored for the record.
-    source: str
-    cells: list[CellSpec]
-    #: Cell key → :meth:`translation_entry` (empty: every cell is translated again).
-    translations: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: The base config's text and the server profile(s) (:meth:`files_of`); part of the
-    #: measurement hash, so editing either makes a new measurement.
-    files: dict[str, Any] | None = None
-
-    @classmethod
-    def of(cls, exp: ExperimentSpec, source: str, cells: list[CellSpec],
-           report: PreflightReport, *, files: dict[str, Any] | None = None
-           ) -> QueuedExperiment:
-        """What to store of a preflighted experiment (``files``: default :meth:`files_of`)."""
-        translations = {
-            cell.key: cls.translation_entry(report.server_of(cell).version_string,
-                                            report.translations[cell.key])
-            for cell in cells if cell.key in report.translations}
-        return cls(exp, source, cells, translations,
-                   files if files is not None else cls.files_of(report))
-
-    @staticmethod
-    def files_of(report: PreflightReport) -> dict[str, Any]:
-        """The files an experiment named, as preflight read them: what the queue keeps.
-
-        One server: ``server`` {name, profile}, as before servers were a knob (so the
-        measurement hash of a one-server experiment did not change). Cells naming servers:
-        ``servers``, name → {name, profile} for every server a cell uses, so editing any of
-        those profiles makes a new measurement, as editing the one profile does.
-        """
-        files: dict[str, Any] = {
-            "base_config": {"name": report.experiment.base_config,
-                            "text": report.base_cnf_text},
-        }
-        dumped = {name: {"name": name, "profile": srv.profile.model_dump(mode="json")}
-                  for name, srv in report.servers.items()}
-        if report.experiment.names_servers():
-            files["servers"] = dumped
-        else:
-            files["server"] = next(iter(dumped.values()))
-        return files
-
-    @staticmethod
-    def translation_entry(server_version: str, translation: Translation) -> dict[str, Any]:
-        """What the queue keeps per cell: the translation and the binary it was checked
-        against (its ``--version`` line)."""
-        return {"server_version": server_version, **dataclasses.asdict(translation)}
-
-    @staticmethod
-    def reusable(stored: dict[str, dict] | None, server_version: str,
-                 cells: list[CellSpec]) -> dict[str, Translation] | None:
-        """The stored translations, when every cell has one made for this very binary."""
-        if not stored:
-            return None
-        out = {}
-        for cell in cells:
-            entry = dict(stored.get(cell.key) or {})
-            if entry.pop("server_version", None) != server_version:
-                return None
-            try:
-                out[cell.key] = Translation(**entry)
-            except TypeError:  # stored by an older flushbench: check it all again
-                return None
-        return out
-
-    @classmethod
-    def load(cls, db: ResultsDB, experiment_id: int) -> QueuedExperiment:
-        """Read a queued experiment back; the spec is validated again (cheap, and a newer
-        flushbench may read an older row) and its cells expanded.
-
-        Raises
-        ------
-        StoreError
-            No such experiment, or one queued without its base config and server profile.
-        """
-        with db.session() as s:
-            row = s.get(Experiment, experiment_id)
-            if row is None:
-                raise StoreError(f"no experiment {experiment_id}", where="experiments")
-            spec, source, files, name = row.spec, row.source_path or row.name, row.files, row.name
-            stored = {c.cell_key: c.variables for c in
-                      s.scalars(select(Cell).where(Cell.experiment_id == experiment_id))}
-        if not files or "base_config" not in files or not ({"server", "servers"} & set(files)):
-            raise StoreError(
-                f"experiment {name!r} was queued without its base config and server profile",
-                where=f"experiments.id={experiment_id}",
-                fix="queue it again with this flushbench (`flushbench queue add FILE`): a worker"
-                    " runs what was queued, never whatever the paths hold now",
-            )
-        exp = ExperimentSpec.model_validate(spec)
-        return cls(exp, source, expand(exp, source), stored, files)
-
-    def write_files(self, folder: Path) -> tuple[ExperimentSpec, dict[str, Path]]:
-        """Copies of the files the experiment was queued with (written in ``folder``): the
-        experiment pointing at the base config's copy, and server name → its profile's copy."""
-        import yaml  # only a worker replaying a queued experiment needs it
-
-        assert self.files is not None
-        folder.mkdir(parents=True, exist_ok=True)
-        base = folder / "base.cnf"
-        base.write_text(self.files["base_config"]["text"], encoding="utf-8")
-        entries = self.files.get("servers") or {self.files["server"]["name"]:
-                                                self.files["server"]}
-        profile_files: dict[str, Path] = {}
-        for index, (name, entry) in enumerate(entries.items()):
-            profile = folder / f"server-{index}.yaml"
-            profile.write_text(yaml.safe_dump(entry["profile"], sort_keys=False),
-                               encoding="utf-8")
-            profile_files[name] = profile
-        return self.exp.model_copy(update={"base_config": str(base)}), profile_files
+    with db.session() as s:
+        row = s.get(Experiment, experiment_id)
+        if row is None:
+            raise StoreError(f"no experiment {experiment_id}", where="experiments")
+        spec, source, files, name = row.spec, row.source_path or row.name, row.files, row.name
+        stored = {c.cell_key: c.variables for c in
+                  s.scalars(select(Cell).where(Cell.experiment_id == experiment_id))}
+    return QueuedExperiment.from_stored(experiment_id, name, spec, source, files, stored)
 
 
 def enqueue(

@@ -5,8 +5,8 @@ over runs whose worker is gone (a new attempt), pick an experiment this worker m
 (``hosts:``, placement), take the host lock (one measurement per host at a time), claim one
 run atomically, and execute it while the heartbeat renews its lease. What "execute" means is
 the caller's :class:`Executor`: the real one, :class:`ContextExecutor`, prepares each
-experiment's context (:mod:`runner.run_context`) and hands each claimed run to
-:func:`runner.execute.execute_run`; the claim, lease, lock and takeover path is the same for
+experiment's context (:mod:`runner.admission.run_context`) and hands each claimed run to
+:func:`runner.run.execute.execute_run`; the claim, lease, lock and takeover path is the same for
 every caller. :func:`run_experiment` (``flushbench run``) is enqueue, reap, then this loop
 limited to one experiment (:func:`work_queue`).
 
@@ -28,12 +28,7 @@ from typing import Protocol
 
 from sqlalchemy import func, select
 
-from runner import queue
-from runner.execute import execute_run
-from runner.hostlock import HostLock
-from runner.identity import Identity, local_identity
-from runner.lease import Heartbeat
-from runner.run_context import (
+from runner.admission.run_context import (
     ExperimentContext,
     NullReporter,
     Reporter,
@@ -41,7 +36,12 @@ from runner.run_context import (
     prepare,
     prepare_stored,
 )
-from runner.spec import CellSpec
+from runner.experiment.spec import CellSpec
+from runner.fleet import queue
+from runner.fleet.hostlock import HostLock
+from runner.fleet.identity import Identity, local_identity
+from runner.fleet.lease import Heartbeat
+from runner.run.execute import execute_run
 from store.db import ResultsDB
 from store.models import ENDED_WITHOUT_RESULT, Cell, Run, RunStatus
 
@@ -279,7 +279,7 @@ def run_experiment(
     """Preflight (unless given a prepared context), enqueue, then execute the queued runs.
 
     Rerunning resumes: finished runs are kept, interrupted ones are redone (see
-    :mod:`runner.queue`). Failed runs do not stop the queue; setting ``stop`` does, between
+    :mod:`runner.fleet.queue`). Failed runs do not stop the queue; setting ``stop`` does, between
     runs (the run in progress finishes).
     """
     reporter = reporter or NullReporter()
@@ -299,7 +299,7 @@ class ContextExecutor:
     ----------
     ctx:
         A prepared context, or None to prepare each experiment from what the queue stored
-        (:func:`runner.run_context.prepare_stored`) — what ``flushbench worker`` does.
+        (:func:`runner.admission.run_context.prepare_stored`) — what ``flushbench worker`` does.
     """
 
     def __init__(

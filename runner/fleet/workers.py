@@ -19,7 +19,7 @@ import psutil
 from sqlalchemy import select
 
 from core.clock import as_utc
-from runner.queue import db_now
+from runner.fleet.queue import db_now
 from store.db import ResultsDB
 from store.models import Experiment, Run, Worker
 

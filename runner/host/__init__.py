@@ -15,10 +15,8 @@ Modules (one job each):
 - :mod:`runner.host.thp` — transparent huge pages set per run and restored, also after a crash;
 - :mod:`runner.host.capabilities` — what this host can do, for ``doctor`` and preflight;
 - :mod:`runner.host.facts` — the host's figures (memory, huge pages, free disk, capabilities),
-  read once per run of the checks;
-- :mod:`runner.host.checks` — checks as objects (``applies``, ``check`` → problems) and the
-  context they read; :mod:`runner.host.checks_host` (the host, shared by preflight and
-  ``doctor``) and :mod:`runner.host.checks_server` (each server's cells against its binary).
+  read once per run of the checks (the checks themselves are admission's:
+  :mod:`runner.admission.checks`).
 
 Nothing here starts mysqld: :mod:`runner.server` composes these around its child process.
 """

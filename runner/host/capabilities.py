@@ -1,7 +1,7 @@
 """What this host can do around one mysqld: throttle its I/O, set THP, pin CPUs.
 
 Each answer is a :class:`Capability` with a one-line reason and, when it is missing, the fix.
-The checks of :mod:`runner.host.checks_host` read them (through
+The checks of :mod:`runner.admission.checks_host` read them (through
 :class:`~runner.host.facts.HostFacts`, once per run of the checks): ``doctor`` prints them,
 preflight names the experiment's key that needs a missing one.
 

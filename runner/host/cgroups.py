@@ -437,7 +437,7 @@ def reap_stale_groups(hierarchies: Iterable[Hierarchy] | None = None) -> list[Re
 
     Processes still in such a group (a mysqld orphaned by a SIGKILLed flushbench) are moved to
     the hierarchy's root — they keep running, unthrottled; stopping them is the job of the run
-    reaper (``runner.worker.reap_leftover_servers``). Safe to call at any time: groups of
+    reaper (``runner.fleet.worker.reap_leftover_servers``). Safe to call at any time: groups of
     live flushbench processes are left alone.
     """
     if hierarchies is None:

@@ -2,11 +2,12 @@
 record. A failing run is recorded with its evidence and the caller goes on.
 
 The steps are those of docs/architecture.md ("a walk of one run"): :func:`execute_run` takes a
-run the worker claimed (:mod:`runner.worker`) on a prepared context (:mod:`runner.run_context`),
+run the worker claimed (:mod:`runner.fleet.worker`) on a prepared context
+(:mod:`runner.admission.run_context`),
 restores its server's dataset into a fresh run directory, writes my.cnf, starts mysqld under
 the run's host controls, records the server's variables and the run's metadata, verifies the
 values applied, drains dirty pages when asked, hands the started server to
-:func:`runner.measure.measure`, stops mysqld and writes the run's status last.
+:func:`runner.run.measure.measure`, stops mysqld and writes the run's status last.
 """
 
 from __future__ import annotations
@@ -19,20 +20,21 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import FlushbenchError, StoreError
-from runner import queue
+from runner.admission.disk import dispose_datadir
+from runner.admission.run_context import ExperimentContext, Reporter, dataset_key
 from runner.datasets import DatasetError, Snapshot, restore
-from runner.disk import dispose_datadir
+from runner.experiment.spec import CellSpec, measurement_hash
+from runner.fleet import queue
+from runner.fleet.identity import local_identity
+from runner.fleet.lease import Heartbeat, LeaseLost
 from runner.host.cgroups import reap_stale_groups
 from runner.host.controls import RunHostControls
 from runner.host.thp import ThpState, restore_leftover_thp, thp_setting
-from runner.identity import local_identity
 from runner.knobs import Translation
-from runner.lease import Heartbeat, LeaseLost
-from runner.measure import measure
-from runner.metadata import host_facts
-from runner.recorder import RunRecorder, retrying
-from runner.run_checks import apply_policy
-from runner.run_context import ExperimentContext, Reporter, dataset_key
+from runner.run.measure import measure
+from runner.run.metadata import host_facts
+from runner.run.recorder import RunRecorder, retrying
+from runner.run.run_checks import apply_policy
 from runner.server import (
     MysqldSandbox,
     ResolvedServer,
@@ -40,7 +42,6 @@ from runner.server import (
     drain_dirty_pages,
     write_mycnf,
 )
-from runner.spec import CellSpec, measurement_hash
 from store.db import ResultsDB
 from store.models import RunStatus
 
@@ -158,7 +159,7 @@ def _execute_run(
     finally:
         run.layout.cleanup()
         _dispose(ctx, run.layout, run.run_dir, run.rec, run.ended)
-        run.rec.close()  # the disk reserve kept for recording a failure (runner.recorder)
+        run.rec.close()  # the disk reserve kept for recording a failure (runner.run.recorder)
 
 
 def _open_run(db: ResultsDB, ctx: ExperimentContext, run_id: int, cell: CellSpec,
@@ -294,7 +295,7 @@ def _record_lease_lost(run: _Run, exc: LeaseLost) -> str:
 
 def _dispose(ctx: ExperimentContext, layout: SandboxLayout, run_dir: Path,
              rec: RunRecorder, status: str) -> None:
-    """The disk policy (runner.disk) once the run's status is written: datadirs go."""
+    """The disk policy (runner.admission.disk) once the run's status is written: datadirs go."""
     try:
         note = dispose_datadir(layout.datadir, status, keep_datadirs=ctx.keep_datadirs,
                                runs_dir=run_dir.parent)

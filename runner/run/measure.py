@@ -1,9 +1,9 @@
 """The measurement of one run: the driver runs while the sampler records, then the run is judged.
 
-:func:`measure` is step "measure" of a run's life (:mod:`runner.execute`): start the sampler,
+:func:`measure` is step "measure" of a run's life (:mod:`runner.run.execute`): start the sampler,
 run the workload adapter's driver and record each interval it reports (the driver's warm-up,
 then its measured window), stop the sampler, then judge what was measured — the steady start
-and disturbances (:mod:`runner.run_checks`), the storage limits (:func:`storage_proof`), the
+and disturbances (:mod:`runner.run.run_checks`), the storage limits (:func:`storage_proof`), the
 server's liveness (:func:`check_alive`) and the driver's own outcome.
 """
 
@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 from core.clock import as_utc
 from core.errors import ServerError, WorkloadError
+from runner.admission.run_context import ExperimentContext, Reporter
+from runner.experiment.spec import CellSpec
+from runner.fleet.lease import Heartbeat
 from runner.host.clock import ClockWatch, pause_warning
 from runner.host.controls import RunHostControls
 from runner.host.proof import IoCounters
-from runner.lease import Heartbeat
-from runner.recorder import RunRecorder
-from runner.run_checks import record_checks
-from runner.run_context import ExperimentContext, Reporter
-from runner.sampler import Sampler
+from runner.run.recorder import RunRecorder
+from runner.run.run_checks import record_checks
+from runner.run.sampler import Sampler
 from runner.server import MysqldSandbox, SandboxLayout
-from runner.spec import CellSpec
 from runner.workloads import get_workload
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ the worker's heartbeat writes them — in order — when the database is back. O
 that fills up (the database gone for hours) fails the run, with that reason.
 
 Each batch is one transaction, and the run's ``done`` status is written after the last batch
-(``runner.execute``), so a worker killed mid-run never leaves a ``done`` run missing rows. A
+(``runner.run.execute``), so a worker killed mid-run never leaves a ``done`` run missing rows. A
 full disk is not "not now": the run fails at once; a reserve file kept next to a SQLite
 database while the run records is deleted then, so the failure itself can still be written.
 """
@@ -55,7 +55,7 @@ RESERVE_BYTES = 1 << 20
 #: records is written inside its transaction, then the recorder creates ``stalled-<pid>`` in
 #: that directory and waits (up to STALL_MAX_S) with the transaction open — intervals sent,
 #: nothing committed, the sampler's rows waiting behind it — so a test can SIGKILL the worker
-#: at that exact point (tests/runner/test_recording_safety.py). Never set it in production.
+#: at that exact point (tests/runner/run/test_recording_safety.py). Never set it in production.
 STALL_ENV = "FLUSHBENCH_TEST_STALL_RECORDING"
 STALL_MAX_S = 600.0
 _stalled = threading.Event()

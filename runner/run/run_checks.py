@@ -2,8 +2,8 @@
 
 :func:`record_checks` runs once the driver and the sampler have stopped, on what the run
 recorded in memory: with ``window: {start: steady}`` it chooses the run's window start
-(:mod:`runner.steady`) and stores it (``runs.window_start_s``); then it judges the samples of
-the window for disturbances (:mod:`runner.disturbance`) and stores each as a named warning with
+(:mod:`runner.run.steady`) and stores it (``runs.window_start_s``); then it judges the samples of
+the window for disturbances (:mod:`runner.run.disturbance`) and stores each as a named warning with
 its figures. :func:`apply_policy` runs once the run is ``done``: with ``disturbed: {action:
 rerun}`` a disturbed run gets a replacement attempt at the end of the queue, while the
 disturbed one stays stored, with its evidence (the analysis leaves it out of verdicts).
@@ -17,10 +17,10 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from runner.disturbance import DISTURBANCE_KINDS, Finding, assess
-from runner.recorder import RunRecorder
-from runner.spec import ExperimentSpec
-from runner.steady import choose_start
+from runner.experiment.spec import ExperimentSpec
+from runner.run.disturbance import DISTURBANCE_KINDS, Finding, assess
+from runner.run.recorder import RunRecorder
+from runner.run.steady import choose_start
 from store.db import ResultsDB
 from store.models import Cell, Run, RunEvent, RunStatus
 

@@ -6,7 +6,7 @@ slow sample does not push the next one back), one persistent connection reads
 figures and optionally the LOG section of ``SHOW ENGINE INNODB STATUS``; /proc gives mysqld's
 RSS/VSZ, its RSS split (anonymous, file, shared memory), anonymous huge pages and hugetlb pages
 held, its CPU, the driver's CPU and the datadir device's I/O counters — and, so that a run
-disturbed by the rest of the machine can be told from a quiet one (``runner/disturbance.py``),
+disturbed by the rest of the machine can be told from a quiet one (``runner/run/disturbance.py``),
 the whole host's CPU (``/proc/stat``: busy, idle, steal), flushbench's own CPU, the storage
 bytes of mysqld, the driver and flushbench (``/proc/PID/io``) and the throttle group's own
 counters.

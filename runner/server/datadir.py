@@ -14,9 +14,9 @@ from pathlib import Path
 
 from core.errors import PreflightError, ServerError
 from runner.proc import child, is_root, run_checked
+from runner.server.layout import SandboxLayout, tail_lines
 from runner.server.optionfiles import check_option
 from runner.server.profiles import ResolvedServer, find_install_db
-from runner.server.sandbox import SandboxLayout, tail_lines
 
 _INSTALL_HELP_CACHE: dict[Path, str] = {}
 

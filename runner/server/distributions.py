@@ -32,6 +32,7 @@ from runner.proc import run_checked
 from runner.server import archives
 from runner.server.built import write_atomically
 from runner.server.datadir import initialize_datadir
+from runner.server.layout import SandboxLayout
 from runner.server.options import option_list
 from runner.server.profiles import (
     MYSQLD_CANDIDATES,
@@ -42,7 +43,6 @@ from runner.server.profiles import (
     resolve_server,
     version_text,
 )
-from runner.server.sandbox import SandboxLayout
 
 #: First line of every profile this module writes.
 MARKER = "# Written by `flushbench server add`"

@@ -32,7 +32,7 @@ from runner.knobs.ownership import (  # noqa: F401 - re-exported for the server 
 from runner.proc import is_root
 
 if TYPE_CHECKING:
-    from runner.server.sandbox import SandboxLayout
+    from runner.server.layout import SandboxLayout
 
 #: Option-file sections a sandboxed mysqld reads (others, like [client], are ignored here).
 SERVER_SECTIONS = ("mysqld", "server", "mariadb", "mariadbd")

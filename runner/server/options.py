@@ -10,7 +10,7 @@ would and complains on stderr::
 
 so preflight checks names and ranges against the real binary instead of a hand-kept table.
 Checks that InnoDB does only at engine start-up (io_capacity above io_capacity_max) do not
-show here; :mod:`runner.preflight` covers those.
+show here; :mod:`runner.admission.preflight` covers those.
 
 Even ``--help`` touches the datadir: MariaDB 10.11 creates and deletes a file there (its
 lower_case_table_names probe), changes into it and opens its Aria control file and

@@ -1,4 +1,4 @@
-"""The mysqld sandbox: its files, and starting, verifying and stopping one mysqld.
+"""The mysqld sandbox: starting, verifying and stopping one mysqld.
 
 One sandbox is one mysqld with its own datadir, unix socket, pid file, error log and tmpdir,
 started from a generated ``my.cnf`` (``--defaults-file``, so no global option file leaks in).
@@ -14,10 +14,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -31,63 +29,8 @@ from core.errors import PreflightError, ServerError
 from core.flavors import resizes_redo, values_equal
 from runner.connection import ConnectionInfo
 from runner.proc import child
+from runner.server.layout import SandboxLayout, tail_lines
 from runner.server.profiles import ResolvedServer
-
-#: sun_path holds 108 bytes including the terminating NUL.
-MAX_SOCKET_PATH = 107
-
-class SandboxLayout:
-    """Where one sandbox keeps its files.
-
-    Parameters
-    ----------
-    run_dir:
-        Directory holding ``my.cnf``, ``mysqld.err``, ``mysqld.pid``, ``tmp/`` and, unless
-        ``datadir`` is given, ``data/``.
-    datadir:
-        Datadir outside ``run_dir`` (e.g. a restored snapshot).
-
-    Notes
-    -----
-    A unix socket path may hold at most 107 bytes. When ``run_dir/mysqld.sock`` is longer, the
-    socket goes to a short private directory under ``/tmp``; :attr:`socket_is_temp` records it
-    and :meth:`cleanup` removes it.
-    """
-
-    def __init__(self, run_dir: Path, datadir: Path | None = None) -> None:
-        self.run_dir = Path(run_dir).absolute()
-        self.datadir = Path(datadir).absolute() if datadir is not None else self.run_dir / "data"
-        self.cnf = self.run_dir / "my.cnf"
-        self.pid_file = self.run_dir / "mysqld.pid"
-        self.error_log = self.run_dir / "mysqld.err"
-        self.console_log = self.run_dir / "mysqld.console"
-        self.tmpdir = self.run_dir / "tmp"
-        socket = self.run_dir / "mysqld.sock"
-        self.socket_is_temp = len(os.fsencode(socket)) > MAX_SOCKET_PATH
-        if self.socket_is_temp:
-            self.socket = Path(tempfile.mkdtemp(prefix="fb-", dir="/tmp")) / "mysqld.sock"
-        else:
-            self.socket = socket
-
-    def create(self) -> SandboxLayout:
-        """Create ``run_dir`` and ``tmpdir`` (the datadir is made by initialization/restore)."""
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.tmpdir.mkdir(exist_ok=True)
-        return self
-
-    def cleanup(self) -> None:
-        """Remove the short socket directory, if one was made."""
-        if self.socket_is_temp:
-            shutil.rmtree(self.socket.parent, ignore_errors=True)
-
-    def __repr__(self) -> str:
-        return f"SandboxLayout(run_dir={str(self.run_dir)!r}, socket={str(self.socket)!r})"
-
-
-def tail_lines(text: str, lines: int) -> str:
-    """The last ``lines`` lines of ``text``."""
-    return "\n".join(text.splitlines()[-lines:])
-
 
 # --- what the error log says ---------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from runner import proc
 from runner.connection import ConnectionInfo
 
 if TYPE_CHECKING:  # the spec validates driver names through the registry: no import cycle
-    from runner.spec import DatasetSpec, WorkloadSpec
+    from runner.experiment.spec import DatasetSpec, WorkloadSpec
 
 Phase = Literal["warmup", "measure"]
 

@@ -33,7 +33,7 @@ from runner.workloads.base import (
 from runner.workloads.sysbench_output import SysbenchParser
 
 if TYPE_CHECKING:
-    from runner.spec import DatasetSpec, WorkloadSpec
+    from runner.experiment.spec import DatasetSpec, WorkloadSpec
 
 TOOL = "sysbench 1.0"
 DEFAULT_DATABASE = "sbtest"

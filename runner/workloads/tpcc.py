@@ -41,7 +41,7 @@ from runner.workloads.tpcc_histogram import (
 from store.latency_codec import encode as encode_latency
 
 if TYPE_CHECKING:
-    from runner.spec import DatasetSpec, WorkloadSpec
+    from runner.experiment.spec import DatasetSpec, WorkloadSpec
 
 #: Transaction types in the driver's JSON; New-Order is the primary count (NOTPM).
 TXN_TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")

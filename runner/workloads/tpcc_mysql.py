@@ -42,7 +42,7 @@ from runner.workloads.tpcc import TPCC_BYTES_PER_WAREHOUSE
 from runner.workloads.tpcc_mysql_output import TpccMysqlParser
 
 if TYPE_CHECKING:
-    from runner.spec import DatasetSpec, WorkloadSpec
+    from runner.experiment.spec import DatasetSpec, WorkloadSpec
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from store.db import ResultsDB
-from tests.support.recorded import recorded_copy
 from tests.support.synthetic_store import SynthCell, SynthMeta, build_store, study_cells
 
 
@@ -44,24 +43,3 @@ def db_path(tmp_path: Path) -> Path:
     path = tmp_path / "results.sqlite"
     ResultsDB(path).dispose()
     return path
-
-
-
-
-@pytest.fixture(scope="session")
-def recorded_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The 2011 study as recorded on MariaDB 10.11 (8 cells, 26 runs, TPC-C), a private copy."""
-    return recorded_copy("stability-2011", tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def recorded_flash(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The 2011 post's twelve rows on MySQL 5.5 and XtraDB 5.5 under the flash preset, as far
-    as its queue has run (a private copy)."""
-    return recorded_copy("stability-2011-flash", tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def recorded_allocators(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The allocator × connections sysbench sweep as recorded (3 × 3 cells), a private copy."""
-    return recorded_copy("allocators", tmp_path_factory)

@@ -23,7 +23,7 @@ from analysis.memory import load_memory
 from analysis.report import write_report
 from flushbench.cli import build_app
 from flushbench.cli.summary import print_cell_summary
-from runner.worker import run_experiment
+from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
 
 # alone: four real sysbench runs whose windows hold two 1 s reports each (4 s runs, 1 s warmup:

@@ -21,7 +21,7 @@ import yaml
 from analysis.baselines import baseline_note, baseline_of
 from analysis.compare import compare
 from core.errors import ConfigError
-from runner.spec import expand, load_experiment
+from runner.experiment.spec import expand, load_experiment
 from tests.support.recorded import copy_recorded
 
 FLASH = "stability-2011-flash"

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from analysis import bound, efficiency
 from analysis.frames import load
 from core.paths import tpcc_binary
-from runner.worker import run_experiment
+from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Sample
 from tests.support.tiny_experiment import tiny_tpcc_experiment

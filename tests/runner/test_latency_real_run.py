@@ -14,7 +14,7 @@ from sqlalchemy import select
 from analysis import latency
 from analysis.frames import load
 from core.paths import tpcc_binary
-from runner.worker import run_experiment
+from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
 from store.latency_codec import TYPE_CODES
 from store.models import Interval, Run, RunEvent

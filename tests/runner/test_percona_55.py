@@ -17,10 +17,10 @@ import pytest
 from sqlalchemy import select
 
 from analysis.statistics.checkpoint import max_checkpoint_age
+from runner.fleet.worker import run_experiment
 from runner.knobs.translate import translate_for_option_list, translate_partial
-from runner.sampler import decompress_status
+from runner.run.sampler import decompress_status
 from runner.server.options import dry_run, dry_run_options, option_list
-from runner.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunMetadata, RunVariable, Sample
 from tests.support.built_servers import built_server

@@ -18,10 +18,10 @@ from sqlalchemy import select
 
 from core import paths
 from core.errors import PreflightError
-from runner import queue
-from runner.preflight import preflight
-from runner.run_context import prepare, prepare_stored
-from runner.spec import load_experiment, measurement_hash
+from runner.admission.preflight import preflight
+from runner.admission.run_context import prepare, prepare_stored
+from runner.experiment.spec import load_experiment, measurement_hash
+from runner.fleet import queue
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Interval, Run, RunMetadata, RunVariable, Sample
 from tests.support.built_servers import built_server

@@ -21,7 +21,8 @@ import pytest
 from sqlalchemy import select
 
 from analysis.statistics.checkpoint import max_checkpoint_age
-from runner.sampler import Sampler, decompress_status, parse_engine_lsn
+from runner.fleet.worker import run_experiment
+from runner.run.sampler import Sampler, decompress_status, parse_engine_lsn
 from runner.server import (
     MysqldSandbox,
     ResolvedServer,
@@ -29,10 +30,9 @@ from runner.server import (
     initialize_datadir,
     write_mycnf,
 )
-from runner.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunMetadata, RunVariable, Sample
-from tests.runner.test_execute import KillMysqldOnFirstMeasure
+from tests.runner.run.test_execute import KillMysqldOnFirstMeasure
 from tests.support.built_servers import BUILT_KINDS, built_server
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow, pytest.mark.optional_tool]

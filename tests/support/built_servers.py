@@ -38,7 +38,7 @@ def built_servers_named(experiment: Path) -> list[str]:
 
     A shipped experiment that names one validates only where it is built: the test that
     validates every shipped file leaves it to the tests that build-check it
-    (tests/runner/test_shipped_2011_studies.py, tests/runner/test_server_axis.py).
+    (tests/runner/experiment/test_shipped_2011_studies.py, tests/runner/test_server_axis.py).
     """
     data = yaml.safe_load(experiment.read_text()) or {}
     named = [data.get("server"), (data.get("fixed") or {}).get("server")]

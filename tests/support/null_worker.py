@@ -1,7 +1,7 @@
 """A worker process that executes claimed runs without a server (see ``NullExecutor``).
 
 ``python -m tests.support.null_worker URL HOST_ID [HOLD_S] [LEASE_S] [IDLE_S] [CLASS]``: the real
-worker loop (:func:`runner.worker.serve`) — heartbeat, host lock, atomic claims, takeovers —
+worker loop (:func:`runner.fleet.worker.serve`) — heartbeat, host lock, atomic claims, takeovers —
 around a run that starts nothing. Used by the claim race test and ``bench/claims_bench.py``.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import signal
 import sys
 
-from runner.identity import local_identity
-from runner.worker import WorkerOptions, serve
+from runner.fleet.identity import local_identity
+from runner.fleet.worker import WorkerOptions, serve
 from store.db import ResultsDB
 from tests.support.queueing import NullExecutor
 

@@ -11,9 +11,10 @@ import os
 import time
 from typing import Any
 
-from runner import queue
-from runner.lease import Heartbeat
-from runner.spec import ExperimentSpec, expand
+from runner.experiment.queued import QueuedExperiment
+from runner.experiment.spec import ExperimentSpec, expand
+from runner.fleet import queue
+from runner.fleet.lease import Heartbeat
 from store.db import ResultsDB
 from store.models import RunEvent
 
@@ -30,7 +31,7 @@ def enqueue_plain(
         "matrix": {"max_dirty_pages_pct": [50 + i for i in range(cells)]},
     }
     exp = ExperimentSpec.model_validate(spec)
-    queued = queue.QueuedExperiment(exp, f"{name}.yaml", expand(exp, f"{name}.yaml"))
+    queued = QueuedExperiment(exp, f"{name}.yaml", expand(exp, f"{name}.yaml"))
     return queue.enqueue(db, queued).experiment_id
 
 
@@ -38,7 +39,7 @@ class NullExecutor:
     """Executes a claimed run without a server: records who ran it, then finishes it ``done``.
 
     The claim, lease, host lock and takeover path around it is the real one
-    (:func:`runner.worker.serve`). ``hold_s`` keeps each run for a while (the heartbeat
+    (:func:`runner.fleet.worker.serve`). ``hold_s`` keeps each run for a while (the heartbeat
     keeps its lease meanwhile).
     """
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import runner.execute as execute
+import runner.run.execute as execute
 
 #: Environment variable naming the file whose existence starts the restore's SECONDS.
 GATE_ENV = "FLUSHBENCH_TEST_RESTORE_GATE"

@@ -17,10 +17,10 @@ from sqlalchemy import select
 
 import runner.host.facts as facts_mod
 from core.errors import PreflightError
+from runner.admission.run_context import NullReporter, prepare
+from runner.fleet.worker import run_experiment
 from runner.host.capabilities import can_set_thp
 from runner.host.thp import DEFAULT_STATE_FILE, THP_MODES, read_thp, thp_setting
-from runner.run_context import NullReporter, prepare
-from runner.worker import run_experiment
 from store.db import ResultsDB
 from store.models import RunMetadata
 

@@ -294,7 +294,7 @@ def test_effective_options_last_one_wins(tmp_path: Path) -> None:
 
 def test_doctor_lists_built_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from core import paths
-    from runner import doctor
+    from runner.admission import doctor
     from runner.server.built import profile_text
 
     monkeypatch.setattr(paths, "SERVER_PROFILES_DIR", tmp_path)

@@ -21,7 +21,8 @@ from runner.server import (
     write_mycnf,
 )
 from runner.server import sandbox as sandbox_module
-from runner.server.sandbox import MAX_SOCKET_PATH, StopResult
+from runner.server.layout import MAX_SOCKET_PATH
+from runner.server.sandbox import StopResult
 
 JEMALLOC = Path("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")
 TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")

@@ -9,7 +9,7 @@ import pytest
 
 from core.errors import ConfigError, WorkloadError
 from runner.connection import ConnectionInfo
-from runner.spec import DatasetSpec, WorkloadSpec
+from runner.experiment.spec import DatasetSpec, WorkloadSpec
 from runner.workloads import get_workload, log_files
 from runner.workloads.base import (
     IntervalRecord,

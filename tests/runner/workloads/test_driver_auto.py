@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from runner.spec import ExperimentSpec, WorkloadSpec, load_experiment, measurement_hash
+from runner.experiment.queued import QueuedExperiment
+from runner.experiment.spec import ExperimentSpec, WorkloadSpec, load_experiment, measurement_hash
 from runner.workloads.registry import resolve_driver
 from runner.workloads.tpcc_mysql import TPCC_MYSQL_ENV, TpccMysqlWorkload
 from store.db import ResultsDB
@@ -141,15 +142,15 @@ def test_the_stored_choice_survives_a_changed_host(no_tpcc_start: Path, tmp_path
                                                    present_at_queue: bool) -> None:
     """What the queue stores (the validated spec) is read back with the driver it chose,
     whatever the host has by then: a resumed queue never switches clients."""
-    from runner import queue
-    from runner.spec import expand
+    from runner.experiment.spec import expand
+    from runner.fleet import queue
 
     fake = _fake_tpcc_start(no_tpcc_start) if present_at_queue else None
     exp = load_experiment(tiny_tpcc_experiment(tmp_path, "kept", driver=None))
     chosen = "tpcc-mysql" if present_at_queue else "tpcc"
     assert exp.workload.driver == chosen
     db = ResultsDB(tmp_path / "r.sqlite")
-    queue.enqueue(db, queue.QueuedExperiment(exp, "kept.yaml", expand(exp, "kept.yaml")))
+    queue.enqueue(db, QueuedExperiment(exp, "kept.yaml", expand(exp, "kept.yaml")))
 
     if fake is not None:
         fake.unlink()

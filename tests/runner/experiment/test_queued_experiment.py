@@ -1,0 +1,123 @@
+"""``QueuedExperiment``: what ``queue add`` stores of an experiment is what a worker reads back
+(spec, source, cells, per-cell translations, the files), on a real SQLite results database;
+which stored translations a worker's binary may reuse, as a table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from core.errors import StoreError
+from runner.experiment.queued import QueuedExperiment
+from runner.experiment.spec import ExperimentSpec, expand, measurement_hash
+from runner.fleet.queue import enqueue, load_queued
+from runner.knobs import Translation
+from store.db import ResultsDB
+from store.models import Experiment
+
+VERSION = "10.11.19-MariaDB-0+deb12u1"
+PROFILE = {"name": "mariadb-debian", "flavor": "mariadb", "mysqld": "/usr/sbin/mariadbd"}
+
+
+def spec(name: str = "kept") -> ExperimentSpec:
+    return ExperimentSpec.model_validate({
+        "version": 1, "name": name, "dataset": {"workload": "tpcc", "warehouses": 1},
+        "matrix": {"max_dirty_pages_pct": [50, 60]},
+    })
+
+
+def queued(files: dict[str, Any] | None = None) -> QueuedExperiment:
+    exp = spec()
+    cells = expand(exp, "kept.yaml")
+    translations = {
+        c.key: QueuedExperiment.translation_entry(VERSION, Translation(
+            server_options={"innodb_max_dirty_pages_pct": str(c.knobs["max_dirty_pages_pct"])},
+            expected={"innodb_max_dirty_pages_pct": str(c.knobs["max_dirty_pages_pct"])}))
+        for c in cells}
+    files = files if files is not None else {
+        "base_config": {"name": "small", "text": "[mysqld]\nskip-name-resolve\n"},
+        "server": {"name": "mariadb-debian", "profile": PROFILE},
+    }
+    return QueuedExperiment(exp, "experiments/kept.yaml", cells, translations, files)
+
+
+def test_what_is_queued_is_what_a_worker_reads_back(tmp_path: Path) -> None:
+    db = ResultsDB(tmp_path / "r.sqlite")
+    stored = queued()
+    exp_id = enqueue(db, stored).experiment_id
+    back = load_queued(db, exp_id)
+    # The spec is stored as its JSON dump and validated again on the way back.
+    assert back.exp.model_dump(mode="json") == stored.exp.model_dump(mode="json")
+    assert back.source == stored.source
+    assert back.files == stored.files
+    assert back.translations == stored.translations
+    assert [c.key for c in back.cells] == [c.key for c in stored.cells]
+    with db.session() as s:
+        row = s.get(Experiment, exp_id)
+        assert row is not None
+        assert row.measurement_hash == measurement_hash(back.exp, back.files)
+    # The stored translations are the ones this very binary may run again.
+    reused = QueuedExperiment.reusable(back.translations, VERSION, back.cells)
+    assert reused is not None
+    assert {k: t.server_options for k, t in reused.items()} == {
+        c.key: {"innodb_max_dirty_pages_pct": str(c.knobs["max_dirty_pages_pct"])}
+        for c in back.cells}
+
+
+def test_the_queued_files_are_written_where_preflight_reads_them(tmp_path: Path) -> None:
+    two = {"base_config": {"name": "small", "text": "[mysqld]\n"},
+           "servers": {"a": {"name": "a", "profile": PROFILE},
+                       "b": {"name": "b", "profile": {**PROFILE, "name": "b"}}}}
+    for files, names in ((queued().files, ["mariadb-debian"]), (two, ["a", "b"])):
+        folder = tmp_path / names[0]
+        exp, profiles = queued(files).write_files(folder)
+        assert Path(exp.base_config).read_text() == files["base_config"]["text"]
+        assert list(profiles) == names
+        entries = files.get("servers") or {files["server"]["name"]: files["server"]}
+        for name, path in profiles.items():
+            assert yaml.safe_load(path.read_text()) == entries[name]["profile"]
+
+
+@pytest.mark.parametrize("files", [None, {}, {"base_config": {"name": "x", "text": ""}},
+                                   {"server": {"name": "s", "profile": PROFILE}}],
+                         ids=["none", "empty", "no-server", "no-base-config"])
+def test_an_experiment_queued_without_its_files_is_refused(tmp_path: Path,
+                                                          files: dict | None) -> None:
+    db = ResultsDB(tmp_path / "r.sqlite")
+    exp_id = enqueue(db, QueuedExperiment(spec(), "kept.yaml", expand(spec(), "kept.yaml"),
+                                          files=files)).experiment_id
+    with pytest.raises(StoreError, match="queued without its base config and server profile"):
+        load_queued(db, exp_id)
+
+
+def test_an_unknown_experiment_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no experiment 7"):
+        load_queued(ResultsDB(tmp_path / "r.sqlite"), 7)
+
+
+def _entry(**changes: Any) -> dict[str, Any]:
+    return {**QueuedExperiment.translation_entry(VERSION, Translation()), **changes}
+
+
+#: stored translations per cell (None: the cell has none) → reused or checked again.
+REUSE_TABLE = [
+    ("same binary", [_entry(), _entry()], True),
+    ("another binary", [_entry(), _entry(server_version="5.5.62")], False),
+    ("no version (an older queue)", [_entry(), {k: v for k, v in _entry().items()
+                                               if k != "server_version"}], False),
+    ("a field this flushbench does not know", [_entry(), _entry(knob_of_the_future=1)], False),
+    ("a cell without one", [_entry(), None], False),
+]
+
+
+@pytest.mark.parametrize(("entries", "reused"), [row[1:] for row in REUSE_TABLE],
+                         ids=[row[0] for row in REUSE_TABLE])
+def test_which_stored_translations_a_binary_reuses(entries: list, reused: bool) -> None:
+    cells = expand(spec(), "kept.yaml")
+    stored = {c.key: e for c, e in zip(cells, entries, strict=True) if e is not None}
+    result = QueuedExperiment.reusable(stored, VERSION, cells)
+    assert (result is not None) is reused
+    assert QueuedExperiment.reusable({}, VERSION, cells) is None  # nothing stored

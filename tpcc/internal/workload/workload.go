@@ -1,6 +1,7 @@
 // Package workload holds what the two workloads of tpcc run share: the
-// Worker each connection is, the Env one run's connections share, and the
-// error log. The workloads themselves are workload/tpccmysql (tpcc-mysql's
+// Worker each connection is, the Env one run's connections share, the
+// error log and the retry loop with both workloads' policies (retry.go).
+// The workloads themselves are workload/tpccmysql (tpcc-mysql's
 // own, the default) and workload/batched (fewer round trips), one file per
 // transaction.
 package workload
@@ -99,4 +100,13 @@ func Reconnect(connect func() error) error {
 		}
 	}
 	return err
+}
+
+// NewRand returns a connection's generator, seeded with seed, whose NURand
+// draws (CustomerID, ItemID, LastNameNum) use the run's constants: every
+// connection of a run must share them (TPC-C 2.1.6).
+func (e *Env) NewRand(seed uint64) *spec.Rand {
+	r := spec.NewRand(seed)
+	r.C = e.Consts
+	return r
 }

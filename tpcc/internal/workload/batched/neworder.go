@@ -137,7 +137,7 @@ func (w *worker) newOrder() error {
 	if !allFound {
 		// The 1% unused item: the business transaction rolls back (and
 		// still counts as completed, as in tpcc-mysql and TPC-C 2.4.2.3).
-		return w.rollback()
+		return w.Rollback()
 	}
 	var cDiscount, cLast, cCredit, wTax []byte
 	if err := w.queryRow(newOrderCustomer, []any{&cDiscount, &cLast, &cCredit, &wTax}, in.w, in.d, in.c); err != nil {

@@ -11,10 +11,8 @@ import (
 	"errors"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"flushbench/tpcc/internal/measure"
-	"flushbench/tpcc/internal/mysqlwire"
 	"flushbench/tpcc/internal/spec"
 	"flushbench/tpcc/internal/workload"
 )
@@ -26,13 +24,17 @@ var bg = context.Background()
 
 // worker is one client connection driving transactions from its own deck.
 type worker struct {
-	id    int
 	env   *workload.Env
 	conn  *sql.Conn
 	rng   *spec.Rand
 	deck  *spec.Deck
 	stats measure.Recorder
 	stmts map[string]*sql.Stmt
+
+	retrier workload.Retrier
+	// home is the home warehouse of the transaction being run: Attempt's
+	// input besides New-Order's.
+	home int
 
 	// scratch, reused across transactions to avoid allocation
 	newOrderIn newOrderInput
@@ -43,10 +45,11 @@ type worker struct {
 
 // NewWorker returns connection id's worker; seed is its own generator's.
 func NewWorker(id int, env *workload.Env, seed uint64) workload.Worker {
-	r := spec.NewRand(seed)
-	r.C = env.Consts
-	return &worker{id: id, env: env, rng: r, deck: spec.NewDeck(r), stmts: map[string]*sql.Stmt{},
+	r := env.NewRand(seed)
+	w := &worker{env: env, rng: r, deck: spec.NewDeck(r), stmts: map[string]*sql.Stmt{},
 		args: make([]any, 0, 9*15), buf: make([]byte, 0, 600)}
+	w.retrier = workload.Retrier{Policy: workload.BatchedRetries, Tx: w, ConnID: id, Errors: env.Errors}
+	return w
 }
 
 // Connect (re)opens the worker's dedicated connection. Prepared statements are
@@ -123,7 +126,8 @@ func (w *worker) commit() error {
 	return err
 }
 
-func (w *worker) rollback() error {
+// Rollback rolls back a failed attempt (workload.Transactor).
+func (w *worker) Rollback() error {
 	_, err := w.conn.ExecContext(bg, "ROLLBACK")
 	return err
 }
@@ -131,57 +135,24 @@ func (w *worker) rollback() error {
 // otherWarehouse returns a warehouse id different from home, uniformly.
 func (w *worker) otherWarehouse(home int) int { return w.rng.OtherWarehouse(home, w.env.W) }
 
-// maxRetries bounds deadlock/lock-wait retries of one transaction; after
-// that it counts as a failure.
-const maxRetries = 20
-
 // Loop runs transactions until stop is set. It returns only a fatal error.
 func (w *worker) Loop(stop *atomic.Bool) error {
 	for !stop.Load() {
 		t := w.deck.Next()
-		home := w.rng.Uniform(1, w.env.W)
-		w.genInput(t, home)
-		start := time.Now()
-		retries := 0
-		failed := false
-		for {
-			err := w.run(t, home)
-			if err == nil {
-				break
-			}
-			if mysqlwire.IsConnLost(err) {
-				if stop.Load() {
-					return nil
-				}
-				if rerr := w.reconnect(); rerr != nil {
-					return workload.ConnectionLost(w.id, err, rerr)
-				}
-				failed = true
-				break
-			}
-			if rbErr := w.rollback(); rbErr != nil && mysqlwire.IsConnLost(rbErr) {
-				if rerr := w.reconnect(); rerr != nil {
-					return workload.ConnectionLost(w.id, rbErr, rerr)
-				}
-				failed = true
-				break
-			}
-			if mysqlwire.IsRetryable(err) && retries < maxRetries {
-				retries++
-				continue
-			}
-			w.env.Errors.Note(t, err)
-			failed = true
-			break
+		w.home = w.rng.Uniform(1, w.env.W)
+		w.genInput(t, w.home)
+		o, err := w.retrier.Run(t, stop)
+		if err != nil || o.Stopped {
+			return err
 		}
-		w.stats.Record(t, time.Since(start), retries, failed, w.env.Late[t])
+		w.stats.Record(t, o.RT, o.Retries, o.Failed, w.env.Late[t])
 	}
 	return nil
 }
 
-// reconnect tries a few times to get a fresh connection; a server that
-// stays unreachable is fatal for the run.
-func (w *worker) reconnect() error {
+// Reconnect gets a fresh connection, a few times if need be; a server that
+// stays unreachable is fatal for the run (workload.Transactor).
+func (w *worker) Reconnect() error {
 	return workload.Reconnect(func() error {
 		if err := w.Connect(bg); err != nil {
 			return err
@@ -194,11 +165,14 @@ func (w *worker) genInput(t spec.TxType, home int) {
 	if t == spec.TxNewOrder {
 		w.genNewOrder(home)
 	}
-	// The other transactions draw their inputs inside run: a retry after a
+	// The other transactions draw their inputs inside Attempt: a retry after a
 	// deadlock redraws them, which TPC-C allows and keeps the code simple.
 }
 
-func (w *worker) run(t spec.TxType, home int) error {
+// Attempt runs one attempt of a transaction of type t from w.home
+// (workload.Transactor).
+func (w *worker) Attempt(t spec.TxType) error {
+	home := w.home
 	switch t {
 	case spec.TxNewOrder:
 		return w.newOrder()

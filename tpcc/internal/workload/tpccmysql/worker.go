@@ -3,9 +3,10 @@
 // transaction type in the same order with the same round trips, lock order
 // and commit points (one file per transaction), one 23-card deck shared by
 // all connections, and any error retried with the same input up to 2000
-// times. It runs below database/sql on mysqlwire.Session; its statement
-// stream is checked against a real tpcc_start run's general log
-// (testdata/statement-shapes.txt, cmd/tpcc's TestTpccMysqlStatementStream).
+// times (workload.TpccMysqlRetries). It runs below database/sql on
+// mysqlwire.Session; its statement stream is checked against a real
+// tpcc_start run's general log (testdata/statement-shapes.txt, cmd/tpcc's
+// TestTpccMysqlStatementStream).
 package tpccmysql
 
 import (
@@ -19,12 +20,6 @@ import (
 	"flushbench/tpcc/internal/spec"
 	"flushbench/tpcc/internal/workload"
 )
-
-// maxAttempts is tpcc-mysql's MAX_RETRY: a transaction that fails (any
-// error) is rolled back and run again with the same input up to this many
-// times in all; every failed attempt counts in rt, and after the last the
-// transaction counts in fl (its attempts minus one stay in rt).
-const maxAttempts = 2000
 
 // bg is the reconnect's context: reconnecting is not cut short by a signal
 // (the stop flag ends the loop between transactions).
@@ -40,7 +35,8 @@ type worker struct {
 	stats measure.Recorder
 
 	in         input
-	rolledBack bool
+	rolledBack bool // the attempt ran New-Order's deliberate rollback
+	retrier    workload.Retrier
 
 	// scratch reused across transactions
 	order              [spec.MaxOrderLines]int
@@ -55,10 +51,10 @@ type worker struct {
 // (mysqlwire.NewConnector: its schema and transport); seed is its own
 // generator's.
 func NewWorker(id int, env *workload.Env, seed uint64, conn driver.Connector) workload.Worker {
-	r := spec.NewRand(seed)
-	r.C = env.Consts
-	return &worker{id: id, env: env, conn: conn, rng: r, ids: make([]int64, 0, 400),
+	w := &worker{id: id, env: env, conn: conn, rng: env.NewRand(seed), ids: make([]int64, 0, 400),
 		hdata: make([]byte, 0, 32), cdata: make([]byte, 0, 512), dist: make([]byte, 0, 24)}
+	w.retrier = workload.Retrier{Policy: workload.TpccMysqlRetries, Tx: w, ConnID: id, Errors: env.Errors}
+	return w
 }
 
 // Recorder is where Loop records.
@@ -94,8 +90,10 @@ func (w *worker) datetime() []byte {
 	return w.nowText
 }
 
-// run runs one attempt of a transaction of type t.
-func (w *worker) run(t spec.TxType) error {
+// Attempt runs one attempt of a transaction of type t on the input drawn
+// for it (workload.Transactor).
+func (w *worker) Attempt(t spec.TxType) error {
+	w.rolledBack = false
 	switch t {
 	case spec.TxNewOrder:
 		return w.newOrder()
@@ -110,57 +108,30 @@ func (w *worker) run(t spec.TxType) error {
 	}
 }
 
+// Rollback rolls back a failed attempt (workload.Transactor).
+func (w *worker) Rollback() error { return w.sess.Rollback() }
+
 // Loop runs transactions dealt from the shared deck until stop is set. It
 // returns only a fatal error (server lost and not reachable again).
 func (w *worker) Loop(stop *atomic.Bool) error {
 	for !stop.Load() {
 		t := w.env.Deck.Next()
 		w.genInput(t)
-		start := time.Now()
-		retries := 0
-		failed := false
-		for attempt := 1; ; attempt++ {
-			w.rolledBack = false
-			err := w.run(t)
-			if err == nil {
-				break
-			}
-			if mysqlwire.IsConnLost(err) {
-				if stop.Load() {
-					return nil
-				}
-				if rerr := w.reconnect(); rerr != nil {
-					return workload.ConnectionLost(w.id, err, rerr)
-				}
-				failed = true
-				break
-			}
-			w.env.Errors.Note(t, err)
-			if rbErr := w.sess.Rollback(); rbErr != nil && mysqlwire.IsConnLost(rbErr) {
-				if rerr := w.reconnect(); rerr != nil {
-					return workload.ConnectionLost(w.id, rbErr, rerr)
-				}
-				failed = true
-				break
-			}
-			if attempt >= maxAttempts || stop.Load() {
-				failed = true
-				break
-			}
-			retries++
+		o, err := w.retrier.Run(t, stop)
+		if err != nil || o.Stopped {
+			return err
 		}
-		rt := time.Since(start)
-		w.stats.Record(t, rt, retries, failed, w.env.Late[t])
-		if t == spec.TxNewOrder && !failed {
-			w.env.NewOrders.NewOrder(w.id, start, rt, w.rolledBack)
+		w.stats.Record(t, o.RT, o.Retries, o.Failed, w.env.Late[t])
+		if t == spec.TxNewOrder && !o.Failed {
+			w.env.NewOrders.NewOrder(w.id, o.Start, o.RT, w.rolledBack)
 		}
 	}
 	return nil
 }
 
-// reconnect tries a few times to get a fresh connection; a server that
-// stays unreachable is fatal for the run.
-func (w *worker) reconnect() error {
+// Reconnect opens a fresh session, a few times if need be; a server that
+// stays unreachable is fatal for the run (workload.Transactor).
+func (w *worker) Reconnect() error {
 	return workload.Reconnect(func() error { return w.Connect(bg) })
 }
 

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
-from sqlalchemy import select
 
 from core.clock import as_utc
 from runner.fleet.queue import db_now
 from store.db import ResultsDB
-from store.models import Experiment, Run, Worker
+from store.workers import workers_heard_since
 
 #: Stale workers older than this are no longer listed (their runs were taken over long ago).
 STALE_LISTED_FOR = dt.timedelta(days=1)
@@ -51,13 +50,7 @@ def worker_rows(db: ResultsDB) -> list[WorkerView]:
     """Live workers first, then stale ones (host, pid, experiment, run, phase, ages)."""
     with db.session() as s:
         now = db_now(s)
-        rows = s.execute(
-            select(Worker, Experiment.name, Run.lease_expires_at)
-            .outerjoin(Experiment, Experiment.id == Worker.experiment_id)
-            .outerjoin(Run, Run.id == Worker.run_id)
-            .where(Worker.state != "stopped", Worker.heartbeat_at > now - STALE_LISTED_FOR)
-            .order_by(Worker.host_id, Worker.pid)
-        ).all()
+        rows = workers_heard_since(s, now - STALE_LISTED_FOR)
     out = []
     for worker, exp_name, lease_expires in rows:
         age = (now - as_utc(worker.heartbeat_at)).total_seconds()

@@ -24,14 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import update
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from core.errors import StoreError
 from core.redaction import redact_server_variables
 from store.db import ResultsDB, redacted
-from store.models import Interval, Run, RunEvent, RunMetadata, RunVariable, Sample
+from store.models import Interval, RunEvent, RunMetadata, RunVariable, Sample
+from store.runs import set_run_columns
 
 #: Evidence text kept per event (an error-log tail, the driver's stderr...).
 MAX_EVIDENCE_CHARS = 20_000
@@ -245,8 +245,7 @@ class RunRecorder:
 
     def set_run_fields(self, **fields: Any) -> None:
         """Update columns of the run row (run_dir, measure_started_at, driver_summary…)."""
-        stmt = update(Run).where(Run.id == self.run_id).values(**fields)
-        self._row(lambda s: s.execute(stmt))
+        self._row(lambda s: set_run_columns(s, self.run_id, fields))
 
     def metadata(self, **fields: Any) -> None:
         """Store (or replace) the run's metadata row."""

@@ -15,14 +15,19 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import func, select
-
 from runner.experiment.spec import ExperimentSpec
-from runner.run.disturbance import DISTURBANCE_KINDS, Finding, assess
+from runner.run.disturbance import Finding, assess
 from runner.run.recorder import RunRecorder
 from runner.run.steady import choose_start
 from store.db import ResultsDB
-from store.models import Cell, Run, RunEvent, RunStatus
+from store.models import Run, RunEvent, RunStatus
+from store.runs import (
+    add_attempt,
+    disturbance_warnings,
+    disturbed_done_attempts,
+    experiment_id_of_cell,
+    last_order_index,
+)
 
 
 def record_checks(exp: ExperimentSpec, rec: RunRecorder, intervals: Sequence[Any],
@@ -49,11 +54,9 @@ def record_checks(exp: ExperimentSpec, rec: RunRecorder, intervals: Sequence[Any
 
 
 def disturbances(db: ResultsDB, run_id: int) -> list[str]:
-    """The disturbance warnings stored for a run (kinds of :data:`DISTURBANCE_KINDS`)."""
-    with db.session() as s:
-        return list(s.scalars(select(RunEvent.kind).where(
-            RunEvent.run_id == run_id, RunEvent.level == "warning",
-            RunEvent.kind.in_(DISTURBANCE_KINDS))))
+    """The disturbance warnings stored for a run (kinds of
+    :data:`store.models.DISTURBANCE_KINDS`)."""
+    return disturbance_warnings(db, run_id)
 
 
 def apply_policy(db: ResultsDB, exp: ExperimentSpec, run_id: int) -> int | None:
@@ -73,27 +76,15 @@ def apply_policy(db: ResultsDB, exp: ExperimentSpec, run_id: int) -> int | None:
         run = s.get(Run, run_id)
         if run is None or run.status != RunStatus.DONE:
             return None
-        disturbed_before = s.scalar(
-            select(func.count(func.distinct(Run.id)))
-            .join(RunEvent, RunEvent.run_id == Run.id)
-            .where(Run.cell_id == run.cell_id, Run.repetition == run.repetition,
-                   Run.status == RunStatus.DONE, RunEvent.level == "warning",
-                   RunEvent.kind.in_(DISTURBANCE_KINDS))) or 0
+        disturbed_before = disturbed_done_attempts(s, run.cell_id, run.repetition)
         reruns = disturbed_before - 1  # the first disturbed attempt is the original
         if reruns >= exp.disturbed.max_reruns:
             s.add(RunEvent(run_id=run_id, level="info", kind="rerun",
                            message=f"disturbed ({', '.join(sorted(set(kinds)))}); not rerun:"
                                    f" {reruns} of {exp.disturbed.max_reruns} reruns used"))
             return None
-        experiment_id = s.scalar(select(Cell.experiment_id).where(Cell.id == run.cell_id))
-        last_attempt = s.scalar(select(func.max(Run.attempt)).where(
-            Run.cell_id == run.cell_id, Run.repetition == run.repetition)) or 0
-        last_index = s.scalar(select(func.max(Run.order_index)).join(Cell).where(
-            Cell.experiment_id == experiment_id)) or 0
-        new = Run(cell_id=run.cell_id, repetition=run.repetition, attempt=last_attempt + 1,
-                  order_index=last_index + 1)
-        s.add(new)
-        s.flush()
+        experiment_id = experiment_id_of_cell(s, run.cell_id)
+        new = add_attempt(s, run, last_order_index(s, experiment_id) + 1)
         s.add(RunEvent(run_id=run_id, level="info", kind="rerun",
                        message=f"disturbed ({', '.join(sorted(set(kinds)))}): rerun "
                                f"{reruns + 1} of {exp.disturbed.max_reruns} queued as attempt "

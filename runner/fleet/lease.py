@@ -16,14 +16,20 @@ import threading
 import time
 from collections.abc import Callable
 
-from sqlalchemy import select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import FlushbenchError
 from runner.fleet.identity import Identity
-from runner.fleet.queue import LEASE_S, db_now
+from runner.fleet.queue import (
+    LEASE_S,
+    db_now,
+    extend_lease,
+    mark_worker_stopped,
+    record_heartbeat,
+    register_worker,
+    run_holder,
+)
 from store.db import ResultsDB
-from store.models import Run, RunStatus, Worker
 
 #: The heartbeat period as a fraction of the lease: three beats may fail before it expires.
 BEAT_FRACTION = 0.25
@@ -80,15 +86,7 @@ class Heartbeat:
 
     def start(self) -> Heartbeat:
         """Register the worker row and start beating."""
-        with self.db.session() as s, s.begin():
-            now = db_now(s)
-            row = Worker(host_id=self.identity.host_id, host_class=self.identity.host_class,
-                         hostname=self.identity.hostname, pid=self.identity.pid,
-                         lease_s=self.lease_s, started_at=now, heartbeat_at=now,
-                         state="idle", phase="")
-            s.add(row)
-            s.flush()
-            self.worker_row = row.id
+        self.worker_row = register_worker(self.db, self.identity, self.lease_s)
         self._thread = threading.Thread(target=self._loop, name="flushbench-heartbeat",
                                         daemon=True)
         self._thread.start()
@@ -101,9 +99,8 @@ class Heartbeat:
         if self._thread is not None:
             self._thread.join(timeout=self.period + 30)
         if self.worker_row is not None:
-            with contextlib.suppress(SQLAlchemyError), self.db.session() as s, s.begin():
-                s.execute(update(Worker).where(Worker.id == self.worker_row).values(
-                    state="stopped", phase="", run_id=None, heartbeat_at=db_now(s)))
+            with contextlib.suppress(SQLAlchemyError):
+                mark_worker_stopped(self.db, self.worker_row)
 
     def __enter__(self) -> Heartbeat:
         return self.start()
@@ -181,20 +178,13 @@ class Heartbeat:
             with self.db.session() as s, s.begin():
                 now = db_now(s)
                 if self.worker_row is not None:
-                    s.execute(update(Worker).where(Worker.id == self.worker_row).values(
-                        heartbeat_at=now, state=state, phase=phase, run_id=run_id,
-                        experiment_id=exp_id))
+                    record_heartbeat(s, self.worker_row, now, state=state, phase=phase,
+                                     run_id=run_id, experiment_id=exp_id)
                 if run_id is not None and not self.lost.is_set():
-                    renewed = s.execute(
-                        update(Run)
-                        .where(Run.id == run_id, Run.status == RunStatus.RUNNING,
-                               Run.lease_owner == self.identity.owner)
-                        .values(lease_expires_at=now + dt.timedelta(seconds=self.lease_s))
-                    ).rowcount
-                    if renewed != 1:
-                        status, owner = s.execute(
-                            select(Run.status, Run.lease_owner).where(Run.id == run_id)
-                        ).one()
+                    renewed = extend_lease(s, run_id, now + dt.timedelta(seconds=self.lease_s),
+                                           owner=self.identity.owner)
+                    if not renewed:
+                        status, owner = run_holder(s, run_id)
                         with self._lock:
                             still_held = self._run_id == run_id
                         if still_held:  # not our own finish racing this beat

@@ -12,6 +12,10 @@ Resume rules (what rerunning ``flushbench run FILE`` does):
   or a lease that expired), gets a new attempt; the old row stays as evidence;
 - ``fresh`` queues a new attempt of every run.
 
+The heartbeat's statements are here too (:func:`register_worker`, :func:`record_heartbeat`,
+:func:`extend_lease`, :func:`run_holder`, :func:`mark_worker_stopped`), beside the claim
+they renew; :mod:`runner.fleet.lease` keeps the thread, its timing and its error handling.
+
 Experiments are identified by name and a hash of what shapes a measurement (dataset, workload,
 server, base config, sampling, fixed knobs...): editing only the matrix, repetitions or order
 keeps the same experiment, so finished cells (same stable cell id) are reused.
@@ -37,7 +41,8 @@ from runner.experiment.queued import QueuedExperiment
 from runner.experiment.spec import measurement_hash, run_order
 from runner.fleet.identity import Identity, local_identity
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run, RunEvent, RunStatus, utcnow
+from store.models import Cell, Experiment, Run, RunEvent, RunStatus, Worker, utcnow
+from store.runs import add_attempt, experiment_id_of_cell
 
 if TYPE_CHECKING:  # preflight reads the queue (QueuedExperiment.reusable); never the reverse
     pass
@@ -164,23 +169,11 @@ def requeue_abandoned(
         )
         if result.rowcount != 1:
             continue
-        new = _new_attempt(session, run)
+        new = add_attempt(session, run, run.order_index)
         session.add(RunEvent(run_id=run.id, level="error", kind="interrupted",
                              message=f"{why}; taken over as attempt {new.attempt} (run {new.id})"))
         taken.append((run.id, new.id))
     return taken
-
-
-def _new_attempt(session: Session, run: Run) -> Run:
-    last = session.scalar(
-        select(func.max(Run.attempt)).where(
-            Run.cell_id == run.cell_id, Run.repetition == run.repetition)
-    )
-    new = Run(cell_id=run.cell_id, repetition=run.repetition, attempt=(last or 0) + 1,
-              order_index=run.order_index)
-    session.add(new)
-    session.flush()
-    return new
 
 
 def queue_new_attempt(db: ResultsDB, run_id: int) -> int:
@@ -189,7 +182,7 @@ def queue_new_attempt(db: ResultsDB, run_id: int) -> int:
     with db.session() as session, session.begin():
         run = session.get(Run, run_id)
         assert run is not None
-        return _new_attempt(session, run).id
+        return add_attempt(session, run, run.order_index).id
 
 
 def mark_abandoned(session: Session, experiment_id: int | None = None) -> int:
@@ -384,7 +377,7 @@ def _claim_once(
     if row is None:
         return None
     run_id, cell_id = row
-    exp_id = session.scalar(select(Cell.experiment_id).where(Cell.id == cell_id))
+    exp_id = experiment_id_of_cell(session, cell_id)
     session.execute(
         update(Experiment)
         .where(Experiment.id == exp_id, Experiment.placement == "one",
@@ -403,6 +396,15 @@ def _claim_once(
 def _allowed_ids(session: Session, ident: Identity) -> list[int]:
     rows = session.execute(select(Experiment.id, Experiment.hosts)).all()
     return [i for i, hosts in rows if _placement_allows(hosts, ident.host_class)]
+
+
+def queued_run_count(session: Session, experiment_id: int) -> int:
+    """How many of an experiment's runs are ``queued`` (every attempt row counts)."""
+    return session.scalar(
+        select(func.count(Run.id))
+        .join(Cell)
+        .where(Cell.experiment_id == experiment_id, Run.status == RunStatus.QUEUED)
+    ) or 0
 
 
 def _any_claimable(
@@ -478,14 +480,66 @@ def renew_lease(
     whose run was taken over learns it here (and stops) instead of renewing another's claim.
     """
     with db.session() as session, session.begin():
-        query = update(Run).where(Run.id == run_id, Run.status == RunStatus.RUNNING)
-        if owner is not None:
-            query = query.where(Run.lease_owner == owner)
         now = db_now(session)
-        result = session.execute(
-            query.values(lease_expires_at=now + dt.timedelta(seconds=lease_s))
-        )
-        return result.rowcount == 1
+        return extend_lease(session, run_id, now + dt.timedelta(seconds=lease_s), owner)
+
+
+def extend_lease(
+    session: Session, run_id: int, until: dt.datetime, owner: str | None = None
+) -> bool:
+    """Set a running run's lease to expire at ``until`` (in the caller's transaction); False
+    when the run is not ``running`` (or, with ``owner``, no longer that owner's)."""
+    query = update(Run).where(Run.id == run_id, Run.status == RunStatus.RUNNING)
+    if owner is not None:
+        query = query.where(Run.lease_owner == owner)
+    return session.execute(query.values(lease_expires_at=until)).rowcount == 1
+
+
+def run_holder(session: Session, run_id: int) -> tuple[str, str | None]:
+    """A run's status and lease owner: who holds it now (the heartbeat asks when its renewal
+    matched nothing)."""
+    status, owner = session.execute(
+        select(Run.status, Run.lease_owner).where(Run.id == run_id)
+    ).one()
+    return status, owner
+
+
+# --- the workers' rows (written by the heartbeat, runner.fleet.lease) -------------------------
+
+
+def register_worker(db: ResultsDB, identity: Identity, lease_s: float) -> int:
+    """Add an ``idle`` worker row for ``identity`` (the database's clock); return its id."""
+    with db.session() as s, s.begin():
+        now = db_now(s)
+        row = Worker(host_id=identity.host_id, host_class=identity.host_class,
+                     hostname=identity.hostname, pid=identity.pid, lease_s=lease_s,
+                     started_at=now, heartbeat_at=now, state="idle", phase="")
+        s.add(row)
+        s.flush()
+        return row.id
+
+
+def record_heartbeat(
+    session: Session,
+    worker_row: int,
+    now: dt.datetime,
+    *,
+    state: str,
+    phase: str,
+    run_id: int | None,
+    experiment_id: int | None,
+) -> None:
+    """Write a worker's heartbeat time and what it is doing (in the caller's transaction)."""
+    session.execute(update(Worker).where(Worker.id == worker_row).values(
+        heartbeat_at=now, state=state, phase=phase, run_id=run_id,
+        experiment_id=experiment_id))
+
+
+def mark_worker_stopped(db: ResultsDB, worker_row: int) -> None:
+    """Mark a worker row ``stopped`` (no phase, no run): ``status`` no longer lists it."""
+    with db.session() as s, s.begin():
+        s.execute(update(Worker).where(Worker.id == worker_row).values(
+            state="stopped", phase="", run_id=None, heartbeat_at=db_now(s)))
 
 
 def finish(

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from sqlalchemy import func, select
-
 from runner.admission.run_context import (
     ExperimentContext,
     NullReporter,
@@ -43,7 +41,8 @@ from runner.fleet.identity import Identity, local_identity
 from runner.fleet.lease import Heartbeat
 from runner.run.execute import execute_run
 from store.db import ResultsDB
-from store.models import ENDED_WITHOUT_RESULT, Cell, Run, RunStatus
+from store.models import Cell, Experiment, Run, RunStatus
+from store.runs import run_dirs_without_result_of_experiment, run_dirs_without_result_on_host
 
 #: Seconds between looks at an empty queue while waiting for work (``--idle-timeout``).
 POLL_S = 2.0
@@ -104,15 +103,7 @@ def reap_host(db: ResultsDB, host_id: str) -> list[int]:
     mysqld keeps running. Only a process whose command line names that run's own my.cnf is
     killed, and only runs claimed under this host id are looked at. Returns the pids killed.
     """
-    with db.session() as s:
-        run_dirs = s.scalars(
-            select(Run.run_dir).where(
-                Run.host_id == host_id,
-                Run.status.in_(ENDED_WITHOUT_RESULT),
-                Run.run_dir.is_not(None),
-            )
-        ).all()
-    return kill_leftover_servers(run_dirs)
+    return kill_leftover_servers(run_dirs_without_result_on_host(db, host_id))
 
 
 def kill_leftover_servers(run_dirs: list[str | None]) -> list[int]:
@@ -230,13 +221,9 @@ def _one_run(
 
 
 def _why_not_claimable(db: ResultsDB, experiment_id: int, identity: Identity) -> str | None:
-    from store.models import Experiment
-
     with db.session() as s:
         row = s.get(Experiment, experiment_id)
-        queued = s.scalar(select(Run.id).join(Cell, Cell.id == Run.cell_id).where(
-            Cell.experiment_id == experiment_id, Run.status == RunStatus.QUEUED).limit(1))
-        if row is None or queued is None:
+        if row is None or queue.queued_run_count(s, experiment_id) == 0:
             return None
         if row.hosts and identity.host_class not in row.hosts:
             return (f"experiment {row.name} runs on host classes {', '.join(row.hosts)};"
@@ -378,29 +365,12 @@ def reap_leftover_servers(db: ResultsDB, experiment_id: int) -> list[int]:
     interrupted and its mysqld still alive. Only a process whose command line names that run's
     own my.cnf is killed. Returns the pids killed.
     """
-    with db.session() as s:
-        run_dirs = s.scalars(
-            select(Run.run_dir)
-            .join(Cell)
-            .where(
-                Cell.experiment_id == experiment_id,
-                Run.status.in_(ENDED_WITHOUT_RESULT),
-                Run.run_dir.is_not(None),
-            )
-        ).all()
-    return kill_leftover_servers(list(run_dirs))
+    return kill_leftover_servers(run_dirs_without_result_of_experiment(db, experiment_id))
 
 
 def _count_queued(db: ResultsDB, experiment_id: int) -> int:
     with db.session() as s:
-        return (
-            s.scalar(
-                select(func.count(Run.id))
-                .join(Cell)
-                .where(Cell.experiment_id == experiment_id, Run.status == RunStatus.QUEUED)
-            )
-            or 0
-        )
+        return queue.queued_run_count(s, experiment_id)
 
 
 def _cell_of(db: ResultsDB, ctx: ExperimentContext, run_id: int) -> tuple[CellSpec, int]:

@@ -1,0 +1,208 @@
+"""Where the results database's SQL lives (docs/architecture.md): in ``store/``, in the queue
+module (``runner/fleet/queue.py``: claim, lease, cancel together) and in one query module per
+package (``analysis/query.py``) — nowhere else.
+
+Every module of ``core/``, ``flushbench/``, ``runner/`` and ``analysis/`` is read with ``ast``
+and each call that builds a statement is reported: SQLAlchemy's ``select``, ``update``,
+``insert``, ``delete`` and ``text`` (imported by name, under an alias, or reached through the
+``sqlalchemy`` module), and ``.execute(``, ``.scalar(``, ``.scalars(``,
+``.exec_driver_sql(`` given a string literal (raw SQL). Only the modules of
+:data:`SQL_HOMES` may hold them.
+
+The runner also speaks SQL to the server it measures (``SHOW GLOBAL STATUS``, ``SET GLOBAL``,
+``CREATE DATABASE`` over PyMySQL): that is no statement on the results database. The modules
+doing it are named in :data:`SERVER_UNDER_TEST`; there literal SQL is let through, and only
+while the module imports neither SQLAlchemy, ``sqlite3`` nor ``store`` (so it cannot reach a
+results database) and still holds literal SQL (so the list does not outlive its reason).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCANNED = ("core", "flushbench", "runner", "analysis")
+
+#: Modules allowed to build statements, as paths relative to the repository (a folder: every
+#: module under it).
+SQL_HOMES = ("store/", "runner/fleet/queue.py", "analysis/query.py")
+
+#: Modules whose literal SQL goes to the mysqld under test (PyMySQL cursors), with what it is.
+SERVER_UNDER_TEST = {
+    "runner/server/sandbox.py": "shutdown, draining dirty pages (SET GLOBAL, SHOW STATUS)",
+    "runner/run/sampler.py": "SHOW GLOBAL STATUS / SHOW ENGINE INNODB STATUS each tick",
+    "runner/workloads/base.py": "creating the workload's database",
+}
+#: Imports through which a module could reach a results database.
+RESULTS_DB_IMPORTS = ("sqlalchemy", "sqlite3", "store")
+
+#: SQLAlchemy's statement builders (``sqlalchemy.select`` and the dialects' ``insert``).
+BUILDERS = frozenset({"select", "update", "insert", "delete", "text"})
+#: Modules whose names are the builders above.
+SQLALCHEMY_MODULES = ("sqlalchemy",)
+#: Methods that send a statement; with a string literal as first argument they send raw SQL.
+EXECUTORS = frozenset({"execute", "scalar", "scalars", "exec_driver_sql"})
+
+
+@dataclass(frozen=True)
+class SqlCall:
+    """One call building or sending a statement: where, and what."""
+
+    path: str
+    line: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line} {self.what}"
+
+
+def _is_sqlalchemy(module: str | None) -> bool:
+    return module is not None and (module == "sqlalchemy" or module.startswith("sqlalchemy."))
+
+
+def _sqlalchemy_names(tree: ast.AST) -> tuple[dict[str, str], set[str]]:
+    """Local names bound to a builder (``{local: builder}``) and to a sqlalchemy module."""
+    builders: dict[str, str] = {}
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and _is_sqlalchemy(node.module):
+            for alias in node.names:
+                if alias.name in BUILDERS:
+                    builders[alias.asname or alias.name] = alias.name
+                elif alias.name[:1].islower():  # ``from sqlalchemy import sql``: a module
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if _is_sqlalchemy(alias.name):
+                    modules.add(alias.asname or alias.name.split(".")[0])
+    return builders, modules
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """``sa`` of ``sa.sql.expression``; None when the chain does not start at a name."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _is_literal_sql(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or isinstance(
+        node, ast.JoinedStr)
+
+
+def sql_calls(source: str, path: str) -> list[SqlCall]:
+    """Every call in ``source`` that builds a statement or sends literal SQL."""
+    tree = ast.parse(source, filename=path)
+    builders, modules = _sqlalchemy_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in builders:
+            found.append(SqlCall(path, node.lineno, f"{builders[func.id]}("))
+        elif isinstance(func, ast.Attribute):
+            if func.attr in BUILDERS and _root_name(func.value) in modules:
+                found.append(SqlCall(path, node.lineno, f"{ast.unparse(func)}("))
+            elif func.attr in EXECUTORS and node.args and _is_literal_sql(node.args[0]):
+                found.append(SqlCall(path, node.lineno, f".{func.attr}(<literal SQL>)"))
+    return sorted(found, key=lambda c: c.line)
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    """The top-level package of everything a module imports (function-level imports too)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def talks_to_the_server_only(source: str, path: str) -> bool:
+    """Whether a module of :data:`SERVER_UNDER_TEST` sends only literal SQL (no builder) and
+    imports nothing that reaches a results database."""
+    calls = sql_calls(source, path)
+    return (
+        all(c.what.startswith(".") for c in calls)
+        and not _imports(ast.parse(source)) & set(RESULTS_DB_IMPORTS)
+    )
+
+
+def is_sql_home(path: str) -> bool:
+    """Whether a module (path relative to the repository) may build statements."""
+    return any(path == home or (home.endswith("/") and path.startswith(home))
+               for home in SQL_HOMES)
+
+
+def misplaced_sql(root: Path, packages: tuple[str, ...] = SCANNED) -> list[SqlCall]:
+    """The calls building SQL in modules of ``packages`` that are no SQL home, in path order."""
+    out = []
+    for package in packages:
+        for file in sorted((root / package).rglob("*.py")):
+            path = file.relative_to(root).as_posix()
+            source = file.read_text(encoding="utf-8")
+            if is_sql_home(path) or (
+                    path in SERVER_UNDER_TEST and talks_to_the_server_only(source, path)):
+                continue
+            out.extend(sql_calls(source, path))
+    return out
+
+
+def test_sql_lives_in_the_store_the_queue_and_the_query_modules() -> None:
+    misplaced = misplaced_sql(ROOT)
+    assert not misplaced, (
+        "statements outside store/, runner/fleet/queue.py and analysis/query.py (move each"
+        " into a named function there):\n" + "\n".join(f"  {c}" for c in misplaced))
+
+
+def test_the_server_under_test_modules_still_speak_sql_to_it() -> None:
+    """An entry of SERVER_UNDER_TEST whose literal SQL is gone is removed from the list."""
+    silent = [path for path in SERVER_UNDER_TEST
+              if not sql_calls((ROOT / path).read_text(encoding="utf-8"), path)]
+    assert not silent, f"no SQL left in {silent}: remove them from SERVER_UNDER_TEST"
+
+
+def test_the_checker_reports_a_module_building_sql(tmp_path: Path) -> None:
+    module = tmp_path / "runner" / "fleet" / "sneaky.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(
+        "import sqlalchemy as sa\n"
+        "from sqlalchemy import select as pick, update\n"
+        "from store.models import Run\n\n"
+        "def ids(s):\n"
+        "    s.execute(update(Run).values(status='done'))\n"
+        "    s.execute('DELETE FROM runs')\n"
+        "    s.scalar(sa.text('SELECT 1'))\n"
+        "    return s.scalars(pick(Run.id)).all()\n"
+    )
+    (tmp_path / "runner" / "fleet" / "queue.py").write_text(
+        "from sqlalchemy import select\n\ndef q():\n    return select(1)\n")
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "runs.py").write_text(
+        "from sqlalchemy import delete\n\ndef d():\n    return delete(1)\n")
+    # A server-under-test module that starts reaching the results database is reported too.
+    sandbox = tmp_path / "runner" / "server" / "sandbox.py"
+    sandbox.parent.mkdir()
+    sandbox.write_text("import sqlite3\n\ndef f(cur):\n    cur.execute('SHUTDOWN')\n")
+    found = [str(c) for c in misplaced_sql(tmp_path, ("runner", "store"))]
+    assert found == [
+        "runner/fleet/sneaky.py:6 update(",
+        "runner/fleet/sneaky.py:7 .execute(<literal SQL>)",
+        "runner/fleet/sneaky.py:8 sa.text(",
+        "runner/fleet/sneaky.py:9 select(",
+        "runner/server/sandbox.py:4 .execute(<literal SQL>)",
+    ], found
+
+
+def test_a_query_method_on_something_else_is_not_sql() -> None:
+    """Reading a file, a cursor fed a variable, a dict's ``update``: not statements."""
+    source = ("def f(d, path, cur, stmt):\n"
+              "    d.update(a=1)\n"
+              "    path.read_text()\n"
+              "    cur.execute(stmt)\n"
+              "    return {1}.union({2})\n")
+    assert sql_calls(source, "runner/x.py") == []

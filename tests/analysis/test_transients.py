@@ -109,7 +109,7 @@ def test_too_few_samples_or_no_known_maximum_is_not_judged() -> None:
     assert level_trend(T[:5], np.arange(5.0)) is None
     figures = _figures(38 + 44 * T / T[-1], age_limit=math.nan)
     assert warning(figures) == ""
-    assert transients._row(None)["not_steady"] is None
+    assert transients.summary_row(None)["not_steady"] is None
 
 
 def test_a_row_is_not_at_steady_state_only_when_every_counted_run_is_flagged() -> None:

@@ -41,13 +41,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
 
 from analysis.disturbed import counted
-from analysis.query import DB, fetch, session_scope
+from analysis.query import DB, session_scope, storage_evidence
 from analysis.transients import AGE_LIMIT_PCT
 from core.storage_limits import AT_LIMIT, limit_figures
-from store.models import RunEvent, RunStatus
+from store.models import RunStatus
 
 if TYPE_CHECKING:
     from analysis.run_digest import RunDigests
@@ -314,9 +313,7 @@ def _known(fig: Mapping[str, Any]) -> list[str]:
 def storage_proofs(db: DB, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     """Each run's storage proof (the ``storage`` run event's evidence), where it has one."""
     with session_scope(db) as s:
-        rows = fetch(s, select(RunEvent.run_id, RunEvent.evidence)
-                     .where(RunEvent.kind == "storage"), RunEvent.run_id,
-                     [int(r) for r in run_ids])
+        rows = storage_evidence(s, [int(r) for r in run_ids])
     out: dict[int, dict[str, Any]] = {}
     for run_id, evidence in rows:
         try:

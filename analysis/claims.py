@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import select
 
-from analysis.query import DB, session_scope
-from store.models import RunEvent, RunStatus
+from analysis.query import DB, session_scope, storage_evidence
+from store.models import RunStatus
 
 #: Run-to-run noise at which a run is called noisy (the stability score's flag).
 NOISY_CV_PCT = 10.0
@@ -86,8 +85,7 @@ def noisy_runs(run_summary: pd.DataFrame, *, threshold: float = NOISY_CV_PCT) ->
 
 def _storage_evidence(db: DB, run_ids: list[int]) -> dict[int, dict]:
     with session_scope(db) as s:
-        rows = s.execute(select(RunEvent.run_id, RunEvent.evidence)
-                         .where(RunEvent.kind == "storage", RunEvent.run_id.in_(run_ids))).all()
+        rows = storage_evidence(s, run_ids)
     out = {}
     for run_id, evidence in rows:
         try:

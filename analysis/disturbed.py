@@ -15,10 +15,9 @@ import json
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import select
 
-from analysis.query import DB, ExperimentRef, fetch, runs, session_scope
-from store.models import DISTURBANCE_KINDS, RunEvent, RunStatus
+from analysis.query import DB, ExperimentRef, disturbance_events, runs, session_scope
+from store.models import RunStatus
 
 #: Policies that leave a disturbed run out of verdicts.
 EXCLUDING_ACTIONS = ("exclude", "rerun")
@@ -64,11 +63,7 @@ def disturbed_runs(db: DB, experiment: ExperimentRef = None) -> pd.DataFrame:
     if rdf.empty:
         return pd.DataFrame(columns=columns)
     with session_scope(db) as s:
-        events = fetch(s, select(RunEvent.run_id, RunEvent.kind, RunEvent.message,
-                                 RunEvent.evidence)
-                       .where(RunEvent.level == "warning",
-                              RunEvent.kind.in_(DISTURBANCE_KINDS)).order_by(RunEvent.id),
-                       RunEvent.run_id, [int(r) for r in rdf["run_id"]])
+        events = disturbance_events(s, [int(r) for r in rdf["run_id"]])
     info = rdf.assign(excluded=excluded(rdf)).set_index("run_id")
     rows: list[dict[str, Any]] = []
     for run_id, kind, message, evidence in events:

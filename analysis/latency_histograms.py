@@ -25,13 +25,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import func, select
 
 from analysis.figure_cache import get_or_compute, source_fingerprint
-from analysis.query import DB, fetch, session_scope
+from analysis.query import DB, latency_blob_sizes, measured_latency_blobs, session_scope
 from core.latency import HistogramLayout, dense_percentile_ms
 from store.latency_codec import decode_types
-from store.models import Interval
 
 SOURCES = ("analysis/latency_histograms.py", "store/latency_codec.py", "core/latency.py")
 TABLE = "window_latency"
@@ -117,9 +115,7 @@ def window_histograms(db: DB, intervals_df: pd.DataFrame,
 
 def _blob_sizes(s: Any, ids: list[int]) -> dict[int, tuple[int, int]]:
     """Per run: how many of its intervals have a blob, and their total size."""
-    rows = fetch(s, select(Interval.run_id, func.count(Interval.latency_z),
-                           func.coalesce(func.sum(func.length(Interval.latency_z)), 0))
-                 .group_by(Interval.run_id), Interval.run_id, ids)
+    rows = latency_blob_sizes(s, ids)
     return {int(run_id): (int(n), int(size)) for run_id, n, size in rows}
 
 
@@ -136,9 +132,7 @@ def _key(seqs: np.ndarray, sizes: np.ndarray) -> str:
 def _merge_from_store(s: Any, seqs: dict[int, list[int]]) -> dict[int, dict[str, Any]]:
     """Read the window intervals' blobs of these runs and merge them per run and type."""
     wanted = {(r, q) for r, qs in seqs.items() for q in qs}
-    rows = fetch(s, select(Interval.run_id, Interval.seq, Interval.latency_z).where(
-        Interval.latency_z.is_not(None), Interval.phase == "measure"),
-        Interval.run_id, list(seqs))
+    rows = measured_latency_blobs(s, list(seqs))
     mine = sorted((int(r), int(q), bytes(b)) for r, q, b in rows if (int(r), int(q)) in wanted)
     owners = np.array([r for r, _, _ in mine], dtype=np.int64)
     per_type = decode_types([b for _, _, b in mine])

@@ -30,11 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import regex
-from sqlalchemy import select
 
-from analysis.query import DB, session_scope, utc, window_of
+from analysis.query import DB, sample_levels, session_scope, utc, window_of
 from core.errors import AnalysisError, quote
-from store.models import Run, Sample
+from store.models import Run
 
 MB = 1024.0 * 1024.0
 #: How long ``--grep``'s expression may take over all of a run's counter names (a sane one
@@ -96,10 +95,7 @@ def _samples(db: DB, run_id: int) -> tuple[pd.DataFrame, pd.Timestamp | None, fl
                                 fix="list runs with `flushbench status`")
         window = window_of(run.cell.experiment.window)
         measure_start = run.measure_started_at
-        rows = s.execute(select(Sample.seq, Sample.ts, Sample.missed, Sample.lsn,
-                                Sample.checkpoint_lsn, Sample.pages_dirty, Sample.pages_data,
-                                Sample.pages_free, Sample.status_z)
-                         .where(Sample.run_id == run_id).order_by(Sample.seq)).all()
+        rows = sample_levels(s, run_id)
     good = [r for r in rows if not r.missed and r.ts is not None and r.status_z]
     if not good:
         raise AnalysisError(f"run {run_id} has no stored samples", where=f"run {run_id}",

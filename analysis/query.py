@@ -6,6 +6,10 @@ table, never one per run, IN lists chunked); timestamps come back as UTC; ``stat
 decompressed only when status counters are asked for, and only the asked counters are
 extracted. Derived series live in :mod:`analysis.series`, summaries in
 :mod:`analysis.summaries`.
+
+This is the analysis package's one query module: every statement on the results database the
+other analysis modules run is a named function here (taking an open ``Session``; the caller
+keeps its :func:`session_scope`), so a reader finds the package's SQL in one place.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import String, select, type_coerce
+from sqlalchemy import Integer, String, cast, func, select, tuple_, type_coerce
 from sqlalchemy.orm import Session
 
 from core.errors import AnalysisError
@@ -31,11 +35,13 @@ from store.models import (
     DISTURBANCE_KINDS,
     Cell,
     Experiment,
+    Interval,
     Run,
     RunEvent,
     RunMetadata,
     RunStatus,
     RunVariable,
+    Sample,
 )
 
 #: Status counters the derived sampler series need (rates and checkpoint figures).
@@ -282,6 +288,15 @@ def experiment_info(db: DB, experiment: ExperimentRef = None) -> dict[str, Any]:
         }
 
 
+#: The columns of :func:`runs` read from the store, in the order :func:`_run_rows` selects them.
+_RUN_FIELDS: tuple[str, ...] = (
+    "run_id", "experiment_id", "cell_id", "cell_key", "position", "cell_label",
+    "is_baseline", "knobs", "repetition", "attempt", "order_index", "status",
+    "started_at", "measure_started_at", "finished_at", "error", "driver_summary",
+    "window_start_s", *METADATA_COLUMNS, "extra",
+)
+
+
 def runs(
     db: DB,
     experiment: ExperimentRef = None,
@@ -310,51 +325,16 @@ def runs(
         (``hostname, server_version, dataset_key…``, ``extra``).
     """
     with session_scope(db) as s:
-        cols = [
-            Run.id, Cell.experiment_id, Run.cell_id, Cell.cell_key, Cell.position, Cell.label,
-            Cell.is_baseline, Cell.knobs, Run.repetition, Run.attempt, Run.order_index,
-            Run.status, type_coerce(Run.started_at, String),
-            type_coerce(Run.measure_started_at, String), type_coerce(Run.finished_at, String),
-            Run.error, Run.driver_summary, Run.window_start_s,
-            *[getattr(RunMetadata, c) for c in METADATA_COLUMNS], RunMetadata.extra,
-        ]
-        q = (
-            select(*cols)
-            .join(Cell, Run.cell_id == Cell.id)
-            .outerjoin(RunMetadata, RunMetadata.run_id == Run.id)
-        )
-        if run_ids is not None:
-            rows = fetch(s, q, Run.id, [int(r) for r in run_ids])
-        else:
-            exp = resolve_experiment(s, experiment)
-            rows = s.connection().execute(q.where(Cell.experiment_id == exp.id)).all()
+        rows = _run_rows(s, experiment, run_ids)
         # Warnings the runner recorded while running (a host pause, a THP mode put back…):
         # they qualify the run's figures, so they travel with the run.
-        exp_ids = sorted({int(r[1]) for r in rows})
-        specs = dict(s.execute(select(Experiment.id, Experiment.spec)
-                               .where(Experiment.id.in_(exp_ids))).all()) if exp_ids else {}
-        warned = fetch(s, select(RunEvent.run_id, RunEvent.message, RunEvent.kind)
-                       .where(RunEvent.level == "warning").order_by(RunEvent.id),
-                       RunEvent.run_id, [int(r[0]) for r in rows])
-    event_warnings: dict[int, list[str]] = {}
-    disturbed: dict[int, list[str]] = {}
-    for run_id, message, kind in warned:
-        event_warnings.setdefault(int(run_id), []).append(str(message))
-        if kind in DISTURBANCE_KINDS and kind not in disturbed.get(int(run_id), []):
-            disturbed.setdefault(int(run_id), []).append(str(kind))
-    names = [
-        "run_id", "experiment_id", "cell_id", "cell_key", "position", "cell_label",
-        "is_baseline", "knobs", "repetition", "attempt", "order_index", "status",
-        "started_at", "measure_started_at", "finished_at", "error", "driver_summary",
-        "window_start_s", *METADATA_COLUMNS, "extra",
-    ]
-    df = pd.DataFrame.from_records([tuple(r) for r in rows], columns=names)
+        specs = experiment_specs(s, sorted({int(r[1]) for r in rows}))
+        warned = warning_events(s, [int(r[0]) for r in rows])
+    df = pd.DataFrame.from_records([tuple(r) for r in rows], columns=list(_RUN_FIELDS))
     for c in ("started_at", "measure_started_at", "finished_at"):
         df[c] = utc(df[c])
     df["is_baseline"] = df["is_baseline"].astype(bool)
-    df["event_warnings"] = ["; ".join(event_warnings.get(int(r), [])) for r in df["run_id"]]
-    # The kinds of disturbance the runner found (store.models.DISTURBANCE_KINDS), ", "-joined.
-    df["disturbances"] = [", ".join(disturbed.get(int(r), [])) for r in df["run_id"]]
+    _add_warnings(df, warned)
     # The experiment's `disturbed:` policy (keep when not set: older experiments, the default).
     df["disturbed_action"] = [
         str(((specs.get(int(e)) or {}).get("disturbed") or {}).get("action", "keep"))
@@ -363,14 +343,7 @@ def runs(
         float(d["tpmc"]) if isinstance(d, dict) and d.get("tpmc") is not None else math.nan
         for d in df["driver_summary"]
     ]
-    # One attempt stands for each cell and repetition: the newest, unless it was cancelled — a
-    # replacement called off (a queued rerun cancelled) leaves the run it was to replace
-    # standing. Only when every attempt was cancelled does the newest cancelled one stand.
-    key = [df["cell_id"], df["repetition"]]
-    not_cancelled = df["attempt"].where(df["status"] != RunStatus.CANCELLED)
-    standing = not_cancelled.groupby(key).transform("max").fillna(
-        df["attempt"].groupby(key).transform("max"))
-    df["superseded"] = df["attempt"] != standing
+    df["superseded"] = _superseded(df)
     if not all_attempts:
         df = df[~df["superseded"]]
     names = knob_names(df["knobs"])
@@ -379,6 +352,73 @@ def runs(
     df = df.sort_values(["position", "repetition", "attempt"]).reset_index(drop=True)
     df.attrs["knobs"] = names
     return df
+
+
+def _run_rows(s: Session, experiment: ExperimentRef,
+              run_ids: Sequence[int] | None) -> list[Any]:
+    """The runs' rows in :data:`_RUN_FIELDS` order (timestamps as text): ``run_ids`` in
+    chunks, else every run of the experiment in one query."""
+    cols = [
+        Run.id, Cell.experiment_id, Run.cell_id, Cell.cell_key, Cell.position, Cell.label,
+        Cell.is_baseline, Cell.knobs, Run.repetition, Run.attempt, Run.order_index,
+        Run.status, type_coerce(Run.started_at, String),
+        type_coerce(Run.measure_started_at, String), type_coerce(Run.finished_at, String),
+        Run.error, Run.driver_summary, Run.window_start_s,
+        *[getattr(RunMetadata, c) for c in METADATA_COLUMNS], RunMetadata.extra,
+    ]
+    q = (
+        select(*cols)
+        .join(Cell, Run.cell_id == Cell.id)
+        .outerjoin(RunMetadata, RunMetadata.run_id == Run.id)
+    )
+    if run_ids is not None:
+        return fetch(s, q, Run.id, [int(r) for r in run_ids])
+    exp = resolve_experiment(s, experiment)
+    return s.connection().execute(q.where(Cell.experiment_id == exp.id)).all()
+
+
+def experiment_specs(s: Session, experiment_ids: Sequence[int]) -> dict[int, Any]:
+    """Experiment id → its stored spec (a dict), for these experiments (none: ``{}``)."""
+    if not experiment_ids:
+        return {}
+    return dict(s.execute(select(Experiment.id, Experiment.spec)
+                          .where(Experiment.id.in_(list(experiment_ids)))).all())
+
+
+def warning_events(s: Session, run_ids: Sequence[int]) -> list[Any]:
+    """The warnings the runner recorded for these runs: ``(run_id, message, kind)`` tuples in
+    event order (per chunk of runs)."""
+    return fetch(s, select(RunEvent.run_id, RunEvent.message, RunEvent.kind)
+                 .where(RunEvent.level == "warning").order_by(RunEvent.id),
+                 RunEvent.run_id, list(run_ids))
+
+
+def _add_warnings(df: pd.DataFrame, warned: Sequence[Any]) -> None:
+    """``event_warnings`` (every warning's message, ``; ``-joined) and ``disturbances`` (the
+    kinds of disturbance the runner found, :data:`store.models.DISTURBANCE_KINDS`, ``, ``-
+    joined) per run of ``df``."""
+    event_warnings: dict[int, list[str]] = {}
+    disturbed: dict[int, list[str]] = {}
+    for run_id, message, kind in warned:
+        event_warnings.setdefault(int(run_id), []).append(str(message))
+        if kind in DISTURBANCE_KINDS and kind not in disturbed.get(int(run_id), []):
+            disturbed.setdefault(int(run_id), []).append(str(kind))
+    df["event_warnings"] = ["; ".join(event_warnings.get(int(r), [])) for r in df["run_id"]]
+    df["disturbances"] = [", ".join(disturbed.get(int(r), [])) for r in df["run_id"]]
+
+
+def _superseded(df: pd.DataFrame) -> pd.Series:
+    """Per run: whether another attempt of its cell and repetition stands for it.
+
+    One attempt stands for each cell and repetition: the newest, unless it was cancelled — a
+    replacement called off (a queued rerun cancelled) leaves the run it was to replace
+    standing. Only when every attempt was cancelled does the newest cancelled one stand.
+    """
+    key = [df["cell_id"], df["repetition"]]
+    not_cancelled = df["attempt"].where(df["status"] != RunStatus.CANCELLED)
+    standing = not_cancelled.groupby(key).transform("max").fillna(
+        df["attempt"].groupby(key).transform("max"))
+    return df["attempt"] != standing
 
 
 def runs_in_words(rdf: pd.DataFrame) -> str:
@@ -485,3 +525,132 @@ def run_variables(
     wide = long.pivot(index="run_id", columns="name", values="value")
     wide.columns.name = None
     return wide.reindex([int(r) for r in run_ids])
+
+
+# ---------------------------------------------------------------------------- intervals and samples
+
+#: What :func:`interval_rows` returns per interval, in order (``detail`` last, when asked).
+INTERVAL_FIELDS: tuple[str, ...] = (
+    "run_id", "seq", "ts", "elapsed_s", "interval_s", "phase", "primary_count", "p95_ms",
+    "p99_ms", "max_ms", "errors", "retries", "latency_bytes",
+)
+#: What :func:`sample_rows` returns per sample, in order (``status_z`` last, when asked).
+SAMPLE_FIELDS: tuple[str, ...] = ("run_id", "seq", "scheduled_ts", "ts", "missed",
+                                  *SAMPLE_COLUMNS)
+#: (run, seq) keys per query of :func:`status_blobs` (two bound parameters each).
+_KEY_CHUNK = 400
+
+
+def interval_rows(s: Session, run_ids: Sequence[int], *, detail: bool) -> list[Any]:
+    """Every stored interval of these runs as plain tuples, in :data:`INTERVAL_FIELDS` order
+    (then the ``detail`` JSON as text when ``detail``); in no particular order.
+
+    ``ts`` is text (parsed by :func:`utc`); ``latency_bytes`` is the size of the interval's
+    latency histogram blob (0: none), the blob itself is not read.
+    """
+    cols = [
+        Interval.run_id, Interval.seq, type_coerce(Interval.ts, String), Interval.elapsed_s,
+        Interval.interval_s, Interval.phase, Interval.primary_count, Interval.p95_ms,
+        Interval.p99_ms, Interval.max_ms, Interval.errors, Interval.retries,
+        func.coalesce(func.length(Interval.latency_z), 0),
+    ]
+    if detail:
+        cols.append(type_coerce(Interval.detail, String))
+    return fetch(s, select(*cols), Interval.run_id, run_ids)
+
+
+def sample_rows(s: Session, run_ids: Sequence[int], *, status: bool) -> list[Any]:
+    """Every stored sample of these runs as plain tuples, in :data:`SAMPLE_FIELDS` order (then
+    the compressed ``status_z`` when ``status``); in no particular order, time stamps as
+    text."""
+    cols = [Sample.run_id, Sample.seq, type_coerce(Sample.scheduled_ts, String),
+            type_coerce(Sample.ts, String), Sample.missed,
+            *[getattr(Sample, c) for c in SAMPLE_COLUMNS]]
+    if status:
+        cols.append(Sample.status_z)
+    return fetch(s, select(*cols), Sample.run_id, run_ids)
+
+
+def status_blobs(s: Session, keys: Sequence[tuple[int, int]]) -> Iterator[Any]:
+    """``(run_id, seq, status_z)`` of the samples at these ``(run_id, seq)`` keys, yielded as
+    each query of :data:`_KEY_CHUNK` keys returns them (absent samples are skipped)."""
+    for start in range(0, len(keys), _KEY_CHUNK):
+        chunk = keys[start:start + _KEY_CHUNK]
+        yield from s.execute(select(Sample.run_id, Sample.seq, Sample.status_z).where(
+            tuple_(Sample.run_id, Sample.seq).in_(chunk)))
+
+
+def sample_levels(s: Session, run_id: int) -> list[Any]:
+    """One run's samples in ``seq`` order as rows with attributes ``seq, ts`` (a datetime),
+    ``missed, lsn, checkpoint_lsn, pages_dirty, pages_data, pages_free, status_z``."""
+    return s.execute(select(Sample.seq, Sample.ts, Sample.missed, Sample.lsn,
+                            Sample.checkpoint_lsn, Sample.pages_dirty, Sample.pages_data,
+                            Sample.pages_free, Sample.status_z)
+                     .where(Sample.run_id == run_id).order_by(Sample.seq)).all()
+
+
+def run_samples(s: Session, run_id: int) -> list[Sample]:
+    """One run's samples as :class:`store.models.Sample` objects, in ``seq`` order."""
+    return list(s.scalars(select(Sample).where(Sample.run_id == run_id).order_by(Sample.seq)))
+
+
+def sample_aggregates(s: Session, run_ids: Sequence[int], summed: Sequence[str]) -> list[Any]:
+    """One tuple per run that has samples: ``(run_id, samples, max seq, missed ticks, first
+    ts, last ts, first scheduled_ts, *sums of the ``summed`` columns, total status_z size)``,
+    time stamps as text (what a run's samples are, in a few figures)."""
+    cols = [Sample.run_id, func.count(), func.max(Sample.seq),
+            func.sum(cast(Sample.missed, Integer)),
+            func.min(type_coerce(Sample.ts, String)), func.max(type_coerce(Sample.ts, String)),
+            func.min(type_coerce(Sample.scheduled_ts, String)),
+            *[func.sum(getattr(Sample, c)) for c in summed],
+            func.sum(func.length(Sample.status_z))]
+    return fetch(s, select(*cols).group_by(Sample.run_id), Sample.run_id, run_ids)
+
+
+# ---------------------------------------------------------------------------- latency histograms
+
+
+def latency_blob_sizes(s: Session, run_ids: Sequence[int]) -> list[Any]:
+    """``(run_id, intervals with a histogram blob, their total size in bytes)`` per run that
+    has intervals."""
+    return fetch(s, select(Interval.run_id, func.count(Interval.latency_z),
+                           func.coalesce(func.sum(func.length(Interval.latency_z)), 0))
+                 .group_by(Interval.run_id), Interval.run_id, run_ids)
+
+
+def measured_latency_blobs(s: Session, run_ids: Sequence[int]) -> list[Any]:
+    """``(run_id, seq, latency_z)`` of these runs' measure-phase intervals that hold a latency
+    histogram blob; in no particular order."""
+    return fetch(s, select(Interval.run_id, Interval.seq, Interval.latency_z).where(
+        Interval.latency_z.is_not(None), Interval.phase == "measure"),
+        Interval.run_id, run_ids)
+
+
+# ---------------------------------------------------------------------------- run events
+
+
+def disturbance_events(s: Session, run_ids: Sequence[int]) -> list[Any]:
+    """``(run_id, kind, message, evidence)`` of these runs' disturbance warnings (kinds of
+    :data:`store.models.DISTURBANCE_KINDS`), in event order per chunk of runs; ``evidence``
+    is the stored JSON text or None."""
+    return fetch(s, select(RunEvent.run_id, RunEvent.kind, RunEvent.message, RunEvent.evidence)
+                 .where(RunEvent.level == "warning", RunEvent.kind.in_(DISTURBANCE_KINDS))
+                 .order_by(RunEvent.id), RunEvent.run_id, run_ids)
+
+
+def storage_evidence(s: Session, run_ids: Sequence[int]) -> list[Any]:
+    """``(run_id, evidence)`` of these runs' ``storage`` events (the storage proof, JSON text
+    or None); in no particular order."""
+    return fetch(s, select(RunEvent.run_id, RunEvent.evidence)
+                 .where(RunEvent.kind == "storage"), RunEvent.run_id, run_ids)
+
+
+# ---------------------------------------------------------------------------- hosts
+
+
+def host_rows(s: Session, experiment_id: int, columns: Sequence[str]) -> list[Any]:
+    """The named :class:`store.models.RunMetadata` columns of every run of an experiment that
+    has metadata, one row (a tuple of those values, in that order) per run."""
+    return s.execute(select(*(getattr(RunMetadata, c) for c in columns))
+                     .join(Run, Run.id == RunMetadata.run_id)
+                     .where(Run.cell.has(experiment_id=experiment_id))).all()

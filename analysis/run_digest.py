@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Integer, String, cast, func, select, type_coerce
 
 from analysis.bound import COUNTERS as BOUND_COUNTERS
 from analysis.bound import GROUP_COLUMNS, run_limits, window_pressure
@@ -51,16 +50,15 @@ from analysis.figure_cache import get_or_compute, source_fingerprint
 from analysis.memory import MEMORY_COLUMNS, run_memory
 from analysis.query import (
     DB,
-    fetch,
     run_context,
     run_variables,
     runs,
+    sample_aggregates,
     session_scope,
     window_columns,
 )
 from analysis.series import samples, window_growth
 from analysis.transients import run_figures as transient_figures
-from store.models import Sample
 
 #: Modules whose source decides the figures (their text is part of every key).
 SOURCES = (
@@ -196,15 +194,9 @@ def run_keys(db: DB, run_ids: Sequence[int]) -> dict[int, str]:
 def _sample_fingerprints(db: DB, ids: list[int]) -> dict[int, tuple[str, ...]]:
     """One aggregate row per run: count, missed ticks, first/last times, column sums and the
     status snapshots' total size."""
-    cols = [Sample.run_id, func.count(), func.max(Sample.seq),
-            func.sum(cast(Sample.missed, Integer)),
-            func.min(type_coerce(Sample.ts, String)), func.max(type_coerce(Sample.ts, String)),
-            func.min(type_coerce(Sample.scheduled_ts, String)),
-            *[func.sum(getattr(Sample, c)) for c in _SUMMED],
-            # The window's counters come from the status blobs: their total size stands in.
-            func.sum(func.length(Sample.status_z))]
+    # The window's counters come from the status blobs: their total size stands in.
     with session_scope(db) as s:
-        rows = fetch(s, select(*cols).group_by(Sample.run_id), Sample.run_id, ids)
+        rows = sample_aggregates(s, ids, _SUMMED)
     # str() of every figure: PostgreSQL's sums are Decimals, SQLite's ints.
     return {int(row[0]): tuple(str(v) for v in row[1:]) for row in rows}
 

@@ -18,26 +18,28 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import String, func, select, tuple_, type_coerce
 
 from analysis.query import (
     DB,
     DEFAULT_COUNTERS,
+    INTERVAL_FIELDS,
     SAMPLE_COLUMNS,
+    SAMPLE_FIELDS,
     ExperimentRef,
     counter_regex,
-    fetch,
     frame,
+    interval_rows,
     run_context,
     run_variables,
+    sample_rows,
     session_scope,
+    status_blobs,
     utc,
     window_columns,
 )
 from analysis.statistics.checkpoint import max_checkpoint_age
 from analysis.statistics.rates import restarts
 from core.flavors import redo_capacity
-from store.models import Interval, Sample
 
 MB = 1024.0 * 1024.0
 SECTOR = 512
@@ -104,21 +106,10 @@ def intervals(
         in the window when its midpoint lies in ``(start, end]``.
     """
     rdf, windows = run_context(db, experiment, run_ids, only_done)
-    cols = [
-        Interval.run_id, Interval.seq, type_coerce(Interval.ts, String), Interval.elapsed_s,
-        Interval.interval_s, Interval.phase, Interval.primary_count, Interval.p95_ms,
-        Interval.p99_ms, Interval.max_ms, Interval.errors, Interval.retries,
-        func.coalesce(func.length(Interval.latency_z), 0),
-    ]
-    if detail:
-        cols.append(type_coerce(Interval.detail, String))
     ids = [int(x) for x in rdf["run_id"]]
     with session_scope(db) as s:
-        rows = fetch(s, select(*cols), Interval.run_id, ids)
-    names = ["run_id", "seq", "ts", "elapsed_s", "interval_s", "phase", "primary_count",
-             "p95_ms", "p99_ms", "max_ms", "errors", "retries", "latency_bytes"] + (
-                 ["detail"] if detail else [])
-    df = frame(rows, names)
+        rows = interval_rows(s, ids, detail=detail)
+    df = frame(rows, [*INTERVAL_FIELDS, *(["detail"] if detail else [])])
     df = df.sort_values(["run_id", "seq"], kind="stable").reset_index(drop=True)
     df["ts"] = utc(df["ts"])
     for c in ("elapsed_s", "interval_s", "primary_count", "p95_ms", "p99_ms", "max_ms",
@@ -258,18 +249,10 @@ def samples(
     """
     rdf, windows = run_context(db, experiment, run_ids, only_done)
     names = list(counters or ())
-    cols = [Sample.run_id, Sample.seq, type_coerce(Sample.scheduled_ts, String),
-            type_coerce(Sample.ts, String), Sample.missed,
-            *[getattr(Sample, c) for c in SAMPLE_COLUMNS]]
-    if names:
-        cols.append(Sample.status_z)
     ids = [int(x) for x in rdf["run_id"]]
     with session_scope(db) as s:
-        rows = fetch(s, select(*cols), Sample.run_id, ids)
-    col_names = ["run_id", "seq", "scheduled_ts", "ts", "missed", *SAMPLE_COLUMNS]
-    if names:
-        col_names.append("status_z")
-    df = frame(rows, col_names)
+        rows = sample_rows(s, ids, status=bool(names))
+    df = frame(rows, [*SAMPLE_FIELDS, *(["status_z"] if names else [])])
     df = df.sort_values(["run_id", "seq"], kind="stable").reset_index(drop=True)
     df["missed"] = df["missed"].astype(bool) | df["ts"].isna()
     df["scheduled_ts"] = utc(df["scheduled_ts"])
@@ -277,15 +260,29 @@ def samples(
     for c in SAMPLE_COLUMNS:
         df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
     if names:
-        rx = counter_regex(names)
-        values = {n: np.full(len(df), np.nan) for n in names}
-        for i, blob in enumerate(df.pop("status_z")):
-            if blob:
-                for m in rx.finditer(zlib.decompress(blob)):
-                    values[m.group(1).decode()][i] = float(m.group(2))
-        df = pd.concat([df, pd.DataFrame(values, index=df.index)], axis=1)
+        df = _with_counters(df, names)
+    _place_in_window(df, window_columns(rdf, windows))
+    _add_levels(db, df, ids)
+    # Rates between consecutive good samples of the same run (real time, not scheduled).
+    df = _rates(df, names)
+    return df
 
-    ctx = window_columns(rdf, windows)
+
+def _with_counters(df: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+    """``df`` with its ``status_z`` column replaced by one column per named counter (NaN
+    where a sample does not have it)."""
+    rx = counter_regex(names)
+    values = {n: np.full(len(df), np.nan) for n in names}
+    for i, blob in enumerate(df.pop("status_z")):
+        if blob:
+            for m in rx.finditer(zlib.decompress(blob)):
+                values[m.group(1).decode()][i] = float(m.group(2))
+    return pd.concat([df, pd.DataFrame(values, index=df.index)], axis=1)
+
+
+def _place_in_window(df: pd.DataFrame, ctx: pd.DataFrame) -> None:
+    """Add ``t`` (seconds since the run's measurement started: the real sample time, else the
+    scheduled one) and ``in_window`` to the samples ``df``; ``ctx``: :func:`window_columns`."""
     when = df["ts"].where(df["ts"].notna(), df["scheduled_ts"])
     measure_start = per_run(df, ctx["measure_started_at"])
     fallback = per_run(df, ctx["started_at"]) + pd.to_timedelta(
@@ -297,7 +294,10 @@ def samples(
     w_end = per_run(df, ctx["w_end"])
     df["in_window"] = (~df["missed"]) & (df["t"] >= w_start) & (df["t"] <= w_end)
 
-    # Levels.
+
+def _add_levels(db: DB, df: pd.DataFrame, ids: list[int]) -> None:
+    """Add the level columns of :func:`samples` (dirty %, checkpoint age and its maximum, the
+    dirty-page limit, RSS and VSZ in MiB) to the samples ``df`` of the runs ``ids``."""
     df["dirty_pct"] = 100.0 * df["pages_dirty"] / (1.0 + df["pages_data"] + df["pages_free"])
     age = df["lsn"] - df["checkpoint_lsn"]
     if "Innodb_checkpoint_age" in df.columns:
@@ -323,10 +323,6 @@ def samples(
     )
     df["rss_mb"] = df["mysqld_rss_bytes"] / MB
     df["vsz_mb"] = df["mysqld_vsz_bytes"] / MB
-
-    # Rates between consecutive good samples of the same run (real time, not scheduled).
-    df = _rates(df, names)
-    return df
 
 
 def _rates(df: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
@@ -445,15 +441,11 @@ def counters_at(db: DB, points: pd.DataFrame, names: Sequence[str]) -> pd.DataFr
     rx = counter_regex(names)
     values = {n: out[n].to_numpy(dtype=float).copy() for n in names}
     with session_scope(db) as s:
-        for start in range(0, len(keys), 400):
-            chunk = keys[start:start + 400]
-            stmt = select(Sample.run_id, Sample.seq, Sample.status_z).where(
-                tuple_(Sample.run_id, Sample.seq).in_(chunk))
-            for run_id, seq, blob in s.execute(stmt):
-                if blob:
-                    i = row[(int(run_id), int(seq))]
-                    for m in rx.finditer(zlib.decompress(blob)):
-                        values[m.group(1).decode()][i] = float(m.group(2))
+        for run_id, seq, blob in status_blobs(s, keys):
+            if blob:
+                i = row[(int(run_id), int(seq))]
+                for m in rx.finditer(zlib.decompress(blob)):
+                    values[m.group(1).decode()][i] = float(m.group(2))
     for n in names:
         out[n] = values[n]
     return out

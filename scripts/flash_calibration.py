@@ -26,12 +26,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from sqlalchemy import select
-
 from analysis import frames
-from analysis.query import session_scope
+from analysis.query import run_samples, session_scope
 from runner.run.disturbance import limit_figures
-from store.models import Sample
 
 #: Run metadata key → the limit name runner.run.disturbance judges.
 LIMITS = {"storage_write_bandwidth": "write_bandwidth", "storage_write_iops": "write_iops",
@@ -63,8 +60,7 @@ def judge_runs(db: str, experiment: str) -> list[dict[str, Any]]:
     with session_scope(db) as s:
         for run in rs.itertuples():
             seqs = set(window.loc[window["run_id"] == run.run_id, "seq"])
-            taken = [x for x in s.scalars(select(Sample).where(Sample.run_id == run.run_id)
-                                          .order_by(Sample.seq)) if x.seq in seqs]
+            taken = [x for x in run_samples(s, int(run.run_id)) if x.seq in seqs]
             extra = run.extra if isinstance(run.extra, dict) else {}
             limits = {name: extra.get(key) for key, name in LIMITS.items()}
             figures = limit_figures(taken, limits)

@@ -20,15 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy import select
 
-from analysis.query import DB, ExperimentRef, resolve_experiment, session_scope
+from analysis.query import DB, ExperimentRef, host_rows, resolve_experiment, session_scope
 from core.errors import AnalysisError
 from core.redaction import MASK, SECRET_SERVER_VARIABLES, redact, redact_url
+from store.bundle_database import read_only, secret_variables_set, single_file, trimmed_copy
 from store.bundle_manifest import BundleHost
 from store.bundles import RESULTS, write_archive
-from store.migrate import current_revision, sqlite_copy
-from store.models import Run, RunMetadata
+from store.migrate import current_revision
 
 #: Host facts a reader needs to judge comparability (one entry per distinct combination):
 #: the keys of the manifest's host model, which ``open`` checks them against.
@@ -69,31 +68,11 @@ def _describe(db: DB, experiment: ExperimentRef) -> dict[str, Any]:
     """Name, id, stored spec, files and per-host environment of the experiment."""
     with session_scope(db) as s:
         exp = resolve_experiment(s, experiment)
-        rows = s.execute(select(*(getattr(RunMetadata, c) for c in ENVIRONMENT))
-                         .join(Run, Run.id == RunMetadata.run_id)
-                         .where(Run.cell.has(experiment_id=exp.id))).all()
+        rows = host_rows(s, exp.id, ENVIRONMENT)
         environment = [dict(zip(ENVIRONMENT, r, strict=True)) for r in sorted(set(rows))]
         return {"id": exp.id, "name": exp.name, "measurement_hash": exp.measurement_hash,
                 "spec": exp.spec, "files": exp.files or {}, "created_at": exp.created_at,
                 "environment": environment, "revision": current_revision(s.connection())}
-
-
-def _trimmed_copy(source_db: Path, experiment_id: int, target: Path) -> dict[str, int]:
-    """A consistent copy holding only one experiment (its rows cascade from experiments)."""
-    sqlite_copy(source_db, target)
-    conn = sqlite3.connect(target)
-    try:
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("DELETE FROM experiments WHERE id != ?", (experiment_id,))
-        conn.execute("DELETE FROM workers")  # other hosts' live state: not part of a study
-        conn.commit()
-        conn.execute("PRAGMA journal_mode=DELETE")
-        conn.execute("VACUUM")
-        names = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
-        return {n: conn.execute(f'SELECT COUNT(*) FROM "{n}"').fetchone()[0] for n in names}
-    finally:
-        conn.close()
 
 
 def credentials_in(folder: Path) -> list[str]:
@@ -106,33 +85,16 @@ def credentials_in(folder: Path) -> list[str]:
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         name = str(path.relative_to(folder))
         if path.name == RESULTS:
-            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-            try:
+            with read_only(path) as conn:
                 found += [f"{name}: {line.split('(', 1)[0][:60]}…" for line in conn.iterdump()
                           if redact(line) != line]
-                found += [f"{name}: run_variables {n} is set" for (n,) in conn.execute(
-                    "SELECT DISTINCT name FROM run_variables WHERE value NOT IN ('', ?) AND"
-                    f" name IN ({','.join('?' * len(SECRET_VARIABLES))})",
-                    (MASK, *SECRET_VARIABLES))]
-            finally:
-                conn.close()
+                found += [f"{name}: run_variables {n} is set"
+                          for n in secret_variables_set(conn, SECRET_VARIABLES, MASK)]
         elif path.suffix in {".html", ".yaml", ".cnf", ".json", ".csv", ".txt"}:
             text = _PLOTLY_JS.sub("", path.read_text(errors="replace"))
             if redact(text) != text:
                 found.append(name)
     return found
-
-
-def _rollback_journal(path: Path) -> None:
-    """Leave one self-contained file: reading the database for the report switched it to WAL,
-    which left ``-wal``/``-shm`` files beside it (they would go into the archive too)."""
-    conn = sqlite3.connect(path)
-    try:
-        conn.execute("PRAGMA journal_mode=DELETE")  # checkpoints and removes -wal and -shm
-    finally:
-        conn.close()
-    for suffix in ("-wal", "-shm"):
-        path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
 def _refuse_credentials(folder: Path, db_path: Path) -> None:
@@ -164,7 +126,7 @@ def make_bundle(db_path: Path, experiment: ExperimentRef, target: Path, *,
     with tempfile.TemporaryDirectory(prefix="flushbench-bundle-") as tmp:
         folder = Path(tmp) / _folder_name(info["name"])
         folder.mkdir()
-        counts = _trimmed_copy(db_path, info["id"], folder / RESULTS)
+        counts = trimmed_copy(db_path, info["id"], folder / RESULTS)
         (folder / "experiment.yaml").write_text(
             f"# {info['name']} as it was queued ({info['created_at']})\n"
             + yaml.safe_dump(info["spec"], sort_keys=False))
@@ -185,7 +147,9 @@ def make_bundle(db_path: Path, experiment: ExperimentRef, target: Path, *,
         write_report(folder / RESULTS, info["name"], folder / "report", png=png,
                      reference=None if reference is None else reference.spec)
         _refuse_credentials(folder / "report", db_path)
-        _rollback_journal(folder / RESULTS)
+        # Reading the database for the report switched it to WAL, which left -wal/-shm files
+        # beside it (they would go into the archive too).
+        single_file(folder / RESULTS)
         manifest = {
             "bundle_format": 1,
             "experiment": {"name": info["name"], "measurement_hash": info["measurement_hash"]},

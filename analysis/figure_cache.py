@@ -11,7 +11,8 @@ and opened bundles alike, and the results database holds only what was measured.
 The file is ``analysis-cache.sqlite`` in the user's cache folder
 (:func:`core.paths.cache_dir`); ``FLUSHBENCH_ANALYSIS_CACHE=0`` turns it off. It is an
 optimisation only: a folder that cannot be written, a locked or damaged file or an entry that
-does not decode means the figures are computed as if it were absent.
+does not decode means the figures are computed as if it were absent. The statements on the
+file (its tables, lookups and writes) are :mod:`store.figure_tables`.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import hashlib
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from core.paths import cache_dir
+from store import figure_tables
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +35,6 @@ FILE_NAME = "analysis-cache.sqlite"
 #: How long a writer waits for another process's write before giving up (the figures are then
 #: simply computed again next time).
 BUSY_TIMEOUT_S = 2.0
-#: Keys per ``IN (…)`` lookup: well under SQLite's bound-parameter limit.
-_LOOKUP_CHUNK = 500
 _ROOT = Path(__file__).resolve().parent.parent
 
 T = TypeVar("T")
@@ -61,31 +61,6 @@ def source_fingerprint(sources: Sequence[str], extra: str = "") -> str:
     return h.hexdigest()
 
 
-def _connect(table: str) -> sqlite3.Connection:
-    path = cache_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    try:
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute(f"CREATE TABLE IF NOT EXISTS {table} "
-                    "(key TEXT PRIMARY KEY, figures TEXT NOT NULL)")
-    except sqlite3.Error:
-        con.close()  # a damaged file: computed without the cache, no connection left open
-        raise
-    return con
-
-
-def _lookup(con: sqlite3.Connection, table: str, keys: Iterable[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    wanted = sorted(set(keys))
-    for i in range(0, len(wanted), _LOOKUP_CHUNK):
-        chunk = wanted[i:i + _LOOKUP_CHUNK]
-        marks = ",".join("?" * len(chunk))
-        found.update(con.execute(
-            f"SELECT key, figures FROM {table} WHERE key IN ({marks})", chunk))
-    return found
-
-
 def get_or_compute(
     table: str,
     keys: Sequence[str],
@@ -106,8 +81,8 @@ def get_or_compute(
     con: sqlite3.Connection | None = None
     if enabled():
         try:
-            con = _connect(table)
-            texts = _lookup(con, table, keys)
+            con = figure_tables.connect(cache_path(), table, BUSY_TIMEOUT_S)
+            texts = figure_tables.lookup(con, table, keys)
         except (OSError, sqlite3.Error) as exc:
             log.debug("analysis cache unavailable (%s): computing", exc)
     try:
@@ -127,10 +102,7 @@ def get_or_compute(
                 out[key] = decode(text)
             if con is not None:
                 try:
-                    with con:
-                        con.executemany(
-                            f"INSERT OR REPLACE INTO {table} (key, figures) VALUES (?, ?)",
-                            list(zip(first_missing, fresh, strict=True)))
+                    figure_tables.put(con, table, zip(first_missing, fresh, strict=True))
                 except sqlite3.Error as exc:  # read-only, locked, full: computed next time
                     log.debug("%s cache not written (%s)", table, exc)
         return [out[key] for key in keys]

@@ -240,30 +240,9 @@ def cross_compare(sources: list[Source], *, on: list[str] | None = None,
         raise AnalysisError("a comparison across databases needs two experiments or more",
                             where="command line", fix="name another with NAME@DATABASE")
     _refuse_self_comparison(sources)
-    per = []
-    for src in sources:
-        try:
-            per.append(compare(src.db, src.experiment, force=force))
-        except AnalysisError as exc:
-            raise AnalysisError(f"{src.label}: {exc.what}", where=exc.where,
-                                fix=exc.fix) from None
-    metrics = {metric_view(c.experiment).name for c in per}
-    if len(metrics) > 1:
-        names = ", ".join(sorted(metrics))
-        raise AnalysisError(f"the experiments measure different metrics ({names})",
-                            where="command line", fix="compare experiments of one workload")
+    per = _compare_each(sources, force)
     all_knobs = {k for c in per for kn in c.frames.run_summary["knobs"] for k in (kn or {})}
-    if pairs and on is not None:
-        raise AnalysisError("cells are matched either by knobs (--on) or by hand (--pair)",
-                            where="--on", fix="give one of the two")
-    if on is None:
-        on = []
-        for c in per:
-            on += [k for k in varying_knobs(c.frames.run_summary) if k not in on]
-    unknown = [k for k in on if k not in all_knobs]
-    if unknown:
-        raise AnalysisError(f"no cell of any experiment sets {', '.join(unknown)}",
-                            where="--on", fix=f"knobs: {', '.join(sorted(all_knobs))}")
+    on = _match_knobs(per, on, pairs, all_knobs)
     if pairs:
         keys, key_labels = _keys_by_pairs(sources, per, pairs)
     else:
@@ -283,12 +262,6 @@ def cross_compare(sources: list[Source], *, on: list[str] | None = None,
                      for src, cmp_, ids in zip(sources, per, named, strict=True)
                      for _, c in cmp_.cells.iterrows() if int(c["cell_id"]) not in ids]
         on = []
-    context: dict[str, dict[str, str]] = {}
-    for knob in sorted(all_knobs - set(on)):
-        values = {src.label: _constant(c.frames.run_summary, knob)
-                  for src, c in zip(sources, per, strict=True)}
-        if None not in values.values() and len(set(values.values())) > 1:
-            context[knob] = {s: level_text(json.loads(v or "null")) for s, v in values.items()}
     base_id = int(per[0].cells.loc[per[0].cells["is_baseline"], "cell_id"].iloc[0])
     base_key = next((k for k, cid in keys[0].items() if cid == base_id), "")
     warnings = []
@@ -302,8 +275,56 @@ def cross_compare(sources: list[Source], *, on: list[str] | None = None,
     for src, c in zip(sources, per, strict=True):
         warnings += [f"{src.label}: {w}" for w in c.warnings]
     return CrossComparison(sources=sources, per_source=per, on=on, cells=cells, pooled=pooled,
-                           between=between, context=context, unmatched=unmatched,
-                           warnings=warnings)
+                           between=between, context=_context(sources, per, all_knobs, on),
+                           unmatched=unmatched, warnings=warnings)
+
+
+def _compare_each(sources: list[Source], force: bool) -> list[Comparison]:
+    """Each source's own comparison (an error names its source); they must share a metric."""
+    per = []
+    for src in sources:
+        try:
+            per.append(compare(src.db, src.experiment, force=force))
+        except AnalysisError as exc:
+            raise AnalysisError(f"{src.label}: {exc.what}", where=exc.where,
+                                fix=exc.fix) from None
+    metrics = {metric_view(c.experiment).name for c in per}
+    if len(metrics) > 1:
+        names = ", ".join(sorted(metrics))
+        raise AnalysisError(f"the experiments measure different metrics ({names})",
+                            where="command line", fix="compare experiments of one workload")
+    return per
+
+
+def _match_knobs(per: list[Comparison], on: list[str] | None, pairs: list[list[int]] | None,
+                 all_knobs: set[str]) -> list[str]:
+    """The knobs cells are matched on: ``on``, else every knob that varies in any source
+    (refused with ``pairs``, or naming a knob no source has)."""
+    if pairs and on is not None:
+        raise AnalysisError("cells are matched either by knobs (--on) or by hand (--pair)",
+                            where="--on", fix="give one of the two")
+    if on is None:
+        on = []
+        for c in per:
+            on += [k for k in varying_knobs(c.frames.run_summary) if k not in on]
+    unknown = [k for k in on if k not in all_knobs]
+    if unknown:
+        raise AnalysisError(f"no cell of any experiment sets {', '.join(unknown)}",
+                            where="--on", fix=f"knobs: {', '.join(sorted(all_knobs))}")
+    return on
+
+
+def _context(sources: list[Source], per: list[Comparison], all_knobs: set[str],
+             on: list[str]) -> dict[str, dict[str, str]]:
+    """Knobs not matched on that are constant within each source but differ between them:
+    knob → source label → its value in words."""
+    context: dict[str, dict[str, str]] = {}
+    for knob in sorted(all_knobs - set(on)):
+        values = {src.label: _constant(c.frames.run_summary, knob)
+                  for src, c in zip(sources, per, strict=True)}
+        if None not in values.values() and len(set(values.values())) > 1:
+            context[knob] = {s: level_text(json.loads(v or "null")) for s, v in values.items()}
+    return context
 
 
 def _keys_by_knobs(sources: list[Source], per: list[Comparison], on: list[str],

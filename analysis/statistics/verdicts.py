@@ -259,7 +259,16 @@ def design_verdict(
         return verdict(y[ok & (cell_arr == reference)], y[ok & (cell_arr == other)],
                        noise_floor_cv=noise_floor_cv)
     block_arr = np.asarray(blocks, dtype=object)
-    y, cell_arr, block_arr = y[ok], cell_arr[ok], block_arr[ok]
+    return _blocked_design_verdict(y[ok], cell_arr[ok], block_arr[ok], reference, other,
+                                   noise_floor_cv=noise_floor_cv, model=model,
+                                   block_unit=block_unit)
+
+
+def _blocked_design_verdict(y: np.ndarray, cell_arr: np.ndarray, block_arr: np.ndarray,
+                            reference: object, other: object, *,
+                            noise_floor_cv: float | None, model: blocked.BlockedFit | None,
+                            block_unit: str) -> Verdict:
+    """:func:`design_verdict` of a blocked experiment, on its counted runs' figures."""
     na = int((cell_arr == reference).sum())
     nb = int((cell_arr == other).sum())
     if model is None:

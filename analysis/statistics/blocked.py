@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from analysis.statistics.hypothesis_tests import min_attainable_stratified_p, van_elteren
+from analysis.statistics.power import effect_reaching
 from analysis.statistics.probability import f_sf, f_sf_array, t_ppf, t_ppf_array, t_sf
 
 #: Two-sided level of the model's test, and the interval's coverage.
@@ -371,17 +372,9 @@ def blocked_rule_power(n_cells: int, n_blocks: int, effect_sd: float, *, alpha: 
 def blocked_effect_for_power(n_cells: int, n_blocks: int, *, alpha: float = ALPHA,
                              power: float = 0.80, level: float = LEVEL) -> float:
     """The shift δ/σ at which the blocked rule reaches ``power`` (``inf``: never)."""
-    high = 60.0
-    if blocked_rule_power(n_cells, n_blocks, high, alpha=alpha, level=level) < power:
-        return math.inf
-    low = 0.0
-    while high - low > 1e-3 * max(1.0, high):
-        mid = (low + high) / 2
-        if blocked_rule_power(n_cells, n_blocks, mid, alpha=alpha, level=level) >= power:
-            high = mid
-        else:
-            low = mid
-    return high
+    return effect_reaching(
+        lambda effect: blocked_rule_power(n_cells, n_blocks, effect, alpha=alpha, level=level),
+        power)
 
 
 def blocked_mde_pct(n_cells: int, n_blocks: int, log_sd: float, *, alpha: float = ALPHA,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -109,12 +110,25 @@ def effect_for_power(n_a: int, n_b: int, *, alpha: float = 0.05, power: float = 
     """
     if n_a < 2 or n_b < 2 or min_attainable_p(n_a, n_b) >= alpha:
         return math.inf
-    if rule_power(n_a, n_b, MAX_EFFECT_SD, alpha=alpha, level=level) < power:
+    return effect_reaching(lambda effect: rule_power(n_a, n_b, effect, alpha=alpha, level=level),
+                           power)
+
+
+def effect_reaching(power_at: Callable[[float], float], power: float) -> float:
+    """The smallest shift δ/σ at which a rule's simulated power ``power_at(δ/σ)`` reaches
+    ``power``, by bisection over [0, :data:`MAX_EFFECT_SD`] to 0.1 % (power grows with the
+    shift; each rule simulates with common random numbers, so ``power_at`` is monotone in
+    it); ``inf`` when even :data:`MAX_EFFECT_SD` falls short.
+
+    Shared by the verdict rule (:func:`effect_for_power`) and the blocked rule
+    (:func:`analysis.statistics.blocked.blocked_effect_for_power`).
+    """
+    if power_at(MAX_EFFECT_SD) < power:
         return math.inf
     low, high = 0.0, MAX_EFFECT_SD
     while high - low > 1e-3 * max(1.0, high):
         mid = (low + high) / 2
-        if rule_power(n_a, n_b, mid, alpha=alpha, level=level) >= power:
+        if power_at(mid) >= power:
             high = mid
         else:
             low = mid

@@ -10,11 +10,9 @@ inactive. Without the built profile every test skips and names the build command
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
 from analysis.statistics.checkpoint import max_checkpoint_age
 from runner.fleet.worker import run_experiment
@@ -22,7 +20,11 @@ from runner.knobs.translate import translate_for_option_list, translate_partial
 from runner.run.sampler import decompress_status
 from runner.server.options import dry_run, dry_run_options, option_list
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run, RunMetadata, RunVariable, Sample
+from tests.support.built_server_runs import (
+    assert_checkpoints_trail_redo,
+    built_server_experiment,
+    only_run,
+)
 from tests.support.built_servers import built_server
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow, pytest.mark.optional_tool]
@@ -112,24 +114,12 @@ def test_levels_percona_55_lacks_are_refused_with_the_reason(level: dict, reason
 
 def experiment(tmp_path: Path, name: str) -> Path:
     """One cell with Percona's knobs: 1 warehouse, 24 s of workload, 2 s samples."""
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(f"""\
-        version: 1
-        name: {name}
-        server: {KIND}
-        base_config: small
-        dataset: {{workload: tpcc, warehouses: 1}}
-        workload:
-          {{driver: tpcc, connections: 2, warmup: 4s, duration: 20s, report_interval: 2s}}
-        sampling: {{interval: 2s}}
-        repetitions: 1
-        pre_run: {{drain_dirty_pages: false}}
+    return built_server_experiment(tmp_path, KIND, name, f"""\
         include:
           - {{doublewrite: off, max_dirty_pages_pct: 60, flush_neighbor_pages: cont,
               adaptive_checkpoint: keep_average,
               variables: {{innodb_checkpoint_age_target: {16 * MiB}}}}}
-        """))
-    return path
+        """, warmup="4s", duration="20s")
 
 
 def test_a_cell_runs_end_to_end_with_wsrep_inactive(tmp_path: Path, work: Path) -> None:
@@ -138,15 +128,9 @@ def test_a_cell_runs_end_to_end_with_wsrep_inactive(tmp_path: Path, work: Path) 
     db = ResultsDB(tmp_path / "r.sqlite")
     outcome = run_experiment(experiment(tmp_path, name), db, work=work)
     assert (outcome.done, outcome.failed) == (1, 0)
-    with db.session() as s:
-        (run,) = s.scalars(select(Run).join(Cell).join(Experiment)
-                           .where(Experiment.name == name)).all()
-        shown = dict(s.execute(select(RunVariable.name, RunVariable.value)
-                               .where(RunVariable.run_id == run.id)).all())
-        meta = s.get(RunMetadata, run.id)
-        samples = [x for x in s.scalars(select(Sample).where(Sample.run_id == run.id))
-                   if not x.missed]
-        tpmc = (run.driver_summary or {}).get("tpmc", 0)
+    recorded = only_run(db, name)
+    shown, meta, samples = recorded.variables, recorded.metadata, recorded.samples
+    tpmc = (recorded.run.driver_summary or {}).get("tpmc", 0)
     # The server's own words, recorded with the run.
     assert meta is not None and meta.server_flavor == "percona"
     assert meta.server_version == shown["version"] == server.version_string.split()[2]
@@ -162,11 +146,10 @@ def test_a_cell_runs_end_to_end_with_wsrep_inactive(tmp_path: Path, work: Path) 
     assert shown["innodb_checkpoint_age_target"] == str(16 * MiB)
     assert tpmc > 0 and len(samples) >= 5
     limit = max_checkpoint_age(meta.server_flavor, meta.server_version, shown)
+    assert_checkpoints_trail_redo(samples)
     for sample in samples:
-        assert sample.lsn and sample.checkpoint_lsn and sample.lsn >= sample.checkpoint_lsn
         status = decompress_status(sample.status_z)
         # XtraDB's own figures: its maximum age is InnoDB's rule (docs/domain.md §3), and the
         # age target reaches the engine (the smaller of it and the async flush point).
         assert status["Innodb_checkpoint_max_age"] == limit.bytes
         assert status["Innodb_checkpoint_target_age"] == 16 * MiB
-    assert any(s.lsn > s.checkpoint_lsn for s in samples)  # the workload wrote redo

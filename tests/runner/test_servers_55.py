@@ -13,12 +13,10 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
 from analysis.statistics.checkpoint import max_checkpoint_age
 from runner.fleet.worker import run_experiment
@@ -31,8 +29,13 @@ from runner.server import (
     write_mycnf,
 )
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run, RunMetadata, RunVariable, Sample
 from tests.runner.run.test_execute import KillMysqldOnFirstMeasure
+from tests.support.built_server_runs import (
+    assert_checkpoints_trail_redo,
+    built_server_experiment,
+    only_run,
+    runs_of,
+)
 from tests.support.built_servers import BUILT_KINDS, built_server
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow, pytest.mark.optional_tool]
@@ -47,46 +50,17 @@ KNOBS_55 = {
 CNF = "[mysqld]\ninnodb_buffer_pool_size=64M\ninnodb_log_file_size=24M\nperformance_schema=OFF\n"
 
 
-def experiment(tmp_path: Path, kind: str, name: str, body: str, repetitions: int = 1) -> Path:
-    """A tiny tpcc experiment on a built server: 1 warehouse, 8 s of workload, 2 s samples."""
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(f"""\
-        version: 1
-        name: {name}
-        server: {kind}
-        base_config: small
-        dataset: {{workload: tpcc, warehouses: 1}}
-        workload:
-          {{driver: tpcc, connections: 2, warmup: 2s, duration: 6s, report_interval: 2s}}
-        sampling: {{interval: 2s}}
-        repetitions: {repetitions}
-        pre_run: {{drain_dirty_pages: false}}
-        """) + textwrap.dedent(body))
-    return path
-
-
-def runs_of(db: ResultsDB, name: str) -> list[Run]:
-    with db.session() as s:
-        return list(s.scalars(select(Run).join(Cell).join(Experiment)
-                              .where(Experiment.name == name)
-                              .order_by(Run.order_index, Run.attempt)))
-
-
 @KINDS
 def test_a_cell_runs_samples_and_records(kind: str, tmp_path: Path, work: Path) -> None:
     server = built_server(kind)
     name = f"e2e-{kind}"
-    path = experiment(tmp_path, kind, name, f"include:\n  - {KNOBS_55[kind]}\n")
+    path = built_server_experiment(tmp_path, kind, name, f"include:\n  - {KNOBS_55[kind]}\n")
     db = ResultsDB(tmp_path / "r.sqlite")
     outcome = run_experiment(path, db, work=work)
     assert (outcome.done, outcome.failed) == (1, 0)
-    (run,) = runs_of(db, name)
-    with db.session() as s:
-        shown = dict(s.execute(select(RunVariable.name, RunVariable.value)
-                               .where(RunVariable.run_id == run.id)).all())
-        meta = s.get(RunMetadata, run.id)
-        samples = [x for x in s.scalars(select(Sample).where(Sample.run_id == run.id))
-                   if not x.missed]
+    recorded = only_run(db, name)
+    run, shown, meta, samples = (recorded.run, recorded.variables, recorded.metadata,
+                                 recorded.samples)
     assert meta is not None and meta.server_version.startswith("5.5.")
     assert shown["innodb_doublewrite"] == "ON" and shown["innodb_max_dirty_pages_pct"] == "50"
     # small.cnf's innodb_log_file_size=48M (per file, as written): the install script's 5M
@@ -97,14 +71,13 @@ def test_a_cell_runs_samples_and_records(kind: str, tmp_path: Path, work: Path) 
         assert shown["innodb_flush_neighbor_pages"] == "none"
     assert run.driver_summary and run.driver_summary["tpmc"] > 0
     assert len(samples) >= 3
+    assert_checkpoints_trail_redo(samples)
     for sample in samples:
-        assert sample.lsn and sample.checkpoint_lsn and sample.lsn >= sample.checkpoint_lsn
         assert sample.pages_data and sample.pages_dirty is not None
         status = decompress_status(sample.status_z)
         if server.flavor == "mariadb":  # XtraDB reports its own age and maximum
             assert status["Innodb_checkpoint_age"] >= 0
             assert status["Innodb_checkpoint_max_age"] > 0
-    assert any(s.lsn > s.checkpoint_lsn for s in samples)  # the workload wrote redo
 
 
 @KINDS
@@ -112,7 +85,8 @@ def test_killed_mysqld_fails_the_run_and_the_queue_goes_on(kind: str, tmp_path: 
                                                             work: Path) -> None:
     built_server(kind)
     name = f"kill-{kind}"
-    path = experiment(tmp_path, kind, name, "matrix: {doublewrite: [on]}\n", repetitions=2)
+    path = built_server_experiment(tmp_path, kind, name, "matrix: {doublewrite: [on]}\n",
+                                   repetitions=2)
     db = ResultsDB(tmp_path / "r.sqlite")
     reporter = KillMysqldOnFirstMeasure(work, name)
     outcome = run_experiment(path, db, work=work, reporter=reporter)

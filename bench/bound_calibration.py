@@ -34,20 +34,11 @@ import pandas as pd  # noqa: E402
 
 from analysis import bound, efficiency, frames  # noqa: E402
 from analysis.scorecard import row_names  # noqa: E402
-from tests.support.recorded import copy_recorded  # noqa: E402
+from bench.calibration_studies import chosen_studies, markdown, span, study_copies  # noqa: E402
 
 #: Recorded database (tests/support/recorded.py) → its experiment.
 STUDIES = {"stability-2011-flash": "stability-2011-flash", "stability-2011": "stability-2011",
            "allocators": "allocators-example"}
-
-
-def _span(values: pd.Series, fmt: str, scale: float = 1.0) -> str:
-    """``lo … hi`` over a row's runs (one value when they agree at this precision)."""
-    values = pd.to_numeric(values, errors="coerce").dropna() * scale
-    if values.empty:
-        return "–"
-    lo, hi = format(values.min(), fmt), format(values.max(), fmt)
-    return lo if lo == hi else f"{lo} … {hi}"
 
 
 def table(db: Path, experiment: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -68,13 +59,13 @@ def table(db: Path, experiment: str) -> tuple[pd.DataFrame, pd.DataFrame]:
             "others": ", ".join(f"run {r}: {bound.short(b)}" for r, b in other["bound"].items())
                       or "–",
             "storage": ("no limit" if not g["storage_limit"].notna().any()
-                        else f"mean {_span(g['storage_mean_share'], '.0f', 100)} % (proof)"
+                        else f"mean {span(g['storage_mean_share'], '.0f', 100)} % (proof)"
                         if proof else
-                        f"{_span(g['storage_at_limit_share'], '.0f', 100)} % at limit"),
-            "CPU busy %": _span(g["cpu_busy_share"], ".0f", 100),
-            "redo past 7/8 %": _span(g["redo_past_async_share"], ".0f", 100),
-            "free-page waits/s": _span(g["wait_free_per_s"], ".1f"),
-            "row-lock waiting": (f"{_span(g['row_lock_waiting'], '.1f')} (median "
+                        f"{span(g['storage_at_limit_share'], '.0f', 100)} % at limit"),
+            "CPU busy %": span(g["cpu_busy_share"], ".0f", 100),
+            "redo past 7/8 %": span(g["redo_past_async_share"], ".0f", 100),
+            "free-page waits/s": span(g["wait_free_per_s"], ".1f"),
+            "row-lock waiting": (f"{span(g['row_lock_waiting'], '.1f')} (median "
                                  f"{g['row_lock_waiting'].median():.1f} of "
                                  f"{g['connections'].median():.0f})"),
         })
@@ -107,13 +98,6 @@ def proof_agreement(db: Path, runs: pd.DataFrame) -> str:
             f" (lowest proof mean {low} %)")
 
 
-def markdown(df: pd.DataFrame) -> str:
-    """A Markdown table of text cells (the docs' format; no tabulate needed)."""
-    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
-
-
 def real_run(tmp: Path) -> None:
     """A quickstart-like run made here, judged."""
     from runner.fleet.worker import run_experiment
@@ -131,23 +115,20 @@ def real_run(tmp: Path) -> None:
         print(f"  run {run_id}: {r['bound_text']}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("names", nargs="*", help=f"studies (default: {', '.join(STUDIES)})")
+def _options(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--real-run", action="store_true",
                     help="also make and judge a quickstart-like run here (needs mysqld)")
-    args = ap.parse_args()
-    unknown = sorted(set(args.names) - set(STUDIES))
-    if unknown:
-        ap.error(f"unknown study {', '.join(unknown)}: choose from {', '.join(STUDIES)}")
+
+
+def main() -> None:
+    args, names = chosen_studies(__doc__, list(STUDIES), _options)
     print(f"rules: storage ≥ {bound.STORAGE_MIN_SHARE:.0%} of intervals at ≥ 90 % of a limit"
           f" (proof: mean ≥ {bound.STORAGE_PROOF_MIN_SHARE:.0%}), CPU busy ≥"
           f" {bound.CPU_MIN_BUSY:.0%}, redo ≥ {bound.REDO_MIN_SHARE:.0%} of samples past 7/8,"
           f" free-page waits ≥ {bound.FREE_PAGE_MIN_PER_S:g}/s, row locks ≥"
           f" {bound.ROW_LOCK_MIN_SHARE:.0%} of the connections waiting; first in that order")
     with tempfile.TemporaryDirectory(prefix="bound-") as tmp:
-        for name in args.names or STUDIES:
-            db = copy_recorded(name, Path(tmp) / f"{name}.sqlite")
+        for name, db in study_copies(names, Path(tmp)):
             df, runs = table(db, STUDIES[name])
             counts = runs["bound"].value_counts()
             print(f"\n{name}: " + ", ".join(f"{bound.short(k)} {n}" for k, n in counts.items())

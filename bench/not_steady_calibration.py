@@ -16,7 +16,6 @@ Usage: ``.venv/bin/python bench/not_steady_calibration.py [NAME…]`` (default: 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -28,20 +27,11 @@ import pandas as pd  # noqa: E402
 from analysis import frames, transients  # noqa: E402
 from analysis.run_digest import run_digests  # noqa: E402
 from analysis.scorecard import row_names  # noqa: E402
+from bench.calibration_studies import chosen_studies, markdown, span, study_copies  # noqa: E402
 from store.models import RunStatus  # noqa: E402
-from tests.support.recorded import copy_recorded  # noqa: E402
 
 STUDIES = ("stability-2011-flash", "stability-2011")
 MIB = 1024.0 * 1024.0
-
-
-def _span(values: pd.Series, fmt: str) -> str:
-    """``lo … hi`` of a row's runs (one value when they agree at this precision)."""
-    values = values.dropna()
-    if values.empty:
-        return "–"
-    lo, hi = format(values.min(), fmt), format(values.max(), fmt)
-    return lo if lo == hi else f"{lo} … {hi}"
 
 
 def run_figures(db: Path, experiment: str) -> pd.DataFrame:
@@ -77,39 +67,26 @@ def table(per_run: pd.DataFrame) -> pd.DataFrame:
         out.append({
             "row": row,
             "flagged": f"{int((g['warning'] != '').sum())} / {len(g)}",
-            "age MiB/min": _span(g["age_slope"], "+.1f"),
-            "age change %": _span(g["age_change"], "+.0f"),
-            "rank corr.": _span(g["rho"], "+.2f"),
-            "last third %": _span(g["last_third"], ".0f"),
-            "dirty points/min": _span(g["dirty_slope"], "+.2f"),
-            "dirty change": _span(g["dirty_change"], "+.1f"),
-            "dirty rank corr.": _span(g["dirty_rho"], "+.2f"),
+            "age MiB/min": span(g["age_slope"], "+.1f"),
+            "age change %": span(g["age_change"], "+.0f"),
+            "rank corr.": span(g["rho"], "+.2f"),
+            "last third %": span(g["last_third"], ".0f"),
+            "dirty points/min": span(g["dirty_slope"], "+.2f"),
+            "dirty change": span(g["dirty_change"], "+.1f"),
+            "dirty rank corr.": span(g["dirty_rho"], "+.2f"),
         })
     return pd.DataFrame(out)
 
 
-def markdown(df: pd.DataFrame) -> str:
-    """A Markdown table of text cells (the docs' format; no tabulate needed)."""
-    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("names", nargs="*", help=f"studies (default: {', '.join(STUDIES)})")
-    args = ap.parse_args()
-    unknown = sorted(set(args.names) - set(STUDIES))
-    if unknown:
-        ap.error(f"unknown study {', '.join(unknown)}: choose from {', '.join(STUDIES)}")
+    _, names = chosen_studies(__doc__, STUDIES)
     print(f"rule: |change| ≥ {transients.MIN_AGE_CHANGE_PCT:g} % of the maximum checkpoint age"
           f" or ≥ {transients.MIN_DIRTY_CHANGE_POINTS:g} points of dirty pages, |rank corr.| ≥"
           f" {transients.MIN_RANK_CORRELATION:g}; a rise ending at ≥"
           f" {transients.AGE_LIMIT_PCT:g} % of the maximum (≥"
           f" {transients.DIRTY_LIMIT_SHARE:.0%} of max_dirty_pages_pct) reached its limit")
     with tempfile.TemporaryDirectory(prefix="not-steady-") as tmp:
-        for name in args.names or STUDIES:
-            db = copy_recorded(name, Path(tmp) / f"{name}.sqlite")
+        for name, db in study_copies(names, Path(tmp)):
             per_run = run_figures(db, name)
             print(f"\n{name}: {int((per_run['warning'] != '').sum())} of {len(per_run)} runs"
                   " flagged")

@@ -400,7 +400,7 @@ def _queued_db(tmp: Path) -> bytes:
 
 
 def _write(tmp: Path, files: dict[str, str | bytes]) -> None:
-    """The first hostile-input table's files, plus a symlink loop and a database with a queued-only experiment."""
+    """The first hostile-input table's files, a symlink loop and a queued-only database."""
     plain = {}
     for name, content in files.items():
         path = tmp / name

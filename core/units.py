@@ -9,12 +9,14 @@ Durations accept ``ms``, ``s``, ``m``, ``h``, ``d``, each at most once and large
 (``1h30m``, ``1h 30m``); ``1m1m1m`` or ``30m1h`` are refused as typos. Counts (IOPS) accept a
 ``k`` suffix for 1000. :func:`in_range` is the one range check with the reason for a range.
 Every message quotes at most a bounded prefix of the value (:func:`core.errors.quote`).
+:func:`format_number` is the one way a figure is printed in a table, a report or a log line.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from core.errors import quote
 
@@ -160,3 +162,21 @@ def format_duration(seconds: float) -> str:
     if m:
         return f"{m}m{sec:02d}s" if sec else f"{m}m"
     return f"{sec}s"
+
+
+#: What a table shows where a figure is missing (None, NaN, an infinity, not a number).
+MISSING = "–"
+
+
+def format_number(value: Any, spec: str = ",.0f", missing: str = MISSING) -> str:
+    """A figure as ``format(value, spec)`` (``3,168``), or ``missing`` ("–") where there is
+    none: None, NaN, an infinity, or anything ``float()`` refuses (pandas' NA, a text).
+
+    The one number formatter of the command's tables, its log lines and the HTML reports, so
+    a figure the run has not got reads the same everywhere.
+    """
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return missing
+    return format(number, spec) if math.isfinite(number) else missing

@@ -117,16 +117,16 @@ def test_checkpoint_age_sentences_collapse_when_rows_agree() -> None:
     sentence per such row, and one for the rest."""
     import pandas as pd
 
-    from analysis.report import _checkpoint_age_claims
+    from analysis.report_sentences import checkpoint_age_claims
 
     rs = pd.DataFrame({"run_id": [1, 2, 3, 4, 5], "cell_id": [1, 1, 2, 2, 3],
                        "status": ["done"] * 4 + ["queued"]})
     cells = pd.DataFrame({"cell_id": [1, 2, 3], "cell_label": ["a=1", "a=2", "a=3"]})
     low = pd.Series({1: 80.0, 2: 85.0, 3: 60.0, 4: 70.0})
-    assert _checkpoint_age_claims(rs, cells, low) == [
+    assert checkpoint_age_claims(rs, cells, low) == [
         "no run reached the maximum checkpoint age (≥ 99 % of it in the window) (0 of 4)"]
     mixed = pd.Series({1: 100.0, 2: 85.0, 3: 60.0, 4: 70.0})
-    assert _checkpoint_age_claims(rs, cells, mixed) == [
+    assert checkpoint_age_claims(rs, cells, mixed) == [
         "a=1: 1 of 2 runs reached the maximum checkpoint age (≥ 99 % of it in the window);"
         " not: run 2 (peak 85 %)",
         "in the other row: no run reached the maximum checkpoint age (≥ 99 % of it in the"

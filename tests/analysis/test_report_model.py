@@ -118,13 +118,13 @@ def test_methodology_lines_for_two_servers() -> None:
     twelve long labels on one line), and every repetition rule of the spec is said."""
     import pandas as pd
 
-    from analysis.report import _repetitions_text, _varies_text
+    from analysis.report_sentences import repetitions_text, varies_text
 
     values = pd.Series({1: "5.5.62", 2: "5.5.62", 3: "5.5.62", 4: "5.5.44-MariaDB"})
     labels = {1: "a", 2: "b", 3: "c", 4: "server=xtradb"}
-    assert _varies_text(values, labels) == ("varies — 5.5.44-MariaDB (1 cell: server=xtradb);"
+    assert varies_text(values, labels) == ("varies — 5.5.44-MariaDB (1 cell: server=xtradb);"
                                             " 5.5.62 (3 cells)")
     spec = {"repetitions": 4, "baseline_repetitions": 6,
             "include": [{"doublewrite": True}, {"doublewrite": False, "repetitions": 6}]}
-    assert _repetitions_text(spec) == "4 declared per cell (baseline 6; 1 include row: 6)"
-    assert _repetitions_text({"repetitions": 3}) == "3 declared per cell"
+    assert repetitions_text(spec) == "4 declared per cell (baseline 6; 1 include row: 6)"
+    assert repetitions_text({"repetitions": 3}) == "3 declared per cell"

@@ -1,0 +1,263 @@
+"""The words of an experiment's report: every sentence it computes from the runs.
+
+The summary at the top, the claims ("N of M runs reached …", exceptions named), the A/A
+noise floor and the by-host lines beside the ranking, the methodology paragraph with what it
+says of the verdict rule, the design and the driver, and the phrases the tables quote
+(repetitions, a variable that varies, the dataset). Nothing here is written by hand about a
+particular study: a sentence holds for the runs it is computed from, or names the runs it
+does not hold for. :func:`claims` returns plain text; the rest return HTML (escaped text
+with inline emphasis) that :mod:`analysis.report_sections` places on the page.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from analysis import claims as run_claims
+from analysis.compare import AA_MIN_REPETITIONS, Comparison, aa_floor_text
+from analysis.hosts import host_effect
+from analysis.metric import metric_view
+from analysis.report_html import bold_named, esc, named
+from core.units import format_number as number
+from store.models import RunStatus
+
+#: TpmC of the built-in Go driver ÷ tpcc_start's on the same statements and data, median of
+#: 3 alternating pairs per point on a quiet 2-vCPU VM, 2026-11-24 (docs/tpcc.md and
+#: docs/benchmarks.md, "Contention grid"): the residual issue 25 could not remove.
+GO_DRIVER_RESIDUAL = "0.73–0.90× at 1–10 warehouses × 4–32 connections, 1.08× at 10 × 64"
+
+
+def summary(cmp: Comparison, names: dict[int, str]) -> str:
+    """The page's first list: most throughput, flattest line, verdicts, runs, warnings."""
+    cells = cmp.cells
+    rs = cmp.frames.run_summary
+    ranked = cmp.ranking
+    items = []
+    best = ranked.iloc[0]
+    m = metric_view(cmp.experiment)
+    items.append(
+        f"Most throughput: {bold_named(best['cell_label'], names.get(int(best['cell_id'])))} with "
+        f"{number(m.of(best['notpm_mean']))} {m.name}"
+        + (f" ({number(best['ratio'], '.2f')}× the baseline, {esc(best['verdict'])})"
+           if not best["is_baseline"] else " (the baseline)")
+    )
+    flat = ranked.sort_values("rank_stability").iloc[0]
+    items.append(
+        f"Flattest line: {bold_named(flat['cell_label'], names.get(int(flat['cell_id'])))}, "
+        "stability score "
+        f"{number(flat['score_median'], '.0f')} (100 = flat)"
+    )
+    faster = cells[cells["verdict"] == "faster"]
+    slower = cells[cells["verdict"] == "slower"]
+    unsure = cells[cells["verdict"] == "not enough repetitions"]
+    items.append(
+        f"Against the baseline: {len(faster)} faster, {len(slower)} slower, "
+        f"{len(cells) - 1 - len(faster) - len(slower) - len(unsure)} no clear difference"
+        + (f", {len(unsure)} with too few repetitions for a verdict" if len(unsure) else "")
+    )
+    items += _run_counts(rs)
+    return "<ul class='summary'>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
+
+
+def _run_counts(rs: pd.DataFrame) -> list[str]:
+    """The summary's lines on the runs: done, failed, not finished, without data, noisy."""
+    n_done = int((rs["status"] == RunStatus.DONE).sum())
+    n_failed = int((rs["status"] == RunStatus.FAILED).sum())
+    n_other = len(rs) - n_done - n_failed
+    items = [
+        f"Runs: {n_done} done, {n_failed} failed" + (f", {n_other} not finished" if n_other else "")
+    ]
+    no_data = rs["warnings"].str.startswith("done, no data in window")
+    if no_data.any():
+        items.append(f"<span class='warn'>{int(no_data.sum())} run(s) done, no data in window: "
+                     f"run {esc(', '.join(str(int(r)) for r in rs.loc[no_data, 'run_id']))}"
+                     "</span>")
+    noisy = int((rs["warnings"].str.len().gt(0) & ~no_data).sum())
+    if noisy:
+        items.append(f"<span class='warn'>{noisy} run(s) noisy (CV ≥ 10 %) or oscillating — "
+                     "see the warnings below</span>")
+    return items
+
+
+def claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series) -> list[str]:
+    """What the runs did, as sentences computed from the data with their exceptions named.
+
+    Nothing here is written by hand: a sentence such as "every run reached the limit" is
+    made only when it holds for every run, otherwise the runs it is false for are listed
+    (issue 22: the first study's README said five things its own data contradicted).
+    """
+    items = [run_claims.noisy_runs(rs).sentence()]
+    if "extra" in rs and any(isinstance(e, dict) and e.get("storage_write_iops")
+                             for e in rs["extra"]):
+        limit = run_claims.reached_write_limit(db, rs)
+        if limit.total:
+            items.append(limit.sentence())
+    if peaks.notna().any():
+        items += checkpoint_age_claims(rs, cells, peaks)
+    not_steady = run_claims.not_steady_runs(rs)  # a level still trending (analysis/transients.py)
+    if not_steady.total:
+        items.append(not_steady.sentence())
+    return items
+
+
+def checkpoint_age_claims(rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series
+                          ) -> list[str]:
+    """Which runs reached the maximum checkpoint age: one sentence when every run or none
+    did; else a sentence per row where some run did, and one for the rows where none did."""
+    done = rs[rs["status"] == RunStatus.DONE]
+    overall = run_claims.reached_max_checkpoint_age(peaks, [int(r) for r in done["run_id"]])
+    if overall.holds in (0, overall.total):
+        return [overall.sentence()]
+    out, quiet_rows, quiet_runs = [], 0, 0
+    for _, cell in cells.iterrows():
+        runs = [int(r) for r in done.loc[done["cell_id"] == cell["cell_id"], "run_id"]]
+        age = run_claims.reached_max_checkpoint_age(peaks, runs)
+        if age.holds:
+            out.append(f"{cell['cell_label']}: {age.sentence()}")
+        elif age.total:
+            quiet_rows, quiet_runs = quiet_rows + 1, quiet_runs + age.total
+    if quiet_rows:
+        out.append(f"in the other {f'{quiet_rows} rows' if quiet_rows > 1 else 'row'}: "
+                   f"no run {overall.statement} (0 of {quiet_runs})")
+    return out
+
+
+def aa_line(cmp: Comparison) -> str:
+    """The A/A noise floor beside the verdicts: what one configuration run again varies by."""
+    floor = cmp.cells.attrs.get("noise_floor") or {}
+    if not floor.get("n"):
+        return ("<p class='sub'>No A/A noise floor: run the baseline at least 5 times "
+                "(<code>baseline_repetitions: 5</code>) to measure how much one configuration "
+                "varies from run to run.</p>")
+    return (f"<p class='sub'><b>A/A noise floor</b> — {esc(aa_floor_text(floor))}. A difference "
+            "smaller than this is what the same configuration does from run to run; every "
+            "verdict's MDE is at least this CV.</p>")
+
+
+def host_lines(cmp: Comparison, names: dict[int, str]) -> str:
+    """Per A/A cell (5 or more counted runs) of a study spread over hosts (sessions): its runs
+    by host and whether the hosts differ (:func:`analysis.hosts.host_effect`)."""
+    m = metric_view(cmp.experiment)
+    rs = cmp.frames.run_summary
+    done = rs[rs["status"] == RunStatus.DONE]
+    counts = done.groupby("cell_id").size()
+    out = []
+    for _, cell in cmp.cells.sort_values("position").iterrows():
+        cid = int(cell["cell_id"])
+        if counts.get(cid, 0) < AA_MIN_REPETITIONS:
+            continue
+        effect = host_effect(rs, cid)
+        if effect is None:
+            continue
+        per = "; ".join(f"{esc(h)}: {number(m.of(mean))}" + (f" ({n} runs)" if n > 1 else "")
+                        for h, (n, mean) in effect["per_host"].items())
+        if math.isfinite(effect["p"]):
+            df1, df2 = effect["df"]
+            test = (f"one-way F test on log {esc(m.name)}: p = {effect['p']:.2g} "
+                    f"({df1}, {df2} df)" + (" — the hosts differ" if effect["p"] < 0.05
+                                            else ", no host effect shown"))
+        else:
+            test = "no host ran it twice: no within-host spread to test a host effect against"
+        out.append(f"<p class='sub'><b>By host</b> — {named(cell['cell_label'], names.get(cid))}"
+                   f": {per}; {test}.</p>")
+    return "".join(out)
+
+
+def driver_fidelity_note(workload: dict[str, Any]) -> str:
+    """The Go driver's measured gap to tpcc_start, on every report made with it.
+
+    Absolute NOTPM from the built-in driver is not comparable with published tpcc-mysql
+    numbers on a CPU-saturated host (the client's turnaround holds row locks longer).
+    """
+    if workload.get("driver", "tpcc") != "tpcc" or workload.get("mode") == "batched":
+        return ""
+    return ("<div class='note'>Measured with flushbench's built-in Go TPC-C driver "
+            "(tpcc_start's statements). On a CPU-saturated 2-vCPU machine its TpmC was "
+            f"{GO_DRIVER_RESIDUAL} of tpcc_start's on the same data (docs/tpcc.md): compare "
+            "this report's NOTPM with published tpcc-mysql figures only after measuring the "
+            "gap on your host (<code>bench/tpcc_vs_tpcc_mysql.py --grid</code>), or run the "
+            "experiment with <code>driver: tpcc-mysql</code>. Cells measured with the same "
+            "driver are compared with each other as usual.</div>")
+
+
+def methods(cmp: Comparison) -> str:
+    """The methodology's paragraph: the metric, the interval, the verdict rule (independent
+    and blocked), the noise floor, the stability score and the sampled levels."""
+    exp = cmp.experiment
+    return (
+        f"<p>Throughput is the driver's primary count per report interval (New-Orders for "
+        f"TPC-C, transactions for sysbench); the {esc(metric_view(exp).name)} of a run "
+        f"({esc(metric_view(exp).unit)}) is the window average (Σ count / Σ seconds, × 60 "
+        "per minute). Each configuration's figure is "
+        "the mean over its repetitions with a lognormal (Cox) 95% interval, which keeps its "
+        "coverage at 3 repetitions. Every verdict in this report, its tables, figures and "
+        "scorecard comes from one rule. Independent runs: a configuration is <i>faster</i>/"
+        "<i>slower</i> than its baseline only when an exact two-sided Mann-Whitney test gives "
+        "p &lt; 0.05 <b>and</b> the Welch-on-log 95% interval of the ratio excludes 1 (when "
+        "the group sizes cannot reach p &lt; 0.05 — 3 vs 3 — the verdict is <i>not enough "
+        "repetitions</i>). Runs in blocks (rounds or hosts): one model of log throughput with "
+        "a configuration and a block effect, its noise pooled over every configuration, whose "
+        "95% interval must exclude 1 and hold with any one block left out (or pass van "
+        "Elteren's stratified rank test where the blocks can reach p &lt; 0.05). Beside each "
+        "verdict: its reason and the minimum detectable effect (MDE, 80% power) at that "
+        "design and that noise"
+        f"{noise_floor_text(cmp)}. The <b>stability score</b> is 100 × p5 / median "
+        "(nearest-rank percentile) of a run's per-interval series over the window (100 = flat "
+        "line); a run is flagged when its CV is ≥ 10%, when a periodogram peak stands out of "
+        "its own red noise (false-alarm p ≤ 1%, two cycles in the window), and for holes, "
+        "steps and drifts. Methods and their simulated error rates: docs/statistics.md. "
+        "Dirty pages % uses InnoDB's formula 100 × dirty / (1 + data + free); checkpoint age "
+        "is LSN − last checkpoint LSN.</p>"
+    )
+
+
+def noise_floor_text(cmp: Comparison) -> str:
+    """What the methodology says after the verdict rule (the caller ends the sentence)."""
+    own = cmp.cells.attrs.get("baselines_note")
+    hosts = cmp.cells.attrs.get("hosts_note")
+    floor = cmp.cells.attrs.get("noise_floor") or {}
+    if hosts:  # in blocks (rounds, hosts): say how the verdicts were made
+        text = f". {hosts}"
+    elif floor.get("n"):
+        text = (f"; an A/A noise floor from {aa_floor_text(floor)}, which the MDE never "
+                "goes below")
+    else:
+        text = "; no A/A noise floor was measured (repeat the baseline at least 5 times for one)"
+    if own:
+        text = text.rstrip(".") + ". " + own
+    return esc(text.rstrip("."))
+
+
+def repetitions_text(spec: dict[str, Any]) -> str:
+    """``4 declared per cell (baseline 6; 1 include row: 6)`` from the stored spec."""
+    text = f"{spec.get('repetitions', '?')} declared per cell"
+    extra = []
+    if spec.get("baseline_repetitions"):
+        extra.append(f"baseline {spec['baseline_repetitions']}")
+    own = [str(inc["repetitions"]) for inc in spec.get("include") or []
+           if isinstance(inc, dict) and inc.get("repetitions")]
+    if own:
+        extra.append(f"{len(own)} include row{'s' if len(own) > 1 else ''}: "
+                     + ", ".join(own))
+    return esc(text + (f" ({'; '.join(extra)})" if extra else ""))
+
+
+def varies_text(values: pd.Series, labels: dict[int, str]) -> str:
+    """A variable that differs between cells, as each value and how many cells ran with it
+    (their labels when at most two: twelve long labels made one unreadable line)."""
+    parts = []
+    for value in sorted(set(values)):
+        cells = [labels.get(int(c), str(c)) for c, v in values.items() if v == value]
+        listed = f": {'; '.join(cells)}" if len(cells) <= 2 else ""
+        parts.append(f"{value} ({len(cells)} cell{'s' if len(cells) > 1 else ''}{listed})")
+    return "varies — " + esc("; ".join(parts))
+
+
+def dataset_text(ds: dict[str, Any]) -> str:
+    """The dataset as the methodology names it (``TPC-C 10 warehouses``)."""
+    if ds.get("workload") == "sysbench":
+        return f"sysbench {ds.get('tables')} tables × {ds.get('table_size')} rows"
+    return f"TPC-C {ds.get('warehouses')} warehouses"

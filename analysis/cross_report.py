@@ -10,37 +10,24 @@ its sources; each experiment's own report is ``flushbench report NAME --db DB``.
 
 from __future__ import annotations
 
-import datetime as dt
-import html
-import math
 import os
 from pathlib import Path
-from typing import Any
 
 import plotly.graph_objects as go
 
 from analysis import plots
 from analysis.crossdb import CrossComparison, Source, cross_compare, sources_table
 from analysis.png_export import PngExporter
+from analysis.report_html import esc, generated_at, html_page, table
+from core.units import format_number as number
 
-
-def _e(value: Any) -> str:
-    return html.escape(str(value))
-
-
-def _n(value: Any, fmt: str = ".2f") -> str:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return "–"
-    return format(v, fmt) if math.isfinite(v) else "–"
+#: The one figure's name (its PNG file and its div id).
+_FIGURE = "01-ratio-per-source"
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th class='l'>{_e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td class='l'>{c}</td>" for c in r) + "</tr>"
-                   for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    """A table with every column left-aligned (sources and cells are words here)."""
+    return table(headers, rows, left=len(headers))
 
 
 def ratio_figure(cross: CrossComparison) -> go.Figure:
@@ -85,87 +72,108 @@ def write_cross_report(sources: list[Source], out_dir: str | os.PathLike[str], *
                        on: list[str] | None = None, pairs: list[list[int]] | None = None,
                        force: bool = False, png: bool = True) -> Path:
     """Write ``report.html`` (and ``figures/01-ratio-per-source.png``) for several sources."""
-    from plotly.offline import get_plotlyjs
-
-    from analysis.report import _CSS
-
     cross = cross_compare(sources, on=on, pairs=pairs, force=force)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    fig = ratio_figure(cross)
+    png_note = _export_png(fig, out) if png else ""
+    fig.update_layout(width=None, autosize=True)
+    div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{_FIGURE}",
+                      config={"displaylogo": False, "responsive": True})
+    names = " · ".join(s.label for s in cross.sources)
+    body = (f"<h1>{esc(names)}</h1><p class='sub'>experiments compared across databases · "
+            f"generated {generated_at()}</p>"
+            + _sources_part(cross) + _matching_part(cross, pairs) + _per_source_part(cross)
+            + f"<div class='figure'>{div}{png_note}</div>"
+            + _pooled_part(cross, names) + _between_part(cross)
+            + "<h2>Warnings</h2><ul>" + ("".join(f"<li>{esc(w)}</li>" for w in cross.warnings)
+                                         or "<li>none</li>") + "</ul>")
+    path = out / "report.html"
+    path.write_text(html_page(names, body, browser_hooks=False), encoding="utf-8")
+    return path
+
+
+def _export_png(fig: go.Figure, out: Path) -> str:
+    """Draw the figure's PNG; the line under the figure that links it or says why not."""
+    exporter = PngExporter()
+    exporter.submit(fig, out / "figures" / f"{_FIGURE}.png", width=plots.WIDTH,
+                    height=int(fig.layout.height or plots.HEIGHT))
+    error = exporter.close()
+    return (f"<p class='muted'>PNG export failed: {esc(error)}</p>" if error else
+            f"<p class='muted'>PNG: <a href='figures/{_FIGURE}.png'>{_FIGURE}.png</a></p>")
+
+
+def _sources_part(cross: CrossComparison) -> str:
+    """The sources (experiment, database, server, hosts, window) and what differs."""
+    rows = [[esc(r["source"]), esc(f"{r['experiment']} (#{r['experiment_id']})"),
+             esc(r["database"]), esc(r["server"]), esc(r["hosts"]), str(r["cells"]),
+             str(r["runs_done"]), esc(r["window"])]
+            for _, r in sources_table(cross).iterrows()]
+    context = "".join(
+        f"<li><code>{esc(k)}</code>: " + "; ".join(f"{esc(v)} in {esc(s)}" for s, v in vs.items())
+        + "</li>" for k, vs in cross.context.items())
+    return ("<h2>Sources</h2>"
+            + _table(["source", "experiment", "database", "server", "hosts", "cells", "runs",
+                      "window"], rows)
+            + (f"<p>Differs between the sources (not matched on):</p><ul>{context}</ul>"
+               if context else ""))
+
+
+def _matching_part(cross: CrossComparison, pairs: list[list[int]] | None) -> str:
+    """How the cells were matched, the matched cells and those left out."""
+    matched = "".join(
+        f"<li>M{r['match']}: {esc(r['label'])}{' (baseline)' if r['is_baseline'] else ''}</li>"
+        for _, r in cross.cells.drop_duplicates("match").iterrows())
+    unmatched = "".join(f"<li>{esc(u)}</li>" for u in cross.unmatched) or "<li>none</li>"
+    return ("<h2>Matching</h2><p class='sub'>Cells matched "
+            + ("by hand (<code>--pair</code>)" if pairs else
+               f"on {esc(', '.join(cross.on) or 'nothing (one cell each)')}")
+            + f".</p><ul>{matched}</ul><p>Left out:</p><ul>{unmatched}</ul>")
+
+
+def _ratio(ratio: object, low: object, high: object) -> str:
+    """``1.17× (1.04 – 1.31)``."""
+    return f"{number(ratio, '.2f')}× ({number(low, '.2f')} – {number(high, '.2f')})"
+
+
+def _per_source_part(cross: CrossComparison) -> str:
+    """Each matched cell in each source: throughput and ratio to the source's baseline."""
     m = cross.metric_name
     scale = 1.0 if m == "NOTPM" else 1 / 60
-    fig = ratio_figure(cross)
-    png_note = ""
-    if png:
-        exporter = PngExporter()
-        exporter.submit(fig, out / "figures" / "01-ratio-per-source.png", width=plots.WIDTH,
-                        height=int(fig.layout.height or plots.HEIGHT))
-        error = exporter.close()
-        png_note = (f"<p class='muted'>PNG export failed: {_e(error)}</p>" if error else
-                    "<p class='muted'>PNG: <a href='figures/01-ratio-per-source.png'>"
-                    "01-ratio-per-source.png</a></p>")
-    fig.update_layout(width=None, autosize=True)
-    src_rows = [[_e(r["source"]), _e(f"{r['experiment']} (#{r['experiment_id']})"),
-                 _e(r["database"]), _e(r["server"]), _e(r["hosts"]), str(r["cells"]),
-                 str(r["runs_done"]), _e(r["window"])]
-                for _, r in sources_table(cross).iterrows()]
-    context = "".join(
-        f"<li><code>{_e(k)}</code>: " + "; ".join(f"{_e(v)} in {_e(s)}" for s, v in vs.items())
-        + "</li>" for k, vs in cross.context.items())
-    matched = "".join(
-        f"<li>M{r['match']}: {_e(r['label'])}{' (baseline)' if r['is_baseline'] else ''}</li>"
-        for _, r in cross.cells.drop_duplicates("match").iterrows())
-    unmatched = "".join(f"<li>{_e(u)}</li>" for u in cross.unmatched) or "<li>none</li>"
-    cell_rows = [[f"M{r['match']}", _e(r["source"]), _e(r["cell_label"]), str(r["n_done"]),
-                  f"{_n(r['mean'] * scale, ',.0f')} ({_n(r['ci_low'] * scale, ',.0f')} – "
-                  f"{_n(r['ci_high'] * scale, ',.0f')})",
-                  "–" if r["is_baseline"] else
-                  f"{_n(r['ratio'])}× ({_n(r['ratio_ci_low'])} – {_n(r['ratio_ci_high'])})",
-                  _e(r["verdict"]), _n(r["score_median"], ".0f")]
-                 for _, r in cross.cells.iterrows()]
+    rows = [[f"M{r['match']}", esc(r["source"]), esc(r["cell_label"]), str(r["n_done"]),
+             f"{number(r['mean'] * scale)} ({number(r['ci_low'] * scale)} – "
+             f"{number(r['ci_high'] * scale)})",
+             "–" if r["is_baseline"] else _ratio(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]),
+             esc(r["verdict"]), number(r["score_median"], ".0f")]
+            for _, r in cross.cells.iterrows()]
+    return (f"<h2>Per source</h2><p class='sub'>{esc(m)} (mean of repetitions, 95% CI) and the "
+            "ratio to the source's own baseline with its verdict.</p>"
+            + _table(["cell", "source", "configuration", "runs", f"{m} (95% CI)",
+                      "ratio (95% CI)", "verdict", "stability"], rows))
+
+
+def _pooled_part(cross: CrossComparison, names: str) -> str:
+    """The ratio to the baseline pooled over the sources as blocks, and whether they agree."""
     matches = dict(zip(cross.cells["key"], cross.cells["match"], strict=False))
-    pooled_rows = [[f"M{matches[r['key']]}", str(r["n_sources"]),
-                    "–" if r["verdict"] == "baseline" else
-                    f"{_n(r['ratio'])}× ({_n(r['ratio_ci_low'])} – {_n(r['ratio_ci_high'])})",
-                    _n(r["p_value"], ".3f"), _e(r["verdict"]), _n(r["heterogeneity_p"], ".3g"),
-                    _e(r["verdict_reason"])] for _, r in cross.pooled.iterrows()]
-    between_rows = [[f"M{matches[r['key']]}", _e(f"{r['source']} / {r['versus']}"),
-                     f"{r['n_other']} vs {r['n_first']}",
-                     f"{_n(r['ratio'])}× ({_n(r['ci_low'])} – {_n(r['ci_high'])})",
-                     _n(r["p_value"], ".3f"), _e(r["verdict"]), _e(r["reason"])]
-                    for _, r in cross.between.iterrows()]
-    names = " · ".join(s.label for s in cross.sources)
-    generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    body = (
-        f"<h1>{_e(names)}</h1><p class='sub'>experiments compared across databases · "
-        f"generated {generated}</p>"
-        f"<h2>Sources</h2>{_table(['source', 'experiment', 'database', 'server', 'hosts', 'cells', 'runs', 'window'], src_rows)}"  # noqa: E501
-        + (f"<p>Differs between the sources (not matched on):</p><ul>{context}</ul>"
-           if context else "")
-        + "<h2>Matching</h2><p class='sub'>Cells matched "
-        + ("by hand (<code>--pair</code>)" if pairs else
-           f"on {_e(', '.join(cross.on) or 'nothing (one cell each)')}")
-        + f".</p><ul>{matched}</ul><p>Left out:</p><ul>{unmatched}</ul>"
-        f"<h2>Per source</h2><p class='sub'>{_e(m)} (mean of repetitions, 95% CI) and the "
-        "ratio to the source's own baseline with its verdict.</p>"
-        + _table(["cell", "source", "configuration", "runs", f"{m} (95% CI)",
-                  "ratio (95% CI)", "verdict", "stability"], cell_rows)
-        + f"<div class='figure'>{fig.to_html(full_html=False, include_plotlyjs=False, div_id='fig-01-ratio-per-source', config={'displaylogo': False, 'responsive': True})}{png_note}</div>"  # noqa: E501
-        + "<h2>Pooled over the sources</h2><p class='sub'>Each source is a block, as hosts are "
-        "for a spread experiment: the ratio to the baseline within each source, pooled with "
-        "inverse-variance weights, van Elteren's stratified rank test; Cochran's Q p below "
-        f"0.05 says the sources disagree ({_e(names)}).</p>"
-        + _table(["cell", "sources", "ratio (95% CI)", "p", "verdict", "Cochran's Q p",
-                  "why"], pooled_rows)
-        + f"<h2>The same cell, source against {_e(cross.sources[0].label)}</h2>"
-        + _table(["cell", "sources", "runs", "ratio (95% CI)", "p", "verdict", "why"],
-                 between_rows)
-        + "<h2>Warnings</h2><ul>" + ("".join(f"<li>{_e(w)}</li>" for w in cross.warnings)
-                                     or "<li>none</li>") + "</ul>")
-    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>{_e(names)} — flushbench report</title><style>{_CSS}</style>"
-            f"<script type='text/javascript'>{get_plotlyjs()}</script></head>"
-            f"<body><main>{body}</main></body></html>")
-    path = out / "report.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+    rows = [[f"M{matches[r['key']]}", str(r["n_sources"]),
+             "–" if r["verdict"] == "baseline" else
+             _ratio(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]),
+             number(r["p_value"], ".3f"), esc(r["verdict"]), number(r["heterogeneity_p"], ".3g"),
+             esc(r["verdict_reason"])] for _, r in cross.pooled.iterrows()]
+    return ("<h2>Pooled over the sources</h2><p class='sub'>Each source is a block, as hosts are "
+            "for a spread experiment: the ratio to the baseline within each source, pooled with "
+            "inverse-variance weights, van Elteren's stratified rank test; Cochran's Q p below "
+            f"0.05 says the sources disagree ({esc(names)}).</p>"
+            + _table(["cell", "sources", "ratio (95% CI)", "p", "verdict", "Cochran's Q p",
+                      "why"], rows))
+
+
+def _between_part(cross: CrossComparison) -> str:
+    """The same cell in each source against the first source."""
+    matches = dict(zip(cross.cells["key"], cross.cells["match"], strict=False))
+    rows = [[f"M{matches[r['key']]}", esc(f"{r['source']} / {r['versus']}"),
+             f"{r['n_other']} vs {r['n_first']}", _ratio(r["ratio"], r["ci_low"], r["ci_high"]),
+             number(r["p_value"], ".3f"), esc(r["verdict"]), esc(r["reason"])]
+            for _, r in cross.between.iterrows()]
+    return (f"<h2>The same cell, source against {esc(cross.sources[0].label)}</h2>"
+            + _table(["cell", "sources", "runs", "ratio (95% CI)", "p", "verdict", "why"], rows))

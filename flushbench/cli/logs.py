@@ -8,7 +8,6 @@ evidence is. Lines go to stdout and, with ``--log-file``, to that file (appended
 from __future__ import annotations
 
 import datetime as dt
-import math
 import sys
 import threading
 from pathlib import Path
@@ -18,6 +17,7 @@ from core.errors import ConfigError
 from core.filecheck import check_output_file, same_file
 from core.paths import open_private
 from core.redaction import redact
+from core.units import format_number as number
 from store.db import ResultsDB
 
 
@@ -41,12 +41,6 @@ def check_log_file(log_file: Path, db_url: str | None = None) -> None:
 
 def _stamp() -> str:
     return dt.datetime.now().astimezone().isoformat(timespec="seconds")
-
-
-def _fmt(value: Any, spec: str = ",.0f") -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return format(value, spec)
 
 
 class LogReporter:
@@ -162,6 +156,6 @@ class LogReporter:
         if not metric.get("per_minute", True) and value is not None:
             value = value / 60.0  # the series is per minute; TPS is per second
         warnings = str(row.get("warnings") or "").strip()
-        return (f"{name} {_fmt(value)} (window mean), stability {_fmt(row.get('score'), '.0f')}"
-                f" (CV {_fmt(row.get('cv_pct'), '.1f')} %)"
+        return (f"{name} {number(value)} (window mean), stability"
+                f" {number(row.get('score'), '.0f')} (CV {number(row.get('cv_pct'), '.1f')} %)"
                 + (f", warnings: {warnings}" if warnings else ", no warnings"))

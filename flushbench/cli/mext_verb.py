@@ -5,16 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from flushbench.cli import app
+from flushbench.cli import app, tables
 from flushbench.cli.console import literal, make_console
 from flushbench.cli.options import DbOption, check_run_id
-
-#: Width of the counter-name column in the terminal layout.
-NAME_WIDTH = 44
-#: Width of one value column (delta or level).
-VALUE_WIDTH = 12
 
 
 @app.command("mext")
@@ -37,7 +31,7 @@ def mext_cmd(
     checkpoint age) are levels. On a terminal the columns are cut into blocks that fit its
     width; --csv prints them all.
     """
-    from analysis.mext import format_value, mext
+    from analysis.mext import mext
 
     check_run_id(run_id)
     names = [c.strip() for c in counters.split(",") if c.strip()] if counters else None
@@ -47,25 +41,15 @@ def mext_cmd(
         typer.echo(values.to_csv(index_label="counter", float_format="%.6g"), nl=False)
         return
     console = make_console()
-    per_block = max(1, (console.width - NAME_WIDTH - 2) // (VALUE_WIDTH + 3))
+    per_block = max(1, (console.width - tables.MEXT_NAME_WIDTH - 2)
+                    // (tables.MEXT_VALUE_WIDTH + 3))
     columns = list(values.columns)
     unit = "per second" if rate else "per interval"
     console.print(literal(f"run {run_id}: {len(values)} rows, {len(columns)} samples; first"
                           f" column absolute, then deltas {unit}"))
     for start in range(0, len(columns), per_block):
         block = columns[start:start + per_block]
-        out = Table(show_edge=False, box=None, pad_edge=False)
-        out.add_column("counter", min_width=min(NAME_WIDTH, 20), max_width=NAME_WIDTH,
-                       no_wrap=True, overflow="ellipsis")
-        for label in block:
-            mark = " restart" if label in table.restarts else ""
-            out.add_column(label + mark, justify="right", min_width=VALUE_WIDTH, no_wrap=True)
-        for name, row in values[block].iterrows():
-            derived = str(name).startswith("[derived]")
-            out.add_row(literal(name), *(
-                format_value(v, rate=rate and not derived and label != columns[0])
-                for label, v in row.items()))
-        console.print(out)
+        console.print(tables.mext_block_table(values, block, columns[0], table.restarts, rate))
     if table.restarts:
         console.print(literal("the server restarted inside " + ", ".join(table.restarts)
                               + ": counters reset, so those intervals have no delta"))

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from flushbench.cli import app
-from flushbench.cli.console import literal, say
+from flushbench.cli import app, tables
+from flushbench.cli.console import say
 from flushbench.cli.options import DbOption, WorkOption, stdout_console
 
 console = stdout_console()
@@ -304,19 +303,6 @@ def queue_unpin(
                   " --force)")
 
 
-def _time_left(row: dict, seconds_per_run: float | None) -> str:
-    """``≈ 10h12m`` for what is left of an experiment (queued + running runs), ``?`` before
-    its first finished run, empty when nothing is left."""
-    from core.units import format_duration
-
-    left = int(row.get("queued", 0)) + int(row.get("running", 0))
-    if not left:
-        return ""
-    if seconds_per_run is None:
-        return "?"
-    return f"≈ {format_duration(left * seconds_per_run)}"
-
-
 @app.command()
 def status(db: DbOption = None) -> None:
     """What is queued, running, done and failed, per experiment; live and stale workers."""
@@ -331,18 +317,7 @@ def status(db: DbOption = None) -> None:
             queue.mark_abandoned(s)
     rows = queue.status_counts(results)
     per_run = queue.run_seconds(results)
-    table = Table(title="flushbench queue")
-    cols = ("queued", "running", "done", "failed", "interrupted", "cancelled")
-    table.add_column("id", justify="right")
-    table.add_column("experiment")
-    for col in cols:
-        table.add_column(col, justify="right")
-    table.add_column("left (est.)", justify="right")
-    for row in rows:
-        table.add_row(str(row["experiment_id"]), literal(row["name"]),
-                      *(str(row.get(c, 0)) for c in cols),
-                      _time_left(row, per_run.get(int(row["experiment_id"]))))
-    console.print(table)
+    console.print(tables.queue_table(rows, per_run))
     if any(row.get("queued") or row.get("running") for row in rows):
         console.print("left (est.): queued and running runs × the median wall time of the"
                       " experiment's finished runs on this database")
@@ -350,16 +325,7 @@ def status(db: DbOption = None) -> None:
     if not workers:
         console.print("no worker has registered")
         return
-    wt = Table(title="workers")
-    for col in ("host", "class", "pid", "state", "experiment", "run", "phase", "lease age",
-                "heartbeat"):
-        wt.add_column(col)
-    for w in workers:
-        wt.add_row(literal(w.host_id), literal(w.host_class), str(w.pid), w.state,
-                   literal(w.experiment or ""), str(w.run_id or ""), literal(w.phase),
-                   f"{w.lease_age_s:.0f} s" if w.lease_age_s is not None else "",
-                   ("live" if w.live else "STALE") + f" ({w.heartbeat_age_s:.0f} s ago)")
-    console.print(wt)
+    console.print(tables.workers_table(workers))
 
 
 @app.command()

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from core.errors import ConfigError, FlushbenchError
-from flushbench.cli import app
+from flushbench.cli import app, tables
 from flushbench.cli.console import literal, make_console, shown
 from flushbench.cli.options import DbOption, dry_run_progress
 
@@ -79,7 +78,6 @@ def plan(
     from --cv, --pilot, or the experiment's own baseline runs already in the database.
     """
     from runner.admission.planning import plan as make_plan
-    from runner.admission.planning import render_plan
     from runner.experiment.spec import load_experiment
 
     if detect is None and (cv is not None or pilot is not None):
@@ -93,7 +91,7 @@ def plan(
     exp = load_experiment(file)
     made = make_plan(exp, str(file))
     wide = make_console(width=max(console.width, 140))
-    render_plan(made, wide)
+    tables.print_plan(made, wide)
     if effect is not None:
         _print_power(made, effect, stated_cv, pilot, db, wide)
 
@@ -142,10 +140,7 @@ def _print_power(made, effect: float, cv: float | None, pilot: str | None,  # no
     if base is None:
         raise ConfigError("--detect compares cells with the baseline, and this experiment has"
                           " none", where=made.source, fix="set `baseline:` in the file")
-    table = Table(title=f"Power: finding {effect:g} %")
-    for column in ("comparison", "runs now", "MDE now", "runs needed per cell", "machine hours"):
-        table.add_column(column, justify="left" if column == "comparison" else "right")
-    short = []
+    rows, short = [], []
     for i, cell in enumerate(made.cells):
         if cell.is_baseline:
             continue
@@ -155,13 +150,10 @@ def _print_power(made, effect: float, cv: float | None, pilot: str | None,  # no
                                per_run, effect, noise,
                                blocked_cells=len(made.cells) if exp.order.mode == "blocks"
                                else None)
-        mde = "∞" if math.isinf(row.mde_pct) else f"±{row.mde_pct:.1f} %"
-        table.add_row(literal(cell.label), f"{row.n_baseline} vs {row.n_other}", mde,
-                      str(row.runs_needed) if row.runs_needed else "> 50",
-                      f"{row.hours_needed:.1f}" if row.hours_needed is not None else "-")
+        rows.append((cell.label, row))
         if not row.can_detect:
             short.append(cell.label)
-    out.print(table)
+    out.print(tables.power_table(effect, rows))
     out.print(literal(power_sentence(effect, noise)))
     if short:
         out.print(f"[yellow]warning:[/] the declared repetitions cannot find {effect:g} % in"
@@ -177,15 +169,7 @@ def doctor(
     from runner.admission.doctor import run_doctor
 
     checks = [*run_doctor(db=db), _database_check(db)]
-    table = Table(title="flushbench doctor")
-    table.add_column("check")
-    table.add_column("status")
-    table.add_column("detail")
-    table.add_column("fix")
-    colors = {"ok": "green", "FAIL": "bold red", "warn": "yellow"}
-    for c in checks:
-        table.add_row(c.name, f"[{colors[c.status]}]{c.status}[/]", literal(c.detail),
-                      literal(c.fix or ""))
+    table = tables.doctor_table(checks)
     make_console(width=max(console.width, 160)).print(table)
     failed = [c for c in checks if c.status == "FAIL"]
     if failed:

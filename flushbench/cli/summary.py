@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 from rich.console import Console
-from rich.table import Table
 
-from flushbench.cli.console import literal
+from flushbench.cli import tables
 from store.db import ResultsDB
-
-
-def _fmt(value: float, spec: str = ",.0f") -> str:
-    return (
-        "—"
-        if value is None or (isinstance(value, float) and math.isnan(value))
-        else format(value, spec)
-    )
 
 
 def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> None:
@@ -38,30 +27,4 @@ def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> N
     m = metric_view(frames.experiment_info(db, experiment_id))
     window = intervals[intervals["in_window"]] if not intervals.empty else intervals
     min_by_run = window.groupby("run_id")["notpm"].min() if not window.empty else {}
-    table = Table(title="Per-cell summary (measurement window)")
-    for col, justify in (
-        ("cell", "left"),
-        ("done", "right"),
-        ("failed", "right"),
-        (m.name, "right"),
-        (f"min interval {m.name}", "right"),
-        ("stability", "right"),
-        ("warnings", "left"),
-    ):
-        table.add_column(col, justify=justify)
-    for _, cell in cells.iterrows():
-        run_ids = summary.loc[
-            (summary["cell_id"] == cell["cell_id"]) & (summary["status"] == "done"), "run_id"
-        ]
-        mins = [float(min_by_run[r]) for r in run_ids if r in min_by_run]
-        label = cell["cell_label"] + (" (baseline)" if cell["is_baseline"] else "")
-        table.add_row(
-            literal(label),
-            str(cell["n_done"]),
-            str(cell["n_failed"]),
-            _fmt(m.of(cell["notpm_mean"])),
-            _fmt(m.of(min(mins))) if mins else "—",
-            _fmt(cell["score_median"], ".0f"),
-            literal(cell["warnings"] or ""),
-        )
-    console.print(table)
+    console.print(tables.cell_summary_table(cells, summary, min_by_run, m))

@@ -8,18 +8,15 @@ durations plus fixed costs measured on the reference machine (2 cores, virtio di
   datadir and copying the snapshot;
 * per run: restore (a disk copy at ~300 MB/s), server start ~5 s, warmup, duration, draining
   dirty pages, stop ~10 s.
+
+The command prints a plan (``flushbench plan``, :func:`flushbench.cli.tables.print_plan`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
-from core.units import format_duration
-from runner.admission.preflight import PreflightReport, human_size, preflight
+from runner.admission.preflight import PreflightReport, preflight
 from runner.experiment.spec import CellSpec, ExperimentSpec, expand, run_order
 from runner.workloads.registry import adapter_class
 
@@ -117,74 +114,3 @@ def plan(exp: ExperimentSpec, source: str) -> Plan:
 
 #: Blocks a blocked verdict needs: with one left out, two remain to estimate the noise.
 MIN_BLOCKS = 3
-
-
-def _variables_text(variables: dict[str, str]) -> str:
-    return "\n".join(f"{k}={v}" for k, v in variables.items()) or "-"
-
-
-def render_plan(p: Plan, console: Console) -> None:
-    """Print the plan: cells with translated variables, run order with ETAs, totals."""
-    exp, rep = p.experiment, p.report
-    if len(rep.servers) > 1:
-        where = "; ".join(f"{escape(name)} = {srv.label}"
-                          f" ({srv.version_string.split(' for ')[0]})"
-                          for name, srv in rep.servers.items())
-        console.print(f"[bold]{exp.name}[/] ({escape(p.source)}) on {len(rep.servers)} servers:"
-                      f" {where}; base config {rep.base_config}")
-    else:
-        console.print(
-            f"[bold]{exp.name}[/] ({escape(p.source)}) on [bold]{rep.server.label}[/]"
-            f" ({rep.server.version_string.split(' for ')[0]}), base config {rep.base_config}"
-        )
-    cells = Table(title="Cells", show_lines=True)
-    cells.add_column("#", justify="right")
-    cells.add_column("cell")
-    cells.add_column("key")
-    cells.add_column("server variables")
-    cells.add_column("client")
-    cells.add_column("storage")
-    for n, cell in enumerate(p.cells, 1):
-        tr = rep.translations[cell.key]
-        client = []
-        if tr.allocator:
-            client.append(f"LD_PRELOAD={tr.allocator}")
-        client.append(f"connections={tr.connections or exp.workload.connections}")
-        # User values are text, not markup ("[/b]" in a file name must not reach rich).
-        label = escape(cell.label) + (" [bold](baseline)[/]" if cell.is_baseline else "")
-        cells.add_row(str(n), label, cell.key, escape(_variables_text(tr.server_options)),
-                      "\n".join(client), escape(rep.storage_label(cell)))
-    console.print(cells)
-
-    index = {c.key: n for n, c in enumerate(p.cells, 1)}
-    runs = Table(title=f"Run order ({exp.order.mode})")
-    runs.add_column("run", justify="right")
-    runs.add_column("cell", justify="right")
-    runs.add_column("rep", justify="right")
-    runs.add_column("label")
-    runs.add_column("est.", justify="right")
-    runs.add_column("starts at", justify="right")
-    for r in p.runs:
-        runs.add_row(str(r.index), str(index[r.cell.key]), str(r.repetition),
-                     escape(r.cell.label),
-                     format_duration(r.seconds), "+" + format_duration(r.starts_at))
-    console.print(runs)
-
-    free = human_size(rep.disk_free) if rep.disk_free is not None else "unknown"
-    console.print(
-        f"{len(p.cells)} cells × {exp.repetitions_label()} = {len(p.runs)} runs;"
-        f" dataset {exp.dataset.scale_label()} (~{human_size(rep.dataset_bytes)}) loaded once"
-        + (f" per server ({len(rep.servers)})" if len(rep.servers) > 1 else "") + " in"
-        f" ~{format_duration(p.load_seconds)}"
-    )
-    console.print(
-        f"estimated total: [bold]{format_duration(p.total_seconds)}[/];"
-        f" disk needed ~{human_size(rep.disk_needed)}"
-        + (f" ({rep.disk.describe()})" if rep.disk is not None else "")
-        + f" (free {free}); datadirs are removed after each run (failed ones kept, at most 3)"
-    )
-    controls = rep.host_controls_summary()
-    if controls is not None:
-        console.print(escape(controls), soft_wrap=True)
-    for note in p.notes:
-        console.print(f"note: {escape(note)}", soft_wrap=True)

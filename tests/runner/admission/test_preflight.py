@@ -11,8 +11,9 @@ from rich.console import Console
 
 from core import paths
 from core.errors import PreflightError
+from flushbench.cli.tables import print_plan
 from runner.admission.doctor import run_doctor
-from runner.admission.planning import plan, render_plan
+from runner.admission.planning import plan
 from runner.admission.preflight import dataset_bytes, preflight, validate_file
 from runner.experiment.spec import DatasetSpec, load_experiment
 from runner.host.facts import read_meminfo
@@ -94,7 +95,7 @@ def test_plan_of_stability_2011(drivers_present: None) -> None:
     assert all(r.seconds > exp.workload.duration + exp.workload.warmup for r in p.runs)
     assert p.total_seconds == pytest.approx(p.load_seconds + sum(r.seconds for r in p.runs))
     out = io.StringIO()
-    render_plan(p, Console(file=out, width=200, color_system=None))
+    print_plan(p, Console(file=out, width=200, color_system=None))
     text = out.getvalue()
     for cell in p.cells:
         assert cell.label in text

@@ -1,0 +1,229 @@
+"""What ``flushbench compare`` prints: the tables of :mod:`flushbench.cli.tables` in order,
+with the sentences between them (legends, each verdict's reason, what could not be
+estimated, warnings).
+
+:func:`print_comparison` prints one experiment (against its baseline, knob effects,
+stability, response time, cost, the scorecard); :func:`print_cross` several experiments
+from several databases, cells matched by knobs. Numbers come from :mod:`analysis`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from core.units import format_number as number
+from flushbench.cli import tables
+from flushbench.cli.console import make_console, shown
+
+
+def print_comparison(experiment: str, db: str | None, *, force: bool,
+                     reference: dict[str, Any] | None) -> None:
+    """``compare`` of one experiment: the tables, then its scorecard when it has one."""
+    from analysis import efficiency, latency
+    from analysis.compare import compare
+    from analysis.metric import metric_view
+
+    cmp = compare(db, experiment, force=force)
+    m = metric_view(cmp.experiment)
+    eff = efficiency.load(db, cmp.frames)
+    lat = latency.load(db, cmp.frames)
+    con = make_console()
+    exp = cmp.experiment
+    win = exp["window"]
+    con.print(f"[bold]{shown(exp['name'])}[/] — window {win.start:g}–{win.end:g} s after "
+              f"{win.warmup:g} s warmup; "
+              f"{shown(', '.join(cmp.metadata.get('server_version', [])))}")
+    # Short ids keep the tables inside 80 columns; the legend gives the whole labels.
+    cells = cmp.cells.set_index("cell_id")
+    ids = {cid: f"C{int(cells.loc[cid, 'position']) + 1}" for cid in cells.index}
+    con.print("configurations:")
+    for cid, c in cells.sort_values("position").iterrows():
+        con.print(f"  {ids[cid]}  {shown(c['cell_label'])}"
+                  + (" (baseline)" if c["is_baseline"] else ""))
+    con.print(tables.comparison_table(cmp, ids, m, eff.bound_cells))
+    _print_verdicts(con, cmp, ids)
+    _print_effects(con, cmp)
+    con.print(tables.stability_table(cmp.ranking, ids, m))
+    _print_latency(con, lat, ids, m)
+    _print_cost(con, eff, ids, m)
+    _print_scorecard(con, cmp, reference)
+    for w in cmp.warnings:
+        con.print(f"[yellow]warning:[/] {shown(w)}")
+
+
+def _print_verdicts(con: Any, cmp: Any, ids: dict[Any, str]) -> None:
+    """Below the comparison table: several baselines, each verdict's reason and MDE, the
+    A/A noise floor."""
+    from analysis.compare import aa_floor_text
+
+    cells = cmp.cells.set_index("cell_id")
+    if cmp.cells.attrs.get("baselines_note"):
+        con.print(shown(cmp.cells.attrs["baselines_note"]), soft_wrap=True)
+    con.print("why (the verdict rule: docs/statistics.md; MDE: the change that could hide at"
+              " this design and noise):")
+    for _, r in cmp.ranking.iterrows():
+        c = cells.loc[r["cell_id"]]
+        if not c["is_baseline"]:
+            mde = (f" — MDE ±{number(c['mde_pct'], '.1f')}%"
+                   if math.isfinite(c["mde_pct"]) and "could hide" not in c["verdict_reason"]
+                   else "")
+            con.print(f"  {ids[r['cell_id']]}: {shown(c['verdict_reason'])}{mde}",
+                      soft_wrap=True)
+    floor = cmp.cells.attrs.get("noise_floor") or {}
+    if floor.get("n"):
+        con.print(f"A/A noise floor: {aa_floor_text(floor)}", soft_wrap=True)
+
+
+def _print_effects(con: Any, cmp: Any) -> None:
+    """The knobs' main effects and two-way interactions, then why the others are not
+    estimable (an interaction of a knob whose main effect is not estimable: counted)."""
+    from analysis.statistics.design import NO_MAIN_EFFECT
+
+    if len(cmp.main_effects):
+        me = cmp.main_effects
+        if me["estimable"].any():
+            con.print(tables.main_effects_table(me))
+        for _, r in me[~me["estimable"]].drop_duplicates("knob").iterrows():
+            con.print(f"main effect of {shown(r['knob'])}: {shown(r['reason'])}",
+                      soft_wrap=True)
+    if len(cmp.interactions):
+        it = cmp.interactions
+        if it["estimable"].any():
+            con.print(tables.interactions_table(it))
+        # An interaction of a knob whose main effect is not estimable cannot be either: the
+        # main-effect lines above already say why, so those are counted, not listed (the
+        # 2011 flash study's twelve rows printed 36 such lines).
+        implied = it["reason"].astype(str).str.startswith(NO_MAIN_EFFECT)
+        for _, r in it[~it["estimable"] & ~implied].iterrows():
+            con.print(f"interaction {shown(r['knob_a'])}×{shown(r['knob_b'])}: "
+                      f"{shown(r['reason'])}", soft_wrap=True)
+        n_implied = int((~it["estimable"] & implied).sum())
+        if n_implied:
+            con.print(f"{n_implied} more interaction(s) not estimable: each involves a knob "
+                      "whose main effect is not estimable (above)", soft_wrap=True)
+
+
+def _print_latency(con: Any, lat: Any, ids: dict[Any, str], m: Any) -> None:
+    """Response time beside stability: each cell's window percentile and its verdict against
+    the baseline (lower is better), stall seconds and jitter (analysis/latency.py)."""
+    from analysis import latency
+    from analysis.latency import STALL_MULTIPLE
+
+    v = lat.view
+    if v.percentile is None:
+        con.print("response time: the driver printed no latency figure")
+        return
+    con.print(tables.latency_table(lat, ids, m))
+    unit = "New-Order" if m.per_minute else "transaction"
+    con.print(f"{v.name}: a run's is the {v.how}; a cell's the {v.cell_how}. stall s: seconds"
+              f" of window intervals with no {unit} or {v.name} above {STALL_MULTIPLE:g} × the"
+              f" run's median; jitter: CV of the per-interval {v.name} (both the median of the"
+              " runs)", soft_wrap=True)
+    con.print(f"why ({v.name} verdicts, the throughput verdicts' rule on the window {v.name}):")
+    for cell_id, c in lat.cells.iterrows():
+        if c["verdict"] != "baseline":
+            con.print(f"  {ids.get(cell_id, str(cell_id))}: {shown(c['verdict_reason'])}",
+                      soft_wrap=True)
+    if lat.missing:
+        con.print(f"no latency histograms (their {v.name} is the driver's per-interval figure):"
+                  f" {shown(latency.missing_text(lat.missing))}", soft_wrap=True)
+
+
+def _print_cost(con: Any, eff: Any, ids: dict[Any, str], m: Any) -> None:
+    """Cost per transaction of each cell (median of its counted runs) and, below, what bound
+    each row in a sentence (analysis/cost.py, analysis/bound.py)."""
+    if eff.cost_cells.empty and eff.bound_cells.empty:
+        return
+    unit = "New-Order" if m.per_minute else "transaction"
+    if not eff.cost_cells.empty:
+        con.print(tables.cost_table(eff.cost_cells, ids, unit))
+    con.print("what bound each row (the attribution most of its runs share; rules:"
+              " docs/statistics.md):")
+    for cell_id, row in eff.bound_cells.iterrows():
+        con.print(f"  {ids.get(cell_id, str(cell_id))}: {shown(row['bound_text'])}"
+                  f" ({row['bound_runs']} runs)", soft_wrap=True)
+
+
+def _print_scorecard(con: Any, cmp: Any, reference: dict[str, Any] | None) -> None:
+    """The reproduction scorecard: the reference's ratios against the measured ones."""
+    from analysis import scorecard
+
+    spec = reference if reference is not None else cmp.experiment["spec"]
+    if not scorecard.has_reference(spec):
+        if reference is not None:
+            con.print("scorecard: the experiment file carries no `reference:` results")
+        return
+    table = scorecard.scorecard(spec, cmp.frames.run_summary, cmp.cells)
+    source = (spec.get("reference") or {}).get("source") or "the reference"
+    con.print(f"reproduction scorecard — reference: {shown(source)}", soft_wrap=True)
+    for i, r in table.iterrows():
+        con.print(f"  R{i + 1}  {shown(r['comparison'])}: {shown(r['a'])} ({r['n_a']} runs)"
+                  f" / {shown(r['b'])} ({r['n_b']} runs)", soft_wrap=True)
+    con.print(tables.scorecard_table(table))
+    con.print(f"scorecard: {scorecard.headline(table)}")
+    con.print("why (* = computed from the two rows' reference values; rule:"
+              " docs/statistics.md, 'The reproduction scorecard'):")
+    for i, r in table.iterrows():
+        note = f" (note: {shown(r['note'])})" if r["note"] else ""
+        con.print(f"  R{i + 1}: {shown(r['reason'])}{note}", soft_wrap=True)
+    _print_stability_claims(con, spec, cmp)
+
+
+def _print_stability_claims(con: Any, spec: dict[str, Any], cmp: Any) -> None:
+    """What the reference says of each line, graded against each row's runs."""
+    from analysis import scorecard
+    from analysis.stability_claims import stability_scorecard
+
+    claims = stability_scorecard(spec, cmp.frames.run_summary, cmp.cells)
+    if claims.empty:
+        return
+    con.print(f"stability claims: {scorecard.headline(claims)}")
+    for i, r in claims.iterrows():
+        con.print(f"  S{i + 1}  {shown(r['claim'])} — {r['verdict']}: ours {shown(r['measured'])}"
+                  f" ({shown(r['reason'])})", soft_wrap=True)
+
+
+def print_cross(sources: list[Any], *, force: bool, on: list[str] | None,
+                pairs: list[list[int]] | None) -> None:
+    """``compare`` across experiments and databases: sources, matching, pooled and
+    source-against-source tables, every number under the name of its source."""
+    from analysis.crossdb import cross_compare, sources_table
+
+    cross = cross_compare(sources, on=on, pairs=pairs, force=force)
+    con = make_console()
+    # Short ids keep the tables narrow; every table's title repeats what they stand for.
+    sid = {s.label: f"S{i + 1}" for i, s in enumerate(cross.sources)}
+    legend = "; ".join(f"{sid[s.label]} = {s.label}" for s in cross.sources)
+    con.print("sources:")
+    for _, r in sources_table(cross).iterrows():
+        con.print(f"  {sid[r['source']]}  {shown(r['source'])}: experiment "
+                  f"{shown(r['experiment'])} (#{r['experiment_id']}) in {shown(r['database'])}",
+                  soft_wrap=True)
+    con.print(tables.cross_sources_table(sources_table(cross), sid, legend))
+    _print_matching(con, cross, pairs)
+    con.print(tables.cross_cells_table(cross, sid, legend))
+    if len(cross.pooled):
+        con.print(tables.pooled_table(cross.pooled, legend))
+    if len(cross.between):
+        con.print(tables.between_table(cross, sid, legend))
+    for w in cross.warnings:
+        con.print(f"[yellow]warning:[/] {shown(w)}", soft_wrap=True)
+
+
+def _print_matching(con: Any, cross: Any, pairs: list[list[int]] | None) -> None:
+    """What differs between the sources, how the cells were matched, which were left out."""
+    for knob, values in cross.context.items():
+        con.print(f"differs between the sources (not matched on): {shown(knob)}: "
+                  + "; ".join(f"{shown(v)} in {shown(s)}" for s, v in values.items()),
+                  soft_wrap=True)
+    how = ("by hand (--pair)" if pairs else
+           f"on {', '.join(cross.on)}" if cross.on else "on nothing (one cell each)")
+    con.print(f"cells matched {shown(how)}: "
+              f"{cross.cells['match'].nunique()} matched", soft_wrap=True)
+    for u in cross.unmatched:
+        con.print(f"  unmatched, left out: {shown(u)}", soft_wrap=True)
+    con.print("matched cells:")
+    for match, g in cross.cells.groupby("match"):
+        con.print(f"  M{match}  {shown(g['label'].iloc[0])}"
+                  + (" (baseline)" if g["is_baseline"].iloc[0] else ""))

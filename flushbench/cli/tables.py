@@ -1,0 +1,571 @@
+"""Every table the command prints, in one place, with one number formatter.
+
+``plan`` (cells, run order, power), ``status`` (queue, workers), ``show`` (one run),
+``compare`` (against the baseline, knob effects, interactions, stability, response time,
+cost, the scorecard; across databases: sources, per source, pooled, source against source),
+the per-cell summary ``run`` ends with, ``disturbed``, ``doctor`` and ``mext``'s blocks.
+Each function builds a :class:`rich.table.Table` from what a library function returned; the
+verbs decide what to print around them. Every figure goes through :func:`number`
+(:func:`core.units.format_number`): "–" where a run has none, whatever the reason. User text
+goes through :func:`~flushbench.cli.console.shown` or :func:`~flushbench.cli.console.literal`.
+Heavy modules (pandas, analysis) are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+
+from core.units import MISSING, format_duration
+from core.units import format_number as number
+from flushbench.cli.console import literal, shown
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from runner.admission.planning import Plan
+
+__all__ = ["number"]
+
+
+def _table(title: str, columns: list[tuple[str, str]], **options: Any) -> Table:
+    """A table with these (heading, justify) columns."""
+    table = Table(title=title, **options)
+    for heading, justify in columns:
+        table.add_column(heading, justify=justify)  # type: ignore[arg-type]
+    return table
+
+
+def _ratio(ratio: Any, low: Any, high: Any) -> str:
+    """``1.17× (1.04–1.31)``: a ratio and its 95 % interval."""
+    return f"{number(ratio, '.2f')}× ({number(low, '.2f')}–{number(high, '.2f')})"
+
+
+def _known(value: Any) -> str:
+    """A value as text, or "–" when the run has none yet (None, NaN, NaT)."""
+    import pandas as pd
+
+    return MISSING if value is None or pd.isna(value) else str(value)
+
+
+def _level(value: Any) -> str:
+    """A knob level as experiment files write it: on/off, 60 rather than 60.0."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return shown(str(value))
+
+
+# --- plan ------------------------------------------------------------------------------------
+
+def print_plan(p: Plan, console: Console) -> None:
+    """``plan``: the experiment on its server(s), the cells with their translated server
+    variables, the run order with estimated starts, the totals, then the plan's notes."""
+    console.print(_plan_heading(p))
+    console.print(plan_cells_table(p))
+    console.print(plan_runs_table(p))
+    for line in _plan_totals(p):
+        console.print(line)
+    controls = p.report.host_controls_summary()
+    if controls is not None:
+        console.print(shown(controls), soft_wrap=True)
+    for note in p.notes:
+        console.print(f"note: {shown(note)}", soft_wrap=True)
+
+
+def _plan_heading(p: Plan) -> str:
+    exp, rep = p.experiment, p.report
+    if len(rep.servers) > 1:
+        where = "; ".join(f"{shown(name)} = {srv.label}"
+                          f" ({srv.version_string.split(' for ')[0]})"
+                          for name, srv in rep.servers.items())
+        return (f"[bold]{exp.name}[/] ({shown(p.source)}) on {len(rep.servers)} servers:"
+                f" {where}; base config {shown(rep.base_config)}")
+    return (f"[bold]{exp.name}[/] ({shown(p.source)}) on [bold]{rep.server.label}[/]"
+            f" ({rep.server.version_string.split(' for ')[0]}), base config"
+            f" {shown(rep.base_config)}")
+
+
+def plan_cells_table(p: Plan) -> Table:
+    """Each cell: label, key, the server variables it sets, client and storage."""
+    exp, rep = p.experiment, p.report
+    cells = _table("Cells", [("#", "right"), ("cell", "left"), ("key", "left"),
+                             ("server variables", "left"), ("client", "left"),
+                             ("storage", "left")], show_lines=True)
+    for n, cell in enumerate(p.cells, 1):
+        tr = rep.translations[cell.key]
+        client = []
+        if tr.allocator:
+            client.append(f"LD_PRELOAD={tr.allocator}")
+        client.append(f"connections={tr.connections or exp.workload.connections}")
+        # User values are text, not markup ("[/b]" in a file name must not reach rich).
+        label = shown(cell.label) + (" [bold](baseline)[/]" if cell.is_baseline else "")
+        variables = "\n".join(f"{k}={v}" for k, v in tr.server_options.items()) or "-"
+        cells.add_row(str(n), label, cell.key, shown(variables), "\n".join(client),
+                      shown(rep.storage_label(cell)))
+    return cells
+
+
+def plan_runs_table(p: Plan) -> Table:
+    """The runs in order: cell number, repetition, estimated length and start."""
+    index = {c.key: n for n, c in enumerate(p.cells, 1)}
+    runs = _table(f"Run order ({p.experiment.order.mode})", [
+        ("run", "right"), ("cell", "right"), ("rep", "right"), ("label", "left"),
+        ("est.", "right"), ("starts at", "right")])
+    for r in p.runs:
+        runs.add_row(str(r.index), str(index[r.cell.key]), str(r.repetition),
+                     shown(r.cell.label),
+                     format_duration(r.seconds), "+" + format_duration(r.starts_at))
+    return runs
+
+
+def _plan_totals(p: Plan) -> list[str]:
+    """Runs and dataset load; total time and disk."""
+    from runner.host.facts import human_size
+
+    exp, rep = p.experiment, p.report
+    free = human_size(rep.disk_free) if rep.disk_free is not None else "unknown"
+    return [
+        f"{len(p.cells)} cells × {exp.repetitions_label()} = {len(p.runs)} runs;"
+        f" dataset {exp.dataset.scale_label()} (~{human_size(rep.dataset_bytes)}) loaded once"
+        + (f" per server ({len(rep.servers)})" if len(rep.servers) > 1 else "") + " in"
+        f" ~{format_duration(p.load_seconds)}",
+        f"estimated total: [bold]{format_duration(p.total_seconds)}[/];"
+        f" disk needed ~{human_size(rep.disk_needed)}"
+        + (f" ({rep.disk.describe()})" if rep.disk is not None else "")
+        + f" (free {free}); datadirs are removed after each run (failed ones kept, at most 3)",
+    ]
+
+
+def power_table(effect: float, rows: list[tuple[str, Any]]) -> Table:
+    """``plan --detect``: per comparison (label, :class:`analysis.power_plan` row), the runs
+    now, the MDE now, the runs needed per cell and their machine hours."""
+    table = _table(f"Power: finding {effect:g} %", [
+        ("comparison", "left"), ("runs now", "right"), ("MDE now", "right"),
+        ("runs needed per cell", "right"), ("machine hours", "right")])
+    for label, row in rows:
+        mde = "∞" if math.isinf(row.mde_pct) else f"±{number(row.mde_pct, '.1f')} %"
+        table.add_row(literal(label), f"{row.n_baseline} vs {row.n_other}", mde,
+                      str(row.runs_needed) if row.runs_needed else "> 50",
+                      number(row.hours_needed, ".1f", missing="-"))
+    return table
+
+
+# --- status ----------------------------------------------------------------------------------
+
+#: The queue table's run states, in column order.
+QUEUE_STATES = ("queued", "running", "done", "failed", "interrupted", "cancelled")
+
+
+def queue_table(rows: list[dict], seconds_per_run: dict[int, float]) -> Table:
+    """``status``: per experiment, its runs by state and the time left."""
+    table = _table("flushbench queue", [("id", "right"), ("experiment", "left"),
+                                        *((s, "right") for s in QUEUE_STATES),
+                                        ("left (est.)", "right")])
+    for row in rows:
+        table.add_row(str(row["experiment_id"]), literal(row["name"]),
+                      *(str(row.get(c, 0)) for c in QUEUE_STATES),
+                      _time_left(row, seconds_per_run.get(int(row["experiment_id"]))))
+    return table
+
+
+def _time_left(row: dict, seconds_per_run: float | None) -> str:
+    """``≈ 10h12m`` for what is left of an experiment (queued + running runs), ``?`` before
+    its first finished run, empty when nothing is left."""
+    left = int(row.get("queued", 0)) + int(row.get("running", 0))
+    if not left:
+        return ""
+    if seconds_per_run is None:
+        return "?"
+    return f"≈ {format_duration(left * seconds_per_run)}"
+
+
+def workers_table(workers: list[Any]) -> Table:
+    """``status``: each worker heard from lately, live or stale, and what it is doing."""
+    table = _table("workers", [(c, "left") for c in (
+        "host", "class", "pid", "state", "experiment", "run", "phase", "lease age",
+        "heartbeat")])
+    for w in workers:
+        table.add_row(literal(w.host_id), literal(w.host_class), str(w.pid), w.state,
+                      literal(w.experiment or ""), str(w.run_id or ""), literal(w.phase),
+                      f"{w.lease_age_s:.0f} s" if w.lease_age_s is not None else "",
+                      ("live" if w.live else "STALE") + f" ({w.heartbeat_age_s:.0f} s ago)")
+    return table
+
+
+# --- run, disturbed, doctor, mext ------------------------------------------------------------
+
+def cell_summary_table(cells: Any, summary: Any, min_by_run: Any, m: Any) -> Table:
+    """The end of ``run``: per cell, runs done and failed, the window mean and the lowest
+    interval in the experiment's metric ``m``, the stability score and warnings."""
+    table = _table("Per-cell summary (measurement window)", [
+        ("cell", "left"), ("done", "right"), ("failed", "right"), (m.name, "right"),
+        (f"min interval {m.name}", "right"), ("stability", "right"), ("warnings", "left")])
+    for _, cell in cells.iterrows():
+        run_ids = summary.loc[
+            (summary["cell_id"] == cell["cell_id"]) & (summary["status"] == "done"), "run_id"
+        ]
+        mins = [float(min_by_run[r]) for r in run_ids if r in min_by_run]
+        label = cell["cell_label"] + (" (baseline)" if cell["is_baseline"] else "")
+        table.add_row(
+            literal(label), str(cell["n_done"]), str(cell["n_failed"]),
+            number(m.of(cell["notpm_mean"])), number(m.of(min(mins))) if mins else MISSING,
+            number(cell["score_median"], ".0f"), literal(cell["warnings"] or ""),
+        )
+    return table
+
+
+#: ``disturbed``'s figures per kind: (evidence key, label, format).
+_DISTURBED_FIGURES = {
+    "disturbed-cpu": (("others_share", "others' CPU", ".1%"),
+                      ("others_peak_share", "peak interval", ".1%")),
+    "disturbed-steal": (("steal_share", "steal", ".1%"),),
+    "disturbed-io": (("others_bps", "others' B/s", ",.0f"),
+                     ("others_share", "of the device's bytes", ".1%")),
+    "below-limit": (("share", "of the limit", ".1%"),
+                    ("intervals_at_limit", "intervals at it", ".0f")),
+}
+
+
+def _disturbed_figures(kind: str, figures: dict) -> str:
+    return ", ".join(f"{label} {number(figures[key], spec)}"
+                     for key, label, spec in _DISTURBED_FIGURES.get(kind, ())
+                     if isinstance(figures.get(key), int | float))
+
+
+def disturbed_table(experiment: str, runs: Any) -> Table:
+    """``disturbed``: each disturbed run (every attempt), what disturbed it, its figures and
+    whether the experiment's policy keeps it in the verdicts."""
+    table = _table(f"disturbed runs of {experiment}", [(c, "left") for c in (
+        "run", "cell #rep/attempt", "status", "warning", "figures", "counts?")])
+    for _, r in runs.iterrows():
+        status = str(r["status"]) + (" (superseded)" if r["superseded"] else "")
+        counts = f"no ({r['action']})" if r["excluded"] else f"yes ({r['action']})"
+        table.add_row(str(r["run_id"]), literal(f"{r['cell_label']} #{r['repetition']}/"
+                                                f"{r['attempt']}"),
+                      literal(status), literal(r["kind"]),
+                      literal(_disturbed_figures(r["kind"], r["figures"])), literal(counts))
+    return table
+
+
+def doctor_table(checks: list[Any]) -> Table:
+    """``doctor``: each check, its status (coloured), what it found and the fix."""
+    table = _table("flushbench doctor", [(c, "left") for c in ("check", "status", "detail",
+                                                                 "fix")])
+    colors = {"ok": "green", "FAIL": "bold red", "warn": "yellow"}
+    for c in checks:
+        table.add_row(c.name, f"[{colors[c.status]}]{c.status}[/]", literal(c.detail),
+                      literal(c.fix or ""))
+    return table
+
+
+#: Width of ``mext``'s counter-name column and of one value column (delta or level).
+MEXT_NAME_WIDTH = 44
+MEXT_VALUE_WIDTH = 12
+
+
+def mext_block_table(values: Any, block: list[str], first: str, restarts: list[str],
+                     rate: bool) -> Table:
+    """One block of ``mext``'s columns in pt-mext's layout: counters as rows, the samples of
+    ``block`` as columns (``first``, the absolute values, is never a rate); a column where the
+    server restarted is marked. Values as pt-mext prints them (:func:`analysis.mext.format_value`:
+    blank where there is none)."""
+    from analysis.mext import format_value
+
+    out = Table(show_edge=False, box=None, pad_edge=False)
+    out.add_column("counter", min_width=min(MEXT_NAME_WIDTH, 20), max_width=MEXT_NAME_WIDTH,
+                   no_wrap=True, overflow="ellipsis")
+    for label in block:
+        mark = " restart" if label in restarts else ""
+        out.add_column(label + mark, justify="right", min_width=MEXT_VALUE_WIDTH, no_wrap=True)
+    for name, row in values[block].iterrows():
+        derived = str(name).startswith("[derived]")
+        out.add_row(literal(name), *(
+            format_value(v, rate=rate and not derived and label != first)
+            for label, v in row.items()))
+    return out
+
+
+# --- show ------------------------------------------------------------------------------------
+
+def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
+              efficiency_rows: list[tuple[str, str]]) -> Table:
+    """``show``: one run's configuration, status, metadata, figures in the experiment's
+    metric ``m``, stability figures and levels; ``latency_rows`` and ``efficiency_rows``
+    (:func:`latency_rows`, :func:`efficiency_rows`) go beside the stability score and last."""
+    rows = [
+        ("configuration", r["cell_label"] + (" (baseline)" if r["is_baseline"] else "")),
+        ("repetition / attempt", f"{r['repetition']} / {r['attempt']}"
+         + (" (superseded)" if r["superseded"] else "")),
+        ("status", str(r["status"]) + (f" — {r['error']}" if r["error"] else "")),
+        ("started", _known(r["started_at"])), ("finished", _known(r["finished_at"])),
+        # A run not started yet has no metadata: one "–", not "None (None × None)".
+        ("server", f"{r['server_flavor']} {r['server_version']}"
+         if _known(r["server_flavor"]) != MISSING else MISSING),
+        ("host", f"{r['hostname']} ({r['cpu_count']} × {r['cpu_model']})"
+         if _known(r["hostname"]) != MISSING else MISSING),
+        ("dataset", _known(r["dataset_key"])),
+        (f"{m.name} (window average)", number(m.of(r.get("notpm")))),
+        *([("driver TpmC (whole run)", number(r.get("tpmc_driver")))] if m.per_minute else []),
+        ("stability score", number(r.get("score"), ".1f")),
+        *latency_rows,
+        ("CV %", number(r.get("cv_pct"), ".1f")),
+        ("holes (< 0.5× median)", f"{number(r.get('holes_share', math.nan) * 100, '.0f')} %"),
+        ("longest low stretch", f"{number(r.get('longest_low_s'))} s"),
+        ("dominant period", f"{number(r.get('period_s'))} s"
+         f" ({number(r.get('period_share', 0) * 100)}% of variance)"),
+        ("trend", f"{number(r.get('trend_pct_per_min'), '+.2f')} % of median per minute"),
+        # Checkpoint age and dirty pages across the window: a trend is `not-steady` (below).
+        ("levels across the window",
+         f"checkpoint age {number(r.get('checkpoint_age_trend_mib_per_min'), '+.1f')} MiB/min"
+         f" ({number(r.get('checkpoint_age_change_pct'), '+.0f')} % of the maximum), dirty"
+         f" pages {number(r.get('dirty_trend_points_per_min'), '+.1f')} points/min"
+         f" ({number(r.get('dirty_change_points'), '+.1f')} points)"),
+        ("p95 latency (median)", f"{number(r.get('p95_ms_median'), '.1f')} ms (median of the"
+         " driver's own per-interval p95)"),
+        ("warnings", str(r.get("warnings") or "none")),
+        # A steady window's start, chosen for this run; a disturbed run the policy excludes.
+        ("window start", f"{number(r.get('window_start_s'), '.0f')} s after warmup (steady"
+         " state)" if number(r.get("window_start_s")) != MISSING else "the experiment's"),
+        ("in verdicts", str(r.get("excluded_reason") or "yes")),
+        *efficiency_rows,
+    ]
+    table = Table(title=f"run {run_id}", show_header=False)
+    table.add_column("", style="bold")
+    table.add_column("")
+    for k, v in rows:
+        table.add_row(literal(k), literal(v))
+    return table
+
+
+def latency_rows(view: Any, fig: Any, m: Any) -> list[tuple[str, str]]:
+    """``show``'s response-time rows (:func:`analysis.latency.one_run`): the window's
+    percentile and how it was had, stall seconds, jitter."""
+    from analysis.latency import STALL_MULTIPLE
+
+    if view.percentile is None:
+        return [("response time", "– (the driver printed no latency figure)")]
+    unit = "New-Order" if m.per_minute else "transaction"
+    who = "New-Order " if m.per_minute else ""
+    return [
+        (f"{who}{view.name} (window)", f"{number(fig['value_ms'], ',.1f')} ms — {view.how}"),
+        ("stall seconds", f"{number(fig['stall_s'])} s ({number(fig['stall_intervals'])}"
+         f" intervals with no {unit} or {view.name} above {STALL_MULTIPLE:g} × the run's"
+         f" median {number(fig['median_ms'], ',.1f')} ms)"),
+        (f"{view.name} jitter", f"{number(fig['jitter_pct'], '.0f')} % (CV of the per-interval"
+         f" {view.name})"),
+    ]
+
+
+def efficiency_rows(bound_text: str | None, costs: Any, m: Any) -> list[tuple[str, str]]:
+    """``show``'s rows on what bound the run (None: no samples in the window) and what each
+    transaction cost (:func:`analysis.cost.per_run`)."""
+    from analysis import cost
+
+    unit = "New-Order" if m.per_minute else "transaction"
+    fmt = {c: f"{number(costs[c], cost.FORMATS[c])} {cost.LABELS[c]}" for c in cost.COLUMNS}
+    return [
+        ("what bound it", bound_text if bound_text is not None
+         else "– (no samples in the window)"),
+        (f"cost per {unit} (window)",
+         f"{fmt['mysqld_cpu_us']}, {fmt['client_cpu_us']}; {fmt['read_ops']} ("
+         f"{fmt['read_kib']}), {fmt['write_ops']} ({fmt['write_kib']}) on the datadir's"
+         f" device; {fmt['row_lock_waits']}"),
+    ]
+
+
+# --- compare ---------------------------------------------------------------------------------
+
+def comparison_table(cmp: Any, ids: dict[Any, str], m: Any, bound_cells: Any) -> Table:
+    """``compare``: each row against its baseline — runs, the metric's mean and interval, the
+    ratio and its interval, the verdict (coloured) and what bound most of its runs."""
+    cells = cmp.cells.set_index("cell_id")
+    several = "baseline_id" in cells and cells["baseline_id"].nunique() > 1
+    t = _table("Against the baseline (mean of repetitions, 95% CI)"
+               if not several else "Against each row's own baseline (mean of repetitions,"
+               " 95% CI)",
+               [("id", "left"), ("runs", "right"), (f"{m.name} (95% CI)", "right"),
+                ("ratio (95% CI)", "right"), ("verdict", "left"), ("bound", "left")])
+    for _, r in cmp.ranking.iterrows():
+        c = cells.loc[r["cell_id"]]
+        style = {"faster": "green", "slower": "red"}.get(c["verdict"], "")
+        t.add_row(
+            ids[r["cell_id"]],
+            str(c["n_done"]) + (f"+{c['n_failed']}✗" if c["n_failed"] else "")
+            # Disturbed runs the experiment's `disturbed:` policy leaves out (reasons below).
+            + (f" (+{c['n_excluded']} excl.)" if c.get("n_excluded") else ""),
+            f"{number(m.of(c['notpm_mean']))} ({number(m.of(c['notpm_ci_low']))}–"
+            f"{number(m.of(c['notpm_ci_high']))})",
+            MISSING if c["is_baseline"] else
+            _ratio(c["ratio"], c["ratio_ci_low"], c["ratio_ci_high"])
+            + (f" vs {ids[int(c['baseline_id'])]}" if several else ""),
+            f"[{style}]{c['verdict']}[/]" if style else c["verdict"],
+            _bound_cell(bound_cells, r["cell_id"]),
+        )
+    return t
+
+
+def _bound_cell(cells: Any, cell_id: Any) -> str:
+    """A cell's attribution in the comparison table: ``byte limit 6/6``."""
+    from analysis.bound import short
+
+    if cell_id not in cells.index:
+        return MISSING
+    row = cells.loc[cell_id]
+    agreeing, _, total = str(row["bound_runs"]).partition(" of ")
+    return f"{short(row['bound'])} {agreeing}/{total}"
+
+
+def main_effects_table(me: Any) -> Table:
+    """The estimable main effects: each knob's level against its reference, as a ratio."""
+    t = _table("Main effect of each knob (ratio to its reference level)", [
+        ("knob", "left"), ("level", "left"), ("ratio", "right"), ("95% CI", "right"),
+        ("p", "right")])
+    for _, r in me[me["estimable"]].iterrows():
+        t.add_row(shown(r["knob"]), f"{_level(r['level'])} vs {_level(r['reference'])}",
+                  f"{number(r['ratio'], '.3f')}×",
+                  f"{number(r['ci_low'], '.3f')}–{number(r['ci_high'], '.3f')}",
+                  number(r["p_value"], ".4f"))
+    return t
+
+
+def interactions_table(it: Any) -> Table:
+    """The estimable two-way interactions: RMS change of the fitted cells and the F test."""
+    t = _table("Two-way interactions (F test on log throughput)", [
+        ("knob A", "left"), ("knob B", "left"), ("interaction %", "right"), ("p", "right")])
+    for _, r in it[it["estimable"]].iterrows():
+        t.add_row(shown(r["knob_a"]), shown(r["knob_b"]), number(r["rms_pct"], ".2f"),
+                  number(r["p_value"], ".4f"))
+    return t
+
+
+def stability_table(ranking: Any, ids: dict[Any, str], m: Any) -> Table:
+    """The rows ranked by stability score, with CV and the rank by throughput."""
+    t = _table("Ranked by stability (100 × p5 / median; 100 = flat)", [
+        (c, "right") for c in ("rank", "id", "score", "CV %", f"{m.name} rank")])
+    for _, r in ranking.sort_values("rank_stability").iterrows():
+        t.add_row(str(r["rank_stability"]), ids[r["cell_id"]], number(r["score_median"], ".0f"),
+                  number(r["cv_pct_median"], ".1f"), str(r["rank_notpm"]))
+    return t
+
+
+def latency_table(lat: Any, ids: dict[Any, str], m: Any) -> Table:
+    """Response time per row: the window percentile, its ratio and verdict against the
+    baseline (lower is better, coloured), stall seconds and jitter."""
+    from analysis.latency import HIGHER, LOWER
+
+    v = lat.view
+    who = "New-Order " if m.per_minute else ""
+    t = _table(f"Response time: {who}{v.name}, ms (lower is better)", [
+        (col, "left" if col in ("id", "verdict") else "right")
+        for col in ("id", f"{v.name} ms", "ratio (95% CI)", "verdict", "stall s", "jitter %")])
+    styles = {LOWER: "green", HIGHER: "red"}
+    for cell_id, c in lat.cells.iterrows():
+        t.add_row(ids.get(cell_id, str(cell_id)), number(c["value_ms"], ",.1f"),
+                  MISSING if c["verdict"] == "baseline" else
+                  _ratio(c["ratio"], c["ratio_ci_low"], c["ratio_ci_high"]),
+                  f"[{styles[c['verdict']]}]{c['verdict']}[/]" if c["verdict"] in styles
+                  else c["verdict"],
+                  number(c["stall_s_median"], ",.0f"), number(c["jitter_pct_median"], ".0f"))
+    return t
+
+
+def cost_table(cost_cells: Any, ids: dict[Any, str], unit: str) -> Table:
+    """Cost per transaction of each row (median of its counted runs)."""
+    from analysis.cost import COLUMNS, FORMATS, LABELS
+
+    t = _table(f"Cost per {unit} (median of each row's runs, measurement window)",
+               [("id", "left"), *((LABELS[c], "right") for c in COLUMNS)])
+    for cell_id, row in cost_cells.iterrows():
+        t.add_row(ids.get(cell_id, str(cell_id)), *[number(row[c], FORMATS[c]) for c in COLUMNS])
+    return t
+
+
+def scorecard_table(table: Any) -> Table:
+    """The reproduction scorecard: the reference's ratios against ours (R1, R2, …), our
+    verdict and the reproduction verdict (coloured)."""
+    from analysis import scorecard
+
+    t = _table("The reference's ratios against ours (a / b)", [
+        (col, "right" if col in ("reference", "ours (95% CI)") else "left")
+        for col in ("id", "reference", "ours (95% CI)", "our verdict", "reproduction",
+                    "reference vs our CI")])
+    styles = {scorecard.REPRODUCED: "green", scorecard.SMALLER: "cyan",
+              scorecard.LARGER: "blue", scorecard.NO_EFFECT: "yellow",
+              scorecard.CONTRADICTS: "red"}
+    for i, r in table.iterrows():
+        style = styles.get(r["verdict"], "")
+        t.add_row(f"R{i + 1}",
+                  f"{number(r['reference_ratio'], '.2f')}×" + ("" if r["stated"] else " *"),
+                  _ratio(r["ratio"], r["ci_low"], r["ci_high"]),
+                  r["our_verdict"], f"[{style}]{r['verdict']}[/]" if style else r["verdict"],
+                  r["size"])
+    return t
+
+
+# --- compare across databases ----------------------------------------------------------------
+
+def cross_sources_table(sources: Any, sid: dict[str, str], legend: str) -> Table:
+    """The sources (:func:`analysis.crossdb.sources_table`): server, hosts, cells, runs,
+    window, each under its short id."""
+    t = _table(f"Sources ({shown(legend)})", [
+        (col, "right" if col in ("cells", "runs") else "left")
+        for col in ("source", "server", "hosts", "cells", "runs", "window")])
+    for _, r in sources.iterrows():
+        t.add_row(sid[r["source"]], shown(r["server"]), shown(r["hosts"]), str(r["cells"]),
+                  str(r["runs_done"]), r["window"])
+    return t
+
+
+def cross_cells_table(cross: Any, sid: dict[str, str], legend: str) -> Table:
+    """Each matched cell in each source: runs, the metric and ratio to that source's own
+    baseline (95 % CIs), the verdict."""
+    m = cross.metric_name
+    scale = 1.0 if m == "NOTPM" else 1 / 60
+    t = _table(f"Per source: {m} and ratio to the source's own baseline (95% CI;"
+               f" {shown(legend)})", [
+                   (col, "right" if col in ("runs",) or m in col else "left")
+                   for col in ("cell", "source", "runs", f"{m} (95% CI)", "ratio (95% CI)",
+                               "verdict")])
+    for _, r in cross.cells.iterrows():
+        t.add_row(f"M{r['match']}", sid[r["source"]], str(r["n_done"]),
+                  f"{number(r['mean'] * scale)} ({number(r['ci_low'] * scale)}–"
+                  f"{number(r['ci_high'] * scale)})",
+                  MISSING if r["is_baseline"] else
+                  _ratio(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]),
+                  r["verdict"])
+    return t
+
+
+def pooled_table(pooled: Any, legend: str) -> Table:
+    """The ratio to the baseline pooled over the sources as blocks, and whether the sources
+    disagree (Cochran's Q)."""
+    t = _table(f"Ratio to the baseline pooled over the sources as blocks ({shown(legend)})", [
+        (col, "left" if col in ("cell", "verdict") else "right")
+        for col in ("cell", "sources", "ratio (95% CI)", "p", "verdict", "sources disagree?")])
+    for i, r in pooled.iterrows():
+        het = r["heterogeneity_p"]
+        t.add_row(f"M{i + 1}", str(r["n_sources"]),
+                  MISSING if r["verdict"] == "baseline" else
+                  _ratio(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]),
+                  number(r["p_value"], ".3f"), r["verdict"],
+                  MISSING if not math.isfinite(het) else
+                  (f"yes (Cochran's Q p = {het:.3g})" if het < 0.05 else f"no (p = {het:.2g})"))
+    return t
+
+
+def between_table(cross: Any, sid: dict[str, str], legend: str) -> Table:
+    """The same cell in each source against the first source."""
+    matches = dict(zip(cross.cells["key"], cross.cells["match"], strict=False))
+    t = _table(f"The same cell in each source against S1 ({shown(legend)})", [
+        (col, "left" if col in ("cell", "source", "verdict") else "right")
+        for col in ("cell", "source", "runs", "ratio (95% CI)", "p", "verdict")])
+    for _, r in cross.between.iterrows():
+        t.add_row(f"M{matches[r['key']]}", f"{sid[r['source']]} / S1",
+                  f"{r['n_other']} vs {r['n_first']}",
+                  _ratio(r["ratio"], r["ci_low"], r["ci_high"]), number(r["p_value"], ".3f"),
+                  r["verdict"])
+    return t

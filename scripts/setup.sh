@@ -16,6 +16,7 @@ APT_PACKAGES=(
   libjemalloc2 libtcmalloc-minimal4  # allocators preloaded with LD_PRELOAD
   chromium                        # headless browser: report screenshot test
   golang-go                       # only used when no Go toolchain is on PATH
+  libmariadb-dev                  # tpcc's C client (cgo; --client libmariadb): mysql.h, libmariadb.so
   patchelf                        # tests: a server binary that needs a profile's lib_dirs
   # scripts/build-server.sh's build dependencies: its tests configure trees with cmake, and a
   # researcher builds the 2011 servers with them (the script installs them too when missing).

@@ -12,10 +12,12 @@
 //     Stock-Level runs one count(*) per distinct item, New-Order one
 //     item/stock/update/insert per line); one 23-card deck shared by all
 //     connections; any error retried with the same input up to 2000 times.
-//     Implemented below database/sql on the driver's Conn/Stmt
-//     (internal/mysqlwire's Session, internal/workload/tpccmysql), checked
-//     against a real tpcc_start run's general log
-//     (testdata/statement-shapes.txt).
+//     Implemented in internal/workload/tpccmysql on a
+//     mysqlwire.PreparedSession of either client (--client): libmariadb,
+//     the C library tpcc_start links, through cgo (internal/libmariadb),
+//     or go, go-sql-driver's Conn/Stmt below database/sql (internal/mysqlwire's
+//     Session). Checked through each against a real tpcc_start run's
+//     general log (testdata/statement-shapes.txt).
 //   - ModeBatched: the same business transactions in fewer round trips
 //     (IN lists, multi-row inserts, one join for Stock-Level, one commit per
 //     Delivery) with the spec's data updates. A different workload: its TpmC
@@ -50,8 +52,9 @@
 //     flushbench's own options are long (--json, --mode, --workers).
 //
 // Packages (internal/): getopt (tpcc_start's option syntax), mysqlwire
-// (connections, errors, transport, the Session below database/sql, the
-// loader's INSERT buffer), spec (transaction types, deck, random
+// (connections, errors, transport, the session interface and the Go
+// client's Session below database/sql, the loader's INSERT buffer),
+// libmariadb (the C client), spec (transaction types, deck, random
 // functions, cardinalities), schema, load, check, measure (histogram,
 // counters), report (text/JSON sinks, -f/-t files), workload (Worker, Env)
 // with workload/tpccmysql and workload/batched (one file per transaction),

@@ -29,7 +29,9 @@ import (
 	"testing"
 	"time"
 
+	"flushbench/tpcc/internal/libmariadb"
 	"flushbench/tpcc/internal/measure"
+	"flushbench/tpcc/internal/mysqlwire"
 	"flushbench/tpcc/internal/run"
 	"flushbench/tpcc/internal/spec"
 )
@@ -324,8 +326,9 @@ func checkLatencyMerges(t *testing.T, ivs []intervalJSON, sum *intervalJSON) {
 }
 
 // TestLoadRunCheck is the main end-to-end path: load 2 warehouses, check,
-// run with JSON and text output, in both modes, over both transports and
-// with tpcc_start's -f/-t files, checking consistency after each run.
+// run with JSON and text output and with tpcc_start's -f/-t files through
+// each client, in both modes, over both transports of the Go client,
+// checking consistency after each run.
 func TestLoadRunCheck(t *testing.T) {
 	s := sharedServer(t)
 	conn := sock(s)
@@ -339,10 +342,18 @@ func TestLoadRunCheck(t *testing.T) {
 		t.Errorf("second load without --drop should refuse: %d %s", r.code, r.stderr)
 	}
 	checkConsistent(t, conn, "after load")
-	checkJSONRun(t, conn)
-	checkConsistent(t, conn, "after JSON run")
-	checkTextRun(t, conn)
-	checkConsistent(t, conn, "after text run")
+	for _, client := range clients {
+		t.Run("client="+client, func(t *testing.T) {
+			requireClient(t, client)
+			cc := args(conn, "--client", client)
+			checkJSONRun(t, cc)
+			checkConsistent(t, conn, "after JSON run")
+			checkTextRun(t, cc)
+			checkConsistent(t, conn, "after text run")
+			checkRunFiles(t, cc)
+			checkConsistent(t, conn, "after the run with files")
+		})
+	}
 
 	// The batched mode (a different workload) on the same data, with
 	// tpcc-mysql style flags and -f/-t files in the default mode.
@@ -360,8 +371,24 @@ func TestLoadRunCheck(t *testing.T) {
 		t.Fatalf("netpoll-transport run (%d): %+v\n%s", r.code, sum, r.stderr)
 	}
 	checkConsistent(t, conn, "after the netpoll-transport run")
-	checkRunFiles(t, conn)
-	checkConsistent(t, conn, "after the run with files")
+}
+
+// clients are tpcc-mysql mode's clients (--client); the tests that run
+// the workload run it through each.
+var clients = []string{string(mysqlwire.ClientGo), string(mysqlwire.ClientLibmariadb)}
+
+// requireClient skips a client this test binary was built without (the C
+// client needs cgo and libmariadb-dev), unless FLUSHBENCH_REQUIRE_MYSQL is
+// set: then a missing client is a failure.
+func requireClient(t *testing.T, client string) {
+	t.Helper()
+	if client != string(mysqlwire.ClientLibmariadb) || libmariadb.Available {
+		return
+	}
+	if os.Getenv("FLUSHBENCH_REQUIRE_MYSQL") != "" {
+		t.Fatal("built without the libmariadb client (CGO_ENABLED=0 or -tags nolibmariadb) and FLUSHBENCH_REQUIRE_MYSQL is set")
+	}
+	t.Skip("built without the libmariadb client")
 }
 
 // checkConsistent runs tpcc check on database it.
@@ -505,15 +532,20 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("wrong password: %d %q", r.code, r.stderr)
 	}
 	// SIGINT mid-run: summary with interrupted:true, exit 0.
-	cmd := exec.Command(os.Args[0], append([]string{"run", "-d", "w1", "-w", "1", "-c", "2", "-r", "0", "-l", "60", "-i", "1", "--json"}, conn...)...)
-	cmd.Env = append(os.Environ(), "TPCC_TEST_MAIN=1")
-	out, lines := startLines(t, cmd)
-	waitLines(t, lines, 2)
-	cmd.Process.Signal(os.Interrupt)
-	code := waitExit(t, cmd)
-	ivs, sum := parseJSONLines(t, out.String())
-	if code != 0 || sum == nil || !sum.Interrupted || len(ivs) < 2 || sum.MeasureS <= 0 || sum.MeasureS > 30 {
-		t.Errorf("SIGINT: exit %d summary %+v intervals %d", code, sum, len(ivs))
+	for _, client := range clients {
+		t.Run("SIGINT client="+client, func(t *testing.T) {
+			requireClient(t, client)
+			cmd := exec.Command(os.Args[0], append([]string{"run", "-d", "w1", "-w", "1", "-c", "2", "-r", "0", "-l", "60", "-i", "1", "--json", "--client", client}, conn...)...)
+			cmd.Env = append(os.Environ(), "TPCC_TEST_MAIN=1")
+			out, lines := startLines(t, cmd)
+			waitLines(t, lines, 2)
+			cmd.Process.Signal(os.Interrupt)
+			code := waitExit(t, cmd)
+			ivs, sum := parseJSONLines(t, out.String())
+			if code != 0 || sum == nil || !sum.Interrupted || len(ivs) < 2 || sum.MeasureS <= 0 || sum.MeasureS > 30 {
+				t.Errorf("SIGINT: exit %d summary %+v intervals %d", code, sum, len(ivs))
+			}
+		})
 	}
 }
 
@@ -553,11 +585,41 @@ func TestCLIErrorsNoServer(t *testing.T) {
 	if r.code != run.ExitUsage || !strings.Contains(r.stderr, "needs --mode tpcc-mysql") {
 		t.Errorf("blocking + batched: %d %q", r.code, r.stderr)
 	}
+	checkClientUsage(t)
+}
+
+// checkClientUsage: --client takes libmariadb or go, and refuses what the
+// C client cannot do before connecting.
+func checkClientUsage(t *testing.T) {
+	t.Helper()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--client", "odbc"}, "--client must be libmariadb or go, not \"odbc\""},
+		{[]string{"--client", "libmariadb", "--mode", "batched"}, "--client libmariadb needs --mode tpcc-mysql"},
+		{[]string{"--client", "libmariadb", "--transport", "netpoll"}, "--transport applies to --client go only"},
+	} {
+		r := tpcc(t, append([]string{"run", "-d", "x", "-w", "1"}, c.args...)...)
+		if r.code != run.ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: %d %q", c.args, r.code, r.stderr)
+		}
+	}
 }
 
 // TestServerKilledMidRun: intervals printed so far stay on stdout, the error
-// goes to stderr and the exit code is run.ExitServerLost.
+// goes to stderr and the exit code is run.ExitServerLost, through each
+// client.
 func TestServerKilledMidRun(t *testing.T) {
+	for _, client := range clients {
+		t.Run("client="+client, func(t *testing.T) {
+			requireClient(t, client)
+			checkServerKilledMidRun(t, client)
+		})
+	}
+}
+
+func checkServerKilledMidRun(t *testing.T, client string) {
 	s, err := startServer(t)
 	if err != nil {
 		t.Fatal(err)
@@ -568,7 +630,7 @@ func TestServerKilledMidRun(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("load: %s", r.stderr)
 	}
-	cmd := exec.Command(os.Args[0], append([]string{"run", "-d", "k", "-w", "1", "-c", "4", "-r", "0", "-l", "60", "-i", "1", "--json"}, conn...)...)
+	cmd := exec.Command(os.Args[0], append([]string{"run", "-d", "k", "-w", "1", "-c", "4", "-r", "0", "-l", "60", "-i", "1", "--json", "--client", client}, conn...)...)
 	cmd.Env = append(os.Environ(), "TPCC_TEST_MAIN=1")
 	var errb bytes.Buffer
 	cmd.Stderr = &errb

@@ -145,7 +145,19 @@ func TestTpccMysqlStatementStream(t *testing.T) {
 		t.Fatalf("fixture has %d transaction types", len(fx))
 	}
 	checkGrammarsAcceptFixture(t, fx)
-	logPath := captureRunLog(t)
+	for _, client := range clients {
+		t.Run("client="+client, func(t *testing.T) {
+			requireClient(t, client)
+			checkStatementStream(t, fx, client)
+		})
+	}
+}
+
+// checkStatementStream runs tpcc-mysql mode through client with the
+// general log on and checks every driver connection's statements against
+// the fixture.
+func checkStatementStream(t *testing.T, fx map[string]*fixtureType, client string) {
+	logPath := captureRunLog(t, client)
 	c := newStreamChecker(t, fx)
 	workers := 0
 	for thread, lines := range readGeneralLog(t, logPath) {
@@ -177,14 +189,14 @@ func checkGrammarsAcceptFixture(t *testing.T, fx map[string]*fixtureType) {
 	}
 }
 
-// captureRunLog loads one warehouse, runs tpcc-mysql mode on two
-// connections for 6 s with the server's general log on, and returns the
-// log's path.
-func captureRunLog(t *testing.T) string {
+// captureRunLog loads one warehouse afresh, runs tpcc-mysql mode through
+// client on two connections for 6 s with the server's general log on, and
+// returns the log's path.
+func captureRunLog(t *testing.T, client string) string {
 	t.Helper()
 	s := sharedServer(t)
 	conn := sock(s)
-	if r := tpcc(t, append([]string{"load", "-d", "shapes", "-w", "1", "--workers", "2"}, conn...)...); r.code != 0 {
+	if r := tpcc(t, append([]string{"load", "-d", "shapes", "-w", "1", "--workers", "2", "--drop"}, conn...)...); r.code != 0 {
 		t.Fatalf("load: %s", r.stderr)
 	}
 	admin, err := sql.Open("mysql", "root@unix("+s.socket+")/")
@@ -199,7 +211,7 @@ func captureRunLog(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	r := tpcc(t, append([]string{"run", "-d", "shapes", "-w", "1", "-c", "2", "-r", "0", "-l", "6", "-i", "2", "--json"}, conn...)...)
+	r := tpcc(t, append([]string{"run", "-d", "shapes", "-w", "1", "-c", "2", "-r", "0", "-l", "6", "-i", "2", "--json", "--client", client}, conn...)...)
 	if _, err := admin.Exec("SET GLOBAL general_log = 0"); err != nil {
 		t.Fatal(err)
 	}

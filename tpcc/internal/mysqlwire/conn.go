@@ -98,7 +98,9 @@ func (o *ConnOpts) Explain(err error) error {
 		case erBadDB:
 			return fmt.Errorf("database %q does not exist: run tpcc load first: %w", o.DB, err)
 		}
-		return err
+		if !IsConnLost(err) {
+			return err
+		}
 	}
 	if IsConnLost(err) {
 		return fmt.Errorf("cannot connect to MySQL server at %s (is it running?): %w", o.where(), err)
@@ -130,8 +132,9 @@ func IsConnLost(err error) bool {
 	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
-		// 1053 server shutdown in progress, 2006/2013 gone away / lost.
-		return me.Number == 1053 || me.Number == 2006 || me.Number == 2013
+		// 1053 server shutdown in progress, 2006/2013 gone away / lost;
+		// 2002/2003 the C client's cannot connect (socket / TCP).
+		return me.Number == 1053 || me.Number == 2006 || me.Number == 2013 || me.Number == 2002 || me.Number == 2003
 	}
 	return strings.Contains(err.Error(), "connection refused")
 }

@@ -61,9 +61,9 @@ func (s *Session) Close() {
 }
 
 // Int, Bytes and Float append an argument; the next exec or query consumes them.
-func (s *Session) Int(v int) *Session       { s.args = append(s.args, int64(v)); return s }
-func (s *Session) Bytes(v []byte) *Session  { s.args = append(s.args, v); return s }
-func (s *Session) Float(v float64) *Session { s.args = append(s.args, v); return s }
+func (s *Session) Int(v int) PreparedSession       { s.args = append(s.args, int64(v)); return s }
+func (s *Session) Bytes(v []byte) PreparedSession  { s.args = append(s.args, v); return s }
+func (s *Session) Float(v float64) PreparedSession { s.args = append(s.args, v); return s }
 
 // Exec runs statement id with the pending arguments and discards the result.
 func (s *Session) Exec(id int) error {
@@ -89,6 +89,9 @@ func (s *Session) Next(rows driver.Rows, n int) (bool, error) {
 	return err == nil, err
 }
 
+// Values is the row the last successful Next read (its first n columns).
+func (s *Session) Values(n int) []driver.Value { return s.Row[:n] }
+
 // ErrNoRow is returned when a statement that must return a row returned
 // none; like any error in tpcc-mysql mode it rolls back and retries.
 type ErrNoRow struct{ What string }
@@ -103,9 +106,16 @@ func (s *Session) QueryOne(id, n int, what string, use func(row []driver.Value))
 	if err != nil {
 		return err
 	}
+	return QueryOneRow(s, rows, n, what, use)
+}
+
+// QueryOneRow is QueryOne after the query: it reads the first row of rows
+// into use, closes rows and turns a missing row into ErrNoRow. Both
+// clients' sessions share it.
+func QueryOneRow(s PreparedSession, rows driver.Rows, n int, what string, use func(row []driver.Value)) error {
 	ok, err := s.Next(rows, n)
 	if ok && use != nil {
-		use(s.Row[:n])
+		use(s.Values(n))
 	}
 	if cerr := rows.Close(); err == nil {
 		err = cerr

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"flushbench/tpcc/internal/libmariadb"
 	"flushbench/tpcc/internal/mysqlwire"
 	"flushbench/tpcc/internal/spec"
 )
@@ -33,9 +34,13 @@ const (
 type Opts struct {
 	Conn mysqlwire.ConnOpts
 	Mode Mode
-	// Transport is how tpcc-mysql-mode connections wait for the server
-	// (--transport; empty: blocking in tpcc-mysql mode, netpoll in batched).
+	// Transport is how the Go client's connections wait for the server
+	// (--transport; empty: blocking in tpcc-mysql mode, netpoll in
+	// batched; the C client has none).
 	Transport mysqlwire.Transport
+	// Client carries tpcc-mysql mode's statements (--client; empty: the
+	// C library when this build has it, else go).
+	Client    mysqlwire.Client
 	W         int
 	Conns     int
 	RampupS   int
@@ -88,7 +93,10 @@ func (o *Opts) normalize() error {
 	if o.LateUnit == 0 {
 		o.LateUnit = time.Millisecond
 	}
-	if o.Transport == "" {
+	if err := o.normalizeClient(); err != nil {
+		return err
+	}
+	if o.Transport == "" && o.Client == mysqlwire.ClientGo {
 		// tpcc_start's threading model for tpcc_start's workload: measured
 		// nearer its TpmC under contention (docs/tpcc.md, "Client
 		// implementation"); batched mode goes through database/sql.
@@ -99,6 +107,37 @@ func (o *Opts) normalize() error {
 	}
 	if o.Transport == mysqlwire.TransportBlocking && o.Mode != ModeTpccMysql {
 		return errors.New("--transport blocking needs --mode tpcc-mysql")
+	}
+	return nil
+}
+
+// normalizeClient chooses tpcc-mysql mode's client and rejects the
+// combinations that cannot run: the C client in batched mode or in a
+// build without it, and --transport with the C client (which does its own
+// I/O).
+func (o *Opts) normalizeClient() error {
+	switch o.Client {
+	case "":
+		o.Client = mysqlwire.ClientGo
+		if libmariadb.Available && o.Mode == ModeTpccMysql && o.Transport == "" {
+			// tpcc_start's own client library: measured nearer its TpmC
+			// than the Go client (docs/tpcc.md, "Client implementation").
+			o.Client = mysqlwire.ClientLibmariadb
+		}
+		return nil
+	case mysqlwire.ClientGo:
+		return nil
+	case mysqlwire.ClientLibmariadb:
+	default:
+		return fmt.Errorf("--client must be %s or %s, not %q", mysqlwire.ClientLibmariadb, mysqlwire.ClientGo, o.Client)
+	}
+	switch {
+	case o.Mode != ModeTpccMysql:
+		return errors.New("--client libmariadb needs --mode tpcc-mysql (batched mode goes through database/sql)")
+	case o.Transport != "":
+		return errors.New("--transport applies to --client go only (libmariadb does its own I/O, blocking like tpcc_start)")
+	case !libmariadb.Available:
+		return libmariadb.ErrNotBuilt
 	}
 	return nil
 }

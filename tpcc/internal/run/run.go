@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"flushbench/tpcc/internal/libmariadb"
 	"flushbench/tpcc/internal/measure"
 	"flushbench/tpcc/internal/mysqlwire"
 	"flushbench/tpcc/internal/report"
@@ -29,7 +30,8 @@ func Run(ctx context.Context, o Opts) (int, error) {
 	if err := o.normalize(); err != nil {
 		return ExitUsage, err
 	}
-	if o.Transport == mysqlwire.TransportBlocking {
+	if o.Transport == mysqlwire.TransportBlocking || o.Client == mysqlwire.ClientLibmariadb {
+		// A P per connection thread blocked in read(2), in Go or in C.
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(mysqlwire.BlockingGOMAXPROCS(o.Conns)))
 	}
 	env := newEnv(&o)
@@ -131,17 +133,30 @@ func connectWorkers(ctx context.Context, o *Opts, env *workload.Env) ([]workload
 		if o.Mode == ModeBatched {
 			workers[i] = batched.NewWorker(i, env, seed)
 		} else {
-			conn, err := mysqlwire.NewConnector(&o.Conn, o.schemaOf(i), o.Transport)
+			open, err := o.opener(o.schemaOf(i))
 			if err != nil {
 				return nil, err
 			}
-			workers[i] = tpccmysql.NewWorker(i, env, seed, conn)
+			workers[i] = tpccmysql.NewWorker(i, env, seed, open)
 		}
 		if err := workers[i].Connect(ctx); err != nil {
 			return nil, o.Conn.Explain(err)
 		}
 	}
 	return workers, nil
+}
+
+// opener is how a tpcc-mysql-mode connection to schema db opens its
+// session: the chosen client, with the chosen transport for the Go one.
+func (o *Opts) opener(db string) (mysqlwire.SessionOpener, error) {
+	if o.Client == mysqlwire.ClientLibmariadb {
+		return libmariadb.NewOpener(&o.Conn, db)
+	}
+	conn, err := mysqlwire.NewConnector(&o.Conn, db, o.Transport)
+	if err != nil {
+		return nil, err
+	}
+	return mysqlwire.GoOpener{Connector: conn}, nil
 }
 
 // newSink is the output --json chooses.

@@ -28,7 +28,7 @@ func (w *worker) byNameRows(id, cols int, n int64, use func(row []driver.Value))
 		}
 		got++
 		if got == want && use != nil {
-			use(s.Row[:cols])
+			use(s.Values(cols))
 		}
 	}
 	return rows.Close()

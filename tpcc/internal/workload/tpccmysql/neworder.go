@@ -98,7 +98,7 @@ func (w *worker) newOrderLine(oID int64, num int, l *orderLine, factor float64) 
 	}
 	found, err = s.Next(rows, 3)
 	if found {
-		price = mysqlwire.AsFloat(s.Row[0])
+		price = mysqlwire.AsFloat(s.Values(1)[0])
 	}
 	if cerr := rows.Close(); err == nil {
 		err = cerr

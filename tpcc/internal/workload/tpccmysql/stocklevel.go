@@ -30,7 +30,7 @@ func (w *worker) stockLevel() error {
 		if !ok {
 			break
 		}
-		w.ids = append(w.ids, mysqlwire.AsInt(s.Row[0]))
+		w.ids = append(w.ids, mysqlwire.AsInt(s.Values(1)[0]))
 	}
 	if err := rows.Close(); err != nil {
 		return err

@@ -3,15 +3,17 @@
 // transaction type in the same order with the same round trips, lock order
 // and commit points (one file per transaction), one 23-card deck shared by
 // all connections, and any error retried with the same input up to 2000
-// times (workload.TpccMysqlRetries). It runs below database/sql on
-// mysqlwire.Session; its statement stream is checked against a real
-// tpcc_start run's general log (testdata/statement-shapes.txt, cmd/tpcc's
-// TestTpccMysqlStatementStream).
+// times (workload.TpccMysqlRetries). It runs on a
+// mysqlwire.PreparedSession of either client (the C library's
+// libmariadb.Session or the Go mysqlwire.Session); its statement stream is
+// checked through each against a real tpcc_start run's general log
+// (testdata/statement-shapes.txt, cmd/tpcc's TestTpccMysqlStatementStream).
 package tpccmysql
 
 import (
 	"context"
 	"database/sql/driver"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -29,8 +31,8 @@ var bg = context.Background()
 type worker struct {
 	id    int
 	env   *workload.Env
-	conn  driver.Connector
-	sess  *mysqlwire.Session
+	open  mysqlwire.SessionOpener
+	sess  mysqlwire.PreparedSession
 	rng   *spec.Rand
 	stats measure.Recorder
 
@@ -47,11 +49,11 @@ type worker struct {
 	nowText            []byte
 }
 
-// NewWorker returns connection id's worker, which connects through conn
-// (mysqlwire.NewConnector: its schema and transport); seed is its own
+// NewWorker returns connection id's worker, which connects through open
+// (the client, with its schema and transport); seed is its own
 // generator's.
-func NewWorker(id int, env *workload.Env, seed uint64, conn driver.Connector) workload.Worker {
-	w := &worker{id: id, env: env, conn: conn, rng: env.NewRand(seed), ids: make([]int64, 0, 400),
+func NewWorker(id int, env *workload.Env, seed uint64, open mysqlwire.SessionOpener) workload.Worker {
+	w := &worker{id: id, env: env, open: open, rng: env.NewRand(seed), ids: make([]int64, 0, 400),
 		hdata: make([]byte, 0, 32), cdata: make([]byte, 0, 512), dist: make([]byte, 0, 24)}
 	w.retrier = workload.Retrier{Policy: workload.TpccMysqlRetries, Tx: w, ConnID: id, Errors: env.Errors}
 	return w
@@ -63,7 +65,7 @@ func (w *worker) Recorder() *measure.Recorder { return &w.stats }
 // Connect opens the connection and prepares all statements.
 func (w *worker) Connect(ctx context.Context) error {
 	w.Close()
-	s, err := mysqlwire.OpenSession(ctx, w.conn, statementTexts[:])
+	s, err := w.open.Open(ctx, statementTexts[:])
 	if err != nil {
 		return err
 	}
@@ -112,8 +114,14 @@ func (w *worker) Attempt(t spec.TxType) error {
 func (w *worker) Rollback() error { return w.sess.Rollback() }
 
 // Loop runs transactions dealt from the shared deck until stop is set. It
-// returns only a fatal error (server lost and not reachable again).
+// returns only a fatal error (server lost and not reachable again). A
+// client that needs it keeps the whole loop, reconnects included, on one
+// OS thread.
 func (w *worker) Loop(stop *atomic.Bool) error {
+	if w.open.ThreadPerConnection() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	for !stop.Load() {
 		t := w.env.Deck.Next()
 		w.genInput(t)

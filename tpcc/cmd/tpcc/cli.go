@@ -151,7 +151,7 @@ func runOptions(o *run.Opts, mode, lateUnit, transport *string) *getopt.Set {
 		s.Int(&o.LateMS[i], strconv.Itoa(i), "", 0, fmt.Sprintf("%s response-time limit (default %d)", label, spec.LateThresholds[i]))
 	}
 	s.String(mode, "", "mode", string(run.ModeTpccMysql), "tpcc-mysql (tpcc_start's workload, default) or batched (fewer round trips; TpmC not comparable)")
-	s.String((*string)(&o.Client), "", "client", "", "tpcc-mysql mode's client: libmariadb (the C library tpcc_start links; the default when this build has it) or go (the Go client, the default otherwise); see docs/tpcc.md")
+	s.String((*string)(&o.Client), "", "client", "", "tpcc-mysql mode's client: go (the Go client, default) or libmariadb (the C library tpcc_start links, through cgo); see docs/tpcc.md")
 	s.String(transport, "", "transport", "", "how --client go connections wait for replies: blocking (a blocking socket per connection, as tpcc_start; the tpcc-mysql mode default) or netpoll (Go's network poller; batched mode's only transport); see docs/tpcc.md")
 	s.Bool(&o.JSON, "json", "one JSON object per line instead of tpcc_start text")
 	s.String(lateUnit, "", "late-unit", "ms", "unit of the late thresholds: ms (tpcc-mysql behaviour) or s (TPC-C spec)")

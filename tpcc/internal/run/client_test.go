@@ -14,27 +14,26 @@ func validOpts(mode Mode, client mysqlwire.Client, transport mysqlwire.Transport
 	return Opts{W: 1, Conns: 1, MeasureS: 1, IntervalS: 1, Mode: mode, Client: client, Transport: transport}
 }
 
-// The client a run gets by default: the C client in tpcc-mysql mode when
-// the build has it and no --transport (a Go client option) was given;
-// the Go client otherwise. Its transport defaults only for the Go client.
+// The client a run gets by default is the Go client, in either mode and
+// whether or not the build has the C client; its transport defaults by
+// mode.
 func TestDefaultClient(t *testing.T) {
-	// What tpcc-mysql mode gets without options, in this build.
-	cCli, cTransport := mysqlwire.ClientGo, mysqlwire.TransportBlocking
-	if libmariadb.Available {
-		cCli, cTransport = mysqlwire.ClientLibmariadb, ""
-	}
 	cases := []struct {
 		name          string
 		o             Opts
 		wantClient    mysqlwire.Client
 		wantTransport mysqlwire.Transport
 	}{
-		{"tpcc-mysql mode", validOpts("", "", ""), cCli, cTransport},
+		{"tpcc-mysql mode", validOpts("", "", ""), mysqlwire.ClientGo, mysqlwire.TransportBlocking},
 		{"--transport netpoll", validOpts("", "", mysqlwire.TransportNetpoll), mysqlwire.ClientGo, mysqlwire.TransportNetpoll},
 		{"--client go", validOpts("", mysqlwire.ClientGo, ""), mysqlwire.ClientGo, mysqlwire.TransportBlocking},
 		{"batched mode", validOpts(ModeBatched, "", ""), mysqlwire.ClientGo, mysqlwire.TransportNetpoll},
+		{"--client libmariadb", validOpts("", mysqlwire.ClientLibmariadb, ""), mysqlwire.ClientLibmariadb, ""},
 	}
 	for _, c := range cases {
+		if c.wantClient == mysqlwire.ClientLibmariadb && !libmariadb.Available {
+			continue // TestClientRefusals checks this build's refusal
+		}
 		if err := c.o.normalize(); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue

@@ -41,7 +41,9 @@ is found on PATH, in ``$TPCC_MYSQL_BIN`` (a directory or the binary) or given wi
 the sandbox and its data between invocations (loads are skipped when the database is there).
 ``--variant 'LABEL=ARGS'`` adds a ``tpcc run`` variant with extra arguments (``ENV=VALUE``
 words first set its environment; ``TPCC_BIN=PATH`` runs another build of tpcc), e.g.
-``--variant 'gogc=GOGC=400'``.
+``--variant 'gogc=GOGC=400'``. ``--client libmariadb|go`` chooses B's client (default: tpcc run's
+default); ``--client go --variant 'libmariadb=--client libmariadb'`` runs tpcc_start and both
+clients in each round.
 """
 
 from __future__ import annotations
@@ -426,6 +428,8 @@ def main() -> None:
     ap.add_argument("--workdir", help="keep the sandbox here and reuse its data")
     ap.add_argument("--transport", choices=["netpoll", "blocking"], default=None,
                     help="tpcc run's --transport for B (default: tpcc run's default)")
+    ap.add_argument("--client", choices=["libmariadb", "go"], default=None,
+                    help="tpcc run's --client for B (default: tpcc run's default)")
     ap.add_argument("--variant", action="append", default=[],
                     help="another tpcc run client, 'LABEL=[ENV=V ...] [args]'; repeatable")
     ap.add_argument("--unix-socket", action="store_true",
@@ -445,7 +449,9 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     server = Server(work)
     b_after = ["--transport", args.transport] if args.transport else []
-    clients = [Client("tpcc_start", [str(start_bin)]), Client("tpcc", [args.tpcc, "run"], b_after)]
+    b_after += ["--client", args.client] if args.client else []
+    b_label = f"tpcc-{args.client}" if args.client else "tpcc"
+    clients = [Client("tpcc_start", [str(start_bin)]), Client(b_label, [args.tpcc, "run"], b_after)]
     clients += [parse_variant(v, args.tpcc) for v in args.variant]
     rows: dict[str, list[str]] = {c.label: [] for c in clients[1:]}
     record = []

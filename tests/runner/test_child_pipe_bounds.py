@@ -19,6 +19,10 @@ import pytest
 from core.paths import REPO_ROOT
 from tests.support.hostile_binaries import guarded, hostile, left_alive
 
+#: Each case waits out a real timeout (seconds of a worker's wall time, no CPU): `make test`
+#: runs them; the fast lane, which is for CPU-bound checks, leaves them out.
+pytestmark = pytest.mark.slow
+
 LOAD = textwrap.dedent("""\
     import sys
     from pathlib import Path

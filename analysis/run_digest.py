@@ -25,6 +25,12 @@ would share a key; for recorded series of real counters that does not happen by 
 Nothing else about the database enters the key, so it serves SQLite and PostgreSQL stores,
 read-only committed databases and opened bundles alike.
 
+The aggregate itself reads every sample row; on a SQLite file it is kept too, under the file's
+stamp (:mod:`store.file_stamp`: its identity, size, modification time and SQLite's change
+counters), so a report of an unchanged file skips that read. That one cache entry is keyed on
+the file rather than on what was read: a file rewritten with its size, modification time and
+headers all restored would be taken as unchanged.
+
 The figures are the same whether stored or computed (``tests/analysis/test_run_digest.py``).
 """
 
@@ -40,6 +46,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sqlalchemy.orm import Session
 
 from analysis.bound import COUNTERS as BOUND_COUNTERS
 from analysis.bound import GROUP_COLUMNS, run_limits, window_pressure
@@ -59,6 +66,7 @@ from analysis.query import (
 )
 from analysis.series import samples, window_growth
 from analysis.transients import run_figures as transient_figures
+from store.file_stamp import file_stamp
 
 #: Modules whose source decides the figures (their text is part of every key).
 SOURCES = (
@@ -82,6 +90,9 @@ SOURCES = (
 )
 #: The cache table of these figures.
 TABLE = "run_digest"
+#: The cache table of each run's sample fingerprint, keyed by the SQLite file's stamp and the
+#: run id (:func:`_sample_fingerprints`).
+PRINTS_TABLE = "run_sample_prints"
 #: Sample columns whose per-run sums enter the fingerprint: every one the figures read.
 _SUMMED = ("lsn", "checkpoint_lsn", "pages_dirty", "pages_data", "pages_free",
            *MEMORY_COLUMNS,
@@ -192,13 +203,46 @@ def run_keys(db: DB, run_ids: Sequence[int]) -> dict[int, str]:
 
 
 def _sample_fingerprints(db: DB, ids: list[int]) -> dict[int, tuple[str, ...]]:
-    """One aggregate row per run: count, missed ticks, first/last times, column sums and the
-    status snapshots' total size."""
-    # The window's counters come from the status blobs: their total size stands in.
+    """One aggregate row per run that has samples: count, missed ticks, first/last times,
+    column sums and the status snapshots' total size.
+
+    The aggregate reads every sample row of these runs (≈ 0.3 s for 500 runs). On a SQLite
+    file it is kept in the analysis cache under the file's stamp (:mod:`store.file_stamp`):
+    the file unchanged since the last analysis, the aggregate is read from there; any commit
+    to the file is a new stamp and the aggregate is read again.
+    """
     with session_scope(db) as s:
-        rows = sample_aggregates(s, ids, _SUMMED)
+        stamp = file_stamp(s)  # taken before the read: a commit during it is a new stamp
+        if stamp is None:
+            return _aggregate(s, ids)
+
+        def compute(positions: list[int]) -> list[str]:
+            found = _aggregate(s, [ids[i] for i in positions])
+            return [json.dumps(found.get(ids[i])) for i in positions]
+
+        # The code's fingerprint too: another set of summed columns is another aggregate.
+        keys = [hashlib.sha256(f"{code_fingerprint()} {stamp} {r}".encode()).hexdigest()
+                for r in ids]
+        prints = get_or_compute(PRINTS_TABLE, keys, compute, _decode_print)
+    return {r: p for r, p in zip(ids, prints, strict=True) if p is not None}
+
+
+def _aggregate(s: Session, ids: list[int]) -> dict[int, tuple[str, ...]]:
+    """:func:`analysis.query.sample_aggregates` of these runs, each figure as text."""
+    # The window's counters come from the status blobs: their total size stands in.
+    rows = sample_aggregates(s, ids, _SUMMED)
     # str() of every figure: PostgreSQL's sums are Decimals, SQLite's ints.
     return {int(row[0]): tuple(str(v) for v in row[1:]) for row in rows}
+
+
+def _decode_print(text: str) -> tuple[str, ...] | None:
+    """One run's sample fingerprint back from JSON (None: the run has no samples)."""
+    raw = json.loads(text)
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
+        raise ValueError(f"not a sample fingerprint: {text[:60]}")
+    return tuple(raw)
 
 
 def _figures(db: DB, samples_df: pd.DataFrame, ids: list[int]) -> dict[int, dict[str, Any]]:

@@ -106,6 +106,37 @@ def test_a_changed_sample_or_window_is_a_new_key(study: tuple[Path, list[int]],
                                   first.window.drop(index=other))
 
 
+def test_an_unchanged_file_is_not_aggregated_again(study: tuple[Path, list[int]],
+                                                   tmp_path_factory: pytest.TempPathFactory,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    """The sample aggregate of a SQLite file is read once per state of the file: the keys of
+    an unchanged file come without reading the samples, a commit reads them again."""
+    _, done = study
+    monkeypatch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path))
+    db = recorded_copy(EXPERIMENT, tmp_path_factory)
+    reads: list[list[int]] = []
+    real = run_digest.sample_aggregates
+
+    def counted(s, ids, summed):  # noqa: ANN001, ANN202 - the real function's signature
+        reads.append(list(ids))
+        return real(s, ids, summed)
+
+    monkeypatch.setattr(run_digest, "sample_aggregates", counted)
+    first = run_keys(db, done)
+    assert len(reads) == 1
+    assert run_keys(db, done) == first and len(reads) == 1, "an unchanged file read again"
+    con = sqlite3.connect(db)
+    con.execute("UPDATE samples SET pages_dirty = pages_dirty + 1 "
+                "WHERE run_id = ? AND seq = (SELECT MIN(seq) FROM samples WHERE run_id = ?)",
+                (done[0], done[0]))
+    con.commit()
+    con.close()
+    after = run_keys(db, done)
+    assert len(reads) == 2
+    assert {r for r in done if after[r] != first[r]} == {done[0]}
+
+
 def test_no_runs_and_the_cache_turned_off(study: tuple[Path, list[int]],
                                           monkeypatch: pytest.MonkeyPatch,
                                           tmp_path: Path) -> None:

@@ -144,6 +144,11 @@ class WorkloadSpec(StrictModel):
     #: The built-in tpcc driver's workload: ``tpcc-mysql`` (default: tpcc_start's statements,
     #: NOTPM comparable with tpcc-mysql) or ``batched`` (fewer round trips; not comparable).
     mode: Literal["tpcc-mysql", "batched"] | None = None
+    #: The built-in tpcc driver's client library in tpcc-mysql mode: ``go`` (default: pure Go,
+    #: needs nothing installed) or ``libmariadb`` (the C library tpcc_start links, through cgo:
+    #: server-side prepared statements and one OS thread per connection, as tpcc_start does;
+    #: docs/tpcc.md compares the two).
+    client: Literal["go", "libmariadb"] | None = None
     #: sysbench test name (sysbench driver only).
     test: Literal["oltp_read_only", "oltp_point_select", "oltp_read_write"] | None = None
     connections: Annotated[int, Field(ge=1, le=100000)] = 16
@@ -766,6 +771,9 @@ def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None
     if data.get("fixed", {}).get("server") is None:
         # The server knob came after experiments were stored: unset, it keeps their hash.
         data.get("fixed", {}).pop("server", None)
+    if data.get("workload", {}).get("client") is None:
+        # So did the tpcc driver's client: unset, it keeps their hash.
+        data.get("workload", {}).pop("client", None)
     if files:
         data["_files"] = files
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

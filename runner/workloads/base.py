@@ -503,6 +503,8 @@ class Workload(abc.ABC):
             return [("`test` is only for the sysbench driver", ("test",))]
         if spec.mode is not None:
             return [("`mode` is only for the tpcc driver", ("mode",))]
+        if spec.client is not None:
+            return [("`client` is only for the tpcc driver", ("client",))]
         return []
 
     @classmethod

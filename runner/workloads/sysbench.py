@@ -76,9 +76,13 @@ class SysbenchWorkload(Workload):
 
     @classmethod
     def spec_problems(cls, spec: WorkloadSpec) -> list[tuple[str, tuple[str, ...]]]:
-        """sysbench needs the OLTP test to run."""
+        """sysbench needs the OLTP test to run; the tpcc driver's ``mode`` and ``client``
+        are not its."""
         if spec.test is None:
             return [("the sysbench driver needs `test` (e.g. oltp_read_only)", ("test",))]
+        for key in ("mode", "client"):
+            if getattr(spec, key) is not None:
+                return [(f"`{key}` is only for the tpcc driver", (key,))]
         return []
 
     @classmethod

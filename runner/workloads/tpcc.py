@@ -244,9 +244,13 @@ class TpccWorkload(Workload):
 
     @classmethod
     def spec_problems(cls, spec: WorkloadSpec) -> list[tuple[str, tuple[str, ...]]]:
-        """``mode`` is this driver's; ``test`` is sysbench's."""
+        """``mode`` and ``client`` are this driver's; ``test`` is sysbench's. The C client
+        runs tpcc-mysql mode only."""
         if spec.test is not None:
             return [("`test` is only for the sysbench driver", ("test",))]
+        if spec.client == "libmariadb" and spec.mode == "batched":
+            return [("client: libmariadb runs the tpcc-mysql mode only — remove `mode: "
+                     "batched` or use `client: go`", ("client",))]
         return []
 
     def problems(self) -> list[str]:
@@ -287,7 +291,8 @@ class TpccWorkload(Workload):
         dataset: DatasetSpec,
         log_path: Path,
     ) -> RunningWorkload:
-        """``tpcc run --json -r warmup -l duration -i interval -c connections``."""
+        """``tpcc run --json -r warmup -l duration -i interval -c connections`` (and the spec's
+        ``--mode``, ``--client``)."""
         if dataset.warehouses is None:
             raise WorkloadError("the tpcc driver needs a tpcc dataset (warehouses)")
         database = conn.database or DEFAULT_DATABASE
@@ -304,6 +309,8 @@ class TpccWorkload(Workload):
         ]  # fmt: skip
         if spec.mode is not None:
             argv += ["--mode", spec.mode]
+        if spec.client is not None:
+            argv += ["--client", spec.client]
         return RunningWorkload(
             argv,
             env=client_env(conn),

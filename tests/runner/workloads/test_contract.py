@@ -221,6 +221,30 @@ def test_run_yields_intervals_then_outcome(
     assert out_log.stat().st_size > 0 and err_log.exists()
 
 
+@pytest.mark.parametrize(("client", "ran"), [(None, "go"), ("libmariadb", "libmariadb")])
+def test_the_tpcc_driver_runs_the_client_the_spec_names(
+    adapters: dict[str, Workload],
+    loaded: dict[str, str],
+    workload_server: DbServer,
+    tmp_path: Path,
+    client: str | None,
+    ran: str,
+) -> None:
+    """``workload.client`` reaches the driver, and the driver's own summary (stored with the
+    run) names the client that carried the statements."""
+    adapter = _adapter_or_skip(adapters, "tpcc")
+    case = CASES["tpcc"]
+    spec = WorkloadSpec(driver="tpcc", connections=1, warmup=1, duration=3, report_interval=1,
+                        client=client)
+    conn = workload_server.connection_info(loaded["tpcc"])
+    with adapter.run(conn, spec, 2, case.dataset, tmp_path / "driver.log") as running:
+        records = list(running.intervals(timeout_s=30))
+        outcome = running.outcome()
+    assert outcome.exit_code == 0, outcome.stderr_tail
+    assert sum(r.primary_count for r in records if r.phase == "measure") > 0
+    assert outcome.summary is not None and outcome.summary.get("client") == ran, outcome.summary
+
+
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_stop_mid_run_ends_cleanly(
     adapters: dict[str, Workload],

@@ -239,6 +239,8 @@ type intervalJSON struct {
 	// measurement-phase percentiles per type.
 	Hist    map[string][][2]uint64        `json:"hist"`
 	Latency map[string]map[string]float64 `json:"latency"`
+	// Client is the summary's: the code that carried the statements.
+	Client string `json:"client"`
 	// MaxMS is each type's max_ms in an interval line.
 	MaxMS map[string]float64 `json:"-"`
 }
@@ -346,7 +348,7 @@ func TestLoadRunCheck(t *testing.T) {
 		t.Run("client="+client, func(t *testing.T) {
 			requireClient(t, client)
 			cc := args(conn, "--client", client)
-			checkJSONRun(t, cc)
+			checkJSONRun(t, cc, client)
 			checkConsistent(t, conn, "after JSON run")
 			checkTextRun(t, cc)
 			checkConsistent(t, conn, "after text run")
@@ -402,7 +404,7 @@ func checkConsistent(t *testing.T, conn []string, when string) {
 
 // checkJSONRun: ramp-up and measurement intervals on exact ticks, and a
 // summary whose New-Order total is the sum of the measurement intervals.
-func checkJSONRun(t *testing.T, conn []string) {
+func checkJSONRun(t *testing.T, conn []string, client string) {
 	t.Helper()
 	// 2 s ticks: one ramp-up interval and three measured ones, as short as the
 	// check allows (the Go tests run beside pytest and share its two cores).
@@ -431,6 +433,9 @@ func checkJSONRun(t *testing.T, conn []string) {
 	}
 	if sum == nil || sum.TpmC <= 0 || sum.MeasureS != 6 || sum.Interrupted || sum.Errors != 0 {
 		t.Fatalf("bad summary: %+v\nstderr: %s", sum, r.stderr)
+	}
+	if sum.Client != client {
+		t.Errorf("the summary names client %q, the run asked for %q", sum.Client, client)
 	}
 	var noSum int
 	for _, iv := range ivs[1:] {

@@ -122,12 +122,14 @@ func appendBucketsJSON(b []byte, buckets []measure.Bucket) []byte {
 
 // appendSummaryJSON renders the final
 // {"type":"summary","measure_s":60.000,"tpmc":...,"totals":{"new_order":{"sc":..,"lt":..,"rt":..,"fl":..,"avg_ms":..},...},
-// "retries":N,"errors":N,"interrupted":false,
-// "latency":{"new_order":{"p95_ms":x,"p99_ms":x,"max_ms":x},...}}. Totals
+// "retries":N,"errors":N,"interrupted":false,"client":"go",
+// "latency":{"new_order":{"p95_ms":x,"p99_ms":x,"max_ms":x},...}}. client is
+// the code that carried the statements (go or libmariadb; omitted when
+// unknown). Totals
 // cover the measurement phase only; latency's percentiles come from the
 // merge of the measurement intervals' histograms (exactly what merging the
 // intervals' hist buckets gives a reader).
-func appendSummaryJSON(b []byte, measureS float64, tot *measure.Totals, interrupted bool) []byte {
+func appendSummaryJSON(b []byte, measureS float64, tot *measure.Totals, interrupted bool, client string) []byte {
 	b = append(b, `{"type":"summary","measure_s":`...)
 	b = appendF(b, measureS)
 	b = append(b, `,"tpmc":`...)
@@ -158,6 +160,10 @@ func appendSummaryJSON(b []byte, measureS float64, tot *measure.Totals, interrup
 	b = appendU(b, tot.Errors())
 	b = append(b, `,"interrupted":`...)
 	b = strconv.AppendBool(b, interrupted)
+	if client != "" {
+		b = append(b, `,"client":`...)
+		b = strconv.AppendQuote(b, client)
+	}
 	b = append(b, `,"latency":{`...)
 	for t := spec.TxNewOrder; t < spec.NumTxTypes; t++ {
 		b = appendTypeKey(appendComma(b, t), t)
@@ -199,7 +205,7 @@ func (j *JSONSink) Stopped(int) {}
 
 // Summary writes the summary line.
 func (j *JSONSink) Summary(s *Summary) {
-	writeLine(j.w, appendSummaryJSON(nil, s.MeasuredS, s.Totals, s.Interrupted))
+	writeLine(j.w, appendSummaryJSON(nil, s.MeasuredS, s.Totals, s.Interrupted, s.Client))
 }
 
 // writeLine writes b plus a newline in one call; stdout is unbuffered, so

@@ -291,7 +291,7 @@ func TestSummaryJSON(t *testing.T) {
 	var tot measure.Totals
 	tot.T[spec.TxNewOrder] = measure.Counters{SC: 9, LT: 11250, SumMS: 54.1 * 11259}
 	tot.T[spec.TxPayment] = measure.Counters{SC: 1, RT: 4, FL: 1}
-	line := appendSummaryJSON(nil, 60, &tot, true)
+	line := appendSummaryJSON(nil, 60, &tot, true, "libmariadb")
 	var m struct {
 		Type        string  `json:"type"`
 		MeasureS    float64 `json:"measure_s"`
@@ -300,12 +300,16 @@ func TestSummaryJSON(t *testing.T) {
 		Retries     uint64 `json:"retries"`
 		Errors      uint64 `json:"errors"`
 		Interrupted bool   `json:"interrupted"`
+		Client      string `json:"client"`
 	}
 	if err := json.Unmarshal(line, &m); err != nil {
 		t.Fatalf("invalid JSON %s: %v", line, err)
 	}
-	if m.Type != "summary" || m.MeasureS != 60 || m.TpmC != 11259 || !m.Interrupted || m.Retries != 4 || m.Errors != 1 {
+	if m.Type != "summary" || m.MeasureS != 60 || m.TpmC != 11259 || !m.Interrupted || m.Retries != 4 || m.Errors != 1 || m.Client != "libmariadb" {
 		t.Errorf("summary values: %s", line)
+	}
+	if unknown := appendSummaryJSON(nil, 60, &tot, false, ""); strings.Contains(string(unknown), "client") {
+		t.Errorf("an unknown client is named: %s", unknown)
 	}
 	if len(m.Totals) != 5 || m.Totals["new_order"].LT != 11250 || m.Totals["payment"].RT != 4 {
 		t.Errorf("totals: %s", line)

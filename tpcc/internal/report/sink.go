@@ -27,6 +27,7 @@ type Summary struct {
 	MeasuredS   float64
 	Interrupted bool
 	Limits      [spec.NumTxTypes]int // late thresholds in force, as printed
+	Client      string               // the client that carried the statements: go or libmariadb
 }
 
 // Sink receives a run's progress in order: Begin once the connections are

@@ -69,7 +69,7 @@ func Run(ctx context.Context, o Opts) (int, error) {
 	sink.Stopping()
 	waitLoops(done, o.Err)
 	sink.Stopped(len(workers))
-	sink.Summary(&report.Summary{Totals: &m.totals, MeasuredS: m.measuredS, Interrupted: m.interrupted, Limits: o.lateLimits()})
+	sink.Summary(&report.Summary{Totals: &m.totals, MeasuredS: m.measuredS, Interrupted: m.interrupted, Limits: o.lateLimits(), Client: string(o.Client)})
 	if m.interrupted && m.fullMeasureIntervals == 0 {
 		return ExitInterrupted, nil
 	}

@@ -10,6 +10,7 @@ figures (:mod:`analysis.plots`, :mod:`analysis.small_multiples`,
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -243,8 +244,14 @@ def rss_figure(cmp: Comparison, figs: FigureList, reps: dict[int, int], smp: pd.
     colour_knob = "allocator" if "allocator" in knobs else (knobs[0] if knobs else None)
     dash_knob = next((k for k in knobs if k != colour_knob), None)
 
+    def level(value: Any) -> Any:
+        # A knob set in some rows only is NaN (or None) in the others: one "unset" level, as
+        # NaN equals nothing, itself included.
+        return None if value is None or (isinstance(value, float) and math.isnan(value)) \
+            else value
+
     def levels(knob: str | None) -> list[Any]:
-        return [] if knob is None else sorted({cells.loc[c, knob] for c in cells.index},
+        return [] if knob is None else sorted({level(cells.loc[c, knob]) for c in cells.index},
                                               key=lambda v: (str(type(v)), v))
 
     colours, dashes = levels(colour_knob), levels(dash_knob)
@@ -257,10 +264,10 @@ def rss_figure(cmp: Comparison, figs: FigureList, reps: dict[int, int], smp: pd.
         cell = cells.loc[cell_id]
         labels[run_id] = names.get(int(cell_id), str(cell["cell_label"]))
         if colour_knob is not None:
-            colour_of[run_id] = plots.PALETTE[colours.index(cell[colour_knob])
+            colour_of[run_id] = plots.PALETTE[colours.index(level(cell[colour_knob]))
                                               % len(plots.PALETTE)]
         if dash_knob is not None:
-            dash_of[run_id] = _DASHES[dashes.index(cell[dash_knob]) % len(_DASHES)]
+            dash_of[run_id] = _DASHES[dashes.index(level(cell[dash_knob])) % len(_DASHES)]
     if not (labels and len(smp)):
         return None
     sub = "median repetition of each configuration"

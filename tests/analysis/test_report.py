@@ -191,3 +191,21 @@ def test_cli_compare_fits_80_columns(study_db: Path) -> None:
     assert table_lines and all(len(ln) <= 80 for ln in table_lines), res.output
     assert "C1  doublewrite=on max_dirty_pages_pct=50 (baseline)" in res.output
     assert "max_dirty_pages_pc\n" not in res.output
+
+
+def test_a_knob_set_in_some_rows_only_colours_the_memory_figure(tmp_path: Path) -> None:
+    """Include rows that set a knob only where it applies: the rows without it form one
+    "unset" level of the memory figure's colours and dashes instead of failing the report
+    (a numeric knob's column is float there, and NaN equals nothing)."""
+    from tests.support.synthetic_store import SynthCell, build_store
+
+    # A numeric knob unset in some rows: its column is float, each read a new NaN object.
+    # The allocator varies, so the memory figure is drawn.
+    cells = [SynthCell(knobs={"allocator": "glibc"}, notpm=40_000),
+             SynthCell(knobs={"allocator": "jemalloc"}, notpm=55_000),
+             SynthCell(knobs={"allocator": "glibc", "max_dirty_pages_pct": 60.0}, notpm=42_000)]
+    build_store(tmp_path / "s.sqlite", cells, name="partial", repetitions=2, duration=120,
+                warmup=10, n_counters=40)
+    html = write_report(tmp_path / "s.sqlite", "partial", tmp_path / "r", png=False).read_text(
+        encoding="utf-8")
+    assert "rss-over-time" in html

@@ -358,6 +358,22 @@ def _adaptive_checkpoint(b: Builder, value: str) -> None:
         b.absent(knob, value)
 
 
+def flushing_method_note(b: Builder) -> None:
+    """Say when XtraDB 5.5's flushing method is set but cannot act: its master thread runs
+    ``estimate`` and ``keep_average`` only while ``innodb_adaptive_flushing`` is ON
+    (``srv_master_thread`` in ``srv0srv.c``: ``srv_adaptive_flushing &&
+    srv_adaptive_flushing_method == …``, read in Percona Server 5.5.39 and MariaDB 5.5.44)."""
+    method = b.out.server_options.get(FLUSHING_METHOD)
+    switch_text = b.out.server_options.get("innodb_adaptive_flushing", "")
+    if method in (None, "native") or switch_text.upper() not in ("0", "OFF", "FALSE"):
+        return
+    b.out.notes.append(
+        f"adaptive_checkpoint={method} acts only while innodb_adaptive_flushing is ON on"
+        f" {b.label}: with adaptive_flushing off, pages are flushed only by"
+        " max_dirty_pages_pct and the redo's async/sync points (srv0srv.c's master thread)"
+        " — set adaptive_flushing: on for the method to act")
+
+
 # --- one rule per knob: (builder, validated value) → server options or a problem ------------
 
 

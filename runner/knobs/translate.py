@@ -15,7 +15,13 @@ from core.errors import ConfigError
 from core.validation import close_matches
 from runner.knobs.models import Knobs
 from runner.knobs.ownership import sandbox_problem
-from runner.knobs.rules import Builder, Translation, raw_expected, raw_value_text
+from runner.knobs.rules import (
+    Builder,
+    Translation,
+    flushing_method_note,
+    raw_expected,
+    raw_value_text,
+)
 from runner.knobs.table import KNOBS, RELATED
 
 
@@ -53,6 +59,7 @@ def translate_partial(
             continue
         text = b.switch_text(value) if isinstance(value, bool) else raw_value_text(value)
         b.set(knob_key, name, text, raw_expected(value))
+    flushing_method_note(b)
     return b.out, [p.render() for p in b.problems]
 
 

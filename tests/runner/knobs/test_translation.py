@@ -223,6 +223,27 @@ def test_percona_55_later_renamed_to_adaptive_flushing_method() -> None:
     assert tr.server_options == {"innodb_adaptive_checkpoint": "reflex"}
 
 
+@pytest.mark.parametrize("server", [PERCONA_5530, ("mariadb", (5, 5, 44))])
+def test_a_flushing_method_that_cannot_act_is_named(server) -> None:
+    """XtraDB 5.5's master thread runs estimate/keep_average only while adaptive flushing is
+    ON: the 2011 post's "optimized mode" (adaptive flushing off, keep_average) is said to
+    leave only max_dirty and the redo's flush points on these servers."""
+    options = XTRADB_IN_MARIADB_55 if server[0] == "mariadb" else None
+    off = _tr(server, {"adaptive_flushing": False, "adaptive_checkpoint": "keep_average"},
+              option_names=options)
+    assert [n for n in off.notes if "acts only while innodb_adaptive_flushing is ON" in n]
+    assert "adaptive_checkpoint=keep_average" in off.notes[0]
+    for fine in ({"adaptive_flushing": True, "adaptive_checkpoint": "keep_average"},
+                 {"adaptive_checkpoint": "estimate"},
+                 {"adaptive_flushing": False, "adaptive_checkpoint": "none"},
+                 {"adaptive_flushing": False}):
+        assert not _tr(server, fine, option_names=options).notes, fine
+    # A raw variable turning it off counts too.
+    raw = _tr(server, {"adaptive_checkpoint": "estimate",
+                       "var.innodb_adaptive_flushing": "OFF"}, option_names=options)
+    assert raw.notes and "adaptive_checkpoint=estimate" in raw.notes[0]
+
+
 def test_percona_8_cleaner_lsn_age_factor() -> None:
     tr = _tr(PERCONA_8036, {"adaptive_checkpoint": "high_checkpoint"})
     assert tr.server_options == {"innodb_cleaner_lsn_age_factor": "high_checkpoint"}

@@ -1,7 +1,7 @@
 """Is the baseline flushing-bound — or does it have headroom? A storage calibration's
 criterion, per run.
 
-    .venv/bin/python scripts/flash_calibration.py [--headroom] DB [EXPERIMENT]
+    .venv/bin/python scripts/flash_calibration.py [--headroom] [--markdown] DB [EXPERIMENT]
 
 ``DB`` is a results database (path or URL), ``EXPERIMENT`` defaults to
 ``flash-2011-calibration`` (experiments/flash-2011-calibration.yaml; any experiment run under
@@ -24,6 +24,8 @@ and at the limit in at most 10 % of the intervals, no other limit at its limit i
 10 % of them, and mysqld + driver < 1.8 cores — neither the card nor the CPU binds
 (``experiments/headroom-2011-calibration.yaml``).
 
+``--markdown`` prints the runs as one markdown table instead (the write-ups quote it).
+
 Exit status 0 when every run meets the criterion, 1 otherwise.
 
 A ballpark measured under load (not publishable) is in docs/storage.md ("flash-2011").
@@ -31,6 +33,7 @@ A ballpark measured under load (not publishable) is in docs/storage.md ("flash-2
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -90,6 +93,7 @@ def judge_runs(db: str, experiment: str, *, headroom: bool = False) -> list[dict
                 ok = (at is not None and at >= AT_LIMIT_SHARE and cpu_free
                       and all(o < AT_LIMIT_SHARE for o in others))
             rows.append({"run": int(run.run_id), "cell": run.cell_label, "notpm": run.notpm,
+                         "connections": getattr(run, "connections", None),
                          "figures": figures, "mysqld": mysqld, "driver": driver,
                          "at_limit": at, "ok": ok})
     return rows
@@ -116,10 +120,38 @@ def _print(rows: list[dict[str, Any]], *, headroom: bool = False) -> None:
                  if r["ok"] else "does NOT meet it"))
 
 
+def markdown(rows: list[dict[str, Any]], *, headroom: bool = False) -> str:
+    """The runs as one markdown table (the write-ups quote it): write limit, connections,
+    NOTPM, the write bandwidth's mean share and intervals at the limit, the cores used and
+    the criterion's verdict, ordered by limit then connections."""
+    def limit(r: dict[str, Any]) -> float:
+        bw = r["figures"].get("write_bandwidth")
+        return bw["limit"] if bw else math.inf
+
+    out = ["| write limit | connections | NOTPM | write bandwidth: mean of the limit | "
+           "intervals at the limit | mysqld + client cores | "
+           + ("headroom" if headroom else "flushing-bound") + " |",
+           "|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (limit(r), r["connections"] or 0)):
+        bw = r["figures"].get("write_bandwidth")
+        cores = (r["mysqld"] or 0.0) + (r["driver"] or 0.0)
+        notpm = f"{r['notpm']:,.0f}" if r["notpm"] == r["notpm"] else "–"
+        out.append(
+            f"| {bw['limit'] / 2**20:.0f} MiB/s | {r['connections'] or '–'} | {notpm} | "
+            f"{bw['mean'] / 2**20:.1f} MiB/s ({bw['share']:.0%}) | "
+            f"{bw['intervals_at_limit']:.0f} of {bw['intervals']:.0f} | "
+            f"{r['mysqld']:.2f} + {r['driver']:.2f} = {cores:.2f} | "
+            f"{'meets' if r['ok'] else 'no'} |"
+            if bw and r["mysqld"] is not None and r["driver"] is not None else
+            f"| – | {r['connections'] or '–'} | {notpm} | – | – | – | no |")
+    return "\n".join(out)
+
+
 def main(argv: list[str]) -> int:
     """Print the criterion per run; 0 when every run meets it, 1 otherwise, 2 on usage."""
     headroom = "--headroom" in argv
-    argv = [a for a in argv if a != "--headroom"]
+    as_markdown = "--markdown" in argv
+    argv = [a for a in argv if a not in ("--headroom", "--markdown")]
     if not 1 <= len(argv) <= 2:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
@@ -128,7 +160,10 @@ def main(argv: list[str]) -> int:
     if not rows:
         print("no done run to judge", file=sys.stderr)
         return 1
-    _print(rows, headroom=headroom)
+    if as_markdown:
+        print(markdown(rows, headroom=headroom))
+    else:
+        _print(rows, headroom=headroom)
     return 0 if all(r["ok"] for r in rows) else 1
 
 

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tests.support.leftovers import kill_orphaned_test_servers, orphaned_test_servers
 
@@ -38,6 +39,7 @@ def _dead_pid() -> int:
     return int(done.stdout)
 
 
+@pytest.mark.slow  # waits for the orphan to be killed and reaped
 def test_orphaned_server_under_the_root_is_killed(tmp_path: Path) -> None:
     session = _session(tmp_path, "pytest-1", lock_pid=_dead_pid())  # a SIGKILLed session
     fake = session / "mysqld"  # a copy of sleep(1) under a server's name

@@ -49,6 +49,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     return path, run_id
 
 
+@pytest.mark.slow  # waits out the 2 s match timeout
 def test_a_catastrophic_pattern_ends_in_one_sentence(recorded: tuple[Path, int],
                                                      tmp_path: Path) -> None:
     path, run_id = recorded

@@ -42,6 +42,7 @@ def _live_row(db: ResultsDB, pid: object, *, started_days_ago: float = 0.0) -> N
                   {"pid": pid})
 
 
+@pytest.mark.slow  # waits 2 s to see that `sleep` was not signalled
 @pytest.mark.parametrize("now", [False, True], ids=["between-runs", "now"])
 def test_an_unrelated_process_named_by_a_live_row_survives(
         now: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

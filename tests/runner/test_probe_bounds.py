@@ -33,6 +33,9 @@ PROBE = textwrap.dedent("""\
     """)
 
 
+# Each case waits out run_checked's 3 s timeout or a child that keeps running: slow (the fast
+# lane is for CPU-bound checks; `make test` runs them).
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "expected"), [
     ("sleeps", "timed out; kept 0"),
     ("forks-holding-stdout", "exit 0 kept 9  'answered\\n'"),

@@ -136,6 +136,7 @@ def test_upgrade_0001_to_head_backfills_window_and_metric(empty_results_url: str
     assert metric["name"] == "TPS" and mhash == "h"
 
 
+@pytest.mark.slow  # six Python processes at once
 def test_processes_opening_a_new_database_at_once_do_not_collide(tmp_path: Path) -> None:
     """Six processes create the same new SQLite database together: one migrates, none fails."""
     import subprocess

@@ -29,6 +29,7 @@ def _statuses(db: ResultsDB) -> list[str]:
         return sorted(s.scalars(select(Run.status)).all())
 
 
+@pytest.mark.slow  # a real worker process runs a run and waits for the stop
 def test_a_worker_stops_after_its_run_and_the_queue_waits(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'q.sqlite'}"

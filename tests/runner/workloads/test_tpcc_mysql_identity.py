@@ -138,6 +138,7 @@ def test_a_real_looking_run_of_the_replay_is_never_reached(tmp_path: Path) -> No
     assert set((tmp_path / "bin" / "calls").read_text().split()) == {"-?"}
 
 
+@pytest.mark.slow  # `flushbench doctor` as a process, per hostile binary (1.5-3.6 s each)
 @pytest.mark.parametrize(("kind", "expected"), HOSTILE)
 def test_doctor_bounds_a_hostile_tpcc_start_found_through_tpcc_mysql_bin(
         kind: str, expected: str, tmp_path: Path) -> None:

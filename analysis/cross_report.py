@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from analysis import plots
 from analysis.crossdb import CrossComparison, Source, cross_compare, sources_table
+from analysis.figure_folder import replace_figures
 from analysis.png_export import PngExporter
 from analysis.report_html import esc, generated_at, html_page, table
 from core.units import format_number as number
@@ -99,6 +100,7 @@ def _export_png(fig: go.Figure, out: Path) -> str:
     exporter.submit(fig, out / "figures" / f"{_FIGURE}.png", width=plots.WIDTH,
                     height=int(fig.layout.height or plots.HEIGHT))
     error = exporter.close()
+    replace_figures(out / "figures", [p.name for p in exporter.written])
     return (f"<p class='muted'>PNG export failed: {esc(error)}</p>" if error else
             f"<p class='muted'>PNG: <a href='figures/{_FIGURE}.png'>{_FIGURE}.png</a></p>")
 

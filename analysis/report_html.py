@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import plotly.io as pio
 
 from analysis import latency, plots
+from analysis.figure_folder import replace_figures
 from analysis.png_export import PngExporter
 from core.redaction import redact
 from core.units import format_number as number
@@ -205,7 +206,8 @@ def render(
     png: bool = True,
     exporter: PngExporter | None = None,
 ) -> Path:
-    """Write ``report.html`` (self-contained) and, with ``png``, ``figures/NN-kind.png``.
+    """Write ``report.html`` (self-contained) and, with ``png``, ``figures/NN-kind.png``
+    (removing an earlier report's PNGs this one did not draw: :mod:`analysis.figure_folder`).
 
     ``exporter``: a PNG exporter the figures were already submitted to (by
     :func:`analysis.report.write_report` while the model was built); without one, every
@@ -225,6 +227,8 @@ def render(
     finally:
         error = exporter.close() if exporter is not None else None
     written = {p.name for p in exporter.written} if exporter is not None else set()
+    if png:  # an earlier report's PNGs that this one did not draw again go (only those)
+        replace_figures(out / "figures", written)
 
     def link(match: re.Match[str]) -> str:
         name = f"{match.group(1)}.png"

@@ -12,6 +12,7 @@ table, so a verb that starts refusing good data fails here too.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,3 +227,32 @@ def test_notebook(shape_db: Path, notebook: str, request: pytest.FixtureRequest,
     else:
         assert error.startswith("AnalysisError: "), error
         assert facts.words in error and "\n" not in error, error
+
+
+@pytest.mark.slow
+def test_a_report_over_a_larger_one_leaves_only_its_own_pngs(
+        shape_store: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        cli: CliRun) -> None:
+    """Two reports into one folder, the second with fewer figures (its runs have no samples):
+    the folder then holds exactly the PNGs the second page links, plus a user's own file."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FLUSHBENCH_WORK", str(tmp_path / "work"))
+    user_file = tmp_path / "rep" / "figures" / "my-notes.png"
+    for i, shape in enumerate(["mix", "intervals-no-samples"]):
+        db = tmp_path / f"{shape}.sqlite"
+        src, dst = sqlite3.connect(shape_store[shape]), sqlite3.connect(db)
+        with dst:
+            src.backup(dst)
+        src.close()
+        dst.close()
+        code, out, err = cli(["report", NAME, "-o", "rep", "--db", str(db)])
+        assert code == 0, err
+        if i == 0:
+            first = {p.name for p in Path("rep/figures").glob("*.png")}
+            user_file.write_bytes(b"mine")
+    linked = set(re.findall(r"href='figures/([^']+\.png)'",
+                            Path("rep/report.html").read_text(encoding="utf-8")))
+    left = {p.name for p in Path("rep/figures").glob("*.png")}
+    assert linked and first - linked, "the second report should draw fewer figures"
+    assert left == linked | {"my-notes.png"}
+    assert user_file.read_bytes() == b"mine"

@@ -62,8 +62,11 @@ def per_run(db: DB, fr: Frames, samples_df: pd.DataFrame | None = None, *,
     window = window[window.index.isin(ids)].dropna(subset=["first_seq", "last_seq"])
     if window.empty:
         return pd.DataFrame()  # runs recorded without samples: nothing to break down
+    # MySQL 5.5 has no innodb_page_size (its pages are 16K): an experiment of such servers
+    # only has no value at all, so every run is reindexed before the default fills it.
     page = pd.to_numeric(run_variables(db, ids, ["innodb_page_size"]).get(
-        "innodb_page_size", pd.Series(dtype=float)), errors="coerce").fillna(DEFAULT_PAGE_SIZE)
+        "innodb_page_size", pd.Series(dtype=float)), errors="coerce").reindex(ids).fillna(
+        DEFAULT_PAGE_SIZE)
     out = pd.DataFrame(index=pd.Index(ids, name="run_id"))
     out["transactions"] = window_transactions(fr.intervals, window)
     for part, ops, by, pages in PARTS:

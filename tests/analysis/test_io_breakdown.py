@@ -54,3 +54,24 @@ def test_figure_has_both_panels_per_part(study: frames.Frames, recorded_study: P
     assert [t.name for t in fig.data] == ["data pages"] * 2 + ["doublewrite"] * 2 + ["redo"] * 2
     assert {t.xaxis for t in fig.data} == {"x", "x2"}
     assert [y.replace("<br>", " ") for y in fig.data[0].y] == list(table.index)
+
+
+def test_a_server_without_innodb_page_size_has_16k_pages(recorded_study: Path,
+                                                         tmp_path: Path) -> None:
+    """MySQL 5.5 has no innodb_page_size: in an experiment of such servers only, no run has
+    the variable, and the data pages' bytes are still pages × 16 KiB (not missing)."""
+    import shutil
+    import sqlite3
+
+    copy = tmp_path / "no-page-size.sqlite"
+    shutil.copy(recorded_study, copy)
+    con = sqlite3.connect(copy)
+    con.execute("DELETE FROM run_variables WHERE name = 'innodb_page_size'")
+    con.commit()
+    con.close()
+    study = frames.load(recorded_study, "stability-2011")
+    before = io.per_run(recorded_study, study)
+    after = io.per_run(copy, frames.load(copy, "stability-2011"))
+    assert after["data pages KiB"].notna().all() and len(after) == len(before)
+    assert after["data pages KiB"].to_numpy() == pytest.approx(
+        before["data pages KiB"].to_numpy())

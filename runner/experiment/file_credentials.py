@@ -20,25 +20,44 @@ from core.validation import KeyedValueError
 _CHECKED_ELSEWHERE = (("reference", "url"),)
 
 
-def no_credentials(data: Any, loc: tuple[str | int, ...] = ()) -> None:
+def no_credentials(data: Any, loc: tuple[str | int, ...] = (),
+                   _seen: set[int] | None = None) -> None:
     """Refuse a URL with credentials anywhere in ``data`` (a file's raw mapping).
+
+    A YAML alias repeats one object: each string object is scanned once, so a value aliased
+    thousands of times (5,000 × 200,000 characters: a gigabyte to scan) costs what the file
+    holds, not what it expands to.
 
     Raises
     ------
     KeyedValueError
         At the key path of the first string (a value, or a key) holding such a URL.
     """
+    seen = set() if _seen is None else _seen
     if isinstance(data, dict):
         for key, value in data.items():
             here = (*loc, str(key))
-            _check_text(str(key), here)
+            if isinstance(key, str):
+                _check_once(key, here, seen)
+            else:  # a number or a date as a key: its text is made here, never aliased
+                _check_text(str(key), here)
             if here not in _CHECKED_ELSEWHERE:
-                no_credentials(value, here)
+                no_credentials(value, here, seen)
     elif isinstance(data, list):
         for i, value in enumerate(data):
-            no_credentials(value, (*loc, i))
+            no_credentials(value, (*loc, i), seen)
     elif isinstance(data, str):
-        _check_text(data, loc)
+        _check_once(data, loc, seen)
+
+
+def _check_once(text: str, loc: tuple[str | int, ...], seen: set[int]) -> None:
+    """:func:`_check_text` of a string object of the file's data not scanned before (its
+    first key path is the one a refusal names). The data holds every such object for the
+    whole walk, so an id is never reused within it."""
+    if id(text) in seen:
+        return
+    seen.add(id(text))
+    _check_text(text, loc)
 
 
 def _check_text(text: str, loc: tuple[str | int, ...]) -> None:

@@ -25,9 +25,10 @@ from core.units import format_number as number
 from store.models import RunStatus
 
 #: TpmC of the built-in Go driver ÷ tpcc_start's on the same statements and data, median of
-#: 3 alternating pairs per point on a quiet 2-vCPU VM, 2026-11-24 (docs/tpcc.md and
-#: docs/benchmarks.md, "Contention grid"): the residual issue 25 could not remove.
-GO_DRIVER_RESIDUAL = "0.73–0.90× at 1–10 warehouses × 4–32 connections, 1.08× at 10 × 64"
+#: 3 alternating pairs per point on a quiet 2-vCPU VM, 2026-11-26 (docs/tpcc.md and
+#: docs/benchmarks.md, "Contention grid"): the residual not yet removed (issue 40).
+GO_DRIVER_RESIDUAL = ("0.74–0.95× at five of six points of 1–10 warehouses × 4–64 connections,"
+                      " 0.99× at 10 × 64")
 
 
 def summary(cmp: Comparison, names: dict[int, str]) -> str:

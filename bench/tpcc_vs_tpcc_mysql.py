@@ -416,6 +416,9 @@ def ensure_loaded(server: Server, tpcc: str, w: int, conn: list[str]) -> None:
 
 
 def main() -> None:
+    # `kill` (SIGTERM) unwinds like Ctrl-C, so the sandbox's mariadbd is stopped on the way
+    # out (by default the interpreter would die at once and leave it running on its datadir).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tpcc-start")
     ap.add_argument("--tpcc", default=str(REPO / "tpcc" / "bin" / "tpcc"))

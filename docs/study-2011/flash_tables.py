@@ -30,20 +30,23 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import sqlite3
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from analysis import compare as comparison
 from analysis import frames, hosts, io_breakdown, scorecard, series, stability_claims
 from analysis.disturbed import counted
-from core.errors import FlushbenchError
-from store.migrate import sqlite_copy
+from analysis.study_tables import (
+    cells_with_runs,
+    counted_window_samples,
+    flushing_by_run,
+    host_table,
+    markdown_table,
+    script_main,
+)
 
 EXPERIMENT = "stability-2011-flash"
 #: The baseline row of each server: the post's first run for MySQL, the MySQL-compatible
@@ -60,20 +63,6 @@ def _calibration() -> Any:
     assert spec.loader is not None
     spec.loader.exec_module(module)
     return module
-
-
-def private_copy(db: str, folder: Path) -> Path:
-    """A consistent copy of ``db`` in ``folder`` (SQLite's backup API, read-only: a worker may
-    be writing the study's database)."""
-    target = folder / "study.sqlite"
-    sqlite_copy(Path(db).resolve(), target)
-    return target
-
-
-def _md(headers: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def row_table(fr: frames.Frames, names: dict[int, str], spec: dict[str, Any]) -> str:
@@ -105,7 +94,7 @@ def row_table(fr: frames.Frames, names: dict[int, str], spec: dict[str, Any]) ->
                      "–" if name == base_name else f"{post:.2f}×",
                      f"{ref.get(name, math.nan):,.0f}",
                      f"{np.median(scores):.0f}", f"{np.median(cvs):.1f}", oscillating])
-    return _md(["row", "server", "runs", "NOTPM (95 % CI)", "÷ its server's baseline",
+    return markdown_table(["row", "server", "runs", "NOTPM (95 % CI)", "÷ its server's baseline",
                 "the post's ÷", "the post's NOTPM", "stability (median)",
                 "interval CV % (median)", "runs that oscillate (period)"], rows)
 
@@ -125,7 +114,7 @@ def scorecard_table(fr: frames.Frames, spec: dict[str, Any]) -> str:
                      f"{r.ratio:.2f}× ({r.ci_low:.2f}–{r.ci_high:.2f})", r.our_verdict,
                      graded, f"the post's ratio is {r.size}" if r.size != "–" else "–"])
     head = (f"{scorecard.headline(table)}.\n\n" if len(table) else "")
-    return head + _md(["", "comparison", "a / b (runs)", "the post", "ours (95 % CI)",
+    return head + markdown_table(["", "comparison", "a / b (runs)", "the post", "ours (95 % CI)",
                        "our verdict", "reproduction", "size"], rows)
 
 
@@ -136,8 +125,8 @@ def stability_table(fr: frames.Frames, spec: dict[str, Any]) -> str:
     rows = [[f"S{i}", r.claim, r.stated, str(r.runs), r.measured, r.verdict, r.reason]
             for i, r in enumerate(claims.itertuples(), start=1)]
     head = f"{scorecard.headline(claims)}.\n\n" if len(claims) else ""
-    return head + _md(["", "claim", "the post says", "runs", "ours", "reproduction", "why"],
-                      rows)
+    return head + markdown_table(
+        ["", "claim", "the post says", "runs", "ours", "reproduction", "why"], rows)
 
 
 def target_table(db: Path, names: dict[int, str], fr: frames.Frames) -> tuple[str, str]:
@@ -176,8 +165,9 @@ def target_table(db: Path, names: dict[int, str], fr: frames.Frames) -> tuple[st
                 f"bandwidth limit in ≥ 90 % of their window's intervals; mysqld + client used "
                 f"at most {max(cores):.2f} cores (median {np.median(cores):.2f}). The other "
                 f"limits, over every counted run: {other_text or 'none set'}.")
-    return _md(["row", "runs at the limit ≥ 90 % of the window", "median share of intervals",
-                "most cores (mysqld + client)", "runs below"], rows), sentence
+    return markdown_table(["row", "runs at the limit ≥ 90 % of the window",
+                           "median share of intervals", "most cores (mysqld + client)",
+                           "runs below"], rows), sentence
 
 
 def io_table(db: Path, fr: frames.Frames, names: dict[int, str]) -> str:
@@ -205,7 +195,7 @@ def io_table(db: Path, fr: frames.Frames, names: dict[int, str]) -> str:
                     + [f"{t[f'{p} ops']:.2f}" for p in parts] + [f"{ops:.2f}"]
                     + [f"{t[f'{p} KiB']:.0f}" for p in parts] + [f"{kib:.0f}"]
                     + [f"{t['budget_notpm']:,.0f}", f"{t['budget_use']:.0%}"])
-    return _md(["row", "page writes", "doublewrite writes", "redo writes", "ops total",
+    return markdown_table(["row", "page writes", "doublewrite writes", "redo writes", "ops total",
                 "page KiB", "doublewrite KiB", "redo KiB", "KiB total",
                 "NOTPM the byte limit allows", "NOTPM ÷ that"], rows)
 
@@ -214,22 +204,14 @@ def flushing_table(db: Path, fr: frames.Frames, names: dict[int, str]) -> str:
     """Table 3b: where each row's flushing stood in the window — checkpoint age as % of the
     server's maximum and dirty pages as % of the pool (medians of the runs' window means),
     and the highest checkpoint age any of its runs reached."""
-    window = frames.samples(db, EXPERIMENT)
-    window = window[window["in_window"]]
-    ids = fr.run_summary.loc[counted(fr.run_summary), "run_id"]
-    window = window[window["run_id"].isin(ids)]
-    means = window.groupby("run_id")[["checkpoint_age_pct", "dirty_pct"]].mean()
-    peaks = window.groupby("run_id")["checkpoint_age_pct"].max()
+    window = counted_window_samples(db, fr)
+    means, peaks = flushing_by_run(window)
     # XtraDB counts the pages its LRU flush wrote (to free pages for reads), MySQL 5.5 does
     # not: the rest were flushed from the flush list (the checkpoint, max_dirty, io_capacity).
     grown = series.window_growth(db, window, [LRU_FLUSHED, FLUSHED])
     lru_share = (grown[LRU_FLUSHED] / grown[FLUSHED]).dropna()
-    cell_of = fr.run_summary.set_index("run_id")["cell_id"]
     rows = []
-    for cell in fr.cell_summary.sort_values("position").itertuples():
-        mine = [r for r in means.index if cell_of[r] == cell.cell_id]
-        if not mine:
-            continue
+    for cell, mine in cells_with_runs(fr, means.index):
         knobs = cell.knobs or {}
         rows.append([f"`{names.get(int(cell.cell_id), cell.cell_id)}`",
                      f"{float(knobs.get('max_dirty_pages_pct', math.nan)):g}",
@@ -240,7 +222,7 @@ def flushing_table(db: Path, fr: frames.Frames, names: dict[int, str]) -> str:
                      f"{peaks.loc[mine].max():.0f}",
                      f"{lru_share.reindex(mine).median():.0%}"
                      if lru_share.reindex(mine).notna().any() else "not counted"])
-    return _md(["row", "max_dirty_pages_pct", "dirty % (median of run means; range)",
+    return markdown_table(["row", "max_dirty_pages_pct", "dirty % (median of run means; range)",
                 "checkpoint age % of max (median of run means)",
                 "highest checkpoint age % of max", "LRU flush's share of pages flushed"],
                rows)
@@ -275,41 +257,14 @@ def noise_table(fr: frames.Frames, names: dict[int, str]) -> str:
                      "–" if math.isnan(floor["score_min"])
                      else f"{floor['score_min']:.0f}–{floor['score_max']:.0f}", per_host or "–",
                      test])
-    return _md(["baseline", "runs", "throughput CV %", "stability scores",
+    return markdown_table(["baseline", "runs", "throughput CV %", "stability scores",
                 "mean NOTPM per session", "session effect"], rows)
 
 
-def host_table(fr: frames.Frames) -> str:
-    """Table 5: each session (host id) with its counted runs and their times (UTC)."""
-    rs = fr.run_summary[counted(fr.run_summary)].copy()
-    rs["host"] = hosts.host_of(rs)
-    rows = []
-    for host, g in sorted(rs.groupby("host"), key=lambda hg: hg[1]["run_id"].min()):
-        ids = sorted(int(i) for i in g["run_id"])
-        start = pd.to_datetime(g["started_at"]).min()
-        end = pd.to_datetime(g["finished_at"]).max()
-        rows.append([f"`{host}`", str(len(ids)), ", ".join(map(str, ids)),
-                     f"{start:%Y-%m-%d %H:%M}–{end:%H:%M}"])
-    return _md(["host (session)", "counted runs", "run ids", "first start – last end (UTC)"],
-               rows)
-
-
 def main(argv: list[str]) -> int:
-    """Print every table; 2 on usage."""
-    if len(argv) != 1:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    if not Path(argv[0]).is_file():
-        print(f"flash_tables.py: {argv[0]}: no such results database (the study's is "
-              "docs/study-2011/stability-2011-flash.sqlite)", file=sys.stderr)
-        return 2
-    try:
-        with tempfile.TemporaryDirectory(prefix="flash-tables-") as folder:
-            print_tables(private_copy(argv[0], Path(folder)))
-    except (sqlite3.DatabaseError, FlushbenchError) as exc:
-        print(f"flash_tables.py: {argv[0]}: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    """Print every table; 2 on usage or an unreadable database."""
+    return script_main(argv, __doc__.split("\n\n")[1], "flash_tables.py",
+                       "docs/study-2011/stability-2011-flash.sqlite", print_tables)
 
 
 def print_tables(db: Path) -> None:

@@ -100,7 +100,8 @@ def _export_png(fig: go.Figure, out: Path) -> str:
     exporter.submit(fig, out / "figures" / f"{_FIGURE}.png", width=plots.WIDTH,
                     height=int(fig.layout.height or plots.HEIGHT))
     error = exporter.close()
-    replace_figures(out / "figures", [p.name for p in exporter.written])
+    replace_figures(out / "figures", [p.name for p in exporter.written],
+                    complete=error is None)
     return (f"<p class='muted'>PNG export failed: {esc(error)}</p>" if error else
             f"<p class='muted'>PNG: <a href='figures/{_FIGURE}.png'>{_FIGURE}.png</a></p>")
 

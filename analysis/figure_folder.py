@@ -26,15 +26,17 @@ MANIFEST = ".flushbench-figures.json"
 _FIGURE_NAME = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.-]{0,120}\.png")
 
 
-def replace_figures(folder: Path, written: Iterable[str]) -> list[str]:
+def replace_figures(folder: Path, written: Iterable[str], *, complete: bool = True
+                    ) -> list[str]:
     """Remove from ``folder`` the PNGs the previous manifest lists and ``written`` (this
     report's PNG file names) does not, then record ``written`` as the manifest; return the
-    names removed. A manifest that cannot be read removes nothing; a file that cannot be
-    removed or a manifest that cannot be written is logged, never raised (the report itself
-    is written)."""
-    names = sorted(set(written))
+    names removed. ``complete=False`` (the PNG export failed part-way) removes nothing and
+    records both lists: an earlier PNG is not lost to a renderer's failure. A manifest that
+    cannot be read removes nothing; a file that cannot be removed or a manifest that cannot be
+    written is logged, never raised (the report itself is written)."""
     manifest = folder / MANIFEST
     earlier = _read(manifest)
+    names = sorted(set(written) if complete else set(written) | earlier)
     removed = []
     for name in sorted(earlier - set(names)):
         path = folder / name

@@ -228,7 +228,7 @@ def render(
         error = exporter.close() if exporter is not None else None
     written = {p.name for p in exporter.written} if exporter is not None else set()
     if png:  # an earlier report's PNGs that this one did not draw again go (only those)
-        replace_figures(out / "figures", written)
+        replace_figures(out / "figures", written, complete=error is None)
 
     def link(match: re.Match[str]) -> str:
         name = f"{match.group(1)}.png"

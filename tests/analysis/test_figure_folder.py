@@ -78,3 +78,14 @@ def test_an_unreadable_manifest_removes_nothing(tmp_path: Path) -> None:
     (figures / MANIFEST).write_text("{not json")
     assert replace_figures(figures, []) == []
     assert (figures / "01-notpm.png").exists()
+
+
+def test_a_failed_export_removes_nothing_and_remembers_both(tmp_path: Path) -> None:
+    """A renderer that failed part-way: the earlier report's PNGs stay, and both lists are
+    remembered, so the next complete report still removes what is stale."""
+    figures = tmp_path / "figures"
+    _touch(figures, "01-notpm.png", "02-stability.png", "03-extra.png")
+    replace_figures(figures, ["01-notpm.png", "02-stability.png", "03-extra.png"])
+    assert replace_figures(figures, ["01-notpm.png"], complete=False) == []
+    assert (figures / "03-extra.png").exists()
+    assert replace_figures(figures, ["01-notpm.png"]) == ["02-stability.png", "03-extra.png"]

@@ -9,41 +9,60 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Transport selects how a tpcc-mysql-mode connection waits for the server.
 //
 // tpcc_start blocks each connection's thread in the kernel until the reply
-// arrives. Go's net package instead parks the goroutine and lets the
-// netpoller wake it, which per round trip adds an epoll_pwait, often a futex
-// wake-up of another thread, and leaves all connections to GOMAXPROCS
-// threads. On a CPU-saturated host (2 vCPUs shared with the server) that
-// lengthens the time from the server's reply to the next statement (the
-// turnaround; 250-380 us against tpcc_start's 60-110 us at 1 warehouse and
-// 64 connections), every transaction holds its row locks longer, and TpmC
-// falls (0.73x tpcc_start's there). TransportBlocking reads and writes a
-// blocking socket directly, one read and one write per round trip in the
-// goroutine's own thread, which the kernel wakes like tpcc_start's (turnaround
-// 125-170 us, TpmC 0.90-0.96x). It is tpcc-mysql mode's default;
+// arrives, and nothing else in the process wakes up. Go's net package instead
+// parks the goroutine and lets the netpoller wake it (an epoll_pwait and often
+// a futex wake-up of another thread per round trip); an ordinary blocking
+// system call (syscall.Read) keeps the thread but tells the scheduler the
+// goroutine is in a system call, and its monitor thread (sysmon) then polls
+// every 20 us, takes the processor from any call that lasts 10 ms (a row-lock
+// wait) and preempts any goroutine that has not been rescheduled for 10 ms:
+// measured at 1 warehouse x 4 connections, 6,400 sysmon wake-ups a second and
+// 1.26x tpcc_start's client CPU per transaction. TransportBlocking therefore
+// reads and writes a blocking socket with raw system calls (see blockingConn):
+// to the scheduler the goroutine is running, so there is nothing to take back
+// and sysmon sleeps its full 10 ms. It is tpcc-mysql mode's default;
 // docs/tpcc.md has the measurements.
 type Transport string
 
 const (
 	// TransportNetpoll is Go's usual network I/O (batched mode's transport).
 	TransportNetpoll Transport = "netpoll"
-	// TransportBlocking is a blocking socket per connection (see Transport;
-	// tpcc-mysql mode's default).
+	// TransportBlocking is a blocking socket per connection read and written
+	// with raw system calls (see Transport; tpcc-mysql mode's default).
 	TransportBlocking Transport = "blocking"
 )
 
-// BlockingGOMAXPROCS is the GOMAXPROCS a run with blocking sockets needs:
-// at least one P per connection plus two. A goroutine blocked in a read
-// keeps its P; with idle Ps left, the runtime's sysmon does not take the P
-// away (which would cost a hand-off to another thread on every round trip);
-// an idle P costs nothing.
+// BlockingGOMAXPROCS is the GOMAXPROCS a run with blocking sockets needs: a P
+// per connection, no more. A goroutine blocked in a raw read keeps its P, so
+// each connection needs its own; a spare P would be idle, and every
+// goroutine made runnable would wake a thread to spin on it. The few other
+// goroutines (the reporter, the collector) run whenever a connection yields,
+// which it does at least every 10-20 ms (see blockingConn).
 func BlockingGOMAXPROCS(conns int) int {
-	return max(runtime.NumCPU(), conns+2)
+	return max(1, conns)
 }
+
+// BlockingGCPercent is the collector's target (GOGC) for a run with blocking
+// sockets. The live heap is a few MiB, so the default 100 collects about once
+// a second at 64 connections; each collection stops and signals every
+// connection's thread and runs a quarter of GOMAXPROCS mark workers, all on
+// the host's CPUs that the server needs. At 800 the heap goal is ~45 MiB and
+// a collection comes every few seconds (1 W x 64: client CPU per transaction
+// 1.00-1.07x tpcc_start's against 1.13-1.25x at the default).
+const BlockingGCPercent = 800
+
+// signalTimeout is the receive and send timeout of a blocking connection.
+// No reply is ever waited for this long (a timeout only makes the call
+// again); it is set because a socket call with a timeout returns EINTR when
+// a signal arrives, while one without is restarted by the kernel (signal(7)),
+// which would leave the Go runtime's preemption signal unanswered.
+var signalTimeout = syscall.Timeval{Sec: 3600}
 
 // dialBlocking connects like net.Dialer, then swaps the connection for a
 // blocking duplicate of its socket.
@@ -69,17 +88,44 @@ func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
 	if dupErr != nil {
 		return nil, fmt.Errorf("blocking transport: dup: %w", dupErr)
 	}
-	// The duplicate shares the socket's file status flags: take it out of
-	// non-blocking mode (the netpoller never sees it).
-	if err := syscall.SetNonblock(nfd, false); err != nil {
+	bc, err := newBlockingConn(nfd, c.LocalAddr(), c.RemoteAddr())
+	if err != nil {
 		syscall.Close(nfd)
 		return nil, fmt.Errorf("blocking transport: %w", err)
 	}
-	return &blockingConn{fd: nfd, local: c.LocalAddr(), remote: c.RemoteAddr()}, nil
+	return bc, nil
 }
 
-// blockingConn is a net.Conn over a blocking socket descriptor. Deadlines
-// are not supported (the driver sets none: tpcc sets no read/write timeout).
+// newBlockingConn makes fd, a connected stream socket, a blockingConn: out
+// of non-blocking mode (a duplicate shares the file status flags of the
+// socket it came from; the netpoller never sees it) and with the timeouts
+// that let signals interrupt its calls (signalTimeout).
+func newBlockingConn(fd int, local, remote net.Addr) (*blockingConn, error) {
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		return nil, err
+	}
+	for _, opt := range []int{syscall.SO_RCVTIMEO, syscall.SO_SNDTIMEO} {
+		if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, opt, &signalTimeout); err != nil {
+			return nil, fmt.Errorf("socket timeout: %w", err)
+		}
+	}
+	return &blockingConn{fd: fd, local: local, remote: remote}, nil
+}
+
+// blockingConn is a net.Conn over a blocking socket descriptor, read and
+// written with raw system calls (syscall.RawSyscall6): the runtime is not
+// told the goroutine entered a system call, so it neither hands its P to
+// another thread nor wakes sysmon to watch it — one recvfrom and one sendto
+// per round trip, the kernel waking the thread when the reply arrives, as
+// tpcc_start's threads are woken.
+//
+// The runtime still has to be able to stop this goroutine: to collect
+// garbage, and when it has run for 10 ms without being rescheduled. It asks
+// with a signal to the thread; because the socket has timeouts
+// (signalTimeout) the interrupted call returns EINTR instead of being
+// restarted, and Read and Write then yield (runtime.Gosched) — the safe
+// point the runtime waits for — before calling again. Deadlines are not
+// supported (the driver sets none: tpcc sets no read/write timeout).
 type blockingConn struct {
 	fd            int
 	local, remote net.Addr
@@ -87,41 +133,48 @@ type blockingConn struct {
 
 var errClosed = errors.New("use of closed blocking connection")
 
-// Read is one read(2); syscall.Read tells the runtime the thread may block,
-// so a garbage collection never waits for it.
+// Read is one recvfrom(2) that blocks until the reply arrives.
 func (c *blockingConn) Read(b []byte) (int, error) {
 	if c.fd < 0 {
 		return 0, errClosed
 	}
+	if len(b) == 0 {
+		return 0, nil
+	}
 	for {
-		n, err := syscall.Read(c.fd, b)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err != nil:
-			return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: err}
-		case n == 0 && len(b) > 0:
-			return 0, io.EOF
+		n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(c.fd),
+			uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
+		switch errno {
+		case 0:
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return int(n), nil
+		case syscall.EINTR, syscall.EAGAIN: // a runtime signal, or signalTimeout passed
+			runtime.Gosched()
+		default:
+			return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: errno}
 		}
-		return n, nil
 	}
 }
 
-// Write writes all of b.
+// Write writes all of b with sendto(2).
 func (c *blockingConn) Write(b []byte) (int, error) {
 	if c.fd < 0 {
 		return 0, errClosed
 	}
 	done := 0
 	for done < len(b) {
-		n, err := syscall.Write(c.fd, b[done:])
-		if err == syscall.EINTR {
-			continue
+		n, _, errno := syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(c.fd),
+			uintptr(unsafe.Pointer(&b[done])), uintptr(len(b)-done), syscall.MSG_NOSIGNAL, 0, 0)
+		switch errno {
+		case 0:
+			done += int(n)
+		case syscall.EINTR, syscall.EAGAIN:
+			runtime.Gosched()
+		default:
+			return done, &net.OpError{Op: "write", Net: c.remote.Network(), Addr: c.remote, Err: errno}
 		}
-		if err != nil {
-			return done, &net.OpError{Op: "write", Net: c.remote.Network(), Addr: c.remote, Err: err}
-		}
-		done += n
 	}
 	return done, nil
 }

@@ -9,7 +9,9 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,10 +32,7 @@ func Run(ctx context.Context, o Opts) (int, error) {
 	if err := o.normalize(); err != nil {
 		return ExitUsage, err
 	}
-	if o.Transport == mysqlwire.TransportBlocking || o.Client == mysqlwire.ClientLibmariadb {
-		// A P per connection thread blocked in read(2), in Go or in C.
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(mysqlwire.BlockingGOMAXPROCS(o.Conns)))
-	}
+	defer tuneRuntime(&o)()
 	env := newEnv(&o)
 	files, err := report.OpenRunFiles(o.ReportFile, o.TrxFile)
 	if err != nil {
@@ -263,4 +262,36 @@ func (m *meter) emit(now time.Time, elapsed float64, measure, endsRampup bool) {
 	m.sink.Interval(&report.Interval{Seq: m.seq, At: now, ElapsedS: elapsed, LengthS: elapsed - m.prevS,
 		Measure: measure, EndsRampup: endsRampup, Stats: &m.agg})
 	m.prevS = elapsed
+}
+
+// tuneRuntime sets the scheduler and collector for a run whose connections
+// each block a thread (tpcc-mysql mode's clients) and returns what restores
+// them. A GOMAXPROCS or GOGC the user set in the environment is kept.
+func tuneRuntime(o *Opts) (restore func()) {
+	blocking := o.Transport == mysqlwire.TransportBlocking
+	if !blocking && o.Client != mysqlwire.ClientLibmariadb {
+		return func() {}
+	}
+	procs := runtime.GOMAXPROCS(0)
+	if os.Getenv("GOMAXPROCS") == "" {
+		if blocking {
+			runtime.GOMAXPROCS(mysqlwire.BlockingGOMAXPROCS(o.Conns))
+		} else {
+			// The C client's calls are cgo calls, system calls to the
+			// scheduler: with an idle P left, sysmon lets a call that
+			// blocks keep its P for up to 10 ms instead of handing it to
+			// another thread.
+			runtime.GOMAXPROCS(max(runtime.NumCPU(), o.Conns+2))
+		}
+	}
+	gc := -2 // unchanged
+	if os.Getenv("GOGC") == "" {
+		gc = debug.SetGCPercent(mysqlwire.BlockingGCPercent)
+	}
+	return func() {
+		runtime.GOMAXPROCS(procs)
+		if gc != -2 {
+			debug.SetGCPercent(gc)
+		}
+	}
 }

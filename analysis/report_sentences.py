@@ -25,10 +25,11 @@ from core.units import format_number as number
 from store.models import RunStatus
 
 #: TpmC of the built-in Go driver ÷ tpcc_start's on the same statements and data, median of
-#: 3 alternating pairs per point on a quiet 2-vCPU VM, 2026-11-26 (docs/tpcc.md and
-#: docs/benchmarks.md, "Contention grid"): the residual not yet removed (issue 40).
-GO_DRIVER_RESIDUAL = ("0.74–0.95× at five of six points of 1–10 warehouses × 4–64 connections,"
-                      " 0.99× at 10 × 64")
+#: 3 alternating pairs per point on a quiet 2-vCPU VM, 2026-11-26 at 0f70ccc (docs/tpcc.md and
+#: docs/benchmarks.md, "Contention grid"); builds before it had the wider gap (issue 40).
+GO_DRIVER_RESIDUAL = ("0.95–1.11× (0.95× only at 1 warehouse × 64 connections) across"
+                      " 1–10 warehouses × 4–64 connections — 0.74–0.99× with flushbench builds"
+                      " before 0f70ccc, 2026-11-26 —")
 
 
 def summary(cmp: Comparison, names: dict[int, str]) -> str:

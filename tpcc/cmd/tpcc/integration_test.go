@@ -551,6 +551,7 @@ func TestRunErrors(t *testing.T) {
 			out, lines := startLines(t, cmd)
 			waitLines(t, lines, 2)
 			cmd.Process.Signal(os.Interrupt)
+			drainLines(t, lines)
 			code := waitExit(t, cmd)
 			ivs, sum := parseJSONLines(t, out.String())
 			if code != 0 || sum == nil || !sum.Interrupted || len(ivs) < 2 || sum.MeasureS <= 0 || sum.MeasureS > 30 {
@@ -648,6 +649,7 @@ func checkServerKilledMidRun(t *testing.T, client string) {
 	out, lines := startLines(t, cmd)
 	waitLines(t, lines, 2)
 	s.kill()
+	drainLines(t, lines)
 	code := waitExit(t, cmd)
 	ivs, sum := parseJSONLines(t, out.String())
 	if code != run.ExitServerLost || len(ivs) < 2 || sum != nil {
@@ -680,6 +682,23 @@ func startLines(t *testing.T, cmd *exec.Cmd) (*syncBuffer, <-chan string) {
 	}()
 	t.Cleanup(func() { cmd.Process.Kill() })
 	return buf, ch
+}
+
+// drainLines reads the command's output to its end: cmd.Wait closes the pipe
+// once the process has exited, and what was not read by then is lost.
+func drainLines(t *testing.T, ch <-chan string) {
+	t.Helper()
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the command's output did not end within 60 s")
+		}
+	}
 }
 
 func waitLines(t *testing.T, ch <-chan string, n int) {

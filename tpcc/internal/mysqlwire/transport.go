@@ -39,13 +39,12 @@ const (
 )
 
 // BlockingGOMAXPROCS is the GOMAXPROCS a run with blocking sockets needs: a P
-// per connection, no more. A goroutine blocked in a raw read keeps its P, so
-// each connection needs its own; a spare P would be idle, and every
+// per connection, since a goroutine blocked in a raw read keeps its P, and
+// one for longWaits' goroutine, no more: a spare P would be idle, and every
 // goroutine made runnable would wake a thread to spin on it. The few other
-// goroutines (the reporter, the collector) run whenever a connection yields,
-// which it does at least every 10-20 ms (see blockingConn).
+// goroutines (the reporter, the collector) run whenever a connection yields.
 func BlockingGOMAXPROCS(conns int) int {
-	return max(1, conns)
+	return conns + 1
 }
 
 // BlockingGCPercent is the collector's target (GOGC) for a run with blocking
@@ -109,7 +108,7 @@ func newBlockingConn(fd int, local, remote net.Addr) (*blockingConn, error) {
 			return nil, fmt.Errorf("socket timeout: %w", err)
 		}
 	}
-	return &blockingConn{fd: fd, local: local, remote: remote}, nil
+	return &blockingConn{fd: fd, local: local, remote: remote, readable: make(chan struct{}, 1)}, nil
 }
 
 // blockingConn is a net.Conn over a blocking socket descriptor, read and
@@ -124,12 +123,27 @@ func newBlockingConn(fd int, local, remote net.Addr) (*blockingConn, error) {
 // with a signal to the thread; because the socket has timeouts
 // (signalTimeout) the interrupted call returns EINTR instead of being
 // restarted, and Read and Write then yield (runtime.Gosched) — the safe
-// point the runtime waits for — before calling again. Deadlines are not
-// supported (the driver sets none: tpcc sets no read/write timeout).
+// point the runtime waits for — before calling again. A read interrupted
+// after waiting longWait or more is waiting on the server (a row lock) and
+// would be signalled again every 10-20 ms: it parks in longWaits instead.
+// Deadlines are not supported (the driver sets none: tpcc sets no
+// read/write timeout).
 type blockingConn struct {
 	fd            int
 	local, remote net.Addr
+	// readable wakes a read parked in longWaits; registered says its socket
+	// is in longWaits' epoll set.
+	readable   chan struct{}
+	registered bool
 }
+
+// unsafePointer is unsafe.Pointer, for longwait.go.
+func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
+
+// longWait is how long a read must have waited for an interruption to hand
+// it to longWaits; a shorter one is a busy connection preempted, or a
+// collection, and simply yields and reads again.
+const longWait = 5 * time.Millisecond
 
 var errClosed = errors.New("use of closed blocking connection")
 
@@ -141,6 +155,7 @@ func (c *blockingConn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
+	start := time.Now()
 	for {
 		n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(c.fd),
 			uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
@@ -150,7 +165,19 @@ func (c *blockingConn) Read(b []byte) (int, error) {
 				return 0, io.EOF
 			}
 			return int(n), nil
-		case syscall.EINTR, syscall.EAGAIN: // a runtime signal, or signalTimeout passed
+		case syscall.EINTR: // a runtime signal: this read has waited 10 ms, or a collection
+			if time.Since(start) < longWait {
+				runtime.Gosched()
+				continue
+			}
+			w, err := theLongWaits()
+			if err != nil {
+				return 0, err
+			}
+			if err := w.wait(c); err != nil {
+				return 0, err
+			}
+		case syscall.EAGAIN: // signalTimeout passed
 			runtime.Gosched()
 		default:
 			return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: errno}
@@ -183,6 +210,9 @@ func (c *blockingConn) Write(b []byte) (int, error) {
 func (c *blockingConn) Close() error {
 	if c.fd < 0 {
 		return nil
+	}
+	if c.registered {
+		waits.forget(c)
 	}
 	err := syscall.Close(c.fd)
 	c.fd = -1

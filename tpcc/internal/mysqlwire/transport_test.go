@@ -108,3 +108,47 @@ func TestBlockingConnReadsWritesAndEnds(t *testing.T) {
 		t.Fatalf("Read after Close = %v, want errClosed", err)
 	}
 }
+
+// A read that waits long is interrupted by the runtime and handed to
+// longWaits; it still returns the reply, and Close takes its socket out.
+func TestALongReadParksInLongWaitsAndStillGetsItsReply(t *testing.T) {
+	w, err := theLongWaits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, peer := socketPair(t)
+	fd := int32(c.fd)
+	got := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 16)
+		n, err := c.Read(buf)
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- string(buf[:n])
+	}()
+	registered := func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.conns[fd] == c
+	}
+	// The runtime signals a goroutine that has held its P for 10 ms; the
+	// read, having waited longer than longWait, then parks in longWaits.
+	for !registered() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := syscall.Write(peer, []byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "late" {
+		t.Fatalf("read %q, want %q", s, "late")
+	}
+	c.Close()
+	w.mu.Lock()
+	_, still := w.conns[fd]
+	w.mu.Unlock()
+	if still {
+		t.Fatal("a closed connection is still in longWaits")
+	}
+}

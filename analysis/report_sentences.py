@@ -25,11 +25,11 @@ from core.units import format_number as number
 from store.models import RunStatus
 
 #: TpmC of the built-in Go driver ÷ tpcc_start's on the same statements and data, median of
-#: 3 alternating pairs per point on a quiet 2-vCPU VM, 2026-11-26 at 0f70ccc (docs/tpcc.md and
-#: docs/benchmarks.md, "Contention grid"); builds before it had the wider gap (issue 40).
-GO_DRIVER_RESIDUAL = ("0.95–1.11× (0.95× only at 1 warehouse × 64 connections) across"
-                      " 1–10 warehouses × 4–64 connections — 0.74–0.99× with flushbench builds"
-                      " before 0f70ccc, 2026-11-26 —")
+#: 3 alternating pairs per point on a quiet 2-vCPU VM, 2026-11-26 at 7841a9d (docs/tpcc.md and
+#: docs/benchmarks.md, "Contention grid"); builds before 0f70ccc had the wider gap (issue 40).
+GO_DRIVER_RESIDUAL = ("1.03–1.12× at every point of 1–10 warehouses × 4–64 connections (it spends"
+                      " less CPU per transaction than tpcc_start, which on 2 vCPUs goes to the"
+                      " server) — 0.74–0.99× with flushbench builds before 0f70ccc, 2026-11-26 —")
 
 
 def summary(cmp: Comparison, names: dict[int, str]) -> str:
@@ -171,8 +171,8 @@ def host_lines(cmp: Comparison, names: dict[int, str]) -> str:
 def driver_fidelity_note(workload: dict[str, Any]) -> str:
     """The Go driver's measured gap to tpcc_start, on every report made with it.
 
-    Absolute NOTPM from the built-in driver is not comparable with published tpcc-mysql
-    numbers on a CPU-saturated host (the client's turnaround holds row locks longer).
+    Absolute NOTPM from the built-in driver is not the same as tpcc_start's on a CPU-saturated
+    host: the two clients take different shares of the CPU the server needs.
     """
     if workload.get("driver", "tpcc") != "tpcc" or workload.get("mode") == "batched":
         return ""

@@ -124,6 +124,11 @@ class Measure:
     def lock_ms_per_no(self) -> float:
         return self.status["Innodb_row_lock_time"] / self.new_orders
 
+    @property
+    def kb_per_no(self) -> float:
+        """The server's bytes sent and received per New-Order, in kB."""
+        return (self.status["Bytes_sent"] + self.status["Bytes_received"]) / 1000 / self.new_orders
+
 
 @dataclass
 class Client:
@@ -365,14 +370,15 @@ def point_row(w: int, c: int, pairs: list[tuple[Measure, Measure]]) -> str:
             f"| {both(lambda m: m.rt_per_no, '.1f')} | {lat:.2f} "
             f"| {both(lambda m: m.client_ms_per_no, '.2f')} "
             f"| {both(lambda m: m.server_ms_per_no, '.2f')} "
-            f"| {both(lambda m: m.lock_waits_per_no, '.2f')} | {ta_text} |")
+            f"| {both(lambda m: m.lock_waits_per_no, '.2f')} "
+            f"| {both(lambda m: m.kb_per_no, '.1f')} | {ta_text} |")
 
 
 TABLE_HEAD = (
     "| W | conns | pairs | TpmC A / B (median) | TpmC B/A median (min–max) | statements/NO A / B "
     "| NO latency B/A | client CPU ms/NO A / B | server CPU ms/NO A / B | row lock waits/NO A / B "
-    "| turnaround µs A / B |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|")
+    "| server kB/NO (sent + received) A / B | turnaround µs A / B |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def parse_points(text: str | None) -> list[tuple[int, int]]:
@@ -441,7 +447,12 @@ def main() -> None:
                     help="turnaround sample window in seconds (0: no sample)")
     ap.add_argument("--markdown", help="also write the grid table to this file")
     ap.add_argument("--json", help="write every run's figures to this file")
+    ap.add_argument("--from-json", metavar="FILE",
+                    help="run nothing: print the tables of a file written by --json")
     args = ap.parse_args()
+    if args.from_json:
+        print_tables(tables_from_record(json.loads(Path(args.from_json).read_text())), args)
+        return
     grid = args.grid or bool(args.points)
     pairs_n = args.pairs or (3 if grid else 4)
     points = parse_points(args.points) if grid else [(args.w, args.c)]
@@ -491,10 +502,30 @@ def main() -> None:
             print(f"work dir kept: {work}")
     if args.json:
         Path(args.json).write_text(json.dumps(record, indent=1))
+    print_tables(rows, args)
+
+
+def tables_from_record(record: list[dict]) -> dict[str, list[str]]:
+    """The table rows of a --json record: per point, A (tpcc_start) against each B."""
+    points: dict[tuple[int, int], list[list[Measure]]] = {}
+    for entry in record:
+        points.setdefault((entry["w"], entry["c"]), []).append(
+            [Measure(**run) for run in entry["runs"]])
+    rows: dict[str, list[str]] = {}
+    for (w, c), runs in points.items():
+        for k in range(1, len(runs[0])):
+            rows.setdefault(runs[0][k].tool, []).append(
+                point_row(w, c, [(r[0], r[k]) for r in runs]))
+    return rows
+
+
+def print_tables(rows: dict[str, list[str]], args: argparse.Namespace) -> None:
+    """Print (and with --markdown write) one table per B client."""
     out = []
     for label, lines in rows.items():
+        pairs = lines[0].split("|")[3].strip() if lines else "?"
         out += [f"\nA = tpcc_start, B = {label} ({'unix socket' if args.unix_socket else 'TCP'},"
-                f" -r{args.r} -l{args.l}, {pairs_n} alternating rounds):\n", TABLE_HEAD, *lines]
+                f" -r{args.r} -l{args.l}, {pairs} alternating rounds):\n", TABLE_HEAD, *lines]
     text = "\n".join(out)
     print(text)
     if args.markdown:

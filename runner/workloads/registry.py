@@ -29,7 +29,7 @@ _NOT_ADAPTERS = ("base", "registry")
 #: ``workload.driver: auto``: tpcc-mysql's tpcc_start when it is found, else the Go driver.
 AUTO_DRIVER = "auto"
 #: The Go client's TpmC against tpcc_start's on the measured grid (docs/tpcc.md, issue 40).
-GO_CLIENT_RESIDUAL = "0.95–1.11× tpcc_start's TpmC, docs/tpcc.md"
+GO_CLIENT_RESIDUAL = "1.03–1.12× tpcc_start's TpmC, docs/tpcc.md"
 
 
 @cache
@@ -96,7 +96,7 @@ def resolve_driver(binaries: Mapping[str, str] | None = None, *,
                    mode: str | None = None) -> DriverChoice:
     """Resolve ``workload.driver: auto`` to ``tpcc-mysql`` or ``tpcc`` (the Go driver).
 
-    tpcc-mysql's ``tpcc_start`` is the reference client (the Go client reaches 0.95–1.11× its
+    tpcc-mysql's ``tpcc_start`` is the reference client (the Go client reaches 1.03–1.12× its
     TpmC under contention): it is chosen when the adapter finds it where a run will look —
     ``workload.binaries.tpcc_start``, ``$TPCC_MYSQL_BIN`` (the checkout), PATH. A
     ``tpcc_start`` named in ``workload.binaries`` is chosen even when missing, so preflight

@@ -54,7 +54,7 @@ def test_auto_without_tpcc_start_is_the_go_driver(no_tpcc_start: Path) -> None:
     assert spec.driver == "tpcc"
     assert spec.driver_choice is not None
     assert "tpcc_start not found on PATH or in TPCC_MYSQL_BIN (unset)" in spec.driver_choice
-    assert "Go driver (0.95–1.11× tpcc_start's TpmC, docs/tpcc.md)" in spec.driver_choice
+    assert "Go driver (1.03–1.12× tpcc_start's TpmC, docs/tpcc.md)" in spec.driver_choice
     assert WorkloadSpec(driver="auto").driver == "tpcc"
 
 
@@ -175,7 +175,7 @@ def test_plan_and_validate_say_which_client_and_why(no_tpcc_start: Path, tmp_pat
     code, out, err = cli(["plan", str(path)])
     assert code == 0, err
     assert ("note: workload.driver auto → tpcc: tpcc_start not found on PATH or in"
-            " TPCC_MYSQL_BIN (unset): using flushbench's Go driver (0.95–1.11× tpcc_start's"
+            " TPCC_MYSQL_BIN (unset): using flushbench's Go driver (1.03–1.12× tpcc_start's"
             " TpmC, docs/tpcc.md)") in " ".join(out.split())
 
     checkout = tmp_path / "tpcc-mysql"

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"unsafe"
 )
 
 // longWaits hands the reads that wait long to one goroutine blocked in
@@ -81,7 +82,7 @@ func (w *longWaits) loop() {
 	events := make([]syscall.EpollEvent, 128)
 	for {
 		n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(w.epfd),
-			uintptr(unsafePointer(&events[0])), uintptr(len(events)), ^uintptr(0), 0, 0)
+			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), ^uintptr(0), 0, 0)
 		if errno == syscall.EINTR {
 			runtime.Gosched()
 			continue

@@ -47,13 +47,14 @@ func BlockingGOMAXPROCS(conns int) int {
 	return conns + 1
 }
 
-// BlockingGCPercent is the collector's target (GOGC) for a run with blocking
-// sockets. The live heap is a few MiB, so the default 100 collects about once
-// a second at 64 connections; each collection stops and signals every
-// connection's thread and runs a quarter of GOMAXPROCS mark workers, all on
-// the host's CPUs that the server needs. At 800 the heap goal is ~45 MiB and
-// a collection comes every few seconds (1 W x 64: client CPU per transaction
-// 1.00-1.07x tpcc_start's against 1.13-1.25x at the default).
+// BlockingGCPercent is the collector's target (GOGC) for a run of either
+// tpcc-mysql-mode client (one blocked thread per connection). The live heap
+// is a few MiB, so the default 100 collects about once a second at 64
+// connections; each collection stops and signals every connection's thread
+// and runs a quarter of GOMAXPROCS mark workers, all on the host's CPUs that
+// the server needs. At 800 the heap goal is ~45 MiB and a collection comes
+// every few seconds (1 W x 64, 3 pairs: client CPU per transaction
+// 0.93-1.08x tpcc_start's against 1.15-1.20x at the default).
 const BlockingGCPercent = 800
 
 // signalTimeout is the receive and send timeout of a blocking connection.
@@ -136,9 +137,6 @@ type blockingConn struct {
 	readable   chan struct{}
 	registered bool
 }
-
-// unsafePointer is unsafe.Pointer, for longwait.go.
-func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
 
 // longWait is how long a read must have waited for an interruption to hand
 // it to longWaits; a shorter one is a busy connection preempted, or a

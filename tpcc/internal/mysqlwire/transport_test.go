@@ -27,6 +27,23 @@ func socketPair(t *testing.T) (*blockingConn, int) {
 	return c, fds[1]
 }
 
+// readInBackground reads once from c in a goroutine: reading is closed just
+// before the read, got receives what it read or its error.
+func readInBackground(c *blockingConn) (reading <-chan struct{}, got <-chan string) {
+	started, result := make(chan struct{}), make(chan string, 1)
+	go func() {
+		close(started)
+		buf := make([]byte, 16)
+		n, err := c.Read(buf)
+		if err != nil {
+			result <- "error: " + err.Error()
+			return
+		}
+		result <- string(buf[:n])
+	}()
+	return started, result
+}
+
 // A connection blocked in Read holds its thread and, to the scheduler, its
 // P. With a single P the rest of the program runs only if the runtime's
 // preemption signal interrupts the read and the read yields; a garbage
@@ -35,18 +52,7 @@ func socketPair(t *testing.T) (*blockingConn, int) {
 func TestABlockedReadYieldsToTheRestOfTheProgram(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	c, peer := socketPair(t)
-	reading := make(chan struct{})
-	got := make(chan string, 1)
-	go func() {
-		close(reading)
-		buf := make([]byte, 16)
-		n, err := c.Read(buf)
-		if err != nil {
-			got <- "error: " + err.Error()
-			return
-		}
-		got <- string(buf[:n])
-	}()
+	reading, got := readInBackground(c)
 	<-reading
 	time.Sleep(50 * time.Millisecond) // the reader is now blocked in recvfrom, holding the only P
 	runtime.GC()                      // stops the world: the reader must reach a safe point
@@ -118,16 +124,7 @@ func TestALongReadParksInLongWaitsAndStillGetsItsReply(t *testing.T) {
 	}
 	c, peer := socketPair(t)
 	fd := int32(c.fd)
-	got := make(chan string, 1)
-	go func() {
-		buf := make([]byte, 16)
-		n, err := c.Read(buf)
-		if err != nil {
-			got <- "error: " + err.Error()
-			return
-		}
-		got <- string(buf[:n])
-	}()
+	_, got := readInBackground(c)
 	registered := func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()

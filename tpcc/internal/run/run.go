@@ -284,13 +284,14 @@ func tuneRuntime(o *Opts) (restore func()) {
 			runtime.GOMAXPROCS(max(runtime.NumCPU(), o.Conns+2))
 		}
 	}
-	gc := -2 // unchanged
-	if os.Getenv("GOGC") == "" {
+	setGC := os.Getenv("GOGC") == ""
+	gc := 0
+	if setGC {
 		gc = debug.SetGCPercent(mysqlwire.BlockingGCPercent)
 	}
 	return func() {
 		runtime.GOMAXPROCS(procs)
-		if gc != -2 {
+		if setGC {
 			debug.SetGCPercent(gc)
 		}
 	}

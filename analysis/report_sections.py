@@ -31,6 +31,7 @@ from analysis.report_html import (
 )
 from analysis.report_sentences import (
     aa_line,
+    code_versions_text,
     dataset_text,
     driver_fidelity_note,
     host_lines,
@@ -201,6 +202,7 @@ def methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str]
         ["repetitions", f"{repetitions_text(spec)}; run order "
                         f"{esc((spec.get('order') or {}).get('mode', '?'))}"],
         ["sampling", f"every {(spec.get('sampling') or {}).get('interval', '?')} s"],
+        ["recorded by", esc(code_versions_text(_run_extras(cmp)))],
     ])
     warnings = "".join(f"<li>{esc(w)}</li>" for w in cmp.warnings) or "<li>none</li>"
     return (
@@ -210,6 +212,12 @@ def methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str]
         f"<h3>Key server variables</h3>{_variables_table(variables, labels)}"
         f"<h3>Warnings</h3><ul>{warnings}</ul>"
     )
+
+
+def _run_extras(cmp: Comparison) -> list[Any]:
+    """Each compared run's ``run_metadata.extra`` (None where the run has no metadata)."""
+    extra = cmp.frames.run_summary.get("extra")
+    return [] if extra is None else list(extra)
 
 
 def _variables_table(variables: pd.DataFrame, labels: dict[int, str]) -> str:

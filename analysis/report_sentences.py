@@ -258,6 +258,36 @@ def varies_text(values: pd.Series, labels: dict[int, str]) -> str:
     return "varies — " + esc("; ".join(parts))
 
 
+def code_text(extra: Any) -> str:
+    """The flushbench that recorded one run (``run_metadata.extra["flushbench"]``):
+    ``flushbench 0.1.0 at e7c2de0``, ``… with local changes``, or ``not recorded``."""
+    code = extra.get("flushbench") if isinstance(extra, dict) else None
+    if not isinstance(code, dict):
+        return "not recorded"
+    text = f"flushbench {code.get('version', '?')}"
+    if not code.get("commit"):
+        return text + " (not run from a git checkout)"
+    text += f" at {str(code['commit'])[:7]}"
+    return text + (" with local changes to its code" if code.get("modified") else "")
+
+
+def code_versions_text(extras: Any) -> str:
+    """Which flushbench recorded the runs: one version for all, or each with its run count
+    (a study's queue resumed across days may span commits; runs recorded before flushbench
+    stored its commit say so)."""
+    counts: dict[str, int] = {}
+    for extra in extras:
+        text = code_text(extra)
+        counts[text] = counts.get(text, 0) + 1
+    if not counts:
+        return "–"
+    if len(counts) == 1:
+        text, n = next(iter(counts.items()))
+        return f"{text} (all {n} run{'s' if n > 1 else ''})" if n > 1 else text
+    return "; ".join(f"{text} ({n} run{'s' if n > 1 else ''})"
+                     for text, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def dataset_text(ds: dict[str, Any]) -> str:
     """The dataset as the methodology names it (``TPC-C 10 warehouses``)."""
     if ds.get("workload") == "sysbench":

@@ -296,6 +296,8 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
     """``show``: one run's configuration, status, metadata, figures in the experiment's
     metric ``m``, stability figures and levels; ``latency_rows`` and ``efficiency_rows``
     (:func:`latency_rows`, :func:`efficiency_rows`) go beside the stability score and last."""
+    from analysis.report_sentences import code_text
+
     rows = [
         ("configuration", r["cell_label"] + (" (baseline)" if r["is_baseline"] else "")),
         ("repetition / attempt", f"{r['repetition']} / {r['attempt']}"
@@ -308,6 +310,9 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
         ("host", f"{r['hostname']} ({r['cpu_count']} × {r['cpu_model']})"
          if _known(r["hostname"]) != MISSING else MISSING),
         ("dataset", _known(r["dataset_key"])),
+        # Runs not started yet have no metadata, so nothing recorded them yet.
+        ("recorded by", code_text(r.get("extra")) if _known(r["hostname"]) != MISSING
+         else MISSING),
         (f"{m.name} (window average)", number(m.of(r.get("notpm")))),
         *([("driver TpmC (whole run)", number(r.get("tpmc_driver")))] if m.per_minute else []),
         ("stability score", number(r.get("score"), ".1f")),

@@ -32,7 +32,7 @@ from runner.host.controls import RunHostControls
 from runner.host.thp import ThpState, restore_leftover_thp, thp_setting
 from runner.knobs import Translation
 from runner.run.measure import measure
-from runner.run.metadata import host_facts
+from runner.run.metadata import code_version, host_facts
 from runner.run.recorder import RunRecorder, retrying
 from runner.run.run_checks import apply_policy
 from runner.server import (
@@ -251,6 +251,8 @@ def _record_server(run: _Run, sandbox: MysqldSandbox, thp: ThpState,
                           "version_comment": variables.get("version_comment")},
                **thp.as_record(), "large_pages": variables.get("large_pages"),
                "host_id": identity.host_id, "host_class": identity.host_class,
+               # Which flushbench recorded it: runs of one study may span commits.
+               "flushbench": code_version(),
                **controls.record(sandbox.pid)},
     )
 

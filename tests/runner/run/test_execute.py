@@ -96,6 +96,10 @@ def test_cells_apply_their_variables_and_allocator(tmp_path: Path, work: Path) -
         meta = s.get(RunMetadata, second.id)
         assert meta is not None and "libjemalloc" in (meta.extra.get("allocator") or "")
         assert meta.server_flavor == "mariadb" and meta.server_version.startswith("10.")
+        # The code that recorded it: this checkout's commit (the suite runs from a clone).
+        head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        assert meta.extra["flushbench"]["commit"] == head
 
         for run in runs:
             assert run.measure_started_at is not None

@@ -177,22 +177,23 @@ def _bytes(text: str | None) -> int | None:
             return None
 
 
-def redo_capacity(variables: Mapping[str, str | None], flavor: str | None = None) -> int | None:
+def redo_capacity(variables: Mapping[str, str | None], flavor: str | None = None,
+                  version: tuple[int, ...] | None = None) -> int | None:
     """Total redo log bytes that a set of server variables gives.
 
     ``innodb_redo_log_capacity`` (MySQL 8.0.30+) wins; else ``innodb_log_file_size`` ×
-    ``innodb_log_files_in_group`` — one file where the variable is absent and the flavor is
-    MariaDB (10.5+ has a single redo file), two for MySQL/Percona before 8.0.30 (their
-    default group size). None when no size is known.
+    ``innodb_log_files_in_group``; where that variable is absent, the flavor's default group:
+    two files for MySQL/Percona before 8.0.30 and for MariaDB before 10.5 (5.5 to 10.4), one
+    for MariaDB 10.5+ (a single redo file). None when no size is known.
 
     Parameters
     ----------
     variables:
         Underscored lowercase variable names → value text (my.cnf options, or
         ``SHOW GLOBAL VARIABLES`` of a run).
-    flavor:
-        Decides the default number of files when ``innodb_log_files_in_group`` is absent;
-        None counts one file.
+    flavor, version:
+        Decide the default number of files when ``innodb_log_files_in_group`` is absent;
+        no flavor counts one file, MariaDB of unknown version one (10.5+, today's servers).
     """
     capacity = _bytes(variables.get("innodb_redo_log_capacity"))
     if capacity is not None:
@@ -202,5 +203,6 @@ def redo_capacity(variables: Mapping[str, str | None], flavor: str | None = None
         return None
     files = _bytes(variables.get("innodb_log_files_in_group"))
     if files is None:
-        files = 2 if flavor in ("mysql", "percona") else 1
+        files = 2 if flavor in ("mysql", "percona") or (
+            flavor == "mariadb" and version is not None and tuple(version[:2]) < (10, 5)) else 1
     return size * files

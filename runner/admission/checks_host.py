@@ -180,16 +180,17 @@ class DiskFigures:
     free: int | None
 
 
-def _redo_bytes(context: CheckContext, cells: list[CellSpec], flavor: str | None) -> int:
+def _redo_bytes(context: CheckContext, cells: list[CellSpec], flavor: str | None,
+                version: tuple[int, ...] | None = None) -> int:
     """The largest total redo of any cell (base config when no knob sets it)."""
     best = 0
     for cell in cells:
         tr = context.translations.get(cell.key)
         opts = {**context.base, **(tr.server_options if tr else {})}
-        total = redo_capacity(opts, flavor)
+        total = redo_capacity(opts, flavor, version)
         if total is None:  # the server's default file size
             total = redo_capacity({**opts, "innodb_log_file_size": str(DEFAULT_LOG_FILE_SIZE)},
-                                  flavor) or 0
+                                  flavor, version) or 0
         best = max(best, total)
     return best
 
@@ -200,7 +201,8 @@ def disk_figures(context: CheckContext) -> DiskFigures:
     assert exp is not None
     data = dataset_bytes(exp.dataset)
     redo = max((_redo_bytes(context, [c for c in context.cells if cell_server(exp, c) == name],
-                            server.flavor) for name, server in context.servers.items()),
+                            server.flavor, server.version)
+                for name, server in context.servers.items()),
                default=_redo_bytes(context, context.cells, None))
     need = disk_needed(data + redo + DATADIR_OVERHEAD,
                        sum(exp.repetitions_of(c) for c in context.cells),

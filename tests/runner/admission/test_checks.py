@@ -22,6 +22,7 @@ from runner.admission.checks_host import (
     FreeDisk,
     StorageThrottle,
     TransparentHugePages,
+    disk_figures,
 )
 from runner.admission.checks_server import Connections, IoCapacity, LargePages, MemoryAndPageSize
 from runner.admission.doctor import as_row, host_checks
@@ -154,6 +155,19 @@ def test_free_disk(tmp_path: Path) -> None:
     assert line.startswith(f"{redo.source}: matrix.log_file_size[1]: 100G of redo does not fit")
     row = as_row(FreeDisk(), CheckContext(host=HostFacts(tmp_path, known={"disk_free": 1024})))
     assert (row.status, row.detail) == ("FAIL", f"{tmp_path}: 1K free")
+
+
+@pytest.mark.parametrize(("flavor", "version", "files"), [
+    ("mysql", (5, 5, 62), 2), ("mariadb", (5, 5, 44), 2), ("mariadb", (10, 2, 11), 2),
+    ("mariadb", (10, 4, 34), 2), ("mariadb", (10, 5, 0), 1), ("mariadb", (11, 4, 5), 1)])
+def test_disk_estimate_counts_the_servers_own_redo_files(
+        tmp_path: Path, flavor: str, version: tuple[int, int, int], files: int) -> None:
+    """A my.cnf that sets only the file size: MariaDB before 10.5 (as MySQL 5.5) writes two
+    files of it (innodb_log_files_in_group's default, seen on 10.2.11 in docs/domain.md's
+    table), 10.5+ one."""
+    context = _context(tmp_path, "", server=_server(flavor, version),
+                       base={"innodb_log_file_size": str(1024**3)})
+    assert disk_figures(context).redo == files * 1024**3
 
 
 def test_drivers(tmp_path: Path) -> None:

@@ -103,11 +103,6 @@ def run_limits(runs_df: pd.DataFrame) -> dict[int, dict[str, float]]:
     the run metadata's ``extra`` (``runs_df``: :func:`analysis.query.runs`)."""
     out: dict[int, dict[str, float]] = {}
     for run_id, extra in zip(runs_df["run_id"], runs_df["extra"], strict=True):
-        if isinstance(extra, str):  # runs read by id from SQLite keep JSON as text
-            try:
-                extra = json.loads(extra)
-            except ValueError:
-                extra = None
         known = extra if isinstance(extra, dict) else {}
         out[int(run_id)] = {name: float(known[key]) for key, name in LIMIT_KEYS.items()
                             if isinstance(known.get(key), (int, float)) and known[key] > 0}

@@ -297,6 +297,21 @@ _RUN_FIELDS: tuple[str, ...] = (
 )
 
 
+#: The JSON columns of :data:`_RUN_FIELDS`: dicts in :func:`runs`'s frame on every backend.
+_JSON_FIELDS = ("knobs", "driver_summary", "extra")
+
+
+def _json_value(value: Any) -> Any:
+    """A JSON column's value as a dict (or list); stored JSON text is parsed; SQL NULL (None,
+    or the NaN pandas made of it) is None."""
+    if isinstance(value, str | bytes):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
 def runs(
     db: DB,
     experiment: ExperimentRef = None,
@@ -333,6 +348,9 @@ def runs(
     df = pd.DataFrame.from_records([tuple(r) for r in rows], columns=list(_RUN_FIELDS))
     for c in ("started_at", "measure_started_at", "finished_at"):
         df[c] = utc(df[c])
+    # Runs read by id from SQLite come through fetch()'s raw path: JSON columns as text.
+    for c in _JSON_FIELDS:
+        df[c] = [_json_value(v) for v in df[c]]
     df["is_baseline"] = df["is_baseline"].astype(bool)
     _add_warnings(df, warned)
     # The experiment's `disturbed:` policy (keep when not set: older experiments, the default).

@@ -220,6 +220,19 @@ def test_attempts_and_statuses(study_db: Path) -> None:
     assert exps.loc[0, "name"] == "study" and exps.loc[0, "failed"] == 1
 
 
+def test_runs_read_by_id_are_the_runs_read_by_experiment(study_db: Path) -> None:
+    """``show`` reads one run by id, through the store's raw SQLite path: its knobs, driver
+    summary and metadata's ``extra`` are dicts there too (they were JSON text: ``show`` had no
+    driver TpmC, no knob columns, and said no flushbench recorded the run)."""
+    whole = F.runs(study_db, "study", all_attempts=True).set_index("run_id")
+    by_id = F.runs(study_db, run_ids=list(whole.index), all_attempts=True).set_index("run_id")
+    for column in ("knobs", "driver_summary", "extra", "doublewrite"):
+        assert by_id[column].to_list() == whole.loc[by_id.index, column].to_list(), column
+    pd.testing.assert_series_equal(by_id["tpmc_driver"], whole.loc[by_id.index, "tpmc_driver"])
+    assert all(isinstance(k, dict) for k in by_id["knobs"])
+    assert by_id["tpmc_driver"].notna().any()
+
+
 def test_load_matches_the_piecewise_frames(study_db: Path) -> None:
     fr = F.load(study_db)  # latest experiment
     assert fr.experiment["name"] == "study"

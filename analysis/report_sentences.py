@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import claims as run_claims
-from analysis.compare import AA_MIN_REPETITIONS, Comparison, aa_floor_text
+from analysis.compare import AA_MIN_REPETITIONS, BASELINE, Comparison, aa_floor_text
 from analysis.hosts import host_effect
 from analysis.metric import metric_view
 from analysis.report_html import bold_named, esc, named
@@ -40,11 +40,17 @@ def summary(cmp: Comparison, names: dict[int, str]) -> str:
     items = []
     best = ranked.iloc[0]
     m = metric_view(cmp.experiment)
+    # An experiment with one baseline per server compares each cell with its own; the
+    # summary names which one instead of "the baseline".
+    several = cells["verdict"].eq(BASELINE).sum() > 1
+    base_label = cells.set_index("cell_id")["baseline_label"].get(best["cell_id"], "") \
+        if several and "baseline_label" in cells else ""
+    own = f"its baseline {esc(base_label)}" if several else "the baseline"
     items.append(
         f"Most throughput: {bold_named(best['cell_label'], names.get(int(best['cell_id'])))} with "
         f"{number(m.of(best['notpm_mean']))} {m.name}"
-        + (f" ({number(best['ratio'], '.2f')}× the baseline, {esc(best['verdict'])})"
-           if not best["is_baseline"] else " (the baseline)")
+        + (f" ({number(best['ratio'], '.2f')}× {own}, {esc(best['verdict'])})"
+           if not best["is_baseline"] else (" (a baseline)" if several else " (the baseline)"))
     )
     flat = ranked.sort_values("rank_stability").iloc[0]
     items.append(
@@ -55,9 +61,12 @@ def summary(cmp: Comparison, names: dict[int, str]) -> str:
     faster = cells[cells["verdict"] == "faster"]
     slower = cells[cells["verdict"] == "slower"]
     unsure = cells[cells["verdict"] == "not enough repetitions"]
+    n_baselines = int(cells["verdict"].eq(BASELINE).sum())
+    compared = len(cells) - n_baselines
     items.append(
-        f"Against the baseline: {len(faster)} faster, {len(slower)} slower, "
-        f"{len(cells) - 1 - len(faster) - len(slower) - len(unsure)} no clear difference"
+        (f"Against their own baselines ({n_baselines}): " if several else "Against the baseline: ")
+        + f"{len(faster)} faster, {len(slower)} slower, "
+        f"{compared - len(faster) - len(slower) - len(unsure)} no clear difference"
         + (f", {len(unsure)} with too few repetitions for a verdict" if len(unsure) else "")
     )
     items += _run_counts(rs)
@@ -274,9 +283,12 @@ def code_text(extra: Any) -> str:
 def code_versions_text(extras: Any) -> str:
     """Which flushbench recorded the runs: one version for all, or each with its run count
     (a study's queue resumed across days may span commits; runs recorded before flushbench
-    stored its commit say so)."""
+    stored its commit say so). Runs with no metadata (queued, never started) are not
+    counted: nothing recorded them yet."""
     counts: dict[str, int] = {}
     for extra in extras:
+        if not isinstance(extra, dict):
+            continue
         text = code_text(extra)
         counts[text] = counts.get(text, 0) + 1
     if not counts:

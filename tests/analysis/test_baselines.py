@@ -8,8 +8,10 @@ both; the expected ratios are computed here by hand from each run's window NOTPM
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import re
 import sqlite3
 from pathlib import Path
 
@@ -20,6 +22,7 @@ import yaml
 
 from analysis.baselines import baseline_note, baseline_of
 from analysis.compare import compare
+from analysis.report_sentences import summary
 from core.errors import ConfigError
 from runner.experiment.spec import expand, load_experiment
 from tests.support.recorded import copy_recorded
@@ -106,6 +109,21 @@ def test_flash_rows_against_their_own_server_s_baseline(flash: Path) -> None:
     assert cells.loc[bigredo60, "ratio"] == pytest.approx(
         _geo_ratio(rs, bigredo60, xtradb_base), rel=0.03)
     assert "own server's baseline (mysql-5.5: " in cmp.cells.attrs["baselines_note"]
+
+
+def test_the_summary_counts_rows_against_their_own_baselines(flash: Path) -> None:
+    """The report's first list: the other server's baseline is a baseline, not a row with "no
+    clear difference", and the best row's ratio names the baseline it is against."""
+    cmp = compare(flash, FLASH)
+    text = summary(cmp, {})
+    counts = re.search(r"Against their own baselines \(2\): (\d+) faster, (\d+) slower, "
+                       r"(\d+) no clear difference(?:, (\d+) with too few)?", text)
+    assert counts, text
+    assert sum(int(n or 0) for n in counts.groups()) == len(cmp.cells) - 2
+    best = cmp.ranking.iloc[0]
+    assert not best["is_baseline"]
+    own = cmp.cells.set_index("cell_id").loc[best["cell_id"], "baseline_label"]
+    assert f"× its baseline {html.escape(str(own), quote=True)}," in text
 
 
 def _experiment(tmp_path: Path, baseline: object) -> Path:

@@ -85,7 +85,7 @@ def test_the_words_for_one_run_and_for_a_study() -> None:
     assert code_text({"allocator": None}) == code_text(None) == "not recorded"
     assert code_versions_text([at, at]) == "flushbench 0.1.0 at e7c2de0 (all 2 runs)"
     assert code_versions_text([at]) == "flushbench 0.1.0 at e7c2de0"
-    assert code_versions_text([at, {}, at, changed]) == (
+    assert code_versions_text([at, {}, None, at, changed]) == (
         "flushbench 0.1.0 at e7c2de0 (2 runs); flushbench 0.1.0 at d6a249b with local changes"
         " to its code (1 run); not recorded (1 run)")
-    assert code_versions_text([]) == "–"
+    assert code_versions_text([]) == code_versions_text([None]) == "–"  # none started

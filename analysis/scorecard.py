@@ -84,7 +84,7 @@ def has_reference(spec: dict[str, Any]) -> bool:
 #: Keys of an include row that are not knobs
 #: (``runner.experiment.references.IncludeCell``'s own fields: a test keeps the two in step).
 #: ``variables`` holds raw knobs, matched as ``var.NAME``.
-ROW_SETTINGS = ("reference", "repetitions", "variables")
+ROW_SETTINGS = ("name", "reference", "repetitions", "variables")
 
 
 def _partial_knobs(include: dict[str, Any]) -> dict[str, Any]:
@@ -108,26 +108,36 @@ def match_rows(spec: dict[str, Any], cells: pd.DataFrame) -> list[Row]:
     values are not needed, so a file whose ``fixed`` changed since still matches). A row that
     matches no cell (not run) or several (ambiguous) keeps ``cell_id`` None and says why.
     """
+    return [row for row in include_rows(spec, cells)
+            if spec["include"][row.index].get("reference")]
+
+
+def include_rows(spec: dict[str, Any], cells: pd.DataFrame) -> list[Row]:
+    """Every include row, named (its ``name``, its reference's, else its index) and matched
+    to the one cell it ran as (see :func:`match_rows`)."""
     rows = []
     for i, inc in enumerate(spec.get("include") or []):
-        ref = inc.get("reference") if isinstance(inc, dict) else None
-        if not ref:
+        if not isinstance(inc, dict):
             continue
+        ref = inc.get("reference") or {}
         partial = _partial_knobs(inc)
         hits = [int(c["cell_id"]) for _, c in cells.iterrows()
                 if all((c["knobs"] or {}).get(k) == v for k, v in partial.items())]
         problem = ("" if len(hits) == 1 else "not run in this experiment" if not hits
                    else f"matches {len(hits)} cells")
-        rows.append(Row(i, ref.get("name") or str(i), _value(ref),
+        rows.append(Row(i, inc.get("name") or ref.get("name") or str(i), _value(ref),
                         hits[0] if len(hits) == 1 else None, problem))
     return rows
 
 
 def row_names(spec: dict[str, Any], cells: pd.DataFrame) -> dict[int, str]:
-    """Cell id → the name its include row's reference gives it (``dw-on-50``): the short name
-    the study itself uses, for panel titles and headings. Cells without one are absent."""
-    return {r.cell_id: r.name for r in match_rows(spec, cells)
-            if r.cell_id is not None and r.name}
+    """Cell id → the name its include row gives it (``dw-on-50``: the row's ``name``, or its
+    reference's): the short name the study itself uses, for panel titles and headings. Cells
+    without one are absent."""
+    named = [i for i, inc in enumerate(spec.get("include") or []) if isinstance(inc, dict)
+             and (inc.get("name") or (inc.get("reference") or {}).get("name"))]
+    return {r.cell_id: r.name for r in include_rows(spec, cells)
+            if r.cell_id is not None and r.index in named}
 
 
 def _comparisons(spec: dict[str, Any], rows: list[Row], base_id: int | None
@@ -217,8 +227,10 @@ def scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFra
         stated the ratio (else it is the quotient of the two rows' reference values).
     """
     rows = match_rows(spec, cells)
-    by_index = {r.index: r for r in rows}
-    by_name = {r.name: r for r in rows}
+    # A comparison with a stated ratio may name any include row, referenced or not.
+    every = include_rows(spec, cells)
+    by_index = {r.index: r for r in every}
+    by_name = {r.name: r for r in every}
     labels = dict(zip(cells["cell_id"].astype(int), cells["cell_label"], strict=True))
     base = cells.loc[cells["is_baseline"].astype(bool), "cell_id"]
     judge = _judge_in_design(run_summary, spec)
@@ -234,7 +246,7 @@ def scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFra
                   "b": b.name if b else str(comp["b"]), "reference_ratio": ref,
                   "stated": stated, "note": str(comp.get("note") or ""), "not_steady": ""}
         missing = [f"{side} ({r.name if r else comp[side]}): "
-                   f"{r.problem if r else 'no such row with a reference'}"
+                   f"{r.problem if r else 'no such include row'}"
                    for side, r in (("a", a), ("b", b)) if r is None or r.cell_id is None]
         if missing:
             record.update(a_label="–", b_label="–", n_a=0, n_b=0, ratio=math.nan,

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.disturbed import counted
-from analysis.scorecard import CONTRADICTS, INCONCLUSIVE, REPRODUCED, match_rows
+from analysis.scorecard import CONTRADICTS, INCONCLUSIVE, REPRODUCED, include_rows
 from analysis.transients import not_steady_cells
 
 #: A median stability score at or above this is a flat line (p5 within 30 % of the median).
@@ -133,7 +133,8 @@ def stability_scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: 
         default: the rows whose every counted run carries ``not-steady``
         (:func:`analysis.transients.not_steady_cells`).
     """
-    rows = {r.name: r for r in match_rows(spec, cells) if r.cell_id is not None}
+    # Every include row that ran: a claim names a referenced row, "among" may name any row.
+    rows = {r.name: r for r in include_rows(spec, cells) if r.cell_id is not None}
     if not_steady is None:
         not_steady = not_steady_cells(run_summary)
     done = run_summary[counted(run_summary)]

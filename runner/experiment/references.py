@@ -13,7 +13,8 @@ data, next to the rows that reproduce them::
       comparisons:
         - {name: doublewrite off vs on at 50/20000, a: dw-off-50, b: dw-on-50, ratio: 1.55}
 
-A row is referred to by its include index (``2``) or its reference ``name``. A comparison's
+A row is referred to by its include index (``2``) or its name (the row's own ``name:``, or
+``reference.name``). A comparison's
 ``ratio`` is the reference's stated a/b ratio; without one it is computed from the two rows'
 reference values. With no ``comparisons`` the scorecard compares every referenced row with the
 baseline. The reference is not part of a cell's identity: ``IncludeCell.values()`` (what the
@@ -84,12 +85,17 @@ class RowReference(StrictModel):
 
 
 class IncludeCell(Knobs):  # type: ignore[misc,valid-type]  # Knobs is built by create_model
-    """An ``include`` row: knob values, and the reference result it reproduces (optional).
+    """An ``include`` row: knob values, its short name and the reference result it reproduces
+    (both optional).
 
-    ``values()`` is inherited and lists knobs only, so the cell key ignores the reference and
-    the row's own ``repetitions``.
+    ``values()`` is inherited and lists knobs only, so the cell key ignores the name, the
+    reference and the row's own ``repetitions``: naming a row keeps its finished runs.
     """
 
+    #: The row's short name (``dw-off``): reports and plots title the row with it, and
+    #: comparisons may name the row by it. ``reference.name`` is the same name, for rows that
+    #: carry a published result; a row says it once.
+    name: RowName | None = None
     reference: RowReference | None = None
     #: Runs of this row, overriding ``repetitions``/``baseline_repetitions`` (e.g. a second
     #: A/A baseline: each server's reference row of a study on two servers).
@@ -197,6 +203,20 @@ def check_references(include: list[Any], reference: ReferenceSpec | None,
     """
     wanted = metric_name.lower()
     names: dict[str, int] = {}
+    for i, inc in enumerate(include):
+        own, ref = getattr(inc, "name", None), getattr(inc, "reference", None)
+        if own is not None and ref is not None and ref.name is not None:
+            raise KeyedValueError(
+                f"the row is named twice ({own!r} and reference.name {ref.name!r}) — keep"
+                " `name:` and drop `reference.name`", "include", i, "reference", "name")
+        name = own if own is not None else ref.name if ref is not None else None
+        if name is not None:
+            if name in names:
+                raise KeyedValueError(
+                    f"row name {name!r} is used by include[{names[name]}] too — names"
+                    " must be unique", "include", i, "name" if own is not None else "reference",
+                    *(() if own is not None else ("name",)))
+            names[name] = i
     rows = [getattr(inc, "reference", None) for inc in include]
     for i, ref in enumerate(rows):
         if ref is None:
@@ -207,14 +227,11 @@ def check_references(include: list[Any], reference: ReferenceSpec | None,
                     f"this experiment's metric is {metric_name}: write the reference value as"
                     f" `{wanted}:`", "include", i, "reference", key)
         if ref.value() is None and reference is None:
-            raise KeyedValueError(f"a reference without a value — add `{wanted}: NUMBER`",
+            fix = (f"add `{wanted}: NUMBER`, or name the row with the include row's own"
+                   " `name:` instead" if ref.name is not None and ref.stability is None
+                   else f"add `{wanted}: NUMBER`")
+            raise KeyedValueError(f"a reference without a value — {fix}",
                                   "include", i, "reference")
-        if ref.name is not None:
-            if ref.name in names:
-                raise KeyedValueError(
-                    f"row name {ref.name!r} is used by include[{names[ref.name]}] too — names"
-                    " must be unique", "include", i, "reference", "name")
-            names[ref.name] = i
     if reference is None:
         return
     for j, claim in enumerate(reference.most_stable):
@@ -235,7 +252,7 @@ def check_references(include: list[Any], reference: ReferenceSpec | None,
             elif row in names:
                 index[side] = names[row]
             else:
-                known = ", ".join(sorted(names)) or "none: give rows `reference: {name: …}`"
+                known = ", ".join(sorted(names)) or "none: give include rows `name: …`"
                 raise KeyedValueError(f"no include row is named {row!r} (row names: {known})",
                                       "reference", "comparisons", j, side)
         if index["a"] == index["b"]:
@@ -261,5 +278,5 @@ def _row_index(row: int | str, include: list[Any], names: dict[str, int],
         return row
     if row in names:
         return names[row]
-    known = ", ".join(sorted(names)) or "none: give rows `reference: {name: …}`"
+    known = ", ".join(sorted(names)) or "none: give include rows `name: …`"
     raise KeyedValueError(f"no include row is named {row!r} (row names: {known})", *where)

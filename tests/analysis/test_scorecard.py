@@ -247,6 +247,27 @@ def test_a_row_with_its_own_repetitions_still_matches_its_cell(rerun: Frames) ->
     assert table.set_index("b").loc["base", "n_b"].min() > 0
 
 
+def test_rows_named_by_their_own_name_title_the_report_and_are_compared(rerun: Frames) -> None:
+    """``name:`` names a row without a reference value: the report's row names hold it, and a
+    comparison with a stated ratio may name such a row (it once said "no such row with a
+    reference")."""
+    spec = _spec()
+    for inc in spec["include"]:
+        ref = inc.pop("reference")
+        inc["name"] = ref["name"]
+        if ref["name"] in ("base", "dw-on-50"):
+            inc["reference"] = {"notpm": ref["notpm"]}  # referenced, named by the row
+    names = scorecard.row_names(spec, rerun.cell_summary)
+    labels = dict(zip(rerun.cell_summary["cell_id"], rerun.cell_summary["cell_label"],
+                      strict=True))
+    assert {labels[c]: n for c, n in names.items() if n in ROWS} == {v: k for k, v in ROWS.items()}
+    table = scorecard.scorecard(spec, rerun.run_summary, rerun.cell_summary)
+    row = table.set_index("comparison").loc["doublewrite off vs on at 50/20000"]
+    assert (row["a"], row["b"], row["reference_ratio"]) == ("dw-off-50", "dw-on-50", 1.55)
+    ratio, low, high = _by_hand(rerun, ROWS["dw-off-50"], ROWS["dw-on-50"])
+    assert row["ratio"] == pytest.approx(ratio, rel=1e-9)
+
+
 def test_every_non_knob_field_of_an_include_row_is_known() -> None:
     """The scorecard reads stored specs without importing the runner: its list of an include
     row's own settings must hold every field the runner's row has beyond the knobs."""

@@ -65,10 +65,27 @@ def _load(tmp_path: Path, text: str) -> object:
      " credentials: the experiment is stored with the results and published in reports"),
     (ROWS + "reference: {source: 'see https://h/x?token=abc', url: 'https://h/x'}",
      "reference.source", "this holds a URL with a `token=` parameter"),
+    ("include:\n  - {doublewrite: on, name: base}\n  - {doublewrite: off, name: base}\n",
+     "include[1].name", "row name 'base' is used by include[0] too"),
+    ("include:\n  - {doublewrite: on, name: base}\n"
+     "  - {doublewrite: off, reference: {name: base, notpm: 150}}\n",
+     "include[1].reference.name", "row name 'base' is used by include[0] too"),
+    ("include:\n  - {doublewrite: on, name: first, reference: {name: base, notpm: 1}}\n",
+     "include[0].reference.name", "the row is named twice ('first' and reference.name 'base')"
+     " — keep `name:` and drop `reference.name`"),
+    ("include:\n  - {doublewrite: on, reference: {name: base}}\n", "include[0].reference",
+     "a reference without a value — add `notpm: NUMBER`, or name the row with the include"
+     " row's own `name:` instead"),
+    ("include:\n  - {doublewrite: on, name: 'two words'}\n", "include[0].name",
+     "should match pattern"),
+    ("include:\n  - {doublewrite: on, name: base}\n  - {doublewrite: off}\n"
+     "reference: {source: s, comparisons: [{name: x, a: 1, b: bse, ratio: 2}]}",
+     "reference.comparisons[0].b", "no include row is named 'bse' (row names: base)"),
 ], ids=["metric", "negative", "typo", "duplicate-name", "no-value", "unknown-row",
         "bad-index", "same-row", "no-ratio", "no-source", "bool-row", "float-row",
         "url-userinfo", "url-query-password", "url-token-user", "url-not-http",
-        "description-url", "source-url"])
+        "description-url", "source-url", "duplicate-row-name", "row-name-vs-reference-name",
+        "named-twice", "name-only-reference", "name-pattern", "unknown-row-name"])
 def test_bad_reference_names_its_key_path(tmp_path: Path, text: str, where: str,
                                           message: str) -> None:
     with pytest.raises(ConfigError) as err:
@@ -87,6 +104,20 @@ def test_a_reference_changes_no_cell_and_no_measurement(tmp_path: Path) -> None:
     dumped = scored.model_dump(mode="json")
     assert dumped["include"][1]["reference"]["notpm"] == 150
     assert dumped["reference"]["comparisons"][0]["b"] == 0
+
+
+def test_a_row_name_changes_no_cell_and_no_measurement(tmp_path: Path) -> None:
+    """Naming the rows of a queued study (``name:``) keeps its finished runs; comparisons and
+    claims may name a row by it, with a stated ratio when the row has no reference value."""
+    plain = _load(tmp_path, "include:\n  - {doublewrite: on}\n  - {doublewrite: off}\n")
+    named = _load(tmp_path, "include:\n  - {doublewrite: on, name: base}\n"
+                  "  - {doublewrite: off, name: dw-off}\n"
+                  "reference: {source: s, comparisons: [{name: x, a: dw-off, b: base,"
+                  " ratio: 1.5}]}\n")
+    assert [c.key for c in expand(plain)] == [c.key for c in expand(named)]
+    assert [c.label for c in expand(plain)] == [c.label for c in expand(named)]
+    assert measurement_hash(plain) == measurement_hash(named)
+    assert [inc.name for inc in named.include] == ["base", "dw-off"]  # type: ignore[attr-defined]
 
 
 def test_the_2011_study_carries_the_posts_numbers() -> None:

@@ -67,6 +67,10 @@ from pathlib import Path
 
 import pymysql
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from runner.run.metadata import code_version  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 SERVER_OPTIONS = [
     "--innodb-buffer-pool-size=256M",
@@ -469,6 +473,7 @@ def main() -> None:
     clients += [parse_variant(v, args.tpcc) for v in args.variant]
     rows: dict[str, list[str]] = {c.label: [] for c in clients[1:]}
     record = []
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     try:
         server.start()
         conn = (["-S", str(server.socket)] if args.unix_socket
@@ -501,14 +506,20 @@ def main() -> None:
         else:
             print(f"work dir kept: {work}")
     if args.json:
-        Path(args.json).write_text(json.dumps(record, indent=1))
+        # The code measured (the driver is built from this checkout) and how: a figure without
+        # its commit cannot be told from one measured before or after a change.
+        Path(args.json).write_text(json.dumps(
+            {"flushbench": code_version(), "command": [Path(sys.argv[0]).name, *sys.argv[1:]],
+             "started": started, "rounds": record}, indent=1))
     print_tables(rows, args)
 
 
-def tables_from_record(record: list[dict]) -> dict[str, list[str]]:
-    """The table rows of a --json record: per point, A (tpcc_start) against each B."""
+def tables_from_record(record: dict | list[dict]) -> dict[str, list[str]]:
+    """The table rows of a --json record: per point, A (tpcc_start) against each B (a record
+    written before the commit was stored is the bare list of rounds)."""
     points: dict[tuple[int, int], list[list[Measure]]] = {}
-    for entry in record:
+    rounds = record["rounds"] if isinstance(record, dict) else record
+    for entry in rounds:
         points.setdefault((entry["w"], entry["c"]), []).append(
             [Measure(**run) for run in entry["runs"]])
     rows: dict[str, list[str]] = {}

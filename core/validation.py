@@ -96,8 +96,8 @@ def format_loc(loc: tuple[Any, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif str(part).startswith(("function-", "tagged-union", "list[", "union[")):
-            continue  # validator-internal steps say nothing to a user
+        elif str(part).startswith(("function-", "tagged-union", "list[", "union[", "one-of:")):
+            continue  # validator-internal steps (and our union tags) say nothing to a user
         else:
             out += ("." if out else "") + str(part)
     return out or "(top level)"

@@ -102,6 +102,13 @@ class IncludeCell(Knobs):  # type: ignore[misc,valid-type]  # Knobs is built by 
     repetitions: Annotated[int, Field(ge=1, le=1000)] | None = None
 
 
+def row_name(row: Any) -> str | None:
+    """An include row's name: its own ``name``, else its reference's, else None."""
+    own = getattr(row, "name", None)
+    ref = getattr(row, "reference", None)
+    return own if own is not None else (ref.name if ref is not None else None)
+
+
 class ComparisonSpec(StrictModel):
     """One comparison the reference makes: row ``a`` over row ``b``."""
 

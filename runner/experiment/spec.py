@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BeforeValidator,
+    Discriminator,
     Field,
     PrivateAttr,
+    Tag,
     ValidationError,
     field_validator,
     model_validator,
@@ -30,7 +32,13 @@ from core.errors import ConfigError
 from core.units import format_size, parse_duration
 from core.validation import KeyedValueError, StrictModel, load_versioned
 from runner.experiment.file_credentials import no_credentials
-from runner.experiment.references import IncludeCell, ReferenceSpec, check_references
+from runner.experiment.references import (
+    IncludeCell,
+    ReferenceSpec,
+    RowName,
+    check_references,
+    row_name,
+)
 from runner.knobs import SIZE_KNOBS, Knobs, Matrix
 
 if TYPE_CHECKING:
@@ -325,6 +333,21 @@ class PreRunSpec(StrictModel):
     drain_timeout: Seconds = 300.0
 
 
+# The baseline's shapes are routed to one model each (discriminated unions), so a mistake gets
+# that model's error alone — a misspelt knob its did-you-mean — not one error per member of a
+# union; the "one-of:" tags are left out of the key paths errors name (core.validation).
+#: One baseline: partial knob values naming a cell, or an include row's ``name``.
+BaselineRef = Annotated[
+    Annotated[Knobs, Tag("one-of:knobs")] | Annotated[RowName, Tag("one-of:name")],
+    Discriminator(lambda v: "one-of:name" if isinstance(v, str) else "one-of:knobs"),
+]
+#: ``baseline:``: one of them, or a list (one baseline per server or group of rows).
+Baselines = Annotated[
+    Annotated[BaselineRef, Tag("one-of:one")] | Annotated[list[BaselineRef], Tag("one-of:list")],
+    Discriminator(lambda v: "one-of:list" if isinstance(v, list) else "one-of:one"),
+]
+
+
 class ExperimentSpec(StrictModel):
     """A whole experiment file."""
 
@@ -356,10 +379,10 @@ class ExperimentSpec(StrictModel):
     #: Whole extra cells to add (e.g. the walked list of the 2011 study); each may carry the
     #: published result it reproduces (``reference:``, runner/experiment/references.py).
     include: list[IncludeCell] = Field(default_factory=list)
-    #: Partial knob values naming the baseline cell (default: the first cell), or a list of
-    #: them: one baseline per server (or per group of rows), each row compared with its own
-    #: (``analysis/baselines.py``).
-    baseline: Knobs | list[Knobs] | None = None
+    #: Partial knob values naming the baseline cell (default: the first cell), or an include
+    #: row's ``name``, or a list of them: one baseline per server (or per group of rows), each
+    #: row compared with its own (``analysis/baselines.py``).
+    baseline: Baselines | None = None
     #: Raw variables that open the server or name a path, allowed on purpose (README: "The
     #: sandbox owns its server"); paths must stay relative, inside the run's datadir.
     allow_variables: list[Annotated[str, BeforeValidator(_variable_name)]] = Field(
@@ -685,8 +708,9 @@ def expand(exp: ExperimentSpec, source: str = "<experiment>") -> list[CellSpec]:
     return _mark_baseline(exp, cells, source)
 
 
-def baselines(exp: ExperimentSpec) -> list[Knobs]:
-    """The experiment's baselines as a list (one, or one per server or group of rows)."""
+def baselines(exp: ExperimentSpec) -> list[Knobs | str]:
+    """The experiment's baselines as a list (one, or one per server or group of rows): knob
+    values, or an include row's name."""
     if exp.baseline is None:
         return []
     return list(exp.baseline) if isinstance(exp.baseline, list) else [exp.baseline]
@@ -699,16 +723,29 @@ def _mark_baseline(exp: ExperimentSpec, cells: list[CellSpec], source: str) -> l
     else:
         chosen = set()
         listed = isinstance(exp.baseline, list)
+        # Include rows follow the matrix's cells, in order (expand refuses duplicates).
+        n_matrix = len(cells) - len(exp.include)
+        row_names = {row_name(inc): i for i, inc in enumerate(exp.include) if row_name(inc)}
         for i, partial in enumerate(wanted_all):
-            wanted = partial.values()
             where = f"{source}: baseline" + (f"[{i}]" if listed else "")
-            hits = [j for j, c in enumerate(cells) if _matches(c.knobs, wanted)]
+            if isinstance(partial, str):
+                if partial not in row_names:
+                    known = ", ".join(sorted(row_names)) or "none: give include rows `name: …`"
+                    raise ConfigError(f"no include row is named {partial!r} (row names:"
+                                      f" {known})", where=where,
+                                      fix="name a row of `include`, or give knob values")
+                hits, shown = [n_matrix + row_names[partial]], partial
+            else:
+                wanted = partial.values()
+                shown = cell_label(wanted)
+                hits = [j for j, c in enumerate(cells) if _matches(c.knobs, wanted)]
             if len(hits) != 1:
                 raise ConfigError(
-                    f"baseline ({cell_label(wanted)}) matches {len(hits)} cells, it must match"
-                    " one", where=where, fix="give enough knob values to name exactly one cell")
+                    f"baseline ({shown}) matches {len(hits)} cells, it must match one",
+                    where=where, fix="give enough knob values to name exactly one cell, or"
+                    " name an include row (`name:` on the row, `baseline: NAME`)")
             if hits[0] in chosen:
-                raise ConfigError(f"baseline ({cell_label(wanted)}) names a cell an earlier"
+                raise ConfigError(f"baseline ({shown}) names a cell an earlier"
                                   " baseline names too", where=where,
                                   fix="name each baseline cell once")
             chosen.add(hits[0])

@@ -144,11 +144,34 @@ def test_a_file_names_a_baseline_per_group(tmp_path: Path) -> None:
                       "doublewrite=off max_dirty_pages_pct=75"]
 
 
+def test_a_baseline_names_an_include_row(tmp_path: Path) -> None:
+    """A row no knob values can single out (it only lacks a raw variable another row sets) is
+    the baseline by its name; names and knob values mix in a list."""
+    data = yaml.safe_load((Path(__file__).resolve().parents[2] / "experiments"
+                           / "quickstart.yaml").read_text())
+    data.pop("matrix")
+    data["include"] = [{"name": "plain", "doublewrite": "on"},
+                       {"name": "purged", "doublewrite": "on",
+                        "variables": {"innodb_purge_threads": 4}},
+                       {"doublewrite": "off"}]
+    for baseline, marked in (("plain", ["doublewrite=on"]),
+                             (["purged", {"doublewrite": "off"}],
+                              ["doublewrite=on var.innodb_purge_threads=4", "doublewrite=off"])):
+        data["baseline"] = baseline
+        path = tmp_path / "e.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        cells = expand(load_experiment(path), str(path))
+        assert [c.label for c in cells if c.is_baseline] == marked
+
+
 @pytest.mark.parametrize(("baseline", "fragment"), [
     ([{"doublewrite": "on", "max_dirty_pages_pct": 75}, {"doublewrite": "on"}],
      "baseline[1]: baseline (doublewrite=on) matches 2 cells"),
     ([{"doublewrite": "on", "max_dirty_pages_pct": 75},
       {"doublewrite": "on", "max_dirty_pages_pct": 75}], "names a cell an earlier baseline"),
+    ("base", "baseline: no include row is named 'base' (row names: none: give include rows"
+     " `name: …`) — name a row of `include`, or give knob values"),
+    ({"doublewrit": "on"}, "did you mean"),
 ])
 def test_a_baseline_list_names_distinct_cells(tmp_path: Path, baseline: object,
                                               fragment: str) -> None:

@@ -43,9 +43,11 @@ def summary(cmp: Comparison, names: dict[int, str]) -> str:
     # An experiment with one baseline per server compares each cell with its own; the
     # summary names which one instead of "the baseline".
     several = cells["verdict"].eq(BASELINE).sum() > 1
-    base_label = cells.set_index("cell_id")["baseline_label"].get(best["cell_id"], "") \
-        if several and "baseline_label" in cells else ""
-    own = f"its baseline {esc(base_label)}" if several else "the baseline"
+    own = "the baseline"
+    if several and "baseline_id" in cells:
+        base = cells.set_index("cell_id").loc[best["cell_id"]]
+        # The baseline's row name when the experiment names its rows, else its label.
+        own = f"its baseline {esc(names.get(int(base['baseline_id'])) or base['baseline_label'])}"
     items.append(
         f"Most throughput: {bold_named(best['cell_label'], names.get(int(best['cell_id'])))} with "
         f"{number(m.of(best['notpm_mean']))} {m.name}"

@@ -1,11 +1,14 @@
-"""A worker's write-ahead log survives a second handle in the worker and a reader elsewhere.
+"""A worker's write-ahead log survives what the worker reads of its own database file and a
+reader elsewhere.
 
 Closing any descriptor of a file drops every POSIX lock the process holds on it. When opening
 the results database read its header with Python's ``open()``, a worker that opened a second
 handle on its own database lost SQLite's locks; the next reader in another process to close
 took the database for unused, checkpointed it and deleted the WAL the worker still wrote to:
 every later write of the worker went to an unlinked file (seen in the flash-2011 calibration,
-2026-11-24). Real processes, a real SQLite file.
+2026-11-24). The analysis's file stamp did the same after every run's summary line (seen in
+the generations study, 2026-11-26: readers saw finished runs as still running). Real
+processes, a real SQLite file.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from store.db import ResultsDB
@@ -34,7 +38,7 @@ WORKER = textwrap.dedent("""
     with db.session() as s, s.begin():
         s.add(Experiment(name="first", measurement_hash="a", spec={{}}, window={{}},
                          metric={{}}))
-    ResultsDB(path, create=False)  # a second handle, as a worker opens per run
+    {between}
     Path({ready!r}).touch()
     while not Path({go!r}).exists():
         time.sleep(0.05)
@@ -46,11 +50,25 @@ WORKER = textwrap.dedent("""
 """)
 
 
-def test_a_reader_elsewhere_does_not_orphan_the_workers_log(tmp_path: Path) -> None:
+#: What the worker does between its writes that once dropped its locks.
+BETWEEN = {
+    # A second handle, as a worker opens per run.
+    "second-handle": "ResultsDB(path, create=False)",
+    # The file stamp the analysis takes for its cache (each run's summary line), twice: the
+    # second read must not close the first's descriptor either.
+    "file-stamp": "from store.file_stamp import file_stamp\n"
+                  "with db.session() as s2:\n"
+                  "    assert file_stamp(s2) and file_stamp(s2)",
+}
+
+
+@pytest.mark.parametrize("between", sorted(BETWEEN))
+def test_a_reader_elsewhere_does_not_orphan_the_workers_log(tmp_path: Path,
+                                                            between: str) -> None:
     path, ready, go = tmp_path / "r.sqlite", tmp_path / "ready", tmp_path / "go"
     worker = subprocess.Popen(
         [sys.executable, "-c", WORKER.format(root=str(ROOT), path=str(path), ready=str(ready),
-                                             go=str(go))],
+                                             go=str(go), between=BETWEEN[between])],
         stdout=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60

@@ -154,7 +154,7 @@ def show_cmd(
     db: DbOption = None,
 ) -> None:
     """Show one run: cell, status, metadata, window NOTPM, stability figures."""
-    from analysis import frames
+    from analysis import frames, scorecard
     from analysis.metric import metric_view
     from store.models import RunStatus
 
@@ -165,11 +165,14 @@ def show_cmd(
                             fix="list runs with `flushbench status`")
     rs = frames.run_summary(db, runs_df=rdf)
     r = rs.iloc[0]
-    m = metric_view(frames.experiment_info(db, int(r["experiment_id"])))
+    info = frames.experiment_info(db, int(r["experiment_id"]))
+    m = metric_view(info)
+    # The row's name in the experiment file (`name:` on an include row), as the report titles it.
+    name = scorecard.row_names(info["spec"], rdf[["cell_id", "knobs"]]).get(int(r["cell_id"]))
     # A run not done has no response time, cost or bound to show.
     done = r["status"] == RunStatus.DONE
     _console().print(tables.run_table(run_id, r, m, _latency_rows(db, r, m) if done else [],
-                                      _efficiency_rows(db, rs, m) if done else []))
+                                      _efficiency_rows(db, rs, m) if done else [], name=name))
 
 
 def _latency_rows(db: Any, r: Any, m: Any) -> list[tuple[str, str]]:

@@ -292,14 +292,16 @@ def mext_block_table(values: Any, block: list[str], first: str, restarts: list[s
 # --- show ------------------------------------------------------------------------------------
 
 def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
-              efficiency_rows: list[tuple[str, str]]) -> Table:
-    """``show``: one run's configuration, status, metadata, figures in the experiment's
-    metric ``m``, stability figures and levels; ``latency_rows`` and ``efficiency_rows``
-    (:func:`latency_rows`, :func:`efficiency_rows`) go beside the stability score and last."""
+              efficiency_rows: list[tuple[str, str]], name: str | None = None) -> Table:
+    """``show``: one run's configuration (``name``: its row's name in the experiment file),
+    status, metadata, figures in the experiment's metric ``m``, stability figures and levels;
+    ``latency_rows`` and ``efficiency_rows`` (:func:`latency_rows`, :func:`efficiency_rows`)
+    go beside the stability score and last."""
     from analysis.report_sentences import code_text
 
     rows = [
-        ("configuration", r["cell_label"] + (" (baseline)" if r["is_baseline"] else "")),
+        ("configuration", (f"{name} · " if name else "") + r["cell_label"]
+         + (" (baseline)" if r["is_baseline"] else "")),
         ("repetition / attempt", f"{r['repetition']} / {r['attempt']}"
          + (" (superseded)" if r["superseded"] else "")),
         ("status", str(r["status"]) + (f" — {r['error']}" if r["error"] else "")),

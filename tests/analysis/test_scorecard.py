@@ -268,6 +268,20 @@ def test_rows_named_by_their_own_name_title_the_report_and_are_compared(rerun: F
     assert row["ratio"] == pytest.approx(ratio, rel=1e-9)
 
 
+def test_show_names_the_run_s_row_as_the_experiment_file_does(cli: CliRun,
+                                                               tmp_path: Path) -> None:
+    """``show`` titles a run with its include row's name (the flash study's rows carry the
+    post's: ``ps-optimized``), as the report does."""
+    db = copy_recorded("stability-2011-flash", tmp_path / "flash.sqlite")
+    fr = load(db, "stability-2011-flash")
+    names = scorecard.row_names(fr.experiment["spec"], fr.cell_summary)
+    run = fr.run_summary[fr.run_summary["status"] == "done"].iloc[0]
+    code, out, err = cli(["show", str(int(run["run_id"])), "--db", str(db)])
+    assert code == 0, out + err
+    name = names[int(run["cell_id"])]
+    assert f"│ configuration               │ {name} · " in out, out
+
+
 def test_every_non_knob_field_of_an_include_row_is_known() -> None:
     """The scorecard reads stored specs without importing the runner: its list of an include
     row's own settings must hold every field the runner's row has beyond the knobs."""

@@ -42,7 +42,8 @@ def summary(cmp: Comparison, names: dict[int, str]) -> str:
     m = metric_view(cmp.experiment)
     # An experiment with one baseline per server compares each cell with its own; the
     # summary names which one instead of "the baseline".
-    several = cells["verdict"].eq(BASELINE).sum() > 1
+    n_baselines = int(cells["verdict"].eq(BASELINE).sum())
+    several = n_baselines > 1
     own = "the baseline"
     if several and "baseline_id" in cells:
         base = cells.set_index("cell_id").loc[best["cell_id"]]
@@ -63,7 +64,6 @@ def summary(cmp: Comparison, names: dict[int, str]) -> str:
     faster = cells[cells["verdict"] == "faster"]
     slower = cells[cells["verdict"] == "slower"]
     unsure = cells[cells["verdict"] == "not enough repetitions"]
-    n_baselines = int(cells["verdict"].eq(BASELINE).sum())
     compared = len(cells) - n_baselines
     items.append(
         (f"Against their own baselines ({n_baselines}): " if several else "Against the baseline: ")

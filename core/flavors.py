@@ -203,6 +203,8 @@ def redo_capacity(variables: Mapping[str, str | None], flavor: str | None = None
         return None
     files = _bytes(variables.get("innodb_log_files_in_group"))
     if files is None:
+        # MariaDB before 10.5 (the knob table's 5.5 and mariadb-old columns) keeps two files.
         files = 2 if flavor in ("mysql", "percona") or (
-            flavor == "mariadb" and version is not None and tuple(version[:2]) < (10, 5)) else 1
+            flavor == "mariadb" and version is not None and family(flavor, version) != "mariadb"
+        ) else 1
     return size * files

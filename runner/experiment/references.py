@@ -216,7 +216,7 @@ def check_references(include: list[Any], reference: ReferenceSpec | None,
             raise KeyedValueError(
                 f"the row is named twice ({own!r} and reference.name {ref.name!r}) — keep"
                 " `name:` and drop `reference.name`", "include", i, "reference", "name")
-        name = own if own is not None else ref.name if ref is not None else None
+        name = row_name(inc)
         if name is not None:
             if name in names:
                 raise KeyedValueError(

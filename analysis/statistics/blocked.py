@@ -182,6 +182,12 @@ class BlockedVerdict:
         return (math.isfinite(self.p_value) and self.p_value < ALPHA and self.excludes_one
                 and self.guard_holds)
 
+    @property
+    def guard_possible(self) -> bool:
+        """Whether these blocks can give the guard at all: the stratified rank test can reach
+        p < α, or three blocks hold both cells (one can be left out)."""
+        return (math.isfinite(self.rank_min_p) and self.rank_min_p < ALPHA) or self.n_blocks >= 3
+
 
 def _interval(estimate: float, se: float, df: float, level: float
               ) -> tuple[float, float, float]:

@@ -304,6 +304,11 @@ def _blocked_design_verdict(y: np.ndarray, cell_arr: np.ndarray, block_arr: np.n
     reasons = []
     if not (b.p_value < ALPHA and b.excludes_one):
         reasons.append(f"{model_text} includes 1")
+    elif not b.guard_possible:
+        # The model sees a difference the guard cannot yet confirm or refute: "no clear
+        # difference" would deny a 2x ratio whose interval is far from 1.
+        return make(NOT_ENOUGH, f"{model_text}, but the guard needs 3 {block_unit}s holding"
+                                f" both cells (it has {b.n_blocks}): run another {block_unit}")
     elif not b.guard_holds:
         reasons.append(f"{model_text}, but {b.guard_detail}")
     return make(NO_DIFFERENCE, " and ".join(reasons) + hide)

@@ -18,7 +18,13 @@ import pytest
 from scipy import stats
 
 from analysis.statistics.blocked import blocked_mde_pct
-from analysis.statistics.verdicts import FASTER, SLOWER, cv_to_log_sd, design_verdict
+from analysis.statistics.verdicts import (
+    FASTER,
+    NOT_ENOUGH,
+    SLOWER,
+    cv_to_log_sd,
+    design_verdict,
+)
 
 
 def balanced_blocks(n_cells: int, n_blocks: int) -> tuple[list[int], list[int]]:
@@ -89,3 +95,17 @@ def test_the_mde_at_the_true_noise_is_the_rules_80_percent_point(n_cells: int,
     mde = blocked_mde_pct(n_cells, n_blocks, cv_to_log_sd(cv))
     power = share_faster(rng, 400, n_cells, n_blocks, cv, 1 + mde / 100)
     assert 0.74 <= power <= 0.86, f"MDE {mde:.1f} %: power {power:.3f}"
+
+
+def test_a_difference_no_guard_can_check_yet_is_not_enough_not_no_difference() -> None:
+    """Two rounds, fifteen cells, a doubling: the model's interval is far from 1, but neither
+    guard exists yet (leaving a round out needs 3; the rank test needs 6) — the verdict asks for
+    a third round instead of denying the difference; the third round decides it."""
+    rng = np.random.default_rng(39)
+    cells, blocks = balanced_blocks(15, 3)
+    values = experiment(rng, 15, 3, 0.05, 1.0, shift=2.0)
+    two = [i for i, b in enumerate(blocks) if b < 2]
+    early = design_verdict(values[two], [cells[i] for i in two], [blocks[i] for i in two], 0, 1)
+    assert early.ci_low > 1.5
+    assert early.verdict == NOT_ENOUGH and "3 blocks" in early.reason, early.reason
+    assert design_verdict(values, cells, blocks, 0, 1).verdict == FASTER

@@ -20,7 +20,7 @@ from flushbench.cli.console import make_console, shown
 def print_comparison(experiment: str, db: str | None, *, force: bool,
                      reference: dict[str, Any] | None) -> None:
     """``compare`` of one experiment: the tables, then its scorecard when it has one."""
-    from analysis import efficiency, latency
+    from analysis import efficiency, latency, scorecard
     from analysis.compare import compare
     from analysis.metric import metric_view
 
@@ -37,9 +37,12 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     # Short ids keep the tables inside 80 columns; the legend gives the whole labels.
     cells = cmp.cells.set_index("cell_id")
     ids = {cid: f"C{int(cells.loc[cid, 'position']) + 1}" for cid in cells.index}
+    # The rows' names in the experiment file (`name:`), as the report titles them.
+    names = scorecard.row_names(exp["spec"], cmp.cells[["cell_id", "knobs"]])
     con.print("configurations:")
     for cid, c in cells.sort_values("position").iterrows():
-        con.print(f"  {ids[cid]}  {shown(c['cell_label'])}"
+        name = names.get(int(cid))
+        con.print(f"  {ids[cid]}  {shown(name + ' · ') if name else ''}{shown(c['cell_label'])}"
                   + (" (baseline)" if c["is_baseline"] else ""))
     con.print(tables.comparison_table(cmp, ids, m, eff.bound_cells))
     _print_verdicts(con, cmp, ids)

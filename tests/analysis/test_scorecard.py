@@ -282,6 +282,19 @@ def test_show_names_the_run_s_row_as_the_experiment_file_does(cli: CliRun,
     assert f"│ configuration               │ {name} · " in out, out
 
 
+def test_compare_names_each_configuration_as_the_experiment_file_does(cli: CliRun,
+                                                                     tmp_path: Path) -> None:
+    """``compare``'s legend of short ids gives each row's name before its knobs."""
+    db = copy_recorded("stability-2011-flash", tmp_path / "flash.sqlite")
+    fr = load(db, "stability-2011-flash")
+    names = scorecard.row_names(fr.experiment["spec"], fr.cell_summary)
+    code, out, err = cli(["compare", "stability-2011-flash", "--db", str(db)])
+    assert code == 0, out + err
+    legend = out.split("configurations:\n", 1)[1]
+    for cell in fr.cell_summary.sort_values("position").itertuples():
+        assert f"  C{int(cell.position) + 1}  {names[int(cell.cell_id)]} · " in legend, legend
+
+
 def test_every_non_knob_field_of_an_include_row_is_known() -> None:
     """The scorecard reads stored specs without importing the runner: its list of an include
     row's own settings must hold every field the runner's row has beyond the knobs."""

@@ -46,5 +46,7 @@ echo "flushbench at $(git -C "$dir" log --oneline -1) (pinned in $dir)" >&2
 export PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}"
 export FLUSHBENCH_WORK="${FLUSHBENCH_WORK:-$here/work}"
 export FLUSHBENCH_TPCC_BIN="${FLUSHBENCH_TPCC_BIN:-$here/tpcc/bin/tpcc}"
-exec "$here/.venv/bin/python" -c \
+# -P: `python -c` would otherwise put the current folder (this checkout) first on sys.path,
+# before PYTHONPATH, and run this checkout's code instead of the pinned one.
+exec "$here/.venv/bin/python" -P -c \
   'import sys; from flushbench.cli import main; sys.argv[0] = "flushbench"; sys.exit(main())' "$@"

@@ -33,6 +33,30 @@ app = typer.Typer(
 err_console = make_console(stderr=True)
 
 
+def _print_version(value: bool) -> None:
+    """``flushbench --version``: the version, the commit of the checkout whose code runs (and
+    whether its code differs from it), and where that code is — the same record every run
+    stores, so a pinned checkout (``scripts/pinned.sh``) can be checked before a long queue."""
+    if not value:
+        return
+    from core.paths import REPO_ROOT
+    from runner.run.metadata import code_version
+
+    v = code_version()
+    commit = v["commit"] or "no git checkout"
+    state = " (code modified)" if v["modified"] else ""
+    typer.echo(f"flushbench {v['version']} at {commit}{state} from {REPO_ROOT}")
+    raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                 help="Print the version, commit and code location, then exit."),
+) -> None:
+    """Declarative InnoDB flushing experiments on real mysqld sandboxes."""
+
+
 def build_app() -> typer.Typer:
     """The app with every verb registered (idempotent; tests drive it with CliRunner)."""
     _register()

@@ -87,3 +87,24 @@ def test_the_words_for_one_run_and_for_a_study() -> None:
         "flushbench 0.1.0 at e7c2de0 (2 runs); flushbench 0.1.0 at d6a249b with local changes"
         " to its code (1 run); not recorded (1 run)")
     assert code_versions_text([]) == code_versions_text([None]) == "–"  # none started
+
+
+def test_pinned_runs_the_pinned_checkout_s_code_not_the_folder_it_is_called_from(
+        tmp_path: Path) -> None:
+    """``scripts/pinned.sh`` runs flushbench from a checkout pinned at a commit while the
+    caller's folder (where relative paths mean what they mean) holds edited code: ``--version``
+    names the commit, unmodified, and the pinned folder. It named the caller's edited checkout
+    while ``python -c`` put the current folder first on ``sys.path``."""
+    here = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--shared", str(REPO_ROOT), str(here)], check=True)
+    (here / ".venv").symlink_to(REPO_ROOT / ".venv", target_is_directory=True)
+    with (here / "core" / "paths.py").open("a") as edited:  # code edited while a study runs
+        edited.write("# an edit\n")
+    commit = _git("rev-parse", "HEAD", cwd=here)
+    pinned = tmp_path / "pinned"
+    done = subprocess.run([str(here / "scripts" / "pinned.sh"), "--at", commit, "--dir",
+                           str(pinned), "--", "--version"], cwd=here, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == f"flushbench {__version__} at {commit} from {pinned}", (
+        done.stdout + done.stderr)

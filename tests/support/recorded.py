@@ -21,6 +21,8 @@ RECORDED = {
     "allocators": ROOT / "docs" / "allocators" / "allocators-example.sqlite",
     # Two servers, twelve rows with the post's names, 130-character labels (issue 24).
     "stability-2011-flash": ROOT / "docs" / "study-2011" / "stability-2011-flash.sqlite",
+    # Five servers, one baseline each (the generations study, issue 39).
+    "generations": ROOT / "docs" / "study-generations" / "generations.sqlite",
 }
 
 

@@ -1,0 +1,98 @@
+"""docs/study-generations/generations_tables.py: the write-up's tables, computed from the
+committed generations study, agree with the runs they come from, and the README quotes them."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+from pathlib import Path
+
+import pytest
+
+from analysis import frames
+from analysis.disturbed import counted
+from tests.support.recorded import recorded_copy
+
+SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "study-generations" / \
+    "generations_tables.py"
+#: The rows' names in the experiment file: SERVER-KIND, each server's defaults its baseline.
+SERVERS = ("mysql-5.5", "percona-5.5", "mariadb-10.2", "mariadb-10.11", "mariadb-11.4")
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("generations_tables", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A private copy of the committed database."""
+    return recorded_copy("generations", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def tables(study: Path) -> str:
+    """The script's whole output on the private copy."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert _module().main([str(study)]) == 0
+    return out.getvalue()
+
+
+def _section(text: str, title: str) -> list[list[str]]:
+    body = text.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
+    return [[c.strip() for c in line.strip("|").split("|")]
+            for line in body.splitlines()[2:] if line.startswith("| ")]
+
+
+def test_every_counted_run_is_in_one_session_and_one_row(tables: str, study: Path) -> None:
+    rs = frames.load(study, "generations").run_summary
+    ids = sorted(int(i) for i in rs.loc[counted(rs), "run_id"])
+    hosts = _section(tables, "Hosts")
+    listed = sorted(int(i) for row in hosts for i in row[2].split(", "))
+    assert listed == ids and sum(int(row[1]) for row in hosts) == len(ids)
+    rows = _section(tables, "Rows")
+    assert len(rows) == 15 and sum(int(row[2]) for row in rows) == len(ids)
+
+
+def test_each_server_is_its_own_baseline_and_mysql_55_the_generations_one(tables: str) -> None:
+    rows = {row[0].strip("`"): row for row in _section(tables, "Rows")}
+    assert set(rows) == {f"{s}-{k}" for s in SERVERS for k in ("defaults", "dw-off", "fast")}
+    for server in SERVERS:
+        assert rows[f"{server}-defaults"][4] == "–"
+        assert rows[f"{server}-dw-off"][4] != "–"
+    generations = {row[0].strip("`"): row for row in _section(tables, "Generations")}
+    assert list(generations) == [f"{s}-defaults" for s in SERVERS]
+    assert generations["mysql-5.5-defaults"][2] == "–"
+    assert all(row[2] != "–" for name, row in generations.items() if not name.startswith("mysql"))
+
+
+def test_doublewrite_off_writes_no_doublewrite_pages(tables: str) -> None:
+    for name, row in ((r[0].strip("`"), r) for r in _section(tables, "I/O per New-Order")):
+        dblwr_ops = float(row[2])
+        assert (dblwr_ops == 0) is name.endswith("dw-off"), (name, row)
+
+
+@pytest.mark.parametrize("title", ["Rows", "Generations", "I/O per New-Order",
+                                   "Flushing state", "Hosts"])
+def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: str,
+                                                                        title: str) -> None:
+    body = tables.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
+    table = "\n".join(line for line in body.splitlines() if line.startswith("|"))
+    readme = (SCRIPT.parent / "README.md").read_text(encoding="utf-8")
+    assert table in readme, (f"docs/study-generations/README.md: its {title!r} table is not what"
+                             " generations_tables.py prints on the committed database; paste it"
+                             " again")
+
+
+def test_a_missing_or_broken_database_is_one_line_not_a_traceback(tmp_path: Path,
+                                                                   capsys) -> None:
+    broken = tmp_path / "broken.sqlite"
+    broken.write_bytes(b"not a database")
+    for path in (tmp_path / "missing.sqlite", broken):
+        assert _module().main([str(path)]) == 2
+        err = capsys.readouterr().err
+        assert str(path) in err and "Traceback" not in err and len(err.splitlines()) == 1

@@ -1,0 +1,45 @@
+"""The shipped generations study and its profiling companion, as designed (no server needed):
+five servers × three rows in rounds, each server's defaults its own baseline, the same load."""
+
+from __future__ import annotations
+
+from core import paths
+from runner.experiment.references import row_name
+from runner.experiment.spec import expand, load_experiment, run_order
+
+STUDY = paths.EXPERIMENTS_DIR / "generations.yaml"
+PROFILE = paths.EXPERIMENTS_DIR / "generations-profile.yaml"
+SERVERS = {"mysql-5.5": "mysql-5.5", "percona-5.5": "percona-5.5",
+           "mariadb-10.2": "mariadb-10.2", "mariadb-10.11": "mariadb-debian",
+           "mariadb-11.4": "mariadb-11.4"}
+
+
+def test_the_study_is_three_rows_per_server_in_rounds_each_server_its_own_baseline() -> None:
+    exp = load_experiment(STUDY)
+    cells = expand(exp, str(STUDY))
+    names = [row_name(inc) for inc in exp.include]
+    assert names == [f"{s}-{k}" for s in SERVERS for k in ("defaults", "dw-off", "fast")]
+    for name, cell in zip(names, cells, strict=True):
+        server, kind = name.rsplit("-", 1) if not name.endswith("dw-off") else (
+            name.removesuffix("-dw-off"), "dw-off")
+        assert cell.knobs["server"] == SERVERS[server]
+        assert cell.is_baseline is (kind == "defaults"), name
+        assert cell.knobs["doublewrite"] is (kind != "dw-off")
+        assert cell.knobs["io_capacity"] == (2000 if kind == "fast" else 200)
+        assert cell.knobs["storage"] == "flash-2011" and cell.knobs["log_file_size"] == 80 << 20
+    assert exp.order.mode == "blocks" and len(run_order(exp, cells)) == 45
+    assert (exp.disturbed.action, exp.dataset.warehouses, exp.workload.connections) == (
+        "rerun", 10, 32)
+
+
+def test_the_profile_runs_the_study_s_10_11_and_11_4_defaults_rows() -> None:
+    study = {c.knobs["server"]: c.knobs for c in expand(load_experiment(STUDY), str(STUDY))
+             if c.is_baseline}
+    exp = load_experiment(PROFILE)
+    cells = expand(exp, str(PROFILE))
+    assert [c.knobs["server"] for c in cells] == ["mariadb-debian", "mariadb-11.4"]
+    for cell in cells:
+        assert cell.knobs == study[cell.knobs["server"]]
+    base = load_experiment(STUDY)
+    assert (exp.base_config, exp.dataset, exp.workload.connections) == (
+        base.base_config, base.dataset, base.workload.connections)

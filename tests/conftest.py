@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from core.paths import tpcc_binary
 from runner.server import ResolvedServer, SandboxLayout, initialize_datadir, resolve_binary
 from tests.support.cli_runner import cli  # noqa: F401 - `flushbench ARGS` in-process, everywhere
 from tests.support.cpu_profile import (  # noqa: F401 - FLUSHBENCH_TEST_CPU=FILE
@@ -81,6 +82,33 @@ def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         yield
+
+
+@pytest.fixture(scope="session")
+def shared_datasets(request: pytest.FixtureRequest,
+                    tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ``datasets/`` folder for the whole test session, every xdist worker included.
+
+    A tiny run's dataset (1 warehouse, ≈ 6 s to load and snapshot) is the same for every
+    module that runs on the same server; ``runner.datasets`` builds each under its own flock and
+    renames it into place whole, so the workers share the folder safely.
+    """
+    base = tmp_path_factory.getbasetemp()
+    # A worker's base is <session>/popen-gwN: its parent is this session's, not another's.
+    path = (base.parent if in_xdist_worker(request.config) else base) / "shared-datasets"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory, shared_datasets: Path) -> Path:
+    """One work dir per test module (its sandboxes and runs), whose ``datasets/`` is the
+    session's: the 1-warehouse snapshot is loaded once per session and server."""
+    if not tpcc_binary().is_file():
+        pytest.skip("tpcc/bin/tpcc is not built (make setup)")
+    path = tmp_path_factory.mktemp("work")
+    (path / "datasets").symlink_to(shared_datasets, target_is_directory=True)
+    return path
 
 
 #: ``make test-fast`` sets this: the lane deselects the ``mysql``/``postgres``/``host_control``

@@ -12,20 +12,12 @@ from sqlalchemy import select
 
 from analysis import bound, efficiency
 from analysis.frames import load
-from core.paths import tpcc_binary
 from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Sample
 from tests.support.tiny_experiment import tiny_tpcc_experiment
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not tpcc_binary().is_file():
-        pytest.skip("tpcc/bin/tpcc is not built (make setup)")
-    return tmp_path_factory.mktemp("work")
 
 
 def test_an_unthrottled_quickstart_like_run_is_bound_by_the_cpu(tmp_path: Path,

@@ -43,3 +43,18 @@ def test_the_profile_runs_the_study_s_10_11_and_11_4_defaults_rows() -> None:
     base = load_experiment(STUDY)
     assert (exp.base_config, exp.dataset, exp.workload.connections) == (
         base.base_config, base.dataset, base.workload.connections)
+
+
+def test_the_shipped_profiles_are_the_committed_ones() -> None:
+    """Which servers a fresh clone has: the test that validates every shipped experiment
+    leaves out the files naming any other (tests/support/built_servers.py)."""
+    import subprocess
+
+    from tests.support.built_servers import SHIPPED_PROFILES, built_servers_named
+
+    tracked = subprocess.run(["git", "ls-files", "configs/servers/*.yaml"], cwd=paths.REPO_ROOT,
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(SHIPPED_PROFILES) == sorted(n.rsplit("/", 1)[1][:-5] for n in tracked)
+    assert built_servers_named(PROFILE) == ["mariadb-11.4"]
+    assert built_servers_named(STUDY) == ["mariadb-10.2", "mariadb-11.4", "mysql-5.5",
+                                          "percona-5.5"]

@@ -13,6 +13,7 @@ import pytest
 
 from analysis import frames
 from analysis.disturbed import counted
+from tests.support.study_tables import assert_hosts_list_every_counted_run_once, section
 
 SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "flash_tables.py"
 
@@ -29,20 +30,12 @@ def tables(recorded_flash: Path) -> str:
     return out.getvalue()
 
 
-def _section(text: str, title: str) -> list[list[str]]:
-    body = text.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
-    return [[c.strip() for c in line.strip("|").split("|")]
-            for line in body.splitlines()[2:] if line.startswith("| ")]
-
-
 def test_every_counted_run_is_in_one_session_and_one_target_row(tables: str,
                                                                 recorded_flash: Path) -> None:
     rs = frames.load(recorded_flash, "stability-2011-flash").run_summary
-    ids = sorted(int(i) for i in rs.loc[counted(rs), "run_id"])
-    hosts = _section(tables, "Hosts")
-    listed = sorted(int(i) for row in hosts for i in row[2].split(", "))
-    assert listed == ids and sum(int(row[1]) for row in hosts) == len(ids)
-    targets = _section(tables, "Targets")
+    assert_hosts_list_every_counted_run_once(tables, rs)
+    ids = rs.loc[counted(rs), "run_id"]
+    targets = section(tables, "Targets")
     assert sum(int(row[1].split(" of ")[1]) for row in targets) == len(ids)
     met = sum(int(row[1].split(" of ")[0]) for row in targets)
     assert re.search(rf"\b{met} of {len(ids)} counted runs", tables)
@@ -50,7 +43,7 @@ def test_every_counted_run_is_in_one_session_and_one_target_row(tables: str,
 
 def test_doublewrite_writes_nothing_when_off_and_doubles_the_page_bytes_when_on(
         tables: str) -> None:
-    rows = {row[0].strip("`"): row for row in _section(tables, "I/O per New-Order")}
+    rows = {row[0].strip("`"): row for row in section(tables, "I/O per New-Order")}
     assert {n for n in rows if n.startswith("dw-off")} == {"dw-off-50", "dw-off-60", "dw-off-70"}
     for name, row in rows.items():
         pages, dblwr = float(row[5]), float(row[6])
@@ -61,7 +54,7 @@ def test_doublewrite_writes_nothing_when_off_and_doubles_the_page_bytes_when_on(
 
 
 def test_the_rows_table_names_all_twelve_rows_with_both_baselines(tables: str) -> None:
-    rows = {row[0].strip("`"): row for row in _section(tables, "Rows")}
+    rows = {row[0].strip("`"): row for row in section(tables, "Rows")}
     assert len(rows) == 12
     assert rows["base"][4] == "–" and rows["ps-bigredo-75"][4] == "–"
     # the post's ratio of its optimized mode to MySQL-compatible mode: 73,530 / 55,073

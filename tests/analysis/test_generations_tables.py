@@ -13,6 +13,7 @@ import pytest
 from analysis import frames
 from analysis.disturbed import counted
 from tests.support.recorded import recorded_copy
+from tests.support.study_tables import assert_hosts_list_every_counted_run_once, section
 
 SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "study-generations" / \
     "generations_tables.py"
@@ -42,36 +43,28 @@ def tables(study: Path) -> str:
     return out.getvalue()
 
 
-def _section(text: str, title: str) -> list[list[str]]:
-    body = text.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
-    return [[c.strip() for c in line.strip("|").split("|")]
-            for line in body.splitlines()[2:] if line.startswith("| ")]
-
-
 def test_every_counted_run_is_in_one_session_and_one_row(tables: str, study: Path) -> None:
     rs = frames.load(study, "generations").run_summary
-    ids = sorted(int(i) for i in rs.loc[counted(rs), "run_id"])
-    hosts = _section(tables, "Hosts")
-    listed = sorted(int(i) for row in hosts for i in row[2].split(", "))
-    assert listed == ids and sum(int(row[1]) for row in hosts) == len(ids)
-    rows = _section(tables, "Rows")
+    assert_hosts_list_every_counted_run_once(tables, rs)
+    ids = rs.loc[counted(rs), "run_id"]
+    rows = section(tables, "Rows")
     assert len(rows) == 15 and sum(int(row[2]) for row in rows) == len(ids)
 
 
 def test_each_server_is_its_own_baseline_and_mysql_55_the_generations_one(tables: str) -> None:
-    rows = {row[0].strip("`"): row for row in _section(tables, "Rows")}
+    rows = {row[0].strip("`"): row for row in section(tables, "Rows")}
     assert set(rows) == {f"{s}-{k}" for s in SERVERS for k in ("defaults", "dw-off", "fast")}
     for server in SERVERS:
         assert rows[f"{server}-defaults"][4] == "–"
         assert rows[f"{server}-dw-off"][4] != "–"
-    generations = {row[0].strip("`"): row for row in _section(tables, "Generations")}
+    generations = {row[0].strip("`"): row for row in section(tables, "Generations")}
     assert list(generations) == [f"{s}-defaults" for s in SERVERS]
     assert generations["mysql-5.5-defaults"][2] == "–"
     assert all(row[2] != "–" for name, row in generations.items() if not name.startswith("mysql"))
 
 
 def test_doublewrite_off_writes_no_doublewrite_pages(tables: str) -> None:
-    for name, row in ((r[0].strip("`"), r) for r in _section(tables, "I/O per New-Order")):
+    for name, row in ((r[0].strip("`"), r) for r in section(tables, "I/O per New-Order")):
         dblwr_ops = float(row[2])
         assert (dblwr_ops == 0) is name.endswith("dw-off"), (name, row)
 

@@ -1,11 +1,13 @@
 """The built-in Go TPC-C driver (``tpcc/bin/tpcc``) behind the workload interface.
 
-``tpcc run --json`` prints one JSON object per line: first ``{"type":"histogram_layout",...}``
-(the bucket layout of its latency histograms), then ``{"type":"interval",...}`` per report
-interval (with its own RFC 3339 UTC timestamp, phase and each type's histogram buckets) and a
-final ``{"type":"summary",...}`` (with the measurement phase's merged percentiles). A binary
-older than the histograms prints no layout line and no buckets: its runs parse as before,
-without them (:attr:`TpccJsonParser.histogram_problem` says so).
+``tpcc run --json`` prints one JSON object per line, each with ``"format": 1``: first
+``{"type":"histogram_layout",...}`` (the bucket layout of its latency histograms), then
+``{"type":"interval",...}`` per report interval (with its own RFC 3339 UTC timestamp, phase and
+each type's histogram buckets) and a final ``{"type":"summary",...}`` (with the measurement
+phase's merged percentiles). :mod:`runner.workloads.tpcc_format` holds that contract; a line
+that breaks it fails the run, and a binary printing another format (or none: one older than the
+format version) is named as stale before a run (``tpcc version``, :meth:`TpccWorkload.problems`)
+and in one.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import paths
-from core.errors import WorkloadError
+from core.errors import WorkloadError, bounded, quote
 from runner.connection import ConnectionInfo
 from runner.workloads.base import (
     IntervalRecord,
@@ -32,6 +34,16 @@ from runner.workloads.base import (
     run_to_completion,
     whole_seconds,
 )
+from runner.workloads.tpcc_format import (
+    FORMAT_VERSION,
+    TXN_TYPES,
+    IntervalLine,
+    LayoutLine,
+    Line,
+    StaleFormat,
+    SummaryLine,
+    read_line,
+)
 from runner.workloads.tpcc_histogram import (
     HistogramFormatError,
     HistogramLayout,
@@ -43,8 +55,6 @@ from store.latency_codec import encode as encode_latency
 if TYPE_CHECKING:
     from runner.experiment.spec import DatasetSpec, WorkloadSpec
 
-#: Transaction types in the driver's JSON; New-Order is the primary count (NOTPM).
-TXN_TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 DEFAULT_DATABASE = "tpcc"
 #: InnoDB data per TPC-C warehouse (~100 MB) with 30 % for indexes/fragmentation after load.
 TPCC_BYTES_PER_WAREHOUSE = int(100 * 1024**2 * 1.3)
@@ -52,6 +62,9 @@ TPCC_BYTES_PER_WAREHOUSE = int(100 * 1024**2 * 1.3)
 LOAD_S_PER_WAREHOUSE = 15.0
 #: What the built-in driver prints when run without arguments (tpcc/cmd/tpcc).
 TPCC_USAGE_MARK = b"usage: tpcc <command>"
+#: How a driver printing another JSON format than this flushbench reads is brought up to date.
+STALE_FIX = ("rebuild it from this checkout: scripts/setup.sh (or cd tpcc && go build -o"
+             " bin/tpcc ./cmd/tpcc)")
 BUILD_FIX = (
     "run `make setup` (or cd tpcc && go build -o bin/tpcc ./cmd/tpcc; FLUSHBENCH_TPCC_BIN"
     " or workload.binaries.tpcc point elsewhere)"
@@ -67,20 +80,24 @@ def parse_ts(text: str) -> dt.datetime:
 
 
 class TpccJsonParser(OutputParser):
-    """Line parser for ``tpcc run --json``: every non-blank line must be one JSON object.
+    """Line parser for ``tpcc run --json``: every line must keep format 1 (:mod:`tpcc_format`).
 
     Besides the interval records it keeps the latency histograms: :attr:`layout` (from the
     ``histogram_layout`` line) and :attr:`histograms` (interval ``seq`` → type → buckets and
-    exact maximum). A missing or malformed histogram never fails the run: that interval has
-    none, and :attr:`histogram_problem` names the first problem.
+    exact maximum). The lines come in the format's order: the layout first, intervals numbered
+    1, 2, 3… with a growing ``elapsed_s``, the summary last. Any line that breaks the format —
+    a field, a bound, the order, a histogram that does not add up to its count — fails the run
+    with that line quoted and the reason; a line without format 1 names the binary as stale.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, binary: Path | None = None) -> None:
+        self.binary = binary
         self._summary: dict[str, Any] | None = None
         self.layout: HistogramLayout | None = None
         self.histograms: dict[int, dict[str, TypeHistogram]] = {}
-        self._problem: str | None = None
-        self._intervals_seen = 0
+        self._line_no = 0
+        self._seq = 0
+        self._elapsed_s = 0.0
 
     def feed(self, line: str, read_ts: dt.datetime) -> IntervalRecord | None:
         """Consume one line; return a record for an ``interval`` object.
@@ -88,111 +105,58 @@ class TpccJsonParser(OutputParser):
         Raises
         ------
         WorkloadError
-            When the line is not JSON or lacks a field (the message quotes the line).
+            When the line is not a format-1 JSON object or breaks the format: the message
+            quotes the line (bounded) and says why, or names the stale binary.
         """
+        self._line_no += 1
         if not line.strip():
             return None
         try:
-            obj = json.loads(line)
-            if not isinstance(obj, dict):
-                raise ValueError("not a JSON object")
-            kind = obj.get("type")
-            if kind == "interval":
-                record = self._record(obj)
-                self._intervals_seen += 1
-                self._read_histograms(obj, record.seq)
-                return self._with_latency(record)
-            if kind == "histogram_layout":
-                self._read_layout(obj)
-                return None
-            if kind == "summary":
-                self._summary = {k: v for k, v in obj.items() if k != "type"}
-                return None
-            raise ValueError(f"unknown type {kind!r}")
-        except (ValueError, KeyError, TypeError) as exc:
+            return self._take(read_line(json.loads(line)))
+        except StaleFormat as exc:
+            binary = self.binary or "the tpcc driver"
             raise WorkloadError(
-                f"cannot parse tpcc driver output line ({exc}): {line[:500]!r}",
-                fix="rebuild tpcc/bin/tpcc from this checkout (cd tpcc && go build -o bin/tpcc"
-                " ./cmd/tpcc) so its JSON matches this flushbench",
+                f"{binary} prints another JSON format than this flushbench reads (line"
+                f" {self._line_no}: {exc}; this flushbench reads format {FORMAT_VERSION}):"
+                f" the binary is stale",
+                fix=STALE_FIX,
+            ) from None
+        except (ValueError, RecursionError) as exc:  # HistogramFormatError is a ValueError
+            raise WorkloadError(
+                f"the tpcc driver's output line {self._line_no} breaks its JSON format"
+                f" ({bounded(str(exc), 300)}): {quote(line, 300)}",
+                fix="the driver or the server misbehaved: see the driver's stdout and stderr"
+                " in the run's evidence; " + STALE_FIX,
             ) from None
 
-    @staticmethod
-    def _record(obj: dict[str, Any]) -> IntervalRecord:
-        no = obj["new_order"]
-        detail = {name: obj[name] for name in TXN_TYPES[1:] if name in obj}
-        return IntervalRecord(
-            seq=int(obj["seq"]),
-            ts=parse_ts(obj["ts"]),
-            elapsed_s=float(obj["elapsed_s"]),
-            interval_s=float(obj["interval_s"]),
-            phase=obj["phase"],
-            primary_count=float(no["count"]),
-            p95_ms=_opt_float(no.get("p95_ms")),
-            p99_ms=_opt_float(no.get("p99_ms")),
-            max_ms=_opt_float(no.get("max_ms")),
-            errors=float(obj.get("errors", 0)),
-            retries=float(obj.get("retries", 0)),
-            detail=detail,
-        )
-
-    def _read_layout(self, obj: dict[str, Any]) -> None:
-        try:
-            self.layout = HistogramLayout.from_line(obj)
-        except HistogramFormatError as exc:
-            self._note(f"histogram_layout line: {exc}")
-
-    def _read_histograms(self, obj: dict[str, Any], seq: int) -> None:
-        """Keep interval ``seq``'s buckets per type, or note why they cannot be read."""
-        hist = obj.get("hist")
-        if hist is None:
-            return
+    def _take(self, parsed: Line) -> IntervalRecord | None:
+        """One checked line in its place: the layout, an interval's record, or the summary."""
+        if self._summary is not None:
+            raise ValueError(f"a {parsed.type} line after the summary")
+        if isinstance(parsed, LayoutLine):
+            if self.layout is not None or self._seq:
+                raise ValueError("a second histogram_layout line")
+            self.layout = HistogramLayout.from_line(parsed.model_dump())
+            return None
+        if isinstance(parsed, SummaryLine):
+            self._summary = parsed.model_dump(exclude={"type"}, exclude_none=True)
+            return None
         if self.layout is None:
-            self._note(f"interval {seq} has histogram buckets but no readable histogram_layout"
-                       " line came before it")
-            return
-        try:
-            if not isinstance(hist, dict):
-                raise HistogramFormatError(f"hist is {type(hist).__name__}, not an object")
-            self.histograms[seq] = {
-                name: type_histogram(hist[name], obj[name]["max_ms"], obj[name]["count"],
-                                     self.layout)
-                for name in TXN_TYPES
-            }
-        except (HistogramFormatError, KeyError, TypeError, ValueError) as exc:
-            self._note(f"interval {seq}: histogram not readable ({exc!r})"[:300])
-
-    def _with_latency(self, record: IntervalRecord) -> IntervalRecord:
-        """The record with its interval's histograms encoded for the store, when read."""
-        types = self.histograms.get(record.seq)
-        if types is None or self.layout is None:
-            return record
-        try:
-            blob = encode_latency(self.layout, {name: (h.buckets, h.max_ms)
-                                                for name, h in types.items()})
-        except ValueError as exc:
-            self._note(f"interval {record.seq}: histogram not stored ({exc})"[:300])
-            return record
+            raise ValueError("an interval before the histogram_layout line")
+        if parsed.seq != self._seq + 1 or parsed.elapsed_s < self._elapsed_s:
+            raise ValueError(f"interval seq {parsed.seq} at elapsed_s {parsed.elapsed_s} after"
+                             f" seq {self._seq} at {self._elapsed_s}: need the next number and"
+                             " no step back in time")
+        types = {name: _type_histogram(parsed, name, self.layout) for name in TXN_TYPES}
+        record = _record(parsed)
+        self._seq, self._elapsed_s = parsed.seq, parsed.elapsed_s
+        self.histograms[parsed.seq] = types
+        blob = encode_latency(self.layout, {name: (h.buckets, h.max_ms)
+                                            for name, h in types.items()})
         return dataclasses.replace(record, latency_z=blob)
 
-    def _note(self, problem: str) -> None:
-        if self._problem is None:
-            self._problem = problem
-
-    @property
-    def histogram_problem(self) -> str | None:
-        """Why some interval has no latency histogram (the first reason), or None."""
-        if self._problem is None and self._intervals_seen and not self.histograms:
-            return ("the driver printed no latency histograms (a tpcc binary older than them:"
-                    " rebuild tpcc/bin/tpcc)")
-        return self._problem
-
-    def notes(self) -> tuple[str, ...]:
-        """The run is kept without latency histograms (some or all): why."""
-        problem = self.histogram_problem
-        return () if problem is None else (f"latency histograms: {problem}",)
-
     def summary(self) -> dict[str, Any] | None:
-        """The driver's ``summary`` object (without ``type``), once printed."""
+        """The driver's ``summary`` object (without ``type``, checked), once printed."""
         return self._summary
 
     def interrupted(self) -> bool:
@@ -200,8 +164,35 @@ class TpccJsonParser(OutputParser):
         return bool(self._summary and self._summary.get("interrupted"))
 
 
-def _opt_float(value: Any) -> float | None:
-    return None if value is None else float(value)
+def _type_histogram(line: IntervalLine, name: str, layout: HistogramLayout) -> TypeHistogram:
+    """Type ``name``'s histogram of the interval, checked against the layout and its count."""
+    figures = getattr(line, name)
+    buckets = [list(pair) for pair in getattr(line.hist, name)]
+    try:
+        return type_histogram(buckets, figures.max_ms, figures.count, layout)
+    except HistogramFormatError as exc:
+        raise HistogramFormatError(f"hist.{name}: {exc}") from None
+
+
+def _record(line: IntervalLine) -> IntervalRecord:
+    """The store's row of a checked interval line."""
+    no = line.new_order
+    return IntervalRecord(
+        seq=line.seq,
+        ts=parse_ts(line.ts),
+        elapsed_s=line.elapsed_s,
+        interval_s=line.interval_s,
+        phase=line.phase,
+        primary_count=float(no.count),
+        p95_ms=no.p95_ms,
+        p99_ms=no.p99_ms,
+        max_ms=no.max_ms,
+        errors=float(line.errors),
+        retries=float(line.retries),
+        detail={name: {"count": t.count, "p95_ms": t.p95_ms, "p99_ms": t.p99_ms,
+                       "max_ms": t.max_ms}
+                for name in TXN_TYPES[1:] for t in [getattr(line, name)]},
+    )
 
 
 def connection_args(conn: ConnectionInfo, database: str) -> list[str]:
@@ -315,6 +306,6 @@ class TpccWorkload(Workload):
             argv,
             env=client_env(conn),
             log_path=log_path,
-            parser=TpccJsonParser(),
+            parser=TpccJsonParser(self.binary),
             name="tpcc",
         )

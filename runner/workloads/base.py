@@ -530,6 +530,11 @@ class Workload(abc.ABC):
         """Preflight for :meth:`load` (a driver may need more to load than to run)."""
         return self.problems()
 
+    def setting_problems(self, spec: WorkloadSpec) -> list[str]:
+        """Preflight of the experiment's ``workload:`` settings against the binary itself
+        (asked once :meth:`problems` found nothing): what the driver, as built, cannot run."""
+        return []
+
     @abc.abstractmethod
     def load(self, conn: ConnectionInfo, dataset: DatasetSpec, log_path: Path) -> None:
         """Create the database and load ``dataset`` into it (output to the evidence files).

@@ -16,14 +16,17 @@ import dataclasses
 import datetime as dt
 import json
 import os
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import paths
 from core.errors import WorkloadError, bounded, quote
+from runner import proc
 from runner.connection import ConnectionInfo
 from runner.workloads.base import (
+    IDENTIFY_TIMEOUT_S,
     IntervalRecord,
     OutputParser,
     RunningWorkload,
@@ -195,6 +198,58 @@ def _record(line: IntervalLine) -> IntervalRecord:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class DriverVersion:
+    """What ``tpcc version`` says: its JSON format and the clients the build has."""
+
+    format: int
+    clients: tuple[str, ...]
+    #: Per client the build lacks, the driver's sentence saying why and how to get it.
+    unavailable: dict[str, str]
+
+
+#: ``tpcc version`` answers at once; its answer per (path, size, mtime).
+_VERSIONS: dict[tuple[str, int, int], DriverVersion | str] = {}
+
+
+def driver_version(binary: Path) -> DriverVersion | str:
+    """``binary version`` read (once per binary file), or the sentence saying it is stale.
+
+    A binary without the ``version`` command, one answering something else, or one of another
+    format than :data:`FORMAT_VERSION` is stale: rebuilt from this checkout it is not.
+    """
+    stat = binary.stat()
+    key = (str(binary.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _VERSIONS:
+        _VERSIONS[key] = _ask_version(binary)
+    return _VERSIONS[key]
+
+
+def _ask_version(binary: Path) -> DriverVersion | str:
+    stale = (f"{binary} is a stale tpcc driver: `{binary} version` {{}}, this flushbench"
+             f" reads JSON format {FORMAT_VERSION} — {STALE_FIX}")
+    try:
+        answer = proc.run_checked([binary, "version"], timeout=IDENTIFY_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return stale.format(f"did not answer ({bounded(str(exc), 120)})")
+    try:
+        obj = json.loads(answer.stdout) if answer.returncode == 0 else None
+    except (ValueError, RecursionError):
+        obj = None
+    if not isinstance(obj, dict) or obj.get("type") != "version":
+        said = bounded((answer.stderr or answer.stdout).strip().splitlines()[0]
+                       if (answer.stderr or answer.stdout).strip() else "nothing", 120)
+        return stale.format(f"exits {answer.returncode} saying {quote(said, 140)}")
+    version, clients, unavailable = obj.get("format"), obj.get("clients"), obj
+    if type(version) is not int or version != FORMAT_VERSION:
+        return stale.format(f"says format {quote(version, 40)}")
+    if not (isinstance(clients, list) and all(isinstance(c, str) for c in clients)):
+        return stale.format(f"lists clients {quote(clients, 80)}")
+    return DriverVersion(version, tuple(clients),
+                         {k: bounded(v, 300) for k, v in unavailable.items()
+                          if k not in ("type", "format", "clients") and isinstance(v, str)})
+
+
 def connection_args(conn: ConnectionInfo, database: str) -> list[str]:
     """``-S socket`` (or ``-h host -P port``), ``-d db``, ``-u user``; never the password."""
     if conn.socket is not None:
@@ -245,15 +300,35 @@ class TpccWorkload(Workload):
         return []
 
     def problems(self) -> list[str]:
-        """The Go binary must exist (it is built from ``tpcc/``) and be flushbench's driver.
+        """The Go binary must exist (it is built from ``tpcc/``), be flushbench's driver and
+        print the JSON format this flushbench reads.
 
         Run without arguments it prints its usage (``usage: tpcc <command>``): any other
         program named by ``workload.binaries.tpcc`` (``/bin/sh``…) is refused before a run.
+        ``tpcc version`` names its format (:func:`driver_version`): a stale binary is refused
+        here, not after a server started.
         """
         if not (self.binary.is_file() and os.access(self.binary, os.X_OK)):
             return [f"the built-in TPC-C driver {self.binary} is not built — {BUILD_FIX}"]
-        return binary_problem(self.binary, "the built-in TPC-C driver", BUILD_FIX,
-                              identify=([], TPCC_USAGE_MARK))
+        if problems := binary_problem(self.binary, "the built-in TPC-C driver", BUILD_FIX,
+                                      identify=([], TPCC_USAGE_MARK)):
+            return problems
+        version = driver_version(self.binary)
+        return [version] if isinstance(version, str) else []
+
+    def setting_problems(self, spec: WorkloadSpec) -> list[str]:
+        """``client: libmariadb`` needs a binary built with the C client: refused with the
+        driver's own sentence when ``tpcc version`` does not list it."""
+        if spec.client is None or spec.client == "go":
+            return []
+        version = driver_version(self.binary)
+        if isinstance(version, str):
+            return [version]
+        if spec.client in version.clients:
+            return []
+        why = version.unavailable.get(spec.client) or (
+            f"this tpcc has no {spec.client} client (it has {', '.join(version.clients)})")
+        return [f"{spec.client} cannot run with {self.binary}: {why}"]
 
     def load(self, conn: ConnectionInfo, dataset: DatasetSpec, log_path: Path) -> None:
         """``tpcc load -w W --workers N`` into ``conn.database`` (created if missing)."""

@@ -78,7 +78,7 @@ class WorkloadOutcome:
     with an empty stderr, the last stdout lines: sysbench prints FATAL there). ``interrupted``
     is true when :meth:`RunningWorkload.stop` ended the run or the driver says it was
     interrupted. ``notes`` are what the output parser found worth a run warning without
-    failing the run (:meth:`OutputParser.notes`: a driver that printed no latency histogram).
+    failing the run (:meth:`OutputParser.notes`).
     """
 
     exit_code: int | None

@@ -34,6 +34,7 @@ func TestRunSettingsBeyondTheBoundsAreRefused(t *testing.T) {
 		{[]string{"-m", "-3"}, "-m -3 / -o 0: the number of schemas and their offset are >= 0"},
 		{[]string{"-o", "-1", "-m", "2"}, "the number of schemas and their offset are >= 0"},
 		{[]string{"-i", "100", "-l", "60"}, "-i 100 is longer than the measurement (-l 60)"},
+		{[]string{"-i", "10", "-l", "5"}, "-i 10 is longer than the measurement (-l 5)"},
 		{[]string{"-l", "1000000000"}, "a phase lasts at most"},
 		{[]string{"-r", "1000000000"}, "a phase lasts at most"},
 		{[]string{"-3", "999999999"}, "-3 999999999: a response-time limit is 0.."},
@@ -45,6 +46,11 @@ func TestRunSettingsBeyondTheBoundsAreRefused(t *testing.T) {
 		if r.code != run.ExitUsage || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and one line with %q", c.args, r.code, r.stderr, run.ExitUsage, c.want)
 		}
+	}
+	// The default -i (10 s) shrinks to a shorter -l: the run goes on (to
+	// the missing socket).
+	if r := tpcc(t, "run", "-d", "x", "-w", "1", "-l", "5", "-S", "/nonexistent/mysqld.sock"); r.code != run.ExitError || !strings.Contains(r.stderr, "cannot connect") {
+		t.Errorf("-l 5 with the default -i: %d %q", r.code, r.stderr)
 	}
 	r := tpcc(t, "load", "-d", "x", "-w", "1", "--workers", fmt.Sprint(limit+1), "-S", "/nonexistent/mysqld.sock")
 	if r.code != run.ExitUsage || !strings.Contains(r.stderr, "more connections than this host allows") {

@@ -196,6 +196,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	if code, err := parseArgs(s, args, &o.Conn, &o.W, "-d DB -w W [options]", stdout, stderr); code >= 0 || err != nil {
 		return code, err
 	}
+	if !s.Was("i") && o.MeasureS >= 1 && o.MeasureS < o.IntervalS {
+		// The default report interval (10 s) shrinks to a shorter -l; an -i
+		// given longer than -l is refused (run.Opts.checkBounds).
+		o.IntervalS = o.MeasureS
+	}
 	switch lateUnit {
 	case "ms":
 		o.LateUnit = time.Millisecond

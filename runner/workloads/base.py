@@ -530,6 +530,12 @@ class Workload(abc.ABC):
         """Preflight for :meth:`load` (a driver may need more to load than to run)."""
         return self.problems()
 
+    @classmethod
+    def connection_limit(cls) -> tuple[int | None, str]:
+        """The most connections the driver opens on this host (None: no bound of its own) and
+        the sentence saying why; preflight refuses a cell asking for more."""
+        return None, ""
+
     def setting_problems(self, spec: WorkloadSpec) -> list[str]:
         """Preflight of the experiment's ``workload:`` settings against the binary itself
         (asked once :meth:`problems` found nothing): what the driver, as built, cannot run."""

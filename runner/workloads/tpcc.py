@@ -16,6 +16,7 @@ import dataclasses
 import datetime as dt
 import json
 import os
+import resource
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -65,6 +66,9 @@ TPCC_BYTES_PER_WAREHOUSE = int(100 * 1024**2 * 1.3)
 LOAD_S_PER_WAREHOUSE = 15.0
 #: What the built-in driver prints when run without arguments (tpcc/cmd/tpcc).
 TPCC_USAGE_MARK = b"usage: tpcc <command>"
+#: The driver's bounds on connections (tpcc/internal/run/options.go: MaxConns, ReservedFiles).
+MAX_CONNECTIONS = 10_000
+RESERVED_FILES = 64
 #: How a driver printing another JSON format than this flushbench reads is brought up to date.
 STALE_FIX = ("rebuild it from this checkout: scripts/setup.sh (or cd tpcc && go build -o"
              " bin/tpcc ./cmd/tpcc)")
@@ -315,6 +319,18 @@ class TpccWorkload(Workload):
             return problems
         version = driver_version(self.binary)
         return [version] if isinstance(version, str) else []
+
+    @classmethod
+    def connection_limit(cls) -> tuple[int | None, str]:
+        """The driver's own bound (``tpcc/internal/run.ConnsLimit``): 10,000 connections, or
+        what the open-file limit leaves (the Go runtime raises the soft limit to the hard one)."""
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        if hard != resource.RLIM_INFINITY and hard - RESERVED_FILES < MAX_CONNECTIONS:
+            most = max(hard - RESERVED_FILES, 1)
+            return most, (f"the open-file limit (ulimit -Hn {hard}) leaves the built-in tpcc"
+                          f" driver room for {most:,} connections")
+        return MAX_CONNECTIONS, (f"the built-in tpcc driver opens at most {MAX_CONNECTIONS:,}"
+                                 " connections (docs/tpcc.md, \"Limits\")")
 
     def setting_problems(self, spec: WorkloadSpec) -> list[str]:
         """``client: libmariadb`` needs a binary built with the C client: refused with the

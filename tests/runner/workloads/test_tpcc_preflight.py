@@ -88,3 +88,16 @@ def test_a_driver_of_another_format_is_named_stale(tmp_path: Path, cli: CliRun, 
     assert f"{binary} is a stale tpcc driver: `{binary} version` {said}" in flat, flat
     assert "this flushbench reads JSON format 1" in flat and "scripts/setup.sh" in flat
     assert "Traceback" not in err and "internal error" not in err
+
+
+def test_more_connections_than_the_driver_opens_are_refused(tmp_path: Path,
+                                                            cli: CliRun) -> None:
+    path = _experiment(tmp_path, tpcc_binary(), None)
+    text = path.read_text().replace("connections: 1", "connections: 10001")
+    path.write_text(text)
+    code, _, err = cli(["validate", str(path)])
+    flat = " ".join(err.split())
+    assert code == 2, err
+    assert (f"{path}: workload.connections: 10,001 connections: the built-in tpcc driver opens"
+            " at most 10,000 connections") in flat, flat
+    assert "use at most 10,000 connections" in flat

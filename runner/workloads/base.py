@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # the spec validates driver names through the registry: no im
 
 Phase = Literal["warmup", "measure"]
 
+#: The longest driver output line read whole (the Go driver's longest, an interval with every
+#: bucket of its layout filled, is ~160 KB); a longer one is read in pieces of this size.
+MAX_LINE_BYTES = 4 * 1024 * 1024
 #: How many stderr lines an outcome keeps as evidence.
 STDERR_TAIL_LINES = 40
 
@@ -175,13 +178,15 @@ def _pump(
     """Copy a child's pipe to an evidence file line by line (redacted), calling ``on_line``.
 
     The pipe is always drained to its end, even when the evidence file cannot be written
-    (disk full): a driver blocked on a full pipe would look like a hung server.
+    (disk full): a driver blocked on a full pipe would look like a hung server. A line longer
+    than :data:`MAX_LINE_BYTES` comes in pieces of that size (a driver printing without a
+    newline costs no more memory than that; its parser refuses the pieces).
     """
     log = None
     with contextlib.suppress(OSError):
         log = open(path, "ab")  # noqa: SIM115 - closed in finally
     try:
-        for raw in stream:
+        for raw in iter(lambda: stream.readline(MAX_LINE_BYTES), b""):
             raw = redact(raw, secrets)
             if log is not None:
                 try:

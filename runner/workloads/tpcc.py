@@ -128,7 +128,7 @@ class TpccJsonParser(OutputParser):
                 f" the binary is stale",
                 fix=STALE_FIX,
             ) from None
-        except (ValueError, RecursionError) as exc:  # HistogramFormatError is a ValueError
+        except (ValueError, RecursionError, OverflowError) as exc:  # HistogramFormatError too
             raise WorkloadError(
                 f"the tpcc driver's output line {self._line_no} breaks its JSON format"
                 f" ({bounded(str(exc), 300)}): {quote(line, 300)}",

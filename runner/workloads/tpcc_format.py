@@ -110,7 +110,8 @@ class IntervalLine(_Strict):
     type: Literal["interval"]
     format: Literal[1]
     seq: Annotated[int, Field(ge=1, le=SEQ_MAX)]
-    ts: Annotated[str, Field(min_length=20, max_length=40)]
+    #: RFC 3339 in UTC, as Go's RFC3339Nano prints it (``2026-11-26T06:04:52.902639281Z``).
+    ts: Annotated[str, Field(pattern=r"^2\d{3}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$")]
     elapsed_s: Seconds
     interval_s: Annotated[float, Field(gt=0, le=SECONDS_MAX, allow_inf_nan=False)]
     phase: Literal["warmup", "measure"]

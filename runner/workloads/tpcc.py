@@ -4,7 +4,8 @@
 ``{"type":"histogram_layout",...}`` (the bucket layout of its latency histograms), then
 ``{"type":"interval",...}`` per report interval (with its own RFC 3339 UTC timestamp, phase and
 each type's histogram buckets) and a final ``{"type":"summary",...}`` (with the measurement
-phase's merged percentiles). :mod:`runner.workloads.tpcc_format` holds that contract; a line
+phase's merged percentiles). :mod:`runner.workloads.tpcc_format` holds that contract and its
+parser (:class:`TpccJsonParser`); a line
 that breaks it fails the run, and a binary printing another format (or none: one older than the
 format version) is named as stale before a run (``tpcc version``, :meth:`TpccWorkload.problems`)
 and in one.
@@ -13,14 +14,13 @@ and in one.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import os
 import resource
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core import paths
 from core.errors import WorkloadError, bounded, quote
@@ -28,8 +28,6 @@ from runner import proc
 from runner.connection import ConnectionInfo
 from runner.workloads.base import (
     IDENTIFY_TIMEOUT_S,
-    IntervalRecord,
-    OutputParser,
     RunningWorkload,
     Workload,
     binary_problem,
@@ -38,23 +36,7 @@ from runner.workloads.base import (
     run_to_completion,
     whole_seconds,
 )
-from runner.workloads.tpcc_format import (
-    FORMAT_VERSION,
-    TXN_TYPES,
-    IntervalLine,
-    LayoutLine,
-    Line,
-    StaleFormat,
-    SummaryLine,
-    read_line,
-)
-from runner.workloads.tpcc_histogram import (
-    HistogramFormatError,
-    HistogramLayout,
-    TypeHistogram,
-    type_histogram,
-)
-from store.latency_codec import encode as encode_latency
+from runner.workloads.tpcc_format import FORMAT_VERSION, STALE_FIX, TpccJsonParser
 
 if TYPE_CHECKING:
     from runner.experiment.spec import DatasetSpec, WorkloadSpec
@@ -69,137 +51,10 @@ TPCC_USAGE_MARK = b"usage: tpcc <command>"
 #: The driver's bounds on connections (tpcc/internal/run/options.go: MaxConns, ReservedFiles).
 MAX_CONNECTIONS = 10_000
 RESERVED_FILES = 64
-#: How a driver printing another JSON format than this flushbench reads is brought up to date.
-STALE_FIX = ("rebuild it from this checkout: scripts/setup.sh (or cd tpcc && go build -o"
-             " bin/tpcc ./cmd/tpcc)")
 BUILD_FIX = (
     "run `make setup` (or cd tpcc && go build -o bin/tpcc ./cmd/tpcc; FLUSHBENCH_TPCC_BIN"
     " or workload.binaries.tpcc point elsewhere)"
 )
-
-
-def parse_ts(text: str) -> dt.datetime:
-    """An RFC 3339 timestamp (Go's RFC3339Nano; nanoseconds truncated) as aware UTC."""
-    ts = dt.datetime.fromisoformat(text)
-    if ts.tzinfo is None:
-        raise ValueError(f"timestamp {text!r} has no time zone")
-    return ts.astimezone(dt.UTC)
-
-
-class TpccJsonParser(OutputParser):
-    """Line parser for ``tpcc run --json``: every line must keep format 1 (:mod:`tpcc_format`).
-
-    Besides the interval records it keeps the latency histograms: :attr:`layout` (from the
-    ``histogram_layout`` line) and :attr:`histograms` (interval ``seq`` → type → buckets and
-    exact maximum). The lines come in the format's order: the layout first, intervals numbered
-    1, 2, 3… with a growing ``elapsed_s``, the summary last. Any line that breaks the format —
-    a field, a bound, the order, a histogram that does not add up to its count — fails the run
-    with that line quoted and the reason; a line without format 1 names the binary as stale.
-    """
-
-    def __init__(self, binary: Path | None = None) -> None:
-        self.binary = binary
-        self._summary: dict[str, Any] | None = None
-        self.layout: HistogramLayout | None = None
-        self.histograms: dict[int, dict[str, TypeHistogram]] = {}
-        self._line_no = 0
-        self._seq = 0
-        self._elapsed_s = 0.0
-
-    def feed(self, line: str, read_ts: dt.datetime) -> IntervalRecord | None:
-        """Consume one line; return a record for an ``interval`` object.
-
-        Raises
-        ------
-        WorkloadError
-            When the line is not a format-1 JSON object or breaks the format: the message
-            quotes the line (bounded) and says why, or names the stale binary.
-        """
-        self._line_no += 1
-        if not line.strip():
-            return None
-        try:
-            return self._take(read_line(json.loads(line)))
-        except StaleFormat as exc:
-            binary = self.binary or "the tpcc driver"
-            raise WorkloadError(
-                f"{binary} prints another JSON format than this flushbench reads (line"
-                f" {self._line_no}: {exc}; this flushbench reads format {FORMAT_VERSION}):"
-                f" the binary is stale",
-                fix=STALE_FIX,
-            ) from None
-        except (ValueError, RecursionError, OverflowError) as exc:  # HistogramFormatError too
-            raise WorkloadError(
-                f"the tpcc driver's output line {self._line_no} breaks its JSON format"
-                f" ({bounded(str(exc), 300)}): {quote(line, 300)}",
-                fix="the driver or the server misbehaved: see the driver's stdout and stderr"
-                " in the run's evidence; " + STALE_FIX,
-            ) from None
-
-    def _take(self, parsed: Line) -> IntervalRecord | None:
-        """One checked line in its place: the layout, an interval's record, or the summary."""
-        if self._summary is not None:
-            raise ValueError(f"a {parsed.type} line after the summary")
-        if isinstance(parsed, LayoutLine):
-            if self.layout is not None or self._seq:
-                raise ValueError("a second histogram_layout line")
-            self.layout = HistogramLayout.from_line(parsed.model_dump())
-            return None
-        if isinstance(parsed, SummaryLine):
-            self._summary = parsed.model_dump(exclude={"type"}, exclude_none=True)
-            return None
-        if self.layout is None:
-            raise ValueError("an interval before the histogram_layout line")
-        if parsed.seq != self._seq + 1 or parsed.elapsed_s < self._elapsed_s:
-            raise ValueError(f"interval seq {parsed.seq} at elapsed_s {parsed.elapsed_s} after"
-                             f" seq {self._seq} at {self._elapsed_s}: need the next number and"
-                             " no step back in time")
-        types = {name: _type_histogram(parsed, name, self.layout) for name in TXN_TYPES}
-        record = _record(parsed)
-        self._seq, self._elapsed_s = parsed.seq, parsed.elapsed_s
-        self.histograms[parsed.seq] = types
-        blob = encode_latency(self.layout, {name: (h.buckets, h.max_ms)
-                                            for name, h in types.items()})
-        return dataclasses.replace(record, latency_z=blob)
-
-    def summary(self) -> dict[str, Any] | None:
-        """The driver's ``summary`` object (without ``type``, checked), once printed."""
-        return self._summary
-
-    def interrupted(self) -> bool:
-        """The driver's own ``interrupted`` flag (it stops early on SIGTERM)."""
-        return bool(self._summary and self._summary.get("interrupted"))
-
-
-def _type_histogram(line: IntervalLine, name: str, layout: HistogramLayout) -> TypeHistogram:
-    """Type ``name``'s histogram of the interval, checked against the layout and its count."""
-    figures = getattr(line, name)
-    buckets = [list(pair) for pair in getattr(line.hist, name)]
-    try:
-        return type_histogram(buckets, figures.max_ms, figures.count, layout)
-    except HistogramFormatError as exc:
-        raise HistogramFormatError(f"hist.{name}: {exc}") from None
-
-
-def _record(line: IntervalLine) -> IntervalRecord:
-    """The store's row of a checked interval line."""
-    no = line.new_order
-    return IntervalRecord(
-        seq=line.seq,
-        ts=parse_ts(line.ts),
-        elapsed_s=line.elapsed_s,
-        interval_s=line.interval_s,
-        phase=line.phase,
-        primary_count=float(no.count),
-        p95_ms=no.p95_ms,
-        p99_ms=no.p99_ms,
-        max_ms=no.max_ms,
-        errors=float(line.errors),
-        retries=float(line.retries),
-        detail={name: {"count": t.count, "p95_ms": t.p95_ms, "p99_ms": t.p99_ms,
-                       "max_ms": t.max_ms}
-                for name in TXN_TYPES[1:] for t in [getattr(line, name)]},
-    )
 
 
 @dataclasses.dataclass(frozen=True)

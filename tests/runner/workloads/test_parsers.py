@@ -9,7 +9,7 @@ import pytest
 
 from core.errors import WorkloadError
 from runner.workloads import sysbench_output, tpcc_mysql_output
-from runner.workloads.tpcc import TpccJsonParser
+from runner.workloads.tpcc_format import TpccJsonParser
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 READ_TS = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)

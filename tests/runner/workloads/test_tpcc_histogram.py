@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.workloads.tpcc import TXN_TYPES, TpccJsonParser
+from runner.workloads.tpcc_format import TXN_TYPES, TpccJsonParser
 from runner.workloads.tpcc_histogram import (
     HistogramFormatError,
     HistogramLayout,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from core.errors import WorkloadError
-from runner.workloads.tpcc import TpccJsonParser
+from runner.workloads.tpcc_format import TpccJsonParser
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tpcc"
 GOOD = FIXTURES / "run-json-hist-w1-c2-r2-l4-i2-mariadb10.11.jsonl"

@@ -161,7 +161,7 @@ func connectWorkers(ctx context.Context, o *Opts, env *workload.Env) (_ []worklo
 			}
 			w = tpccmysql.NewWorker(i, env, seed, open)
 		}
-		if err := w.Connect(ctx); err != nil {
+		if err := connectOne(ctx, w); err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("interrupted while connecting (%d of %d connected)", i, o.Conns)
 			}
@@ -170,6 +170,21 @@ func connectWorkers(ctx context.Context, o *Opts, env *workload.Env) (_ []worklo
 		workers = append(workers, w)
 	}
 	return workers, nil
+}
+
+// connectOne connects w, or returns at once when ctx ends: the Go client's
+// dial and handshake follow ctx, but the C client's connect is a cgo call
+// that only its own timeout ends, so a signal does not wait for it (the
+// process is ending; the abandoned connect dies with it).
+func connectOne(ctx context.Context, w workload.Worker) error {
+	done := make(chan error, 1)
+	go func() { done <- w.Connect(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // opener is how a tpcc-mysql-mode connection to schema db opens its

@@ -27,6 +27,10 @@ from core.errors import quote
 SCHEME = "log-linear"
 UNIT = "us"
 
+#: The most buckets a layout may have (the driver's has 2,304): a layout read from a driver or
+#: a stored blob costs memory per bucket, so a larger one is refused, never allocated.
+MAX_BUCKETS = 65536
+
 #: One type's sparse buckets in one interval: ``(index, count)`` pairs, indexes increasing.
 Buckets = tuple[tuple[int, int], ...]
 
@@ -85,7 +89,8 @@ class HistogramLayout:
 
     def checked(self) -> HistogramLayout:
         """This layout, if it is log-linear: ``exact_below_us`` is ``2 × sub_buckets``, a
-        power of two, and the buckets above it fill whole powers of two.
+        power of two, and the buckets above it fill whole powers of two — at most
+        :data:`MAX_BUCKETS` of them.
 
         Raises
         ------
@@ -94,7 +99,7 @@ class HistogramLayout:
         """
         sub = self.sub_buckets
         if (sub < 1 or sub & (sub - 1) or self.exact_below_us != 2 * sub
-                or self.buckets <= self.exact_below_us
+                or self.buckets <= self.exact_below_us or self.buckets > MAX_BUCKETS
                 or (self.buckets - self.exact_below_us) % sub):
             raise HistogramFormatError(
                 f"layout exact_below_us={self.exact_below_us} sub_buckets={sub}"

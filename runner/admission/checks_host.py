@@ -279,7 +279,11 @@ class Drivers(HostCheck):
                                    f"did you mean '{close[0]}'?" if close else
                                    "use one of " + ", ".join(known)))
         driver = get_workload(exp.workload.driver, binaries)
-        out += [Problem(line, f"{context.source}: workload.driver") for line in driver.problems()]
+        found = driver.problems()
+        out += [Problem(line, f"{context.source}: workload.driver") for line in found]
+        if not found:  # the binary runs: ask it about this experiment's settings
+            out += [Problem(line, f"{context.source}: workload.client")
+                    for line in driver.setting_problems(exp.workload)]
         if exp.dataset.effective_loader != exp.workload.driver or driver.load_problems() != \
                 driver.problems():
             loader = get_workload(exp.dataset.effective_loader, binaries)

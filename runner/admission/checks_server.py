@@ -20,6 +20,7 @@ from runner.host.facts import human_size
 from runner.knobs import Translation
 from runner.server.optionfiles import SANDBOX_OWNED
 from runner.server.options import dry_run, variables_in_message
+from runner.workloads.registry import adapter_class
 
 #: Connections flushbench itself holds open during a run (sampler + control).
 OWN_CONNECTIONS = 2
@@ -203,19 +204,28 @@ class Connections(HostCheck):
         exp = context.experiment
         assert exp is not None
         out: list[Problem] = []
+        most, why = adapter_class(exp.workload.driver).connection_limit()
         for cell, tr in _translated(context):
             conns = tr.connections or exp.workload.connections
+            if most is not None and conns > most:
+                out.append(Problem(f"{conns:,} connections: {why}", _connections_key(
+                    context, cell, tr), f"use at most {most:,} connections"))
+                continue
             limit = as_int(context.options_of(cell).get("max_connections")) or as_int(
                 context.options.get("max_connections"))
             if limit is None or conns + OWN_CONNECTIONS <= limit:
                 continue
-            where = (context.where(cell)("connections") if tr.connections is not None
-                     else f"{context.source}: workload.connections")
             out.append(Problem(f"{conns} connections + {OWN_CONNECTIONS} of flushbench's exceed"
-                               f" max_connections {limit}", where,
+                               f" max_connections {limit}", _connections_key(context, cell, tr),
                                f"set variables.max_connections: {conns + OWN_CONNECTIONS + 8}"
                                " (fixed) or raise it in the base config"))
         return out
+
+
+def _connections_key(context: CheckContext, cell: CellSpec, tr: Translation) -> str:
+    """Where a cell's connections were written: its ``connections`` knob or the workload's."""
+    return (context.where(cell)("connections") if tr.connections is not None
+            else f"{context.source}: workload.connections")
 
 
 #: Run per server, in this order, after its cells translated (the parse and io_capacity only

@@ -182,7 +182,7 @@ def measure(
     storage_proof(controls, kept.io_before, kept.io_after, kept.measured_s, kept.pinned, rec)
     heartbeat.check()  # a lease lost mid-measure: the driver was stopped, say why
     rec.set_run_fields(driver_summary=outcome.summary)
-    for note in outcome.notes:  # kept without some output (no latency histograms): say why
+    for note in outcome.notes:  # kept without some output the parser found missing: say why
         rec.event("warning", "driver-output", note)
     check_alive(sandbox, layout)
     _judge_driver(workload, outcome, exp.workload.driver, run_dir, rec)

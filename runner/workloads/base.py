@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # the spec validates driver names through the registry: no im
 
 Phase = Literal["warmup", "measure"]
 
+#: The longest driver output line read whole (the Go driver's longest, an interval with every
+#: bucket of its layout filled, is ~160 KB); a longer one is read in pieces of this size.
+MAX_LINE_BYTES = 4 * 1024 * 1024
 #: How many stderr lines an outcome keeps as evidence.
 STDERR_TAIL_LINES = 40
 
@@ -78,7 +81,7 @@ class WorkloadOutcome:
     with an empty stderr, the last stdout lines: sysbench prints FATAL there). ``interrupted``
     is true when :meth:`RunningWorkload.stop` ended the run or the driver says it was
     interrupted. ``notes`` are what the output parser found worth a run warning without
-    failing the run (:meth:`OutputParser.notes`: a driver that printed no latency histogram).
+    failing the run (:meth:`OutputParser.notes`).
     """
 
     exit_code: int | None
@@ -175,13 +178,15 @@ def _pump(
     """Copy a child's pipe to an evidence file line by line (redacted), calling ``on_line``.
 
     The pipe is always drained to its end, even when the evidence file cannot be written
-    (disk full): a driver blocked on a full pipe would look like a hung server.
+    (disk full): a driver blocked on a full pipe would look like a hung server. A line longer
+    than :data:`MAX_LINE_BYTES` comes in pieces of that size (a driver printing without a
+    newline costs no more memory than that; its parser refuses the pieces).
     """
     log = None
     with contextlib.suppress(OSError):
         log = open(path, "ab")  # noqa: SIM115 - closed in finally
     try:
-        for raw in stream:
+        for raw in iter(lambda: stream.readline(MAX_LINE_BYTES), b""):
             raw = redact(raw, secrets)
             if log is not None:
                 try:
@@ -529,6 +534,17 @@ class Workload(abc.ABC):
     def load_problems(self) -> list[str]:
         """Preflight for :meth:`load` (a driver may need more to load than to run)."""
         return self.problems()
+
+    @classmethod
+    def connection_limit(cls) -> tuple[int | None, str]:
+        """The most connections the driver opens on this host (None: no bound of its own) and
+        the sentence saying why; preflight refuses a cell asking for more."""
+        return None, ""
+
+    def setting_problems(self, spec: WorkloadSpec) -> list[str]:
+        """Preflight of the experiment's ``workload:`` settings against the binary itself
+        (asked once :meth:`problems` found nothing): what the driver, as built, cannot run."""
+        return []
 
     @abc.abstractmethod
     def load(self, conn: ConnectionInfo, dataset: DatasetSpec, log_path: Path) -> None:

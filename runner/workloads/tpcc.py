@@ -1,29 +1,33 @@
 """The built-in Go TPC-C driver (``tpcc/bin/tpcc``) behind the workload interface.
 
-``tpcc run --json`` prints one JSON object per line: first ``{"type":"histogram_layout",...}``
-(the bucket layout of its latency histograms), then ``{"type":"interval",...}`` per report
-interval (with its own RFC 3339 UTC timestamp, phase and each type's histogram buckets) and a
-final ``{"type":"summary",...}`` (with the measurement phase's merged percentiles). A binary
-older than the histograms prints no layout line and no buckets: its runs parse as before,
-without them (:attr:`TpccJsonParser.histogram_problem` says so).
+``tpcc run --json`` prints one JSON object per line, each with ``"format": 1``: first
+``{"type":"histogram_layout",...}`` (the bucket layout of its latency histograms), then
+``{"type":"interval",...}`` per report interval (with its own RFC 3339 UTC timestamp, phase and
+each type's histogram buckets) and a final ``{"type":"summary",...}`` (with the measurement
+phase's merged percentiles). :mod:`runner.workloads.tpcc_format` holds that contract and its
+parser (:class:`TpccJsonParser`); a line
+that breaks it fails the run, and a binary printing another format (or none: one older than the
+format version) is named as stale before a run (``tpcc version``, :meth:`TpccWorkload.problems`)
+and in one.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import os
+import resource
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core import paths
-from core.errors import WorkloadError
+from core.errors import WorkloadError, bounded, quote
+from runner import proc
 from runner.connection import ConnectionInfo
 from runner.workloads.base import (
-    IntervalRecord,
-    OutputParser,
+    IDENTIFY_TIMEOUT_S,
     RunningWorkload,
     Workload,
     binary_problem,
@@ -32,19 +36,11 @@ from runner.workloads.base import (
     run_to_completion,
     whole_seconds,
 )
-from runner.workloads.tpcc_histogram import (
-    HistogramFormatError,
-    HistogramLayout,
-    TypeHistogram,
-    type_histogram,
-)
-from store.latency_codec import encode as encode_latency
+from runner.workloads.tpcc_format import FORMAT_VERSION, STALE_FIX, TpccJsonParser
 
 if TYPE_CHECKING:
     from runner.experiment.spec import DatasetSpec, WorkloadSpec
 
-#: Transaction types in the driver's JSON; New-Order is the primary count (NOTPM).
-TXN_TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 DEFAULT_DATABASE = "tpcc"
 #: InnoDB data per TPC-C warehouse (~100 MB) with 30 % for indexes/fragmentation after load.
 TPCC_BYTES_PER_WAREHOUSE = int(100 * 1024**2 * 1.3)
@@ -52,156 +48,65 @@ TPCC_BYTES_PER_WAREHOUSE = int(100 * 1024**2 * 1.3)
 LOAD_S_PER_WAREHOUSE = 15.0
 #: What the built-in driver prints when run without arguments (tpcc/cmd/tpcc).
 TPCC_USAGE_MARK = b"usage: tpcc <command>"
+#: The driver's bounds on connections (tpcc/internal/run/options.go: MaxConns, ReservedFiles).
+MAX_CONNECTIONS = 10_000
+RESERVED_FILES = 64
 BUILD_FIX = (
     "run `make setup` (or cd tpcc && go build -o bin/tpcc ./cmd/tpcc; FLUSHBENCH_TPCC_BIN"
     " or workload.binaries.tpcc point elsewhere)"
 )
 
 
-def parse_ts(text: str) -> dt.datetime:
-    """An RFC 3339 timestamp (Go's RFC3339Nano; nanoseconds truncated) as aware UTC."""
-    ts = dt.datetime.fromisoformat(text)
-    if ts.tzinfo is None:
-        raise ValueError(f"timestamp {text!r} has no time zone")
-    return ts.astimezone(dt.UTC)
+@dataclasses.dataclass(frozen=True)
+class DriverVersion:
+    """What ``tpcc version`` says: its JSON format and the clients the build has."""
+
+    format: int
+    clients: tuple[str, ...]
+    #: Per client the build lacks, the driver's sentence saying why and how to get it.
+    unavailable: dict[str, str]
 
 
-class TpccJsonParser(OutputParser):
-    """Line parser for ``tpcc run --json``: every non-blank line must be one JSON object.
+#: ``tpcc version`` answers at once; its answer per (path, size, mtime).
+_VERSIONS: dict[tuple[str, int, int], DriverVersion | str] = {}
 
-    Besides the interval records it keeps the latency histograms: :attr:`layout` (from the
-    ``histogram_layout`` line) and :attr:`histograms` (interval ``seq`` → type → buckets and
-    exact maximum). A missing or malformed histogram never fails the run: that interval has
-    none, and :attr:`histogram_problem` names the first problem.
+
+def driver_version(binary: Path) -> DriverVersion | str:
+    """``binary version`` read (once per binary file), or the sentence saying it is stale.
+
+    A binary without the ``version`` command, one answering something else, or one of another
+    format than :data:`FORMAT_VERSION` is stale: rebuilt from this checkout it is not.
     """
-
-    def __init__(self) -> None:
-        self._summary: dict[str, Any] | None = None
-        self.layout: HistogramLayout | None = None
-        self.histograms: dict[int, dict[str, TypeHistogram]] = {}
-        self._problem: str | None = None
-        self._intervals_seen = 0
-
-    def feed(self, line: str, read_ts: dt.datetime) -> IntervalRecord | None:
-        """Consume one line; return a record for an ``interval`` object.
-
-        Raises
-        ------
-        WorkloadError
-            When the line is not JSON or lacks a field (the message quotes the line).
-        """
-        if not line.strip():
-            return None
-        try:
-            obj = json.loads(line)
-            if not isinstance(obj, dict):
-                raise ValueError("not a JSON object")
-            kind = obj.get("type")
-            if kind == "interval":
-                record = self._record(obj)
-                self._intervals_seen += 1
-                self._read_histograms(obj, record.seq)
-                return self._with_latency(record)
-            if kind == "histogram_layout":
-                self._read_layout(obj)
-                return None
-            if kind == "summary":
-                self._summary = {k: v for k, v in obj.items() if k != "type"}
-                return None
-            raise ValueError(f"unknown type {kind!r}")
-        except (ValueError, KeyError, TypeError) as exc:
-            raise WorkloadError(
-                f"cannot parse tpcc driver output line ({exc}): {line[:500]!r}",
-                fix="rebuild tpcc/bin/tpcc from this checkout (cd tpcc && go build -o bin/tpcc"
-                " ./cmd/tpcc) so its JSON matches this flushbench",
-            ) from None
-
-    @staticmethod
-    def _record(obj: dict[str, Any]) -> IntervalRecord:
-        no = obj["new_order"]
-        detail = {name: obj[name] for name in TXN_TYPES[1:] if name in obj}
-        return IntervalRecord(
-            seq=int(obj["seq"]),
-            ts=parse_ts(obj["ts"]),
-            elapsed_s=float(obj["elapsed_s"]),
-            interval_s=float(obj["interval_s"]),
-            phase=obj["phase"],
-            primary_count=float(no["count"]),
-            p95_ms=_opt_float(no.get("p95_ms")),
-            p99_ms=_opt_float(no.get("p99_ms")),
-            max_ms=_opt_float(no.get("max_ms")),
-            errors=float(obj.get("errors", 0)),
-            retries=float(obj.get("retries", 0)),
-            detail=detail,
-        )
-
-    def _read_layout(self, obj: dict[str, Any]) -> None:
-        try:
-            self.layout = HistogramLayout.from_line(obj)
-        except HistogramFormatError as exc:
-            self._note(f"histogram_layout line: {exc}")
-
-    def _read_histograms(self, obj: dict[str, Any], seq: int) -> None:
-        """Keep interval ``seq``'s buckets per type, or note why they cannot be read."""
-        hist = obj.get("hist")
-        if hist is None:
-            return
-        if self.layout is None:
-            self._note(f"interval {seq} has histogram buckets but no readable histogram_layout"
-                       " line came before it")
-            return
-        try:
-            if not isinstance(hist, dict):
-                raise HistogramFormatError(f"hist is {type(hist).__name__}, not an object")
-            self.histograms[seq] = {
-                name: type_histogram(hist[name], obj[name]["max_ms"], obj[name]["count"],
-                                     self.layout)
-                for name in TXN_TYPES
-            }
-        except (HistogramFormatError, KeyError, TypeError, ValueError) as exc:
-            self._note(f"interval {seq}: histogram not readable ({exc!r})"[:300])
-
-    def _with_latency(self, record: IntervalRecord) -> IntervalRecord:
-        """The record with its interval's histograms encoded for the store, when read."""
-        types = self.histograms.get(record.seq)
-        if types is None or self.layout is None:
-            return record
-        try:
-            blob = encode_latency(self.layout, {name: (h.buckets, h.max_ms)
-                                                for name, h in types.items()})
-        except ValueError as exc:
-            self._note(f"interval {record.seq}: histogram not stored ({exc})"[:300])
-            return record
-        return dataclasses.replace(record, latency_z=blob)
-
-    def _note(self, problem: str) -> None:
-        if self._problem is None:
-            self._problem = problem
-
-    @property
-    def histogram_problem(self) -> str | None:
-        """Why some interval has no latency histogram (the first reason), or None."""
-        if self._problem is None and self._intervals_seen and not self.histograms:
-            return ("the driver printed no latency histograms (a tpcc binary older than them:"
-                    " rebuild tpcc/bin/tpcc)")
-        return self._problem
-
-    def notes(self) -> tuple[str, ...]:
-        """The run is kept without latency histograms (some or all): why."""
-        problem = self.histogram_problem
-        return () if problem is None else (f"latency histograms: {problem}",)
-
-    def summary(self) -> dict[str, Any] | None:
-        """The driver's ``summary`` object (without ``type``), once printed."""
-        return self._summary
-
-    def interrupted(self) -> bool:
-        """The driver's own ``interrupted`` flag (it stops early on SIGTERM)."""
-        return bool(self._summary and self._summary.get("interrupted"))
+    stat = binary.stat()
+    key = (str(binary.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _VERSIONS:
+        _VERSIONS[key] = _ask_version(binary)
+    return _VERSIONS[key]
 
 
-def _opt_float(value: Any) -> float | None:
-    return None if value is None else float(value)
+def _ask_version(binary: Path) -> DriverVersion | str:
+    stale = (f"{binary} is a stale tpcc driver: `{binary} version` {{}}, this flushbench"
+             f" reads JSON format {FORMAT_VERSION} — {STALE_FIX}")
+    try:
+        answer = proc.run_checked([binary, "version"], timeout=IDENTIFY_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return stale.format(f"did not answer ({bounded(str(exc), 120)})")
+    try:
+        obj = json.loads(answer.stdout) if answer.returncode == 0 else None
+    except (ValueError, RecursionError):
+        obj = None
+    if not isinstance(obj, dict) or obj.get("type") != "version":
+        said = bounded((answer.stderr or answer.stdout).strip().splitlines()[0]
+                       if (answer.stderr or answer.stdout).strip() else "nothing", 120)
+        return stale.format(f"exits {answer.returncode} saying {quote(said, 140)}")
+    version, clients, unavailable = obj.get("format"), obj.get("clients"), obj
+    if type(version) is not int or version != FORMAT_VERSION:
+        return stale.format(f"says format {quote(version, 40)}")
+    if not (isinstance(clients, list) and all(isinstance(c, str) for c in clients)):
+        return stale.format(f"lists clients {quote(clients, 80)}")
+    return DriverVersion(version, tuple(clients),
+                         {k: bounded(v, 300) for k, v in unavailable.items()
+                          if k not in ("type", "format", "clients") and isinstance(v, str)})
 
 
 def connection_args(conn: ConnectionInfo, database: str) -> list[str]:
@@ -254,15 +159,47 @@ class TpccWorkload(Workload):
         return []
 
     def problems(self) -> list[str]:
-        """The Go binary must exist (it is built from ``tpcc/``) and be flushbench's driver.
+        """The Go binary must exist (it is built from ``tpcc/``), be flushbench's driver and
+        print the JSON format this flushbench reads.
 
         Run without arguments it prints its usage (``usage: tpcc <command>``): any other
         program named by ``workload.binaries.tpcc`` (``/bin/sh``…) is refused before a run.
+        ``tpcc version`` names its format (:func:`driver_version`): a stale binary is refused
+        here, not after a server started.
         """
         if not (self.binary.is_file() and os.access(self.binary, os.X_OK)):
             return [f"the built-in TPC-C driver {self.binary} is not built — {BUILD_FIX}"]
-        return binary_problem(self.binary, "the built-in TPC-C driver", BUILD_FIX,
-                              identify=([], TPCC_USAGE_MARK))
+        if problems := binary_problem(self.binary, "the built-in TPC-C driver", BUILD_FIX,
+                                      identify=([], TPCC_USAGE_MARK)):
+            return problems
+        version = driver_version(self.binary)
+        return [version] if isinstance(version, str) else []
+
+    @classmethod
+    def connection_limit(cls) -> tuple[int | None, str]:
+        """The driver's own bound (``tpcc/internal/run.ConnsLimit``): 10,000 connections, or
+        what the open-file limit leaves (the Go runtime raises the soft limit to the hard one)."""
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        if hard != resource.RLIM_INFINITY and hard - RESERVED_FILES < MAX_CONNECTIONS:
+            most = max(hard - RESERVED_FILES, 1)
+            return most, (f"the open-file limit (ulimit -Hn {hard}) leaves the built-in tpcc"
+                          f" driver room for {most:,} connections")
+        return MAX_CONNECTIONS, (f"the built-in tpcc driver opens at most {MAX_CONNECTIONS:,}"
+                                 " connections (docs/tpcc.md, \"Limits\")")
+
+    def setting_problems(self, spec: WorkloadSpec) -> list[str]:
+        """``client: libmariadb`` needs a binary built with the C client: refused with the
+        driver's own sentence when ``tpcc version`` does not list it."""
+        if spec.client is None or spec.client == "go":
+            return []
+        version = driver_version(self.binary)
+        if isinstance(version, str):
+            return [version]
+        if spec.client in version.clients:
+            return []
+        why = version.unavailable.get(spec.client) or (
+            f"this tpcc has no {spec.client} client (it has {', '.join(version.clients)})")
+        return [f"{spec.client} cannot run with {self.binary}: {why}"]
 
     def load(self, conn: ConnectionInfo, dataset: DatasetSpec, log_path: Path) -> None:
         """``tpcc load -w W --workers N`` into ``conn.database`` (created if missing)."""
@@ -315,6 +252,6 @@ class TpccWorkload(Workload):
             argv,
             env=client_env(conn),
             log_path=log_path,
-            parser=TpccJsonParser(),
+            parser=TpccJsonParser(self.binary),
             name="tpcc",
         )

@@ -1,7 +1,7 @@
 """A real Go-driver run on a MariaDB sandbox: every interval's histograms are stored, and merged
 over a window that is the whole measurement phase they give the p99 (p95, max, each type's) the
 driver itself computed over that phase, within the histogram's stated precision (1/128); a
-driver that prints no histogram is recorded without them, never a failed run."""
+driver that prints format 1 without its histograms fails the run, naming the missing field."""
 
 from __future__ import annotations
 
@@ -69,27 +69,21 @@ def test_the_stored_histograms_merge_to_the_drivers_window_p99(tmp_path: Path,
             assert types.loc[name, "max_ms"] == summary[name]["max_ms"]
 
 
-def test_a_driver_without_histograms_is_recorded_without_them(
+def test_a_driver_without_histograms_fails_the_run(
         tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An older binary, played by the real one with its histogram output cut away."""
-    older = tmp_path / "tpcc-older"
-    older.write_text(
+    """The real binary with its histogram output cut away: format 1 has them, so the run
+    fails on the first interval, saying which field is missing (never a run without them)."""
+    cut = tmp_path / "tpcc-cut"
+    cut.write_text(
         "#!/bin/bash\nset -o pipefail\n"
-        f'"{tpcc_binary()}" "$@" | grep --line-buffered -v histogram_layout'
-        " | sed -u 's/,\"hist\":{[^}]*}//'\n")
-    older.chmod(older.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("FLUSHBENCH_TPCC_BIN", str(older))
-    path = tiny_tpcc_experiment(tmp_path, "latency-older", WHOLE_PHASE)
+        f'"{tpcc_binary()}" "$@"' + r""" | sed -u 's/,"hist":{[^}]*}//'""" + "\n")
+    cut.chmod(cut.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("FLUSHBENCH_TPCC_BIN", str(cut))
+    path = tiny_tpcc_experiment(tmp_path, "latency-cut", WHOLE_PHASE)
     db = ResultsDB(tmp_path / "r.sqlite")
-    assert run_experiment(path, db, work=work).done == 1
+    assert run_experiment(path, db, work=work).failed == 1
     with db.session() as s:
         run = s.scalars(select(Run)).one()
-        blobs = s.scalars(select(Interval.latency_z).where(Interval.run_id == run.id)).all()
-        warned = s.scalars(select(RunEvent.message).where(
-            RunEvent.run_id == run.id, RunEvent.kind == "driver-output")).all()
-    assert blobs and not any(blobs)
-    assert warned == ["latency histograms: the driver printed no latency histograms (a tpcc"
-                      " binary older than them: rebuild tpcc/bin/tpcc)"]
-    lat = latency.load(db, load(db))
-    assert not lat.view.exact and "older than them" in lat.missing[run.id]
-    assert lat.runs.loc[run.id, "value_ms"] > 0  # the driver's own per-interval p99
+    assert run.status == "failed"
+    assert run.error is not None and "output line 2 breaks its JSON format (hist: Field" \
+        " required" in run.error

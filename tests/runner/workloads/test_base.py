@@ -10,7 +10,7 @@ import pytest
 from core.errors import ConfigError, WorkloadError
 from runner.connection import ConnectionInfo
 from runner.experiment.spec import DatasetSpec, WorkloadSpec
-from runner.workloads import get_workload, log_files
+from runner.workloads import base, get_workload, log_files
 from runner.workloads.base import (
     IntervalRecord,
     OutputParser,
@@ -154,3 +154,19 @@ def test_planning_counts_the_interval_sysbench_runs_past_the_window() -> None:
     assert adapter_class("sysbench").workload_seconds(spec) == 80
     assert adapter_class("tpcc").workload_seconds(spec.model_copy(
         update={"driver": "tpcc", "test": None})) == 70
+
+
+def test_a_line_without_end_is_read_in_bounded_pieces(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A driver printing megabytes without a newline: the parser sees pieces of at most
+    MAX_LINE_BYTES, never the whole output as one line."""
+    monkeypatch.setattr(base, "MAX_LINE_BYTES", 1000)
+    running = RunningWorkload(
+        ["sh", "-c", "head -c 10500 /dev/zero | tr '\\0' x; echo; echo end"],
+        env={"PATH": "/usr/bin:/bin"}, log_path=tmp_path / "drv.log", parser=EchoParser(),
+        name="echo",
+    )  # fmt: skip
+    with running:
+        lines = [r.detail["line"] for r in running.intervals(timeout_s=30)]
+    assert [len(x) for x in lines] == [1000] * 10 + [500, 3]
+    assert "".join(lines[:-1]) == "x" * 10500 and lines[-1] == "end"

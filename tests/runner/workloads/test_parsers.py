@@ -9,7 +9,7 @@ import pytest
 
 from core.errors import WorkloadError
 from runner.workloads import sysbench_output, tpcc_mysql_output
-from runner.workloads.tpcc import TpccJsonParser
+from runner.workloads.tpcc_format import TpccJsonParser
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 READ_TS = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
@@ -21,7 +21,7 @@ def _lines(path: Path) -> list[str]:
 
 # --- tpcc (Go driver, JSON lines) --------------------------------------------------------
 
-TPCC_JSON = FIXTURES / "tpcc" / "run-json-w1-c2-r2-l4-i2-mariadb10.11.jsonl"
+TPCC_JSON = FIXTURES / "tpcc" / "run-json-hist-w1-c2-r2-l4-i2-mariadb10.11.jsonl"
 
 
 def test_tpcc_json_intervals_and_summary() -> None:
@@ -32,17 +32,18 @@ def test_tpcc_json_intervals_and_summary() -> None:
     assert [r.elapsed_s for r in records] == [2.0, 4.0, 6.0]
     first = records[0]
     # The driver's own timestamp is used, not the read time.
-    assert first.ts == dt.datetime(2026, 11, 21, 3, 59, 33, 259351, tzinfo=dt.UTC)
+    assert first.ts == dt.datetime(2026, 11, 26, 6, 4, 50, 903299, tzinfo=dt.UTC)
     assert (first.primary_count, first.p95_ms, first.p99_ms, first.max_ms) == (
-        73.0,
-        168.959,
-        561.152,
-        564.827,
+        231.0,
+        28.288,
+        42.239,
+        78.205,
     )
     assert set(first.detail) == {"payment", "order_status", "delivery", "stock_level"}
-    assert "count" in first.detail["payment"]
+    assert first.detail["payment"] == {"count": 231, "p95_ms": 10.303, "p99_ms": 18.047,
+                                       "max_ms": 23.669}
     summary = parser.summary()
-    assert summary is not None and "type" not in summary
+    assert summary is not None and "type" not in summary and summary["format"] == 1
     # The summary's New-Order totals are the measure-phase interval counts, and TpmC follows.
     measured = sum(r.primary_count for r in records if r.phase == "measure")
     no = summary["totals"]["new_order"]
@@ -55,10 +56,10 @@ def test_tpcc_json_intervals_and_summary() -> None:
     "line",
     [
         "panic: runtime error",
-        '{"type":"interval","seq":1}',
-        '{"type":"bogus"}',
-        '{"type":"interval","seq":1,"ts":"2026-01-01T00:00:00","elapsed_s":1,"interval_s":1,'
-        '"phase":"warmup","new_order":{"count":1}}',
+        '{"type":"interval","format":1,"seq":1}',
+        '{"type":"bogus","format":1}',
+        '{"type":"interval","format":1,"seq":1,"ts":"2026-01-01T00:00:00","elapsed_s":1,'
+        '"interval_s":1,"phase":"warmup","new_order":{"count":1}}',
     ],
 )
 def test_tpcc_json_bad_line_quotes_the_line(line: str) -> None:
@@ -69,7 +70,8 @@ def test_tpcc_json_bad_line_quotes_the_line(line: str) -> None:
 
 def test_tpcc_json_interrupted_flag() -> None:
     parser = TpccJsonParser()
-    parser.feed('{"type":"summary","tpmc":1.0,"interrupted":true}', READ_TS)
+    for line in _lines(TPCC_JSON):
+        parser.feed(line.replace('"interrupted":false', '"interrupted":true'), READ_TS)
     assert parser.interrupted()
 
 

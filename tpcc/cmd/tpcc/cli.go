@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +16,10 @@ import (
 
 	"flushbench/tpcc/internal/check"
 	"flushbench/tpcc/internal/getopt"
+	"flushbench/tpcc/internal/libmariadb"
 	"flushbench/tpcc/internal/load"
 	"flushbench/tpcc/internal/mysqlwire"
+	"flushbench/tpcc/internal/report"
 	"flushbench/tpcc/internal/run"
 	"flushbench/tpcc/internal/spec"
 )
@@ -28,6 +31,7 @@ commands:
   run    drive tpcc-mysql's workload (default; --mode batched for the other one)
          and report (tpcc_start compatible text, or --json)
   check  verify TPC-C consistency conditions
+  version  one JSON line: the --json format version and the clients this build has
 
 connection options (all commands, tpcc_start compatible; -w10 and -w 10 both work):
   -h host (127.0.0.1)  -P port (3306)  -S unix socket  -d database
@@ -52,6 +56,9 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdRun(rest, stdout, stderr)
 	case "check":
 		code, err = cmdCheck(rest, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "%s\n", versionJSON())
+		return run.ExitOK
 	case "help", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return run.ExitOK
@@ -96,7 +103,26 @@ func parseArgs(s *getopt.Set, args []string, c *mysqlwire.ConnOpts, w *int, syno
 	if *w < 1 {
 		return run.ExitUsage, errors.New("-w warehouses is required (>= 1)")
 	}
+	if *w > run.MaxWarehouses {
+		return run.ExitUsage, fmt.Errorf("-w %d is more warehouses than the %d tpcc can name", *w, run.MaxWarehouses)
+	}
 	return -1, nil
+}
+
+// versionJSON is what `tpcc version` prints, for flushbench's preflight:
+// {"type":"version","format":1,"clients":["go","libmariadb"]}, and for a
+// build without the C client "clients":["go"] plus "libmariadb": the
+// sentence --client libmariadb would fail with.
+func versionJSON() []byte {
+	v := map[string]any{"type": "version", "format": report.FormatVersion,
+		"clients": []string{string(mysqlwire.ClientGo)}}
+	if libmariadb.Available {
+		v["clients"] = []string{string(mysqlwire.ClientGo), string(mysqlwire.ClientLibmariadb)}
+	} else {
+		v["libmariadb"] = libmariadb.ErrNotBuilt.Error()
+	}
+	b, _ := json.Marshal(v)
+	return b
 }
 
 func signalContext() (context.Context, context.CancelFunc) {
@@ -123,6 +149,9 @@ func cmdLoad(args []string, stdout, stderr io.Writer) (int, error) {
 	s := loadOptions(&o)
 	if code, err := parseArgs(s, args, &o.Conn, &o.W, "-d DB -w W [options]", stdout, stderr); code >= 0 || err != nil {
 		return code, err
+	}
+	if limit, why := run.ConnsLimit(); o.Workers > limit {
+		return run.ExitUsage, fmt.Errorf("--workers %d is more connections than this host allows: %s", o.Workers, why)
 	}
 	o.Out = stdout
 	ctx, cancel := signalContext()
@@ -166,6 +195,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	s := runOptions(&o, &mode, &lateUnit, &transport)
 	if code, err := parseArgs(s, args, &o.Conn, &o.W, "-d DB -w W [options]", stdout, stderr); code >= 0 || err != nil {
 		return code, err
+	}
+	if !s.Was("i") && o.MeasureS >= 1 && o.MeasureS < o.IntervalS {
+		// The default report interval (10 s) shrinks to a shorter -l; an -i
+		// given longer than -l is refused (run.Opts.checkBounds).
+		o.IntervalS = o.MeasureS
 	}
 	switch lateUnit {
 	case "ms":

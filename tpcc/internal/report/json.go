@@ -12,6 +12,20 @@ import (
 // JSON lines are built by hand: the schema is fixed and small, and field
 // order stays exactly as documented.
 
+// FormatVersion is the version of the JSON lines' format, on every line as
+// "format" (docs/tpcc.md, "JSON output"). flushbench reads one version and
+// refuses a line of another, so a stale binary is named instead of its
+// output being misread: bump it whenever a field changes meaning or goes.
+const FormatVersion = 1
+
+// appendHead starts a line: `{"type":"<kind>","format":1`.
+func appendHead(b []byte, kind string) []byte {
+	b = append(b, `{"type":"`...)
+	b = append(b, kind...)
+	b = append(b, `","format":`...)
+	return strconv.AppendInt(b, FormatVersion, 10)
+}
+
 func appendF(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'f', 3, 64) }
 
 func appendU(b []byte, v uint64) []byte { return strconv.AppendUint(b, v, 10) }
@@ -47,12 +61,12 @@ func appendPercentilesJSON(b []byte, h *measure.Histogram) []byte {
 
 // appendLayoutJSON renders the first line, the bucket layout of the
 // histograms the interval lines carry:
-// {"type":"histogram_layout","scheme":"log-linear","unit":"us","exact_below_us":128,
+// {"type":"histogram_layout","format":1,"scheme":"log-linear","unit":"us","exact_below_us":128,
 // "sub_buckets":64,"buckets":2304,"relative_width":0.015625}.
 // relative_width is the precision: no bucket is wider than that share of
 // its lower bound.
 func appendLayoutJSON(b []byte, l measure.Layout) []byte {
-	b = append(b, `{"type":"histogram_layout","scheme":"log-linear","unit":"us","exact_below_us":`...)
+	b = append(appendHead(b, "histogram_layout"), `,"scheme":"log-linear","unit":"us","exact_below_us":`...)
 	b = strconv.AppendInt(b, int64(l.ExactBelowUS), 10)
 	b = append(b, `,"sub_buckets":`...)
 	b = strconv.AppendInt(b, int64(l.SubBuckets), 10)
@@ -64,7 +78,7 @@ func appendLayoutJSON(b []byte, l measure.Layout) []byte {
 }
 
 // appendIntervalJSON renders
-// {"type":"interval","seq":1,"ts":"...","elapsed_s":20.000,"interval_s":10.000,"phase":"warmup",
+// {"type":"interval","format":1,"seq":1,"ts":"...","elapsed_s":20.000,"interval_s":10.000,"phase":"warmup",
 // "new_order":{"count":N,"p95_ms":x,"p99_ms":x,"max_ms":x},...,"retries":N,"errors":N,
 // "hist":{"new_order":[[index,count],...],...}}.
 // count is completed transactions (sc+lt); for New-Order it includes the 1%
@@ -72,7 +86,7 @@ func appendLayoutJSON(b []byte, l measure.Layout) []byte {
 // type's non-empty histogram buckets (layout: the histogram_layout line);
 // their counts add up to count.
 func appendIntervalJSON(b []byte, seq int, ts time.Time, elapsed, interval float64, phase string, s *measure.IntervalStats) []byte {
-	b = append(b, `{"type":"interval","seq":`...)
+	b = append(appendHead(b, "interval"), `,"seq":`...)
 	b = strconv.AppendInt(b, int64(seq), 10)
 	b = append(b, `,"ts":"`...)
 	b = ts.UTC().AppendFormat(b, time.RFC3339Nano)
@@ -121,7 +135,7 @@ func appendBucketsJSON(b []byte, buckets []measure.Bucket) []byte {
 }
 
 // appendSummaryJSON renders the final
-// {"type":"summary","measure_s":60.000,"tpmc":...,"totals":{"new_order":{"sc":..,"lt":..,"rt":..,"fl":..,"avg_ms":..},...},
+// {"type":"summary","format":1,"measure_s":60.000,"tpmc":...,"totals":{"new_order":{"sc":..,"lt":..,"rt":..,"fl":..,"avg_ms":..},...},
 // "retries":N,"errors":N,"interrupted":false,"client":"go",
 // "latency":{"new_order":{"p95_ms":x,"p99_ms":x,"max_ms":x},...}}. client is
 // the code that carried the statements (go or libmariadb; omitted when
@@ -130,7 +144,7 @@ func appendBucketsJSON(b []byte, buckets []measure.Bucket) []byte {
 // merge of the measurement intervals' histograms (exactly what merging the
 // intervals' hist buckets gives a reader).
 func appendSummaryJSON(b []byte, measureS float64, tot *measure.Totals, interrupted bool, client string) []byte {
-	b = append(b, `{"type":"summary","measure_s":`...)
+	b = append(appendHead(b, "summary"), `,"measure_s":`...)
 	b = appendF(b, measureS)
 	b = append(b, `,"tpmc":`...)
 	b = appendF(b, tot.TpmC(measureS))

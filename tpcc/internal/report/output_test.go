@@ -369,3 +369,26 @@ func BenchmarkTotalsAdd(b *testing.B) {
 		tot.Add(s)
 	}
 }
+
+// TestEveryJSONLineCarriesTheFormat: the layout, interval and summary lines
+// each start with their type and the format version flushbench checks
+// (docs/tpcc.md, "JSON output").
+func TestEveryJSONLineCarriesTheFormat(t *testing.T) {
+	var s measure.IntervalStats
+	var tot measure.Totals
+	lines := map[string][]byte{
+		"histogram_layout": appendLayoutJSON(nil, measure.HistogramLayout()),
+		"interval":         appendIntervalJSON(nil, 1, time.Unix(0, 0), 10, 10, "warmup", &s),
+		"summary":          appendSummaryJSON(nil, 60, &tot, false, "go"),
+	}
+	for kind, line := range lines {
+		want := `{"type":"` + kind + `","format":` + strconv.Itoa(FormatVersion) + `,`
+		if !strings.HasPrefix(string(line), want) {
+			t.Errorf("%s line does not start with %s: %s", kind, want, line)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil || m["format"] != float64(FormatVersion) {
+			t.Errorf("%s line: format %v (%v): %s", kind, m["format"], err, line)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"syscall"
 	"time"
 
 	"flushbench/tpcc/internal/libmariadb"
@@ -77,11 +78,73 @@ const (
 	ExitInterrupted = 130 // interrupted before one full measurement interval
 )
 
+// The bounds of a run's settings. A connection costs a file descriptor, a
+// server thread and (in tpcc-mysql mode's blocking transport) an OS thread
+// and a P of its own, so -c is held to MaxConns and to what RLIMIT_NOFILE
+// leaves after ReservedFiles; a setting beyond a bound is refused before
+// anything connects (docs/tpcc.md, "Limits").
+const (
+	// MaxConns is the most connections a run opens (-c).
+	MaxConns = 10000
+	// MaxWarehouses is the most warehouses a run or load names (-w):
+	// ~13 TB of data.
+	MaxWarehouses = 100000
+	// MaxSeconds bounds -r and -l (30 days): the schedule holds one entry per
+	// interval.
+	MaxSeconds = 30 * 24 * 3600
+	// MaxLateMS bounds the late thresholds -0..-4 (one day).
+	MaxLateMS = 24 * 3600 * 1000
+	// ReservedFiles are the descriptors a run needs besides its connections
+	// (the schema pool, report files, standard streams).
+	ReservedFiles = 64
+)
+
+// ConnsLimit is the most connections this process can open: MaxConns, or
+// fewer when RLIMIT_NOFILE (which the Go runtime raises to its hard limit at
+// start) leaves less, and a sentence saying which bound it is.
+func ConnsLimit() (int, string) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < uint64(MaxConns+ReservedFiles) {
+		n := max(int(lim.Cur)-ReservedFiles, 1)
+		return n, fmt.Sprintf("the open-file limit (ulimit -n %d) leaves room for %d connections", lim.Cur, n)
+	}
+	return MaxConns, fmt.Sprintf("a run opens at most %d connections", MaxConns)
+}
+
+// checkBounds refuses the settings that make no run, or one the host cannot
+// hold, with one sentence each.
+func (o *Opts) checkBounds() error {
+	if o.W < 1 || o.Conns < 1 || o.MeasureS < 1 || o.IntervalS < 1 || o.RampupS < 0 {
+		return errors.New("need -w >= 1, -c >= 1, -l >= 1, -i >= 1, -r >= 0")
+	}
+	if o.W > MaxWarehouses {
+		return fmt.Errorf("-w %d is more warehouses than the %d a run can name", o.W, MaxWarehouses)
+	}
+	if limit, why := ConnsLimit(); o.Conns > limit {
+		return fmt.Errorf("-c %d is more connections than this host allows: %s", o.Conns, why)
+	}
+	if o.RampupS > MaxSeconds || o.MeasureS > MaxSeconds {
+		return fmt.Errorf("-r %d / -l %d: a phase lasts at most %d s (30 days)", o.RampupS, o.MeasureS, MaxSeconds)
+	}
+	if o.IntervalS > o.MeasureS {
+		return fmt.Errorf("-i %d is longer than the measurement (-l %d): no whole interval would be reported; use -i <= -l", o.IntervalS, o.MeasureS)
+	}
+	if o.MultiSchema < 0 || o.SchemaOffset < 0 {
+		return fmt.Errorf("-m %d / -o %d: the number of schemas and their offset are >= 0", o.MultiSchema, o.SchemaOffset)
+	}
+	for i, v := range o.LateMS {
+		if v < 0 || v > MaxLateMS {
+			return fmt.Errorf("-%d %d: a response-time limit is 0..%d", i, v, MaxLateMS)
+		}
+	}
+	return nil
+}
+
 // normalize fills the defaults and rejects impossible settings (exit code
 // ExitUsage).
 func (o *Opts) normalize() error {
-	if o.W < 1 || o.Conns < 1 || o.MeasureS < 1 || o.IntervalS < 1 || o.RampupS < 0 {
-		return errors.New("need -w >= 1, -c >= 1, -l >= 1, -i >= 1, -r >= 0")
+	if err := o.checkBounds(); err != nil {
+		return err
 	}
 	if o.Mode == "" {
 		o.Mode = ModeTpccMysql

@@ -7,6 +7,7 @@ package run
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,7 +33,6 @@ func Run(ctx context.Context, o Opts) (int, error) {
 	if err := o.normalize(); err != nil {
 		return ExitUsage, err
 	}
-	defer tuneRuntime(&o)()
 	env := newEnv(&o)
 	files, err := report.OpenRunFiles(o.ReportFile, o.TrxFile)
 	if err != nil {
@@ -41,11 +41,17 @@ func Run(ctx context.Context, o Opts) (int, error) {
 	defer files.Close()
 	env.NewOrders = files
 	if env.DB, err = openSchemas(ctx, &o); err != nil {
+		if ctx.Err() != nil {
+			return ExitInterrupted, errors.New("interrupted while connecting (0 connected)")
+		}
 		return ExitError, err
 	}
 	defer env.DB.Close()
 	workers, err := connectWorkers(ctx, &o, env)
 	if err != nil {
+		if ctx.Err() != nil {
+			return ExitInterrupted, err
+		}
 		return ExitError, err
 	}
 	defer func() {
@@ -53,6 +59,10 @@ func Run(ctx context.Context, o Opts) (int, error) {
 			w.Close()
 		}
 	}()
+	// Only now, with every connection open: a GOMAXPROCS of -c+1 set before
+	// the first connect would cost a run that cannot connect its memory
+	// and threads (a P per connection).
+	defer tuneRuntime(&o)()
 	sink := newSink(&o)
 	sink.Begin()
 
@@ -124,25 +134,57 @@ func openSchemas(ctx context.Context, o *Opts) (*sql.DB, error) {
 }
 
 // connectWorkers creates and connects one worker per connection, each with
-// its own seed.
-func connectWorkers(ctx context.Context, o *Opts, env *workload.Env) ([]workload.Worker, error) {
-	workers := make([]workload.Worker, o.Conns)
-	for i := range workers {
+// its own seed, one after the other: the first that cannot connect ends the
+// run before the rest are tried, and a signal (ctx) ends a pending connect.
+// On an error the connected ones are closed.
+func connectWorkers(ctx context.Context, o *Opts, env *workload.Env) (_ []workload.Worker, err error) {
+	workers := make([]workload.Worker, 0, o.Conns)
+	defer func() {
+		if err != nil {
+			for _, w := range workers {
+				w.Close()
+			}
+		}
+	}()
+	for i := 0; i < o.Conns; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("interrupted while connecting (%d of %d connected)", i, o.Conns)
+		}
 		seed := o.Seed + uint64(i+1)*0x9E3779B97F4A7C15
+		var w workload.Worker
 		if o.Mode == ModeBatched {
-			workers[i] = batched.NewWorker(i, env, seed)
+			w = batched.NewWorker(i, env, seed)
 		} else {
 			open, err := o.opener(o.schemaOf(i))
 			if err != nil {
 				return nil, err
 			}
-			workers[i] = tpccmysql.NewWorker(i, env, seed, open)
+			w = tpccmysql.NewWorker(i, env, seed, open)
 		}
-		if err := workers[i].Connect(ctx); err != nil {
+		if err := connectOne(ctx, w); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("interrupted while connecting (%d of %d connected)", i, o.Conns)
+			}
 			return nil, o.Conn.Explain(err)
 		}
+		workers = append(workers, w)
 	}
 	return workers, nil
+}
+
+// connectOne connects w, or returns at once when ctx ends: the Go client's
+// dial and handshake follow ctx, but the C client's connect is a cgo call
+// that only its own timeout ends, so a signal does not wait for it (the
+// process is ending; the abandoned connect dies with it).
+func connectOne(ctx context.Context, w workload.Worker) error {
+	done := make(chan error, 1)
+	go func() { done <- w.Connect(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // opener is how a tpcc-mysql-mode connection to schema db opens its

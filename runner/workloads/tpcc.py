@@ -3,9 +3,10 @@
 ``tpcc run --json`` prints one JSON object per line: first ``{"type":"histogram_layout",...}``
 (the bucket layout of its latency histograms), then ``{"type":"interval",...}`` per report
 interval (with its own RFC 3339 UTC timestamp, phase and each type's histogram buckets) and a
-final ``{"type":"summary",...}`` (with the measurement phase's merged percentiles). A binary
-older than the histograms prints no layout line and no buckets: its runs parse as before,
-without them (:attr:`TpccJsonParser.histogram_problem` says so).
+final ``{"type":"summary",...}`` (with the measurement phase's merged percentiles). An interval
+line's ``"open"`` (the ages of the transactions still in flight at its end) is stored with its
+histograms as ``open_<type>``. A binary older than the histograms prints no layout line and no
+buckets: its runs parse as before, without them (:attr:`TpccJsonParser.histogram_problem` says so).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import paths
-from core.errors import WorkloadError
+from core.errors import WorkloadError, quote
 from runner.connection import ConnectionInfo
 from runner.workloads.base import (
     IntervalRecord,
@@ -39,6 +40,7 @@ from runner.workloads.tpcc_histogram import (
     type_histogram,
 )
 from store.latency_codec import encode as encode_latency
+from store.latency_codec import open_code
 
 if TYPE_CHECKING:
     from runner.experiment.spec import DatasetSpec, WorkloadSpec
@@ -160,6 +162,28 @@ class TpccJsonParser(OutputParser):
             }
         except (HistogramFormatError, KeyError, TypeError, ValueError) as exc:
             self._note(f"interval {seq}: histogram not readable ({exc!r})"[:300])
+            return
+        self._read_open(obj, seq)
+
+    def _read_open(self, obj: dict[str, Any], seq: int) -> None:
+        """Keep interval ``seq``'s ``"open"`` (the ages of the transactions still in flight at
+        its end, per type; docs/tpcc.md) beside its histograms as ``open_<type>``, or note why
+        it cannot be read (the completed ones are kept either way)."""
+        found = obj.get("open")
+        if found is None:
+            return  # a driver older than it
+        try:
+            if not isinstance(found, dict) or not set(found) <= set(TXN_TYPES):
+                raise HistogramFormatError(f"open is {quote(found, 120)}: need an object keyed"
+                                           " by transaction type")
+            assert self.layout is not None
+            opened = {open_code(name): type_histogram(v["hist"], v["max_ms"], v["count"],
+                                                      self.layout)
+                      for name, v in found.items()}
+        except (HistogramFormatError, KeyError, TypeError, ValueError) as exc:
+            self._note(f"interval {seq}: in-flight ages not readable ({exc!r})"[:300])
+            return
+        self.histograms[seq].update(opened)
 
     def _with_latency(self, record: IntervalRecord) -> IntervalRecord:
         """The record with its interval's histograms encoded for the store, when read."""

@@ -16,7 +16,7 @@ from analysis.frames import load
 from core.paths import tpcc_binary
 from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
-from store.latency_codec import TYPE_CODES
+from store.latency_codec import TXN_TYPES
 from store.models import Interval, Run, RunEvent
 from tests.support.tiny_experiment import tiny_tpcc_experiment
 
@@ -63,7 +63,7 @@ def test_the_stored_histograms_merge_to_the_drivers_window_p99(tmp_path: Path,
     assert _close(mine["window_p95_ms"], no["p95_ms"])
     assert mine["window_max_ms"] == no["max_ms"]  # the maximum is exact
     types = lat.types.set_index("type")
-    for name in TYPE_CODES:
+    for name in TXN_TYPES:
         if summary[name]["p99_ms"]:
             assert _close(types.loc[name, "p99_ms"], summary[name]["p99_ms"]), name
             assert types.loc[name, "max_ms"] == summary[name]["max_ms"]

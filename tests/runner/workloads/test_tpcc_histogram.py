@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from runner.workloads.tpcc_histogram import (
     HistogramLayout,
     merged_latency,
 )
+from store.latency_codec import decode
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tpcc"
 WITH_HIST = FIXTURES / "run-json-hist-w1-c2-r2-l4-i2-mariadb10.11.jsonl"
@@ -151,3 +153,35 @@ def test_an_unreadable_layout_keeps_the_run_without_histograms(layout_line: str)
 def test_layout_refuses_another_scheme() -> None:
     with pytest.raises(HistogramFormatError):
         HistogramLayout.from_line({"scheme": "hdr", "unit": "us"})
+
+
+def _with_open(value: object) -> Callable[[dict], None]:
+    def edit(obj: dict) -> None:
+        obj["open"] = value
+    return edit
+
+
+def test_the_transactions_in_flight_are_kept_as_open_types() -> None:
+    # Two New-Orders waiting at interval 2's end, 20 s and 3 s (buckets 1228 and 1051).
+    parser, records = _parse(_lines_with(_with_open(
+        {"new_order": {"count": 2, "max_ms": 20000.0, "hist": [[1051, 1], [1228, 1]]}})))
+    assert parser.histogram_problem is None
+    kept = parser.histograms[2]["open_new_order"]
+    assert kept.max_ms == 20000.0 and sum(c for _, c in kept.buckets) == 2
+    assert "open_new_order" not in parser.histograms[1]
+    layout, types = decode(records[1].latency_z)
+    assert types["open_new_order"] == (kept.buckets, 20000.0)
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ({"new_order": {"count": 3, "max_ms": 20000.0, "hist": [[1228, 1]]}}, "count is"),
+    ({"bogus": {}}, "keyed by transaction type"),
+    ([1], "keyed by transaction type"),
+])
+def test_unreadable_in_flight_ages_keep_the_completed_histograms(value: object,
+                                                                 problem: str) -> None:
+    parser, _ = _parse(_lines_with(_with_open(value)))
+    assert sorted(parser.histograms) == [1, 2, 3]
+    assert not any(name.startswith("open_") for h in parser.histograms.values() for name in h)
+    assert parser.histogram_problem is not None and "interval 2" in parser.histogram_problem
+    assert problem in parser.histogram_problem

@@ -13,6 +13,11 @@ Which figures exist depends on the driver (docs/domain.md, "Response time"):
   then the **median over the window of the driver's per-interval figure** — the driver's own,
   marked as such wherever shown. A maximum is exact either way (the largest one printed).
 
+Both count the waits no completion measured (:mod:`analysis.latency_tail`): a stall's intervals
+stand for waits of at least its length, and the Go driver's transactions still in flight at the
+window's end for waits of at least their age — so a run that stalls never gets a better window
+percentile or maximum from its stall than it would have had without it.
+
 Per run, over its window intervals: ``stall_s``, the seconds of intervals that completed no
 transaction of the metric or whose percentile is above :data:`STALL_MULTIPLE` × the run's
 median per-interval percentile; ``jitter_pct``, the CV of the per-interval percentile (SD /
@@ -38,12 +43,13 @@ from analysis.compare import BASELINE, design_blocks
 from analysis.disturbed import counted
 from analysis.frames import Frames
 from analysis.latency_histograms import WindowHistograms, percentiles, window_histograms
+from analysis.latency_tail import stall_bound_ms, stall_waits_ms
 from analysis.metric import metric_view
 from analysis.query import DB
 from analysis.series import intervals
 from analysis.statistics import blocked
 from analysis.statistics.verdicts import FASTER, SLOWER, design_verdict
-from store.latency_codec import TYPE_CODES
+from store.latency_codec import TXN_TYPES
 from store.models import RunStatus
 
 #: An interval whose percentile is above this multiple of its run's median is a stall.
@@ -54,7 +60,7 @@ HISTOGRAM_DRIVER = "tpcc"
 LOWER, HIGHER = "lower (better)", "higher (worse)"
 #: The columns of :attr:`Latency.runs`.
 RUN_COLUMNS = ("median_ms", "jitter_pct", "stall_s", "stall_intervals", "window_ms",
-               "window_p95_ms", "window_max_ms", "value_ms", "histograms")
+               "window_p95_ms", "window_p999_ms", "window_max_ms", "value_ms", "histograms")
 
 
 @dataclass(frozen=True)
@@ -83,17 +89,20 @@ class LatencyView:
     def how(self) -> str:
         """How a run's window figure is made, in words (for every table that shows one)."""
         if self.exact:
-            return (f"{self.name} of the window's merged histograms (exact within 1/128)")
+            return (f"{self.name} of the window's merged histograms with the waits no"
+                    " completion measured (a stall's, and those in flight at the window's"
+                    " end; exact within 1/128)")
         return (f"median over the window of the driver's own per-interval {self.name}"
-                " (percentiles do not merge: not the window's)")
+                " (percentiles do not merge: not the window's), at least what the window's"
+                " stalls prove (each a wait of at least its length)")
 
     @property
     def cell_how(self) -> str:
         """How a cell's figure is made, in words."""
         if self.exact:
-            return (f"{self.name} of its runs' windows merged (exact within 1/128)")
-        return (f"median of its runs' medians of the driver's own per-interval {self.name}"
-                " (not a merged percentile)")
+            return (f"{self.name} of its runs' windows merged, waits included (exact within"
+                    " 1/128)")
+        return ("median of its runs' figures (not a merged percentile)")
 
 
 @dataclass(frozen=True)
@@ -103,12 +112,14 @@ class Latency:
     view: LatencyView
     #: Per done run (index: run id): :data:`RUN_COLUMNS`.
     runs: pd.DataFrame
-    #: Per cell (index: cell id, row order): ``value_ms`` (the cell's figure), ``exact``,
+    #: Per cell (index: cell id, row order): ``value_ms`` (the cell's figure), ``p999_ms``
+    #: and ``max_ms`` (the window's p99.9 and maximum, waits included), ``exact``,
     #: ``runs_median_ms``, ``stall_s_median``, ``stall_s_max``, ``jitter_pct_median`` and the
     #: verdict columns ``ratio, ratio_ci_low, ratio_ci_high, p_value, verdict,
     #: verdict_reason, baseline_id``.
     cells: pd.DataFrame
-    #: Per cell and transaction type: ``cell_id, type, p95_ms, p99_ms, max_ms, exact``.
+    #: Per cell and transaction type: ``cell_id, type, p95_ms, p99_ms, p999_ms, max_ms,
+    #: exact``.
     types: pd.DataFrame
     #: Go-driver done runs whose window has no (complete) histograms, with why.
     missing: dict[int, str] = field(default_factory=dict)
@@ -182,6 +193,20 @@ def run_figures(intervals_df: pd.DataFrame, column: str) -> pd.DataFrame:
     return out
 
 
+def window_waits(intervals_df: pd.DataFrame, run_ids: list[int]
+                 ) -> dict[int, tuple[np.ndarray, float]]:
+    """Per run: its window stalls' censored waits in ms
+    (:func:`analysis.latency_tail.stall_waits_ms`) and its window's completions of the
+    metric."""
+    ids, cols, bounds = _per_run(intervals_df, "primary_count", run_ids)
+    out = {}
+    for lo, hi in bounds:
+        count = np.nan_to_num(cols["primary_count"][lo:hi])
+        out[int(ids[lo])] = (stall_waits_ms(count, cols["interval_s"][lo:hi]),
+                             float(count.sum()))
+    return out
+
+
 def stall_spans(intervals_df: pd.DataFrame, column: str, run_ids: list[int]
                 ) -> dict[int, list[tuple[float, float]]]:
     """Per run, its stall intervals as (start, end) in seconds after warmup (the figures mark
@@ -249,14 +274,25 @@ def _runs(intervals_df: pd.DataFrame, view: LatencyView, hist: dict[int, WindowH
         columns=["median_ms", "jitter_pct", "stall_s", "stall_intervals", "window_max_ms"])
     out = figures.reindex(ids)
     out.index.name = "run_id"
-    merged = {r: percentiles([hist[r]]) if hist[r].complete else {} for r in ids}
+    waits = window_waits(intervals_df, ids)
+    none: tuple[np.ndarray, float] = (np.zeros(0), 0.0)
+    merged = {r: percentiles([hist[r]], waits_ms=[waits.get(r, none)[0]])
+              if hist[r].complete else {} for r in ids}
     key = "p99_ms" if view.percentile == 99 else "p95_ms"
     out["window_ms"] = [merged[r].get(key) for r in ids]
     out["window_p95_ms"] = [merged[r].get("p95_ms") for r in ids]
+    # Without histograms: the waits' own bound (0: they do not reach that far).
+    bound = {r: {p: stall_bound_ms(*waits.get(r, none), p) for p in (95, 99, 99.9)}
+             for r in ids}
+    out["window_p999_ms"] = [merged[r].get("p999_ms") if merged[r]
+                             else bound[r][99.9] or None for r in ids]
     printed = out["window_max_ms"].to_numpy(dtype=float)
-    out["window_max_ms"] = [merged[r].get("max_ms") or top for r, top in zip(ids, printed,
-                                                                             strict=True)]
-    out["value_ms"] = out["window_ms"] if view.exact else out["median_ms"]
+    longest = [float(waits.get(r, none)[0].max(initial=0.0)) for r in ids]
+    out["window_max_ms"] = [merged[r].get("max_ms") or _nanmax(top, wait) for r, top, wait
+                            in zip(ids, printed, longest, strict=True)]
+    per_interval = [_nanmax(m, bound[r][view.percentile or 99])
+                    for r, m in zip(ids, out["median_ms"].to_numpy(dtype=float), strict=True)]
+    out["value_ms"] = out["window_ms"] if view.exact else per_interval
     out["histograms"] = ["complete" if hist[r].complete else "partial"
                          if hist[r].with_histogram else "none" for r in ids]
     for c in RUN_COLUMNS:
@@ -267,17 +303,24 @@ def _runs(intervals_df: pd.DataFrame, view: LatencyView, hist: dict[int, WindowH
 
 def _cells(rs: pd.DataFrame, fr: Frames, runs: pd.DataFrame, view: LatencyView,
            hist: dict[int, WindowHistograms]) -> pd.DataFrame:
-    """Per cell: its figure (merged over its counted runs when exact), the runs' spread of
-    stalls and jitter, and the verdict against its baseline."""
+    """Per cell: its figures (merged over its counted runs when exact, waits included), the
+    runs' spread of stalls and jitter, and the verdict against its baseline."""
     done = rs[counted(rs)]
     rows = {}
+    waits = window_waits(fr.intervals, [int(r) for r in done["run_id"]]) if view.exact else {}
+    none: tuple[np.ndarray, float] = (np.zeros(0), 0.0)
     for cell_id in fr.cell_summary.sort_values("position")["cell_id"].astype(int):
         mine = [int(r) for r in done.loc[done["cell_id"] == cell_id, "run_id"]]
         r = runs.reindex(mine)
-        merged = percentiles([hist[x] for x in mine]) if view.exact and mine else {}
+        merged = percentiles([hist[x] for x in mine],
+                             waits_ms=[waits.get(x, none)[0] for x in mine]) \
+            if view.exact and mine else {}
         key = "p99_ms" if view.percentile == 99 else "p95_ms"
         rows[cell_id] = {
             "value_ms": merged.get(key) if view.exact else _median(r["value_ms"]),
+            "p999_ms": merged.get("p999_ms") if view.exact else _median(r["window_p999_ms"]),
+            "max_ms": merged.get("max_ms") if view.exact else
+            float(r["window_max_ms"].max()) if r["window_max_ms"].notna().any() else math.nan,
             "exact": bool(view.exact and merged.get(key) is not None),
             "runs_median_ms": _median(r["value_ms"]),
             "stall_s_median": _median(r["stall_s"]),
@@ -289,6 +332,12 @@ def _cells(rs: pd.DataFrame, fr: Frames, runs: pd.DataFrame, view: LatencyView,
     out.index.name = "cell_id"
     verdicts = latency_verdicts(runs, rs, fr.cell_summary, fr.experiment["spec"])
     return out.join(verdicts)
+
+
+def _nanmax(a: float, b: float) -> float:
+    """The larger of two figures, either possibly NaN (or 0: none); NaN when neither is one."""
+    got = [x for x in (a, b) if x is not None and math.isfinite(x) and x > 0]
+    return max(got) if got else math.nan
 
 
 def _median(values: pd.Series) -> float:
@@ -334,11 +383,12 @@ def latency_verdicts(runs: pd.DataFrame, rs: pd.DataFrame, cells_df: pd.DataFram
 
 def _types(db: DB, rs: pd.DataFrame, fr: Frames, view: LatencyView,
            hist: dict[int, WindowHistograms]) -> pd.DataFrame:
-    """Per cell and type: p95, p99 and max over the cell's counted runs — merged when every
-    one has complete histograms, else the driver's per-interval figures (median of the
+    """Per cell and type: p95, p99, p99.9 and max over the cell's counted runs — merged when
+    every one has complete histograms (with the transactions in flight at each window's end),
+    else the driver's per-interval figures (median of the
     percentiles, largest maximum) where it prints them per type."""
     done = rs[counted(rs)]
-    columns = ["cell_id", "type", "p95_ms", "p99_ms", "max_ms", "exact"]
+    columns = ["cell_id", "type", "p95_ms", "p99_ms", "p999_ms", "max_ms", "exact"]
     rows: list[list[Any]] = []
     if not metric_view(fr.experiment).per_minute:  # sysbench: one kind of transaction
         return pd.DataFrame(rows, columns=columns)
@@ -348,16 +398,16 @@ def _types(db: DB, rs: pd.DataFrame, fr: Frames, view: LatencyView,
     for cell_id in fr.cell_summary.sort_values("position")["cell_id"].astype(int):
         mine = [int(r) for r in done.loc[done["cell_id"] == cell_id, "run_id"]]
         if mine and all(hist[r].complete for r in mine):
-            for name in TYPE_CODES:
+            for name in TXN_TYPES:
                 rows.append([cell_id, name, *percentiles([hist[r] for r in mine], name)
                              .values(), True])
             continue
         win = detail[detail["run_id"].isin(mine)] if len(detail) else detail
-        for name in TYPE_CODES if len(win) else ():
+        for name in TXN_TYPES if len(win) else ():
             prefix = "" if name == "new_order" else f"{name}_"
             got = [_median(win[f"{prefix}p{q}_ms"]) if f"{prefix}p{q}_ms" in win
                    else math.nan for q in (95, 99)]
             top = win[f"{prefix}max_ms"].max() if f"{prefix}max_ms" in win else math.nan
             if any(pd.notna(x) for x in (*got, top)):
-                rows.append([cell_id, name, *got, float(top), False])
+                rows.append([cell_id, name, *got, math.nan, float(top), False])
     return pd.DataFrame(rows, columns=columns)

@@ -11,11 +11,18 @@ per type) is kept in the analysis cache (:mod:`analysis.figure_cache`) under
 
 and a report of runs merged before reads no blob. The merge of several runs (a cell) adds
 their counts: :func:`merge_runs`.
+
+Besides the completed transactions' histograms, a run's merge keeps the transactions still in
+flight at its window's end (the driver's ``"open"``, stored as ``open_<type>``): the ages at the
+end of the window's last interval, and the oldest age at any window interval's end. The window's
+tail adds them as waits of at least that age (:mod:`analysis.latency_tail`); they are not
+completions, so they never add up over intervals.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import hashlib
 import json
@@ -29,7 +36,7 @@ import pandas as pd
 from analysis.figure_cache import get_or_compute, source_fingerprint
 from analysis.query import DB, latency_blob_sizes, measured_latency_blobs, session_scope
 from core.latency import HistogramLayout, dense_percentile_ms
-from store.latency_codec import decode_types
+from store.latency_codec import OPEN_PREFIX, decode_types
 
 SOURCES = ("analysis/latency_histograms.py", "store/latency_codec.py", "core/latency.py")
 TABLE = "window_latency"
@@ -44,7 +51,9 @@ class WindowHistograms:
     ``window_intervals``: the run's window intervals; ``with_histogram``: those whose blob was
     read (the merge is the whole window's only when both are equal: :attr:`complete`);
     ``problem``: why some blob could not be read; ``types``: type → (bucket indexes, counts,
-    exact maximum in µs) of the merge.
+    exact maximum in µs) of the merge; ``open``: type → (bucket indexes and counts of the ages
+    of its transactions in flight at the window's end, the oldest of them in µs, the oldest in
+    flight at any window interval's end in µs) — empty for a driver that does not say.
     """
 
     layout: HistogramLayout | None
@@ -52,6 +61,8 @@ class WindowHistograms:
     with_histogram: int
     problem: str | None
     types: dict[str, tuple[np.ndarray, np.ndarray, int]]
+    open: dict[str, tuple[np.ndarray, np.ndarray, int, int]] = dataclasses.field(
+        default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -141,7 +152,9 @@ def _merge_from_store(s: Any, seqs: dict[int, list[int]]) -> dict[int, dict[str,
     layouts = next(iter(per_type.values())).layouts
     out: dict[int, dict[str, Any]] = {
         r: {"layout": None, "window_intervals": len(qs), "with_histogram": 0, "problem": None,
-            "types": {}} for r, qs in seqs.items()}
+            "types": {}, "open": {}} for r, qs in seqs.items()}
+    # The blobs of each run's last window interval: the in-flight ages at the window's end.
+    last = np.array([q == max(seqs[r]) for r, q, _ in mine], dtype=bool)
     good = np.ones(len(mine), dtype=bool)
     good[list(problems)] = False
     for b, run_id in enumerate(owners.tolist()):
@@ -156,18 +169,29 @@ def _merge_from_store(s: Any, seqs: dict[int, list[int]]) -> dict[int, dict[str,
         elif run["layout"] != this:
             run["problem"] = run["problem"] or "the run's intervals have different layouts"
     for name, seg in per_type.items():
-        _merge_type(out, name, seg, owners, good)
+        if not name.startswith(OPEN_PREFIX):
+            for run_id, merged in _merge_type(seg, owners, good).items():
+                out[run_id]["types"][name] = merged
+            continue
+        at_end = _merge_type(seg, owners, good & last)
+        oldest = _merge_type(seg, owners, good)
+        for run_id, anywhere in oldest.items():
+            end = at_end.get(run_id, {"index": _b64(np.zeros(0, "<i4")),
+                                      "count": _b64(np.zeros(0, "<i8")), "max_us": 0})
+            out[run_id]["open"][name.removeprefix(OPEN_PREFIX)] = {
+                **end, "oldest_us": anywhere["max_us"]}
     for run in out.values():
         if run["problem"] == "the run's intervals have different layouts":
-            run.update(layout=None, with_histogram=0, types={})  # no merge across layouts
+            run.update(layout=None, with_histogram=0, types={}, open={})  # no merge across
     return out
 
 
-def _merge_type(out: dict[int, dict[str, Any]], name: str, seg: Any, owners: np.ndarray,
-                good: np.ndarray) -> None:
-    """One type's buckets summed per run over the readable blobs (kept sparse)."""
+def _merge_type(seg: Any, owners: np.ndarray, good: np.ndarray) -> dict[int, dict[str, Any]]:
+    """One type's buckets summed per run over the ``good`` blobs (kept sparse): run id →
+    ``index``, ``count`` (base64) and ``max_us``, for the runs with such a blob."""
+    out: dict[int, dict[str, Any]] = {}
     if not owners.size:
-        return
+        return out
     runs, run_pos = np.unique(owners, return_inverse=True)
     width = max(lay.buckets for lay in seg.layouts if lay is not None) if any(
         lay is not None for lay in seg.layouts) else 0
@@ -182,9 +206,10 @@ def _merge_type(out: dict[int, dict[str, Any]], name: str, seg: Any, owners: np.
         if top_per_run[i] < 0:
             continue  # no readable blob of the run holds this type
         index = np.flatnonzero(dense[i])
-        out[run_id]["types"][name] = {"index": _b64(index.astype("<i4")),
-                                      "count": _b64(dense[i, index].astype("<i8")),
-                                      "max_us": int(top_per_run[i])}
+        out[run_id] = {"index": _b64(index.astype("<i4")),
+                       "count": _b64(dense[i, index].astype("<i8")),
+                       "max_us": int(top_per_run[i])}
+    return out
 
 
 def _b64(values: np.ndarray) -> str:
@@ -202,17 +227,27 @@ def _decode(text: str) -> WindowHistograms:
     layout = HistogramLayout.of(*raw["layout"]) if raw["layout"] else None
     types = {name: (_array(t["index"], "<i4"), _array(t["count"], "<i8"), int(t["max_us"]))
              for name, t in raw["types"].items()}
+    opened = {name: (_array(t["index"], "<i4"), _array(t["count"], "<i8"), int(t["max_us"]),
+                     int(t["oldest_us"])) for name, t in raw.get("open", {}).items()}
     if layout is not None and any(ix.size and int(ix.max()) >= layout.buckets
-                                  for ix, _, _ in types.values()):
+                                  for ix, *_ in (*types.values(), *opened.values())):
         raise ValueError("bucket outside the layout")
     return WindowHistograms(layout, int(raw["window_intervals"]), int(raw["with_histogram"]),
-                            raw["problem"], types)
+                            raw["problem"], types, opened)
 
 
-def merge_runs(runs: Sequence[WindowHistograms], name: str
+def merge_runs(runs: Sequence[WindowHistograms], name: str, *, with_open: bool = True,
+               waits_ms: Sequence[np.ndarray] | None = None
                ) -> tuple[HistogramLayout, np.ndarray, float] | None:
     """Type ``name``'s histogram over several runs' complete windows: (layout, dense counts,
-    exact maximum in ms); None unless every run's window is complete with one layout."""
+    exact maximum in ms); None unless every run's window is complete with one layout.
+
+    ``with_open`` adds each run's transactions in flight at its window's end, each counted at
+    its age then, and takes the maximum over the oldest in flight at any window interval's end;
+    ``waits_ms`` (one array per run) adds further waits no completion measured (a run's stalls:
+    :func:`analysis.latency_tail.stall_waits_ms`). Without both it is the completed
+    transactions' merge, which is what the driver's own summary reads.
+    """
     if not runs or not all(r.complete for r in runs):
         return None
     layouts = {r.layout for r in runs}
@@ -222,21 +257,32 @@ def merge_runs(runs: Sequence[WindowHistograms], name: str
     assert layout is not None
     dense = np.zeros(layout.buckets, dtype=np.int64)
     top = 0
-    for r in runs:
+    for i, r in enumerate(runs):
         if name in r.types:
             index, count, max_us = r.types[name]
             np.add.at(dense, index, count)
             top = max(top, max_us)
+        if with_open and name in r.open:
+            index, count, _, oldest_us = r.open[name]
+            np.add.at(dense, index, count)
+            top = max(top, oldest_us)
+        if waits_ms is not None and len(waits_ms[i]):
+            us = np.round(np.asarray(waits_ms[i], dtype=float) * 1000).astype(np.int64)
+            np.add.at(dense, layout.index_of(us), 1)
+            top = max(top, int(us.max()))
     return layout, dense, top / 1000
 
 
-def percentiles(runs: Sequence[WindowHistograms], name: str = "new_order"
+def percentiles(runs: Sequence[WindowHistograms], name: str = "new_order", *,
+                with_open: bool = True, waits_ms: Sequence[np.ndarray] | None = None
                 ) -> dict[str, float | None]:
-    """``p95_ms``, ``p99_ms`` and ``max_ms`` of type ``name`` over the runs' merged windows
-    (None each when the merge is not possible or holds no transaction)."""
-    merged = merge_runs(runs, name)
+    """``p95_ms``, ``p99_ms``, ``p999_ms`` and ``max_ms`` of type ``name`` over the runs'
+    merged windows, with the waits :func:`merge_runs` adds (None each when the merge is not
+    possible or holds no transaction)."""
+    merged = merge_runs(runs, name, with_open=with_open, waits_ms=waits_ms)
     if merged is None or not merged[1].any():
-        return {"p95_ms": None, "p99_ms": None, "max_ms": None}
+        return {"p95_ms": None, "p99_ms": None, "p999_ms": None, "max_ms": None}
     layout, dense, top = merged
     return {"p95_ms": dense_percentile_ms(layout, dense, top, 95),
-            "p99_ms": dense_percentile_ms(layout, dense, top, 99), "max_ms": top}
+            "p99_ms": dense_percentile_ms(layout, dense, top, 99),
+            "p999_ms": dense_percentile_ms(layout, dense, top, 99.9), "max_ms": top}

@@ -222,7 +222,8 @@ def latency_figures(d: ReportData, figs: FigureList, names: dict[int, str]) -> l
     boxes = distributions.latency_boxes_spec(
         ivl, display_cells(cmp.cells, names), lat.runs["value_ms"], column=v.column,
         name=f"{who}{v.name}", run_value_text=f"each run's window {v.name}"
-        + (" (merged)" if v.exact else " (median of its intervals)"))
+        + (" (merged, waits included)" if v.exact
+           else " (median of its intervals, at least what its stalls prove)"))
     return [figs.add("latency-per-cell", grid), figs.add("latency-distribution", boxes)]
 
 

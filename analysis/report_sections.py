@@ -325,7 +325,8 @@ def latency_section(d: ReportData, figs: FigureList, names: dict[int, str]) -> s
     rows = []
     for cell_id, c in lat.cells.iterrows():
         rows.append([named(labels[cell_id], names.get(int(cell_id))),
-                     number(c["value_ms"], ",.1f"),
+                     number(c["value_ms"], ",.1f"), number(c["p999_ms"], ",.0f"),
+                     number(c["max_ms"], ",.0f"),
                      "–" if c["verdict"] == "baseline" else
                      f"{number(c['ratio'], '.2f')}× "
                      f"({ci(c['ratio_ci_low'], c['ratio_ci_high'], '.2f')})",
@@ -338,11 +339,14 @@ def latency_section(d: ReportData, figs: FigureList, names: dict[int, str]) -> s
            f" run's: the {esc(v.how)}; a row's: the {esc(v.cell_how)}. <i>stall s</i>: seconds"
            f" of the window's intervals with no {unit} or a {v.name} above"
            f" {latency.STALL_MULTIPLE:g} × the run's median (median and largest of the row's"
-           f" runs); <i>jitter</i>: CV of the per-interval {v.name} (median of the runs). The"
+           " runs); <i>p99.9</i> and <i>max</i>: the window's, with the waits no completion"
+           " measured (a stall is a wait of at least its length; without histograms p99.9 is"
+           " what the stalls prove, – when they prove nothing); <i>jitter</i>: CV of the"
+           f" per-interval {v.name} (median of the runs). The"
            f" verdict is the throughput verdicts' rule on the runs' window {v.name}: a ratio"
            " above 1 is slower responses than the baseline's.</p>" + missing,
-           table(["configuration", f"{v.name} ms", "ratio (95% CI)", "verdict",
-                  "stall s", "stall s max", "jitter %"], rows)]
+           table(["configuration", f"{v.name} ms", "p99.9 ms", "max ms", "ratio (95% CI)",
+                  "verdict", "stall s", "stall s max", "jitter %"], rows)]
     out += latency_figures(d, figs, names)
     out.append(_latency_types(lat, labels, names))
     return "".join(out)
@@ -360,11 +364,13 @@ def _latency_types(lat: latency.Latency, labels: pd.Series, names: dict[int, str
     rows = [[named(labels[cell_id], names.get(cell_id))]
             + [mine.get(t, "–") for t in types] for cell_id, mine in figures.items()]
     exact = bool(lat.types["exact"].all())
-    how = ("p99 of the row's runs' windows merged (exact within 1/128)" if exact else
+    how = ("p99 of the row's runs' windows merged, with the transactions in flight at each"
+           " window's end (exact within 1/128)" if exact else
            "the median of the driver's per-interval p99 over the row's windows (– where it"
            " prints none per type)")
     return ("<h3>Per transaction type</h3><p class='sub'>p99 / max in ms: " + esc(how)
-            + "; max: the largest the driver printed (exact).</p>"
+            + "; max: the largest the driver printed (exact), with the histograms also the"
+            " oldest transaction in flight at a window interval's end.</p>"
             + table(["configuration", *[_TYPE_NAMES[t] for t in types]], rows))
 
 

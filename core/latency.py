@@ -120,6 +120,17 @@ class HistogramLayout:
         low, high = self.bounds_us(index)
         return low + (high - low - 1) / 2
 
+    def index_of(self, us: np.ndarray) -> np.ndarray:
+        """The bucket of each whole-microsecond value in ``us`` (the driver's ``bucketOf``;
+        values beyond the last bucket's range fall in it)."""
+        v = np.maximum(np.asarray(us, dtype=np.int64), 0)
+        sub_bits = self.sub_buckets.bit_length() - 1
+        # frexp's exponent is the bit length of a positive integer (exact below 2^53).
+        shift = np.maximum(np.frexp(np.maximum(v, 1).astype(np.float64))[1] - (sub_bits + 1), 1)
+        above = self.exact_below_us + (shift - 1) * self.sub_buckets \
+            + (v >> shift) - self.sub_buckets
+        return np.minimum(np.where(v < self.exact_below_us, v, above), self.buckets - 1)
+
     @property
     def midpoints_us(self) -> np.ndarray:
         """:meth:`midpoint_us` of every bucket, as one array (read-only; one per layout)."""

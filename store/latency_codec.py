@@ -9,7 +9,10 @@ take well under 1 KB. The blob is zlib of one stream of unsigned LEB128 varints:
                    n counts
 
 The layout travels in every blob, so each interval reads on its own. Type codes index
-:data:`TYPE_CODES` (append-only: a code never changes meaning). The analysis reads many blobs
+:data:`TYPE_CODES` (append-only: a code never changes meaning): the five transaction types'
+completed response times (:data:`TXN_TYPES`), then ``open_<type>`` (:func:`open_code`), the
+ages of that type's transactions still in flight at the interval's end (the driver's
+``"open"``; blobs stored before it have none). The analysis reads many blobs
 at once (:func:`decode_types`): one decompression each, then every varint of every blob decoded
 by numpy in one pass.
 """
@@ -27,7 +30,17 @@ from core.latency import Buckets, HistogramFormatError, HistogramLayout
 
 #: Transaction types a blob may hold, by code. Append only.
 TYPE_CODES: tuple[str, ...] = ("new_order", "payment", "order_status", "delivery",
-                               "stock_level")
+                               "stock_level", "open_new_order", "open_payment",
+                               "open_order_status", "open_delivery", "open_stock_level")
+#: The transaction types whose completed response times a blob holds.
+TXN_TYPES: tuple[str, ...] = TYPE_CODES[:5]
+#: The prefix of an in-flight code (:func:`open_code`).
+OPEN_PREFIX = "open_"
+
+
+def open_code(name: str) -> str:
+    """The code of type ``name``'s transactions in flight at the interval's end."""
+    return OPEN_PREFIX + name
 #: The format written by :func:`encode`.
 VERSION = 1
 #: Longest varint read (8 × 7 bits: values below 2^56, far above any µs figure).

@@ -119,7 +119,10 @@ def _print_latency(con: Any, lat: Any, ids: dict[Any, str], m: Any) -> None:
         return
     con.print(tables.latency_table(lat, ids, m))
     unit = "New-Order" if m.per_minute else "transaction"
-    con.print(f"{v.name}: a run's is the {v.how}; a cell's the {v.cell_how}. stall s: seconds"
+    con.print(f"{v.name}: a run's is the {v.how}; a cell's the {v.cell_how}. p99.9, max: the"
+              " window's, waits included (a stall is a wait of at least its length; without"
+              " histograms p99.9 is what the stalls prove, – when they prove nothing)."
+              " stall s: seconds"
               f" of window intervals with no {unit} or {v.name} above {STALL_MULTIPLE:g} × the"
               f" run's median; jitter: CV of the per-interval {v.name} (both the median of the"
               " runs)", soft_wrap=True)

@@ -350,15 +350,19 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
 
 def latency_rows(view: Any, fig: Any, m: Any) -> list[tuple[str, str]]:
     """``show``'s response-time rows (:func:`analysis.latency.one_run`): the window's
-    percentile and how it was had, stall seconds, jitter."""
+    percentile and how it was had, its p99.9 and maximum, stall seconds, jitter."""
     from analysis.latency import STALL_MULTIPLE
 
     if view.percentile is None:
         return [("response time", "– (the driver printed no latency figure)")]
     unit = "New-Order" if m.per_minute else "transaction"
     who = "New-Order " if m.per_minute else ""
+    p999 = "exact" if view.exact else "what the stalls prove; the driver prints no p99.9"
     return [
         (f"{who}{view.name} (window)", f"{number(fig['value_ms'], ',.1f')} ms — {view.how}"),
+        (f"{who}p99.9, max (window)", f"{number(fig['window_p999_ms'], ',.1f')} ms ({p999}),"
+         f" {number(fig['window_max_ms'], ',.1f')} ms — waits in stalls and in flight"
+         " included"),
         ("stall seconds", f"{number(fig['stall_s'])} s ({number(fig['stall_intervals'])}"
          f" intervals with no {unit} or {view.name} above {STALL_MULTIPLE:g} × the run's"
          f" median {number(fig['median_ms'], ',.1f')} ms)"),
@@ -460,18 +464,22 @@ def stability_table(ranking: Any, ids: dict[Any, str], m: Any) -> Table:
 
 
 def latency_table(lat: Any, ids: dict[Any, str], m: Any) -> Table:
-    """Response time per row: the window percentile, its ratio and verdict against the
-    baseline (lower is better, coloured), stall seconds and jitter."""
+    """Response time per row: the window percentile, its p99.9 and maximum (stalls and waits
+    in flight included), its ratio and verdict against the baseline (lower is better,
+    coloured), stall seconds and jitter."""
     from analysis.latency import HIGHER, LOWER
 
     v = lat.view
     who = "New-Order " if m.per_minute else ""
     t = _table(f"Response time: {who}{v.name}, ms (lower is better)", [
         (col, "left" if col in ("id", "verdict") else "right")
-        for col in ("id", f"{v.name} ms", "ratio (95% CI)", "verdict", "stall s", "jitter %")])
+        for col in ("id", v.name, "p99.9 / max", "ratio (95% CI)", "verdict", "stall s",
+                    "jitter %")])
+    t.columns[3].min_width = len("(0.03–0.07)")  # a 95 % interval wraps, never truncates
     styles = {LOWER: "green", HIGHER: "red"}
     for cell_id, c in lat.cells.iterrows():
-        t.add_row(ids.get(cell_id, str(cell_id)), number(c["value_ms"], ",.1f"),
+        t.add_row(ids.get(cell_id, str(cell_id)), number(c["value_ms"], ",.0f"),
+                  f"{number(c['p999_ms'], ',.0f')} / {number(c['max_ms'], ',.0f')}",
                   MISSING if c["verdict"] == "baseline" else
                   _ratio(c["ratio"], c["ratio_ci_low"], c["ratio_ci_high"]),
                   f"[{styles[c['verdict']]}]{c['verdict']}[/]" if c["verdict"] in styles

@@ -33,6 +33,7 @@ from runner.workloads.tpcc_histogram import (
     type_histogram,
 )
 from store.latency_codec import encode as encode_latency
+from store.latency_codec import open_code
 
 #: The one version of the driver's JSON lines this flushbench reads (``"format"`` on each line).
 FORMAT_VERSION = 1
@@ -119,6 +120,15 @@ class Histograms(_Strict):
     stock_level: BucketList
 
 
+class OpenAges(_Strict):
+    """One type's transactions still in flight when the interval ended: how many, the oldest
+    one's age and the histogram of their ages (the layout's buckets; docs/tpcc.md)."""
+
+    count: Count
+    max_ms: Ms
+    hist: BucketList
+
+
 class IntervalLine(_Strict):
     """``{"type":"interval","format":1,"seq":1,"ts":...,"new_order":{...},...,"hist":{...}}``."""
 
@@ -138,6 +148,8 @@ class IntervalLine(_Strict):
     retries: Count
     errors: Count
     hist: Histograms
+    #: Per type with transactions in flight at the interval's end (absent: none).
+    open: dict[Literal[TXN_TYPES], OpenAges] = {}  # type: ignore[valid-type]
 
     @model_validator(mode="after")
     def _plausible(self) -> IntervalLine:
@@ -307,6 +319,8 @@ class TpccJsonParser(OutputParser):
                              f" seq {self._seq} at {self._elapsed_s}: need the next number and"
                              " no step back in time")
         types = {name: _type_histogram(parsed, name, self.layout) for name in TXN_TYPES}
+        types.update({open_code(name): _open_histogram(parsed, name, self.layout)
+                      for name in parsed.open})
         record = _record(parsed)
         self._seq, self._elapsed_s = parsed.seq, parsed.elapsed_s
         self.histograms[parsed.seq] = types
@@ -331,6 +345,16 @@ def _type_histogram(line: IntervalLine, name: str, layout: HistogramLayout) -> T
         return type_histogram(buckets, figures.max_ms, figures.count, layout)
     except HistogramFormatError as exc:
         raise HistogramFormatError(f"hist.{name}: {exc}") from None
+
+
+def _open_histogram(line: IntervalLine, name: str, layout: HistogramLayout) -> TypeHistogram:
+    """The ages of type ``name``'s transactions in flight at the interval's end, checked like a
+    histogram of completed ones (stored beside them as ``open_<type>``)."""
+    ages = line.open[name]
+    try:
+        return type_histogram([list(pair) for pair in ages.hist], ages.max_ms, ages.count, layout)
+    except HistogramFormatError as exc:
+        raise HistogramFormatError(f"open.{name}: {exc}") from None
 
 
 def _record(line: IntervalLine) -> IntervalRecord:

@@ -13,7 +13,7 @@ import pytest
 
 from core.latency import HistogramFormatError, HistogramLayout, dense_percentile_ms
 from runner.workloads.tpcc import TpccJsonParser
-from store.latency_codec import TYPE_CODES, decode, decode_type, encode
+from store.latency_codec import TXN_TYPES, decode, decode_type, encode
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tpcc"
 WITH_HIST = FIXTURES / "run-json-hist-w1-c2-r2-l4-i2-mariadb10.11.jsonl"
@@ -33,7 +33,7 @@ def test_every_interval_stores_its_histograms_and_reads_them_back_exactly() -> N
         layout, types = decode(record.latency_z)
         assert layout == parser.layout
         expected = parser.histograms[record.seq]
-        assert set(types) == set(TYPE_CODES)
+        assert set(types) == set(TXN_TYPES)
         for name, hist in expected.items():
             assert types[name] == (hist.buckets, hist.max_ms)
 
@@ -67,7 +67,7 @@ def test_merging_the_stored_measure_intervals_gives_the_drivers_summary() -> Non
     parser, records = _parsed(WITH_HIST)
     measure = [r for r in records if r.phase == "measure"]
     summary = parser.summary()["latency"]
-    for name in TYPE_CODES:
+    for name in TXN_TYPES:
         seg = decode_type([r.latency_z for r in measure], name)
         dense = np.bincount(seg.index, weights=seg.count, minlength=LAYOUT.buckets)
         top = seg.max_us.max() / 1000

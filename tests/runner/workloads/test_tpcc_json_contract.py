@@ -20,6 +20,7 @@ import pytest
 
 from core.errors import WorkloadError
 from runner.workloads.tpcc_format import TpccJsonParser
+from store.latency_codec import decode
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tpcc"
 GOOD = FIXTURES / "run-json-hist-w1-c2-r2-l4-i2-mariadb10.11.jsonl"
@@ -128,6 +129,15 @@ REFUSED: list[tuple[str, int, Edit | str | None, str]] = [
     ("hist-not-an-object", SECOND, _set("hist", [1, 2]), "hist"),
     ("hist-missing", SECOND, _drop("hist"), "hist: Field required"),
     ("max-outside-last-bucket", SECOND, _set("new_order.max_ms", 8.07), "max_ms 8.07"),
+    # transactions in flight at the interval's end ("open")
+    ("open-not-an-object", SECOND, _set("open", [1]), "open"),
+    ("open-unknown-type", SECOND, _set("open", {"bogus": {}}), "open.bogus"),
+    ("open-does-not-add-up", SECOND,
+     _set("open", {"new_order": {"count": 3, "max_ms": 20000.0, "hist": [[1228, 1]]}}),
+     "count is 3"),
+    ("open-age-infinite", SECOND,
+     _set("open", {"new_order": {"count": 1, "max_ms": math.inf, "hist": [[1228, 1]]}}),
+     "open.new_order.max_ms"),
     # the layout
     ("layout-2^46-buckets", LAYOUT, _set("buckets", 2**46), "buckets: Input should be less"),
     ("layout-scheme", LAYOUT, _set("scheme", "hdr"), "scheme"),
@@ -210,3 +220,17 @@ def test_a_binary_older_than_the_format_is_named_on_its_first_line() -> None:
 def test_the_recorded_run_passes_untouched() -> None:
     parser = _feed(GOOD.read_text().splitlines())
     assert sorted(parser.histograms) == [1, 2, 3] and parser.summary() is not None
+
+
+def test_the_transactions_in_flight_are_kept_as_open_types() -> None:
+    """Two New-Orders waiting at interval 2's end, 20 s and 3 s old (buckets 1228 and 1051):
+    kept beside that interval's histograms as ``open_new_order``, stored in its blob."""
+    lines = _lines(SECOND, _set("open", {"new_order": {"count": 2, "max_ms": 20000.0,
+                                                       "hist": [[1051, 1], [1228, 1]]}}))
+    parser = TpccJsonParser(BINARY)
+    records = [r for line in lines if (r := parser.feed(line, READ_TS)) is not None]
+    kept = parser.histograms[2]["open_new_order"]
+    assert kept.max_ms == 20000.0 and sum(c for _, c in kept.buckets) == 2
+    assert "open_new_order" not in parser.histograms[1]
+    _, types = decode(records[1].latency_z)
+    assert types["open_new_order"] == (kept.buckets, 20000.0)

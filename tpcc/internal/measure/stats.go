@@ -24,6 +24,13 @@ type TypeInterval struct {
 // IntervalStats is one reporting interval across all types.
 type IntervalStats struct {
 	T [spec.NumTxTypes]TypeInterval
+	// Open holds, per type, the ages of the transactions still in flight
+	// at the interval's end (one per connection at most): each has waited
+	// at least that long, and its completion, later, records its whole
+	// response time in the interval it completes in. A reader that wants a
+	// window's tail including the waits still open at its end adds these
+	// (docs/statistics.md, "Response time").
+	Open [spec.NumTxTypes]Histogram
 }
 
 // add accumulates o into c.
@@ -39,6 +46,7 @@ func (s *IntervalStats) merge(o *IntervalStats) {
 	for i := range s.T {
 		s.T[i].Hist.Merge(&o.T[i].Hist)
 		s.T[i].Counters.add(&o.T[i].Counters)
+		s.Open[i].Merge(&o.Open[i])
 	}
 }
 
@@ -69,11 +77,26 @@ func (s *IntervalStats) Completed(t spec.TxType) uint64 { return s.T[t].SC + s.T
 type Recorder struct {
 	mu  sync.Mutex
 	cur IntervalStats
+	// The transaction in flight, if any: its type and when its first
+	// attempt started (Begin sets them, Record clears them).
+	open      bool
+	openType  spec.TxType
+	openStart time.Time
+}
+
+// Begin marks a transaction of type t, started at start, as in flight
+// until Record accounts it: an interval that ends meanwhile counts its age
+// in Open.
+func (w *Recorder) Begin(t spec.TxType, start time.Time) {
+	w.mu.Lock()
+	w.open, w.openType, w.openStart = true, t, start
+	w.mu.Unlock()
 }
 
 // Record accounts one finished transaction.
 func (w *Recorder) Record(t spec.TxType, rt time.Duration, retries int, failed bool, late time.Duration) {
 	w.mu.Lock()
+	w.open = false
 	ti := &w.cur.T[t]
 	ti.RT += uint64(retries)
 	switch {
@@ -92,19 +115,25 @@ func (w *Recorder) Record(t spec.TxType, rt time.Duration, retries int, failed b
 	w.mu.Unlock()
 }
 
-// DrainInto moves the connection's current interval into dst and resets it.
-func (w *Recorder) DrainInto(dst *IntervalStats) {
+// DrainInto moves the connection's current interval, which ends at now,
+// into dst and resets it; a transaction in flight adds its age at now to
+// dst.Open (it stays in flight: its completion is recorded later).
+func (w *Recorder) DrainInto(dst *IntervalStats, now time.Time) {
 	w.mu.Lock()
 	dst.merge(&w.cur)
 	for i := range w.cur.T {
 		w.cur.T[i] = TypeInterval{}
+	}
+	if w.open {
+		dst.Open[w.openType].Record(now.Sub(w.openStart))
 	}
 	w.mu.Unlock()
 }
 
 // Totals accumulates the measurement phase: the counters and, per type, the
 // merge of the intervals' histograms (the phase's percentiles come from it,
-// never from averaging the intervals' percentiles).
+// never from averaging the intervals' percentiles). The intervals' Open
+// ages are not added: each is a state at one instant, not completions.
 type Totals struct {
 	T       [spec.NumTxTypes]Counters
 	Latency [spec.NumTxTypes]Histogram

@@ -84,7 +84,8 @@ func appendLayoutJSON(b []byte, l measure.Layout) []byte {
 // count is completed transactions (sc+lt); for New-Order it includes the 1%
 // that roll back by design, as tpcc-mysql counts them. hist holds each
 // type's non-empty histogram buckets (layout: the histogram_layout line);
-// their counts add up to count.
+// their counts add up to count. Then "open" (appendOpenJSON) and the
+// closing brace.
 func appendIntervalJSON(b []byte, seq int, ts time.Time, elapsed, interval float64, phase string, s *measure.IntervalStats) []byte {
 	b = append(appendHead(b, "interval"), `,"seq":`...)
 	b = strconv.AppendInt(b, int64(seq), 10)
@@ -115,7 +116,7 @@ func appendIntervalJSON(b []byte, seq int, ts time.Time, elapsed, interval float
 		buckets = s.T[t].Hist.AppendBuckets(buckets[:0])
 		b = appendBucketsJSON(b, buckets)
 	}
-	return append(b, `}}`...)
+	return appendOpenJSON(append(b, '}'), s, buckets[:0])
 }
 
 // appendBucketsJSON renders sparse buckets as [[index,count],...].

@@ -267,8 +267,9 @@ func (m *meter) follow(ctx context.Context, fatal <-chan error) error {
 		timer.Reset(time.Until(m.start.Add(time.Duration(tk.at) * time.Second)))
 		select {
 		case <-timer.C:
-			m.collect()
-			m.emit(time.Now(), float64(tk.at), tk.measure, !tk.measure && tk.at == m.o.RampupS)
+			now := time.Now()
+			m.collect(now)
+			m.emit(now, float64(tk.at), tk.measure, !tk.measure && tk.at == m.o.RampupS)
 			if tk.measure {
 				m.fullMeasureIntervals++
 				m.files.SetMeasuredSeconds(tk.at - m.o.RampupS)
@@ -276,8 +277,8 @@ func (m *meter) follow(ctx context.Context, fatal <-chan error) error {
 		case err := <-fatal:
 			return fmt.Errorf("server connection lost during run: %w", err)
 		case <-ctx.Done():
-			m.collect()
 			now := time.Now()
+			m.collect(now)
 			m.emit(now, now.Sub(m.start).Seconds(), tk.measure, false)
 			m.interrupted = true
 			return nil
@@ -286,11 +287,12 @@ func (m *meter) follow(ctx context.Context, fatal <-chan error) error {
 	return nil
 }
 
-// collect drains every worker's recorder into m.agg.
-func (m *meter) collect() {
+// collect drains every worker's recorder into m.agg: the interval ending
+// at now, with the ages of the transactions still in flight then.
+func (m *meter) collect(now time.Time) {
 	m.agg = measure.IntervalStats{}
 	for _, w := range m.workers {
-		w.Recorder().DrainInto(&m.agg)
+		w.Recorder().DrainInto(&m.agg, now)
 	}
 }
 

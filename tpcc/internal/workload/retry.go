@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"flushbench/tpcc/internal/measure"
 	"flushbench/tpcc/internal/mysqlwire"
 	"flushbench/tpcc/internal/spec"
 )
@@ -90,6 +91,9 @@ type Retrier struct {
 	Tx     Transactor
 	ConnID int // the connection's number, for a fatal error's message
 	Errors *ErrorLog
+	// Rec, when set, is told when each transaction starts (Begin), so an
+	// interval that ends while it waits counts it as in flight.
+	Rec *measure.Recorder
 }
 
 // Run runs a transaction of type t until an attempt succeeds or the
@@ -97,6 +101,9 @@ type Retrier struct {
 // and could not be reopened.
 func (r *Retrier) Run(t spec.TxType, stop *atomic.Bool) (Outcome, error) {
 	o := Outcome{Start: time.Now()}
+	if r.Rec != nil {
+		r.Rec.Begin(t, o.Start)
+	}
 	for attempt := 1; ; attempt++ {
 		err := r.Tx.Attempt(t)
 		if err == nil {

@@ -282,7 +282,7 @@ func TestOutcomeIsWhatTheRunCounts(t *testing.T) {
 		rec.Record(spec.TxNewOrder, o.RT, o.Retries, o.Failed, late)
 	}
 	var s measure.IntervalStats
-	rec.DrainInto(&s)
+	rec.DrainInto(&s, time.Now())
 	got := s.T[spec.TxNewOrder].Counters
 	if got.SC != 2 || got.LT != 0 || got.RT != 4+20 || got.FL != 1 {
 		t.Fatalf("sc %d lt %d rt %d fl %d; want sc 2, lt 0, rt 24, fl 1", got.SC, got.LT, got.RT, got.FL)

@@ -48,7 +48,7 @@ func NewWorker(id int, env *workload.Env, seed uint64) workload.Worker {
 	r := env.NewRand(seed)
 	w := &worker{env: env, rng: r, deck: spec.NewDeck(r), stmts: map[string]*sql.Stmt{},
 		args: make([]any, 0, 9*15), buf: make([]byte, 0, 600)}
-	w.retrier = workload.Retrier{Policy: workload.BatchedRetries, Tx: w, ConnID: id, Errors: env.Errors}
+	w.retrier = workload.Retrier{Policy: workload.BatchedRetries, Tx: w, ConnID: id, Errors: env.Errors, Rec: &w.stats}
 	return w
 }
 

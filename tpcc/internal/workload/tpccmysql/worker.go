@@ -55,7 +55,7 @@ type worker struct {
 func NewWorker(id int, env *workload.Env, seed uint64, open mysqlwire.SessionOpener) workload.Worker {
 	w := &worker{id: id, env: env, open: open, rng: env.NewRand(seed), ids: make([]int64, 0, 400),
 		hdata: make([]byte, 0, 32), cdata: make([]byte, 0, 512), dist: make([]byte, 0, 24)}
-	w.retrier = workload.Retrier{Policy: workload.TpccMysqlRetries, Tx: w, ConnID: id, Errors: env.Errors}
+	w.retrier = workload.Retrier{Policy: workload.TpccMysqlRetries, Tx: w, ConnID: id, Errors: env.Errors, Rec: &w.stats}
 	return w
 }
 

@@ -29,8 +29,9 @@ def add_cmd(
         "--replace", help="Overwrite an existing profile of that name.")] = False,
 ) -> None:
     """Find mysqld/mariadbd, its install script, share/ and libraries in PATH, check that they
-    work here (architecture, --version, --help, a datadir created in a temporary folder), and
-    write the server profile. Archives are unpacked into flushbench's cache."""
+    work here (architecture, --version, --help, a datadir with system tables created in a
+    temporary folder, the server started on it answering a query), and write the server
+    profile. Archives are checked from their listing, then unpacked into flushbench's cache."""
     from runner.server.distributions import add_distribution
 
     added = add_distribution(name, path, profile_file=profile, replace=replace)
@@ -38,7 +39,7 @@ def add_cmd(
     console = make_console()
     version = server.version_string.split("Ver", 1)[-1].split()[0]
     say(console, f"{name}: {server.label} ({version}), {server.init_kind.replace('_', '-')}"
-                 " created a datadir")
+                 " created a datadir, and the server started on it and answered")
     say(console, f"  basedir   {server.basedir}"
                  + ("  (unpacked into the cache)" if added.unpacked else ""))
     say(console, f"  mysqld    {server.mysqld}")
@@ -60,11 +61,9 @@ def check_cmd(
     """Translate every knob at its sample levels for this server and let the binary's own
     option parser judge each (no server is started): applied, refused with the server's
     reason, or absent."""
-    from runner.server.knob_check import check_knobs, level_text, short_reason
-    from runner.server.profiles import load_profile, profile_path, resolve_server
+    from runner.server.knob_check import check_profile, level_text, short_reason
 
-    server = resolve_server(load_profile(profile), str(profile_path(profile)))
-    verdicts = check_knobs(server)
+    server, verdicts = check_profile(profile)
     console = make_console()
     version = server.version_string.split("Ver", 1)[-1].split()[0]
     say(console, f"{profile}: {server.label} ({version}) — {server.mysqld}")

@@ -13,6 +13,7 @@ initialization, the server itself) runs in :meth:`ResolvedServer.env`, so a prof
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,17 +23,23 @@ from pydantic import Field, model_validator
 
 from core import paths
 from core.errors import ConfigError, PreflightError
+from core.filecheck import same_file
 from core.flavors import Flavor, parse_version, server_label, uses_initialize
 from core.validation import StrictModel, did_you_mean, load_versioned
 from runner.proc import run_checked
 
 InitKind = Literal["install_db", "initialize"]
 
+#: A profile name: ASCII letters, digits, '.', '_' and '-', starting with a letter or digit
+#: (it becomes a file name and a word in experiment files; no newline, no other script).
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+NAME_MAX = 80
+
 class ServerProfile(StrictModel):
     """One server installation: Debian-style binary paths or a tarball ``basedir``."""
 
     version: Literal[1]
-    name: Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][\w.-]*$")]
+    name: Annotated[str, Field(min_length=1, max_length=NAME_MAX, pattern=NAME_PATTERN)]
     flavor: Flavor
     description: str = ""
     #: Path of mysqld/mariadbd (package installs). Mutually exclusive with ``basedir``.
@@ -55,6 +62,33 @@ class ServerProfile(StrictModel):
 
 #: Profile names ``scripts/build-server.sh KIND`` writes by default (one per KIND).
 BUILDABLE = ("mysql-5.5", "xtradb-5.5", "percona-5.5")
+#: The profiles the repository ships (configs/servers, tracked by git; a test keeps this list
+#: equal to them): ``server add`` and ``build-server.sh`` never write over one.
+SHIPPED_PROFILES = ("mariadb-debian", "example-mysql-tarball", "example-percona-tarball")
+
+
+def is_profile_name(name: str) -> bool:
+    """Whether ``name`` is a valid profile name (:data:`NAME_PATTERN`, at most 80 characters)."""
+    return len(name) <= NAME_MAX and re.fullmatch(NAME_PATTERN[1:-1], name) is not None
+
+
+def shipped_profile(target: Path) -> str | None:
+    """The name of the shipped profile that writing ``target`` would replace, or None.
+
+    ``target`` is compared by its folder (links resolved) and name, and by file identity, so
+    neither a relative path, a symlink nor a hard link to a shipped profile gets past.
+    """
+    shipped = [paths.SERVER_PROFILES_DIR / f"{name}.yaml" for name in SHIPPED_PROFILES]
+    try:
+        folder = target.absolute().parent.resolve()
+    except OSError:
+        folder = target.absolute().parent
+    for path in shipped:
+        if folder == path.parent.resolve() and target.name == path.name:
+            return path.stem
+        if same_file(target, path):
+            return path.stem
+    return None
 
 
 def available_profiles() -> list[str]:

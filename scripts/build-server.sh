@@ -50,7 +50,7 @@ case $kind in
   *) die "unknown KIND '$kind': use mysql-5.5, xtradb-5.5 or percona-5.5." ;;
 esac
 [[ $name =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ && ${#name} -le 80 ]] \
-  || die "profile name '$name' may hold only letters, digits, '.', '_' and '-' (at most 80)."
+  || die "profile name $(printf %q "$name") may hold only letters, digits, '.', '_' and '-' (at most 80)."
 # An argument that starts with '-' would reach dirname, cd and tar as an option of theirs.
 for arg in "$src_arg" "$prefix_arg"; do
   case $arg in
@@ -189,6 +189,8 @@ src_real=$(cd "$(dirname -- "$src_arg")" && pwd -P)/$(basename -- "$src_arg")
 if system_folder "$src_real"; then
   die "$src_arg is a system folder ($src_real), not a source tree: give the folder of an unpacked MySQL, MariaDB or Percona Server 5.5 source."
 fi
+# A directory is built in place: it must be the product before its every file is hashed.
+if [ "$src_kind" = dir ]; then check_product "$src_abs"; fi
 # PREFIX is written and removed whole: it may not lie inside the source (a build would hash
 # and later wipe its own install) nor hold it.
 case $prefix/ in
@@ -199,8 +201,6 @@ case $src_real/ in
   "$prefix"/*) die "SRC $src_arg lies inside PREFIX $prefix_arg: choose a PREFIX that does not hold the source." ;;
 esac
 [ "$prefix" != "$src_real" ] || die "PREFIX $prefix_arg is SRC itself: choose another PREFIX."
-# A directory is built in place: it must be the product before its every file is hashed.
-if [ "$src_kind" = dir ]; then check_product "$src_abs"; fi
 
 log "hashing source $src_arg ($src_kind)"
 case $src_kind in

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -34,7 +37,8 @@ def add_cmd(
     profile. Archives are checked from their listing, then unpacked into flushbench's cache."""
     from runner.server.distributions import add_distribution
 
-    added = add_distribution(name, path, profile_file=profile, replace=replace)
+    with _sigterm_as_interrupt():
+        added = add_distribution(name, path, profile_file=profile, replace=replace)
     server = added.server
     console = make_console()
     version = server.version_string.split("Ver", 1)[-1].split()[0]
@@ -48,6 +52,24 @@ def add_cmd(
     say(console, "  lib_dirs  " + (", ".join(map(str, server.lib_dirs)) or "none needed"))
     say(console, f"wrote {added.profile_path} — its knobs: flushbench server check"
                  f" {added.profile_path if profile else name}")
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``timeout``, a service manager) as Ctrl-C while ``server add`` works: its
+    unpack folder and its probes' processes are cleaned up on the way out, as on Ctrl-C."""
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding program): leave its handler
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 _STYLE = {"applied": "green", "built-in": "green", "refused": "yellow", "absent": "dim"}

@@ -17,14 +17,18 @@ unpacked at all (extraction is watched: a refused archive never reaches it).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import os
 import shutil
+import signal
 import stat
 import struct
 import subprocess
+import sys
 import tarfile
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -120,7 +124,6 @@ def _tar_of_headers(folder: Path, count: int) -> Path:
     """A .tar.gz of ``count`` empty members (one header repeated: built in no time)."""
     header = tarfile.TarInfo("server/bin/empty").tobuf(tarfile.GNU_FORMAT)
     path = folder / "many.tar.gz"
-    import gzip
     with gzip.open(path, "wb", compresslevel=1) as out:
         out.write(header * count + bytes(1024))
     return path
@@ -403,3 +406,35 @@ def test_cause5_server_check_ends_at_its_deadline(cli: CliRun, tmp_path: Path,
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, (out, err)
     assert lines[0].startswith(f"error: {profile}: ") and "took over 5 s altogether" in lines[0]
+
+
+def test_sigterm_during_add_leaves_no_tree_and_no_process(tmp_path: Path) -> None:
+    """``timeout`` stops a command with SIGTERM: ``server add`` of a tarball whose install
+    script never ends, stopped while that script runs, removes its unpacked tree and kills
+    the script (exit 130), as on Ctrl-C."""
+    pid_file = tmp_path / "install.pid"
+    install = ('case "$*" in *--help*) echo "Usage: mysql_install_db"; exit 0;; esac\n'
+               f'echo $$ > {pid_file}\nexec sleep 600\n')
+    source = write_tarball(tmp_path / "hangs.tar.gz",
+                           tree_files(mysqld=FAKE_MYSQLD, install=install))
+    before = _cache_trees()
+    env = {**os.environ, "FLUSHBENCH_CACHE_DIR": str(paths.cache_dir())}
+    proc = subprocess.Popen([sys.executable, "-c", "from flushbench.cli import main; main()",
+                             "server", "add", "dist",
+                             str(source), "--profile", str(tmp_path / "p.yaml")],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # the install script has started (a minute at most, no timing)
+            if pid_file.is_file() and pid_file.read_text().strip():
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        install_pid = int(pid_file.read_text())
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert _cache_trees() == before
+    assert not _alive(install_pid)
+    assert not (tmp_path / "p.yaml").exists()

@@ -124,9 +124,11 @@ def add_distribution(name: str, source: Path, *, profile_file: Path | None = Non
         with probe_deadline(PROBE_DEADLINE_S):
             try:
                 server = _checked_server(name, tree, top, given, from_archive=from_archive)
-            except (FlushbenchError, subprocess.TimeoutExpired):
+            except (FlushbenchError, subprocess.TimeoutExpired) as exc:
                 if deadline_passed():
                     raise _too_slow(tree, top, given) from None
+                if made and isinstance(exc, FlushbenchError):
+                    raise _without_cache(exc, top) from None
                 raise
         write_atomically(target, profile_text(server.profile, source, profile_file))
     except BaseException:
@@ -134,6 +136,16 @@ def add_distribution(name: str, source: Path, *, profile_file: Path | None = Non
             archives.remove_unpacked(top)
         raise
     return AddedServer(target, server, made)
+
+
+def _without_cache(exc: FlushbenchError, top: Path) -> FlushbenchError:
+    """``exc`` with the unpacked tree's cache folder taken out of its words: what a tool
+    printed about ``<cache>/…/bin/my_print_defaults`` names ``…/bin/my_print_defaults``, the
+    member's path in the archive (the folder is removed on the way out anyway)."""
+    def clean(text: str | None) -> str | None:
+        return None if text is None else text.replace(f"{top}/", "").replace(str(top), ".")
+
+    return type(exc)(clean(exc.what) or "", where=clean(exc.where), fix=clean(exc.fix))
 
 
 def _too_slow(tree: Path, top: Path, given: str) -> PreflightError:

@@ -438,3 +438,14 @@ def test_sigterm_during_add_leaves_no_tree_and_no_process(tmp_path: Path) -> Non
     assert _cache_trees() == before
     assert not _alive(install_pid)
     assert not (tmp_path / "p.yaml").exists()
+
+
+def test_errors_name_the_member_not_the_cache(cli: CliRun, tmp_path: Path) -> None:
+    """An install script that names itself in its failure: the refusal names it by its path
+    in the archive (``server/scripts/mysql_install_db``), never by its unpacked copy."""
+    install = ('case "$*" in *--help*) echo "Usage: mysql_install_db"; exit 0;; esac\n'
+               'echo "FATAL ERROR: $0 found no my_print_defaults" >&2\nexit 1\n')
+    source = write_tarball(tmp_path / "names-itself.tar.gz",
+                           tree_files(mysqld=FAKE_MYSQLD, install=install))
+    refused(cli, tmp_path, str(source),
+            "FATAL ERROR: server/scripts/mysql_install_db found no my_print_defaults")

@@ -12,7 +12,9 @@ is written: at most :data:`MAX_MEMBERS` members, none over :data:`MAX_MEMBER_BYT
 together at most :data:`MAX_TOTAL_BYTES` (and what the cache's disk can spare), no member
 outside its folder (tar's ``data`` filter: no absolute paths, no ``..``, no links leaving the
 folder, no devices or FIFOs, no set-uid bits; zip members with an absolute path or ``..``, or
-of a device, FIFO or socket mode, are refused), no encrypted zip member, and the caller's own
+of a device, FIFO or socket mode, are refused), no encrypted zip member, nothing expanding
+more than :data:`MAX_RATIO`-fold past :data:`RATIO_FLOOR` (a compression bomb is refused after
+a few compressed kilobytes, not after gigabytes decompressed), and the caller's own
 check of the names (``server add``: a ``bin/mysqld`` is among them). A tarball is decompressed
 as a stream through a reader that lets through only the member data the headers declared plus
 :data:`MAX_HEADER_BYTES` of headers, so neither a lying header nor a gigabyte pax header can
@@ -57,6 +59,10 @@ MAX_MEMBER_BYTES = 1 * GiB
 MAX_TOTAL_BYTES = 4 * GiB
 #: Header bytes before one tar member (a pax or GNU long-name header: a few KiB).
 MAX_HEADER_BYTES = 1 * MiB
+#: How many times its compressed size an archive may expand to (binaries and text compress
+#: 3–10 fold; a run of zeros 1,000 fold): checked on the running totals, past the floor.
+MAX_RATIO = 50
+RATIO_FLOOR = 64 * MiB
 #: Free space an unpack leaves on the cache's disk (the runs need the rest).
 DISK_RESERVE = 1 * GiB
 _CHUNK = 1 << 20
@@ -191,6 +197,12 @@ def _capped(what: str, where: str) -> PreflightError:
                           where=where, fix=_UNSAFE)
 
 
+def _bomb(figures: str, where: str) -> PreflightError:
+    return PreflightError(f"the archive expands more than {MAX_RATIO}-fold ({figures}): a"
+                          " compression bomb, not a server distribution", where=where,
+                          fix=_UNSAFE)
+
+
 class _Totals:
     """The caps, counted member by member as the listing (or the unpack) comes."""
 
@@ -258,6 +270,9 @@ def _zip_listing(archive: zipfile.ZipFile, root: Path, totals: _Totals,
                 f"the archive's member {quote(info.filename)} is a device, FIFO or socket",
                 where=where, fix=_UNSAFE)
         totals.add(info.filename, info.file_size)
+        if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * info.compress_size:
+            raise _bomb(f"member {quote(info.filename)}: {info.compress_size:,} compressed bytes"
+                        f" to {info.file_size:,}", where)
         if target is None or (kind == stat.S_IFLNK and not info.is_dir()):
             continue  # a zip "symlink" is a file holding the target's name: skipped
         files.append((info, target))
@@ -308,7 +323,8 @@ def _copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path,
 
 @contextlib.contextmanager
 def _decompressed(path: Path) -> Iterator[BinaryIO]:
-    """The tar stream inside ``path``: gzip, xz, bzip2 or none, by the first bytes."""
+    """The tar stream inside ``path``: gzip, xz, bzip2 or none, by the first bytes (the
+    compressed file is its ``raw`` attribute's, for the expansion check)."""
     with path.open("rb") as raw:
         magic = raw.read(6)
         raw.seek(0)
@@ -320,6 +336,10 @@ def _decompressed(path: Path) -> Iterator[BinaryIO]:
             stream = bz2.BZ2File(raw)
         else:
             stream = raw
+        try:
+            stream.raw_file = raw  # type: ignore[union-attr]
+        except AttributeError:
+            pass
         try:
             yield stream
         finally:
@@ -341,6 +361,7 @@ class _CappedReader:
 
     def __init__(self, source: BinaryIO, where: str) -> None:
         self._source, self._where = source, where
+        self._raw = getattr(source, "raw_file", None)
         self.read_so_far = 0
         self._limit = MAX_HEADER_BYTES
 
@@ -356,6 +377,11 @@ class _CappedReader:
                               " a member", self._where)
         data = self._source.read(size)
         self.read_so_far += len(data)
+        if self._raw is not None and self._raw is not self._source:
+            packed = self._raw.tell()
+            if self.read_so_far > RATIO_FLOOR and self.read_so_far > MAX_RATIO * packed:
+                raise _bomb(f"{packed:,} compressed bytes gave {self.read_so_far:,}",
+                            self._where)
         return data
 
 
@@ -364,7 +390,9 @@ def _tar_members(path: Path, root: Path, totals: _Totals,
     """One pass over the tarball: each member after the caps and the ``data`` filter."""
     with _decompressed(path) as stream:
         reader = _CappedReader(stream, where)
-        with tarfile.open(fileobj=reader, mode="r|") as archive:  # type: ignore[arg-type]
+        # Big reads: tarfile skips a member's data in reads of bufsize (16 KiB by default).
+        with tarfile.open(fileobj=reader, mode="r|",  # type: ignore[arg-type]
+                          bufsize=_CHUNK) as archive:
             for member in archive:
                 reader.expect(member.size)
                 totals.add(member.name, member.size if member.isreg() else 0)

@@ -129,6 +129,33 @@ def _tar_of_headers(folder: Path, count: int) -> Path:
     return path
 
 
+def _gzip_bomb(folder: Path) -> Path:
+    """6 members of 1,000 MiB of zeros in 6 MB: gzip members concatenated (one compressed
+    MiB of zeros repeated), so it is built in no time."""
+    zero = gzip.compress(bytes(1 << 20), compresslevel=9)
+    path = folder / "bomb.tar.gz"
+    with path.open("wb") as out:
+        for index in range(6):
+            info = tarfile.TarInfo(f"server/bin/part{index}")
+            info.size = 1000 * (1 << 20)
+            out.write(gzip.compress(info.tobuf(tarfile.GNU_FORMAT)) + zero * 1000)
+        out.write(gzip.compress(bytes(1024)))
+    return path
+
+
+def _zip_bomb(folder: Path) -> Path:
+    """A deflated member of 200 MiB of zeros (200 KB in the zip), under every size cap."""
+    path = folder / "bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in SERVER_FILES.items():
+            archive.writestr(f"server/{name}", data)
+        with archive.open("server/lib/zeros", "w", force_zip64=True) as member:
+            chunk = bytes(1 << 20)
+            for _ in range(200):
+                member.write(chunk)
+    return path
+
+
 def _zip_bytes(entries: list[tuple[zipfile.ZipInfo, bytes]]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -220,6 +247,8 @@ CAUSE2: list[tuple[str, Callable[[Path], Path | str], tuple[str, ...]]] = [
     ("members-over-4GiB", lambda f: _gnu_tar(f, "bomb.tar.gz",
                                              {f"lib/part{i}": 1000 * 1024**2 for i in range(5)}),
      ("unpacks to over 4 GiB",)),
+    ("gzip-bomb-6x1000MiB", _gzip_bomb, ("expands more than 50-fold", "compression bomb")),
+    ("zip-bomb-200MiB", _zip_bomb, ("expands more than 50-fold", "'server/lib/zeros'")),
     ("300k-members", lambda f: _tar_of_headers(f, 300_000), ("more than 50,000 members",)),
     ("zip-declaring-60k", lambda f: _zip_declaring(f, 60_000), ("declares 60,000 members",)),
     ("encrypted-zip", _encrypted_zip, ("is encrypted",)),

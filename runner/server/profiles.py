@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from core import paths
-from core.errors import ConfigError, PreflightError
+from core.errors import ConfigError, PreflightError, quote
 from core.filecheck import same_file
 from core.flavors import Flavor, parse_version, server_label, uses_initialize
 from core.validation import StrictModel, did_you_mean, load_versioned
@@ -126,7 +126,7 @@ def load_profile(name_or_path: str, relative_to: Path | None = None) -> ServerPr
                     " (SRC: your source tree or tarball; see docs/servers.md)",
                 )
             raise ConfigError(
-                f"unknown server profile '{name_or_path}'",
+                f"unknown server profile {quote(name_or_path)}",
                 where="server",
                 fix=f"{did_you_mean(name_or_path, available_profiles())}; profiles live in"
                 f" {paths.SERVER_PROFILES_DIR}",
@@ -198,6 +198,12 @@ def find_install_db(basedir: Path) -> Path | None:
     )
 
 
+def _absolute(path: str) -> Path:
+    """A profile's path as an absolute one (``~`` expanded; a relative one from the current
+    folder): the probes run in temporary folders, where a relative path names nothing."""
+    return Path(os.path.abspath(Path(path).expanduser())) if path else Path(path)
+
+
 def _locate(profile: ServerProfile, where: str) -> tuple[Path, Path | None, Path | None]:
     """(mysqld, install_db or None, basedir or None) — checked to exist and be executable."""
     fix_pkg = (
@@ -206,14 +212,14 @@ def _locate(profile: ServerProfile, where: str) -> tuple[Path, Path | None, Path
         else "unpack the binary tarball there or fix the path in the profile"
     )
     if profile.basedir is None:
-        mysqld = Path(profile.mysqld or "")
+        mysqld = _absolute(profile.mysqld or "")
         if not _executable(mysqld):
             raise PreflightError(
                 f"mysqld binary {mysqld} is missing or not executable",
                 where=f"{where}: mysqld",
                 fix=fix_pkg,
             )
-        install_db = Path(profile.install_db) if profile.install_db else None
+        install_db = _absolute(profile.install_db) if profile.install_db else None
         if install_db is not None and not _executable(install_db):
             raise PreflightError(
                 f"install_db binary {install_db} is missing or not executable",
@@ -221,7 +227,7 @@ def _locate(profile: ServerProfile, where: str) -> tuple[Path, Path | None, Path
                 fix=fix_pkg,
             )
         return mysqld, install_db, None
-    basedir = Path(profile.basedir).expanduser()
+    basedir = _absolute(profile.basedir)
     if not basedir.is_dir():
         raise PreflightError(
             f"basedir {basedir} does not exist", where=f"{where}: basedir", fix=fix_pkg
@@ -290,7 +296,7 @@ def resolve_server(profile: ServerProfile, source: str = "<profile>") -> Resolve
         contradicts the profile (a MySQL profile pointing at mariadbd).
     """
     mysqld, install_db, basedir = _locate(profile, source)
-    lib_dirs = tuple(Path(p) for p in profile.lib_dirs)
+    lib_dirs = tuple(_absolute(p) for p in profile.lib_dirs)
     probe = ResolvedServer(profile, profile.flavor, mysqld, "install_db", (0, 0, 0), "",
                            lib_dirs=lib_dirs)
     version_string = version_text(mysqld, probe.env(), source)

@@ -478,3 +478,18 @@ def test_errors_name_the_member_not_the_cache(cli: CliRun, tmp_path: Path) -> No
                            tree_files(mysqld=FAKE_MYSQLD, install=install))
     refused(cli, tmp_path, str(source),
             "FATAL ERROR: server/scripts/mysql_install_db found no my_print_defaults")
+
+
+def test_a_relative_basedir_reaches_every_probe_of_check(cli: CliRun, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``basedir: fake`` in a profile, from the tree's parent: every --help parse runs (in its
+    own temporary folder) and ``server check`` judges each level instead of blaming the
+    binary."""
+    write_tree(tmp_path / "fake", tree_files(mysqld=FAKE_MYSQLD, install=DOES_NOTHING))
+    profile = tmp_path / "rel.yaml"
+    profile.write_text("version: 1\nname: rel\nflavor: mariadb\nbasedir: fake\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli(["server", "check", "rel.yaml"])
+    assert code == 0, err
+    assert f"— {tmp_path / 'fake' / 'bin' / 'mysqld'}" in out.splitlines()[0]
+    assert out.splitlines()[-1].startswith("21 knob levels: "), out

@@ -127,7 +127,7 @@ def add_distribution(name: str, source: Path, *, profile_file: Path | None = Non
             except (FlushbenchError, subprocess.TimeoutExpired) as exc:
                 if deadline_passed():
                     raise _too_slow(tree, top, given) from None
-                if made and isinstance(exc, FlushbenchError):
+                if from_archive and isinstance(exc, FlushbenchError):
                     raise _without_cache(exc, top) from None
                 raise
         write_atomically(target, profile_text(server.profile, source, profile_file))
@@ -141,7 +141,8 @@ def add_distribution(name: str, source: Path, *, profile_file: Path | None = Non
 def _without_cache(exc: FlushbenchError, top: Path) -> FlushbenchError:
     """``exc`` with the unpacked tree's cache folder taken out of its words: what a tool
     printed about ``<cache>/…/bin/my_print_defaults`` names ``…/bin/my_print_defaults``, the
-    member's path in the archive (the folder is removed on the way out anyway)."""
+    member's path in the archive (the folder is the cache's, made by this call or an earlier
+    one)."""
     def clean(text: str | None) -> str | None:
         return None if text is None else text.replace(f"{top}/", "").replace(str(top), ".")
 

@@ -69,6 +69,38 @@ def check_input_file(
     return info
 
 
+def check_input_path(path: Path, what: str = "path", *,
+                     error: type[FlushbenchError] = ConfigError,
+                     missing_fix: str = "check the path") -> os.stat_result:
+    """Refuse anything but an existing, readable regular file or directory; return its stat.
+
+    For inputs that may be either (``server add``'s folder or archive): a FIFO, a device or a
+    socket is refused before anything opens it.
+
+    Raises
+    ------
+    FlushbenchError
+        (of class ``error``) for a missing path, a FIFO, a socket or a device, or one that
+        cannot be read.
+    """
+    try:
+        info = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        raise error(f"{what} not found", where=str(path), fix=missing_fix) from None
+    except OSError as exc:
+        raise error(f"cannot read {what}: {exc.strerror}", where=str(path),
+                    fix="check the path and its permissions") from None
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        raise error(f"{what} is {_kind(info.st_mode)}, not a regular file or a folder (it"
+                    " would block or never end)", where=str(path),
+                    fix="name a folder or a regular file")
+    wanted = os.R_OK | (os.X_OK if stat.S_ISDIR(info.st_mode) else 0)
+    if not os.access(path, wanted):
+        raise error(f"cannot read {what}: permission denied", where=str(path),
+                    fix="check its permissions")
+    return info
+
+
 def _writable_parent(path: Path, what: str, error: type[FlushbenchError]) -> None:
     """The nearest existing folder above ``path`` must be a writable directory."""
     parent = next((p for p in path.absolute().parents if p.exists()), None)

@@ -121,3 +121,40 @@ def read_yaml_mapping(path: Path) -> dict[str, Any]:
             fix="start the file with `version: 1`",
         )
     return data
+
+
+#: What YAML (1.1, as PyYAML reads it) takes for a line break, besides ``\n`` and ``\r``.
+_YAML_BREAKS = {"\x85": "\\x85", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def comment_text(text: str) -> str:
+    """``text`` safe inside a ``#`` comment: every control character and YAML line break
+    escaped (``\\n``, ``\\x1b``), so a newline in a path cannot end the comment."""
+    out = []
+    for char in str(text):
+        if char in _YAML_BREAKS:
+            out.append(_YAML_BREAKS[char])
+        elif ord(char) < 32 or ord(char) == 127:
+            out.append(repr(char)[1:-1])
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def dump_yaml(data: dict[str, Any], comments: list[str] | tuple[str, ...] = ()) -> str:
+    """The YAML text of a mapping, after ``comments`` as ``#`` lines (escaped by
+    :func:`comment_text`): the one writer of the YAML files flushbench makes.
+
+    The text is read back before it is returned: whatever the values hold (newlines, ``:``,
+    ``#``, quotes), it must say exactly ``data`` and nothing else.
+
+    Raises
+    ------
+    ValueError
+        The text would not read back as ``data`` (a bug, never the user's input).
+    """
+    header = "".join(f"# {comment_text(line)}\n" for line in comments)
+    text = header + yaml.safe_dump(data, sort_keys=False, allow_unicode=False)
+    if yaml.safe_load(text) != data:
+        raise ValueError("the YAML written does not read back as the data given")
+    return text

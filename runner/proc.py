@@ -7,6 +7,7 @@ that reads a driver's output never decides how the driver is stopped.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import selectors
 import signal
@@ -183,6 +184,45 @@ def _collect(popen: subprocess.Popen, timeout: float) -> tuple[bytes, bytes, boo
     return bytes(chunks[popen.stdout.fileno()]), bytes(chunks[popen.stderr.fileno()]), timed_out
 
 
+#: The monotonic time by which every probe in the current :func:`probe_deadline` block must end.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("probe_deadline",
+                                                                        default=None)
+
+
+class DeadlinePassed(subprocess.TimeoutExpired):
+    """A probe cut short, or not started, because its :func:`probe_deadline` had passed."""
+
+
+@contextlib.contextmanager
+def probe_deadline(seconds: float) -> Iterator[None]:
+    """One time bound for every :func:`run_checked` probe inside the block, together.
+
+    A binary whose every probe takes a little less than the probe's own timeout would
+    otherwise keep a command waiting for the sum: within the block each probe's timeout is
+    cut to what is left, and a probe asked for after the deadline raises
+    :class:`DeadlinePassed` at once. Nested blocks keep the earlier deadline.
+    """
+    end = time.monotonic() + seconds
+    current = _DEADLINE.get()
+    token = _DEADLINE.set(end if current is None else min(current, end))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def time_left(timeout: float) -> float:
+    """``timeout``, cut to what is left of the current :func:`probe_deadline` (never below 0)."""
+    end = _DEADLINE.get()
+    return timeout if end is None else max(0.0, min(timeout, end - time.monotonic()))
+
+
+def deadline_passed() -> bool:
+    """Whether the current :func:`probe_deadline` has passed (False outside one)."""
+    end = _DEADLINE.get()
+    return end is not None and time.monotonic() >= end
+
+
 def run_checked(
     argv: Sequence[str | os.PathLike[str]],
     *,
@@ -204,16 +244,20 @@ def run_checked(
     ------
     subprocess.TimeoutExpired
         The command had not exited after ``timeout`` seconds (it is killed and reaped; the
-        exception's ``stdout``/``stderr`` hold what it printed).
+        exception's ``stdout``/``stderr`` hold what it printed); :class:`DeadlinePassed`
+        when the enclosing :func:`probe_deadline` cut it short or had already passed.
     OSError
         The command cannot be started (missing, not executable, not a binary).
     """
     args = [str(a) for a in argv]
+    limit = time_left(timeout)
+    if limit <= 0:
+        raise DeadlinePassed(args, 0)
     popen = subprocess.Popen(args, env=dict(env) if env is not None else None, cwd=cwd,
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, start_new_session=True)
     try:
-        out, err, timed_out = _collect(popen, timeout)
+        out, err, timed_out = _collect(popen, limit)
     finally:
         # The leader is not reaped yet, so its group id still names this group only.
         _kill_group(popen, signal.SIGKILL)
@@ -224,7 +268,8 @@ def run_checked(
     if text:
         out, err = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
     if timed_out:
-        raise subprocess.TimeoutExpired(args, timeout, output=out, stderr=err)
+        kind = DeadlinePassed if limit < timeout else subprocess.TimeoutExpired
+        raise kind(args, limit, output=out, stderr=err)
     return subprocess.CompletedProcess(args, returncode, out, err)
 
 

@@ -49,9 +49,21 @@ case $kind in
   mysql-5.5|xtradb-5.5|percona-5.5) ;;
   *) die "unknown KIND '$kind': use mysql-5.5, xtradb-5.5 or percona-5.5." ;;
 esac
-[[ $name =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die "profile name '$name' may hold only letters, digits, '.', '_' and '-'."
+[[ $name =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ && ${#name} -le 80 ]] \
+  || die "profile name $(printf %q "$name") may hold only letters, digits, '.', '_' and '-' (at most 80)."
+# An argument that starts with '-' would reach dirname, cd and tar as an option of theirs.
+for arg in "$src_arg" "$prefix_arg"; do
+  case $arg in
+    -*) die "'$arg' looks like an option, not a path: write ./$arg for a file or folder of that name." ;;
+    '') die "SRC and PREFIX may not be empty." ;;
+  esac
+done
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd "$(dirname -- "$0")/.." && pwd)
+# A profile the repository ships (tracked by git) is never replaced, whatever --name says.
+if git -C "$repo" ls-files --error-unmatch -- "configs/servers/$name.yaml" >/dev/null 2>&1; then
+  die "profile name '$name' is a profile flushbench ships (configs/servers/$name.yaml); it is never replaced: choose another --name."
+fi
 python=$repo/.venv/bin/python
 [ -x "$python" ] || python=$(command -v python3) || die "no python3 to write the server profile."
 cache=${BUILD_SERVER_CACHE:-$HOME/.cache/flushbench/build}
@@ -59,8 +71,9 @@ started=$(date +%s)
 elapsed() { local s=$(( $(date +%s) - started )); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 log() { printf '\033[1m[%s %s]\033[0m %s\n' "$prog" "$(elapsed)" "$*"; }
 
-mkdir -p "$(dirname "$prefix_arg")"
-prefix=$(cd "$(dirname "$prefix_arg")" && pwd)/$(basename "$prefix_arg")
+# PREFIX as an absolute path, links resolved, without creating anything yet (its folders are
+# made once the source has passed its checks).
+prefix=$(realpath -m -- "$prefix_arg")
 profile=$repo/configs/servers/$name.yaml
 
 # --- the source: kind and content hash ------------------------------------------------------
@@ -75,10 +88,21 @@ elif [ -f "$src_arg" ]; then
     *.tar.gz|*.tgz|*.tar.xz|*.txz|*.tar.bz2|*.tbz2|*.tar) src_kind=tarball ;;
     *) die "$src_arg is neither a directory nor a .tar(.gz|.xz|.bz2) source tarball." ;;
   esac
+elif [ -p "$src_arg" ]; then
+  die "source $src_arg is a named pipe (FIFO), not a source directory or tarball."
+elif [ -S "$src_arg" ]; then
+  die "source $src_arg is a socket, not a source directory or tarball."
+elif [ -b "$src_arg" ] || [ -c "$src_arg" ]; then
+  die "source $src_arg is a device, not a source directory or tarball."
+elif [ -L "$src_arg" ]; then
+  die "source $src_arg is a symbolic link to nothing (its target does not exist)."
+elif [ -e "$src_arg" ]; then
+  die "source $src_arg is neither a directory nor a regular file."
 else
   die "source $src_arg does not exist."
 fi
-src_abs=$(cd "$(dirname "$src_arg")" && pwd)/$(basename "$src_arg")
+[ -r "$src_arg" ] || die "source $src_arg is not readable (check its permissions)."
+src_abs=$(cd "$(dirname -- "$src_arg")" && pwd)/$(basename -- "$src_arg")
 
 # The flags are part of the cache key: change them here and every server is rebuilt.
 common_flags=(
@@ -110,7 +134,9 @@ check_product() {  # $1: the source directory; sets major, minor, patch and engi
   major=$(sed -n 's/^MYSQL_VERSION_MAJOR=//p' "$dir/VERSION")
   minor=$(sed -n 's/^MYSQL_VERSION_MINOR=//p' "$dir/VERSION")
   patch=$(sed -n 's/^MYSQL_VERSION_PATCH=//p' "$dir/VERSION")
-  [ "$major.$minor" = 5.5 ] || die "$what is version $major.$minor.$patch, not the 5.5 that $kind needs."
+  [[ $major =~ ^[0-9]+$ && $minor =~ ^[0-9]+$ ]] \
+    || die "$what is not a MySQL-family source tree (its VERSION file names no MYSQL_VERSION_MAJOR and MYSQL_VERSION_MINOR)."
+  [ "$major.$minor" = 5.5 ] || die "$what is version $major.$minor${patch:+.$patch}, not the 5.5 that $kind needs."
   [ ! -f "$dir/CMakeCache.txt" ] \
     || die "$what holds an in-source build (CMakeCache.txt at the top); give a clean tree (git clean -xdf, or a fresh tarball)."
   engine_flags=()
@@ -158,13 +184,23 @@ system_folder() {  # $1: an absolute path with symlinks resolved
   esac
   [ -n "${HOME:-}" ] && [ "$1" = "$(cd "$HOME" 2>/dev/null && pwd -P)" ]
 }
-src_real=$(cd "$(dirname "$src_arg")" && pwd -P)/$(basename "$src_arg")
-[ "$src_kind" = tarball ] || src_real=$(cd "$src_arg" && pwd -P)
+src_real=$(cd "$(dirname -- "$src_arg")" && pwd -P)/$(basename -- "$src_arg")
+[ "$src_kind" = tarball ] || src_real=$(cd -- "$src_arg" && pwd -P)
 if system_folder "$src_real"; then
   die "$src_arg is a system folder ($src_real), not a source tree: give the folder of an unpacked MySQL, MariaDB or Percona Server 5.5 source."
 fi
 # A directory is built in place: it must be the product before its every file is hashed.
 if [ "$src_kind" = dir ]; then check_product "$src_abs"; fi
+# PREFIX is written and removed whole: it may not lie inside the source (a build would hash
+# and later wipe its own install) nor hold it.
+case $prefix/ in
+  "$src_real"/*) [ "$src_kind" = tarball ] \
+      || die "PREFIX $prefix_arg lies inside SRC $src_arg: choose a PREFIX outside the source." ;;
+esac
+case $src_real/ in
+  "$prefix"/*) die "SRC $src_arg lies inside PREFIX $prefix_arg: choose a PREFIX that does not hold the source." ;;
+esac
+[ "$prefix" != "$src_real" ] || die "PREFIX $prefix_arg is SRC itself: choose another PREFIX."
 
 log "hashing source $src_arg ($src_kind)"
 case $src_kind in

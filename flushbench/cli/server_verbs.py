@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -29,16 +32,18 @@ def add_cmd(
         "--replace", help="Overwrite an existing profile of that name.")] = False,
 ) -> None:
     """Find mysqld/mariadbd, its install script, share/ and libraries in PATH, check that they
-    work here (architecture, --version, --help, a datadir created in a temporary folder), and
-    write the server profile. Archives are unpacked into flushbench's cache."""
+    work here (architecture, --version, --help, a datadir with system tables created in a
+    temporary folder, the server started on it answering a query), and write the server
+    profile. Archives are checked from their listing, then unpacked into flushbench's cache."""
     from runner.server.distributions import add_distribution
 
-    added = add_distribution(name, path, profile_file=profile, replace=replace)
+    with _sigterm_as_interrupt():
+        added = add_distribution(name, path, profile_file=profile, replace=replace)
     server = added.server
     console = make_console()
     version = server.version_string.split("Ver", 1)[-1].split()[0]
     say(console, f"{name}: {server.label} ({version}), {server.init_kind.replace('_', '-')}"
-                 " created a datadir")
+                 " created a datadir, and the server started on it and answered")
     say(console, f"  basedir   {server.basedir}"
                  + ("  (unpacked into the cache)" if added.unpacked else ""))
     say(console, f"  mysqld    {server.mysqld}")
@@ -47,6 +52,24 @@ def add_cmd(
     say(console, "  lib_dirs  " + (", ".join(map(str, server.lib_dirs)) or "none needed"))
     say(console, f"wrote {added.profile_path} — its knobs: flushbench server check"
                  f" {added.profile_path if profile else name}")
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``timeout``, a service manager) as Ctrl-C while ``server add`` works: its
+    unpack folder and its probes' processes are cleaned up on the way out, as on Ctrl-C."""
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding program): leave its handler
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 _STYLE = {"applied": "green", "built-in": "green", "refused": "yellow", "absent": "dim"}
@@ -60,11 +83,9 @@ def check_cmd(
     """Translate every knob at its sample levels for this server and let the binary's own
     option parser judge each (no server is started): applied, refused with the server's
     reason, or absent."""
-    from runner.server.knob_check import check_knobs, level_text, short_reason
-    from runner.server.profiles import load_profile, profile_path, resolve_server
+    from runner.server.knob_check import check_profile, level_text, short_reason
 
-    server = resolve_server(load_profile(profile), str(profile_path(profile)))
-    verdicts = check_knobs(server)
+    server, verdicts = check_profile(profile)
     console = make_console()
     version = server.version_string.split("Ver", 1)[-1].split()[0]
     say(console, f"{profile}: {server.label} ({version}) — {server.mysqld}")

@@ -26,7 +26,13 @@ import yaml
 from core.errors import FlushbenchError
 from core.flavors import parse_version
 from runner.server.options import option_list
-from runner.server.profiles import ResolvedServer, ServerProfile, resolve_server, version_text
+from runner.server.profiles import (
+    ResolvedServer,
+    ServerProfile,
+    resolve_server,
+    shipped_profile,
+    version_text,
+)
 
 #: First line of every profile this module writes; :func:`is_built_profile` looks for it.
 MARKER = "# Written by scripts/build-server.sh"
@@ -153,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source", required=True)
     parser.add_argument("--key", required=True)
     args = parser.parse_args(argv)
+    shipped = shipped_profile(args.profile)
+    if shipped is not None:  # the script refuses it first; this holds without git too
+        print(f"build-server: {args.profile} is the profile {shipped!r} that flushbench ships;"
+              " it is never replaced: choose another --name.", file=sys.stderr)
+        return 1
     try:
         profile = build_profile(args.name, args.kind, args.prefix)
     except FlushbenchError as exc:

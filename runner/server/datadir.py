@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from core.errors import PreflightError, ServerError
-from runner.proc import child, is_root, run_checked
+from runner.proc import is_root, run_checked
 from runner.server.layout import SandboxLayout, tail_lines
 from runner.server.optionfiles import check_option
 from runner.server.profiles import ResolvedServer, find_install_db
@@ -113,23 +113,22 @@ def initialize_datadir(
     argv = _install_argv(server, layout, options)
     log = layout.run_dir / "initialize.log"
     started = time.monotonic()
-    with child(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**server.env(), "TMPDIR": str(layout.tmpdir)},
-    ) as proc:
-        try:
-            output, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            output = ""
-            code: int | None = None
-        else:
-            code = proc.returncode
+    # run_checked: its own process group, SIGKILLed when the tool exits or times out, so a
+    # daemon the install script left in the background (holding its output open) dies with
+    # it, and a probe deadline (``server add``) bounds it too.
+    try:
+        proc = run_checked(argv, timeout=timeout,
+                           env={**server.env(), "TMPDIR": str(layout.tmpdir)})
+    except subprocess.TimeoutExpired as exc:
+        output = _text(exc.stdout) + _text(exc.stderr)
+        code: int | None = None
+        limit = exc.timeout
+    else:
+        output, code, limit = proc.stdout + proc.stderr, proc.returncode, timeout
     log.write_text(output or "")
     if code is None:
         raise ServerError(
-            f"datadir initialization did not finish in {timeout:.0f} s",
+            f"datadir initialization did not finish in {limit:.0f} s",
             " ".join(argv),
             f"see {log}",
         )
@@ -140,3 +139,9 @@ def initialize_datadir(
             " ".join(argv),
             f"see {log}",
         )
+
+
+def _text(data: str | bytes | None) -> str:
+    if data is None:
+        return ""
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data

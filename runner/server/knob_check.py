@@ -24,15 +24,23 @@ docs/domain.md's table starts one per group of applied levels
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import dataclass, field
 from typing import Literal
 
+from core.errors import FlushbenchError, PreflightError
 from core.flavors import values_equal
 from runner.knobs.translate import translate_for_option_list, translate_partial
+from runner.proc import deadline_passed, probe_deadline
 from runner.server.options import dry_run, ignored_options, option_list
-from runner.server.profiles import ResolvedServer
+from runner.server.profiles import ResolvedServer, load_profile, profile_path, resolve_server
 
 Status = Literal["applied", "built-in", "refused", "absent"]
+
+#: ``server check``'s probes together (--version, --verbose --help, one parse per level): a
+#: real server answers them all in 1–4 s; a binary slow at each is cut here, not after 20 s
+#: times every level.
+CHECK_DEADLINE_S = 25
 
 #: Levels tried per knob: the server-variable knobs (host and client knobs have no variable),
 #: every value of each enum, one value of each number.
@@ -176,3 +184,26 @@ def check_knobs(server: ResolvedServer,
     """A verdict per knob level of ``levels`` (default :data:`SAMPLE_LEVELS`), in table order."""
     levels = SAMPLE_LEVELS if levels is None else levels
     return [judge(server, knob, level) for knob, values in levels.items() for level in values]
+
+
+def check_profile(profile: str) -> tuple[ResolvedServer, list[KnobVerdict]]:
+    """``server check PROFILE``: the profile resolved and every sample level judged, all its
+    probes within :data:`CHECK_DEADLINE_S` together.
+
+    Raises
+    ------
+    FlushbenchError
+        The profile is invalid, its binary does not run, or its probes took too long.
+    """
+    where = str(profile_path(profile))
+    with probe_deadline(CHECK_DEADLINE_S):
+        try:
+            server = resolve_server(load_profile(profile), where)
+            return server, check_knobs(server)
+        except (FlushbenchError, subprocess.TimeoutExpired):
+            if not deadline_passed():
+                raise
+    raise PreflightError(
+        f"the binary's probes (--version, --verbose --help per knob level) took over"
+        f" {CHECK_DEADLINE_S} s altogether, and a server answers them in a few", where=where,
+        fix="check that the profile names a working mysqld or mariadbd for this system")

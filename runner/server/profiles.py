@@ -13,6 +13,7 @@ initialization, the server itself) runs in :meth:`ResolvedServer.env`, so a prof
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,18 +22,24 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from core import paths
-from core.errors import ConfigError, PreflightError
+from core.errors import ConfigError, PreflightError, quote
+from core.filecheck import same_file
 from core.flavors import Flavor, parse_version, server_label, uses_initialize
 from core.validation import StrictModel, did_you_mean, load_versioned
 from runner.proc import run_checked
 
 InitKind = Literal["install_db", "initialize"]
 
+#: A profile name: ASCII letters, digits, '.', '_' and '-', starting with a letter or digit
+#: (it becomes a file name and a word in experiment files; no newline, no other script).
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+NAME_MAX = 80
+
 class ServerProfile(StrictModel):
     """One server installation: Debian-style binary paths or a tarball ``basedir``."""
 
     version: Literal[1]
-    name: Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][\w.-]*$")]
+    name: Annotated[str, Field(min_length=1, max_length=NAME_MAX, pattern=NAME_PATTERN)]
     flavor: Flavor
     description: str = ""
     #: Path of mysqld/mariadbd (package installs). Mutually exclusive with ``basedir``.
@@ -55,6 +62,33 @@ class ServerProfile(StrictModel):
 
 #: Profile names ``scripts/build-server.sh KIND`` writes by default (one per KIND).
 BUILDABLE = ("mysql-5.5", "xtradb-5.5", "percona-5.5")
+#: The profiles the repository ships (configs/servers, tracked by git; a test keeps this list
+#: equal to them): ``server add`` and ``build-server.sh`` never write over one.
+SHIPPED_PROFILES = ("mariadb-debian", "example-mysql-tarball", "example-percona-tarball")
+
+
+def is_profile_name(name: str) -> bool:
+    """Whether ``name`` is a valid profile name (:data:`NAME_PATTERN`, at most 80 characters)."""
+    return len(name) <= NAME_MAX and re.fullmatch(NAME_PATTERN[1:-1], name) is not None
+
+
+def shipped_profile(target: Path) -> str | None:
+    """The name of the shipped profile that writing ``target`` would replace, or None.
+
+    ``target`` is compared by its folder (links resolved) and name, and by file identity, so
+    neither a relative path, a symlink nor a hard link to a shipped profile gets past.
+    """
+    shipped = [paths.SERVER_PROFILES_DIR / f"{name}.yaml" for name in SHIPPED_PROFILES]
+    try:
+        folder = target.absolute().parent.resolve()
+    except OSError:
+        folder = target.absolute().parent
+    for path in shipped:
+        if folder == path.parent.resolve() and target.name == path.name:
+            return path.stem
+        if same_file(target, path):
+            return path.stem
+    return None
 
 
 def available_profiles() -> list[str]:
@@ -92,7 +126,7 @@ def load_profile(name_or_path: str, relative_to: Path | None = None) -> ServerPr
                     " (SRC: your source tree or tarball; see docs/servers.md)",
                 )
             raise ConfigError(
-                f"unknown server profile '{name_or_path}'",
+                f"unknown server profile {quote(name_or_path)}",
                 where="server",
                 fix=f"{did_you_mean(name_or_path, available_profiles())}; profiles live in"
                 f" {paths.SERVER_PROFILES_DIR}",
@@ -164,6 +198,12 @@ def find_install_db(basedir: Path) -> Path | None:
     )
 
 
+def _absolute(path: str) -> Path:
+    """A profile's path as an absolute one (``~`` expanded; a relative one from the current
+    folder): the probes run in temporary folders, where a relative path names nothing."""
+    return Path(os.path.abspath(Path(path).expanduser())) if path else Path(path)
+
+
 def _locate(profile: ServerProfile, where: str) -> tuple[Path, Path | None, Path | None]:
     """(mysqld, install_db or None, basedir or None) — checked to exist and be executable."""
     fix_pkg = (
@@ -172,14 +212,14 @@ def _locate(profile: ServerProfile, where: str) -> tuple[Path, Path | None, Path
         else "unpack the binary tarball there or fix the path in the profile"
     )
     if profile.basedir is None:
-        mysqld = Path(profile.mysqld or "")
+        mysqld = _absolute(profile.mysqld or "")
         if not _executable(mysqld):
             raise PreflightError(
                 f"mysqld binary {mysqld} is missing or not executable",
                 where=f"{where}: mysqld",
                 fix=fix_pkg,
             )
-        install_db = Path(profile.install_db) if profile.install_db else None
+        install_db = _absolute(profile.install_db) if profile.install_db else None
         if install_db is not None and not _executable(install_db):
             raise PreflightError(
                 f"install_db binary {install_db} is missing or not executable",
@@ -187,7 +227,7 @@ def _locate(profile: ServerProfile, where: str) -> tuple[Path, Path | None, Path
                 fix=fix_pkg,
             )
         return mysqld, install_db, None
-    basedir = Path(profile.basedir).expanduser()
+    basedir = _absolute(profile.basedir)
     if not basedir.is_dir():
         raise PreflightError(
             f"basedir {basedir} does not exist", where=f"{where}: basedir", fix=fix_pkg
@@ -256,7 +296,7 @@ def resolve_server(profile: ServerProfile, source: str = "<profile>") -> Resolve
         contradicts the profile (a MySQL profile pointing at mariadbd).
     """
     mysqld, install_db, basedir = _locate(profile, source)
-    lib_dirs = tuple(Path(p) for p in profile.lib_dirs)
+    lib_dirs = tuple(_absolute(p) for p in profile.lib_dirs)
     probe = ResolvedServer(profile, profile.flavor, mysqld, "install_db", (0, 0, 0), "",
                            lib_dirs=lib_dirs)
     version_string = version_text(mysqld, probe.env(), source)

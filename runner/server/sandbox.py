@@ -360,6 +360,13 @@ class MysqldSandbox:
             cur.execute(sql)
             return {str(k).lower(): "" if v is None else str(v) for k, v in cur.fetchall()}
 
+    def server_version(self) -> str:
+        """``SELECT VERSION()``: what the running server says it is (``11.4.5-MariaDB``)."""
+        with self._admin_conn().cursor() as cur:
+            cur.execute("SELECT VERSION()")
+            row = cur.fetchone()
+        return str(row[0]) if row else ""
+
     def global_variables(self) -> dict[str, str]:
         """``SHOW GLOBAL VARIABLES`` as ``{lowercase name: value}``."""
         return self._pairs("SHOW GLOBAL VARIABLES")

@@ -51,6 +51,24 @@ def test_run_checked_ends_in_bounded_time(kind: str, expected: str, tmp_path: Pa
     assert left_alive(tmp_path / "bin", escaped_ok=kind == "leaves-its-group") == []
 
 
+def test_one_deadline_bounds_every_probe_together(tmp_path: Path) -> None:
+    """Inside ``probe_deadline``, a probe whose own timeout is far off is cut at the deadline
+    (``DeadlinePassed``, a ``TimeoutExpired``), and once it has passed a probe is not even
+    started; outside, the probe's own timeout holds again."""
+    from runner.proc import DeadlinePassed, deadline_passed, probe_deadline, run_checked
+
+    marker = tmp_path / "started"
+    with probe_deadline(1):
+        with pytest.raises(DeadlinePassed):
+            run_checked(["sleep", "600"], timeout=600)
+        assert deadline_passed()
+        with pytest.raises(DeadlinePassed):
+            run_checked(["touch", str(marker)], timeout=600)
+        assert not marker.exists()
+    assert not deadline_passed()
+    assert run_checked(["touch", str(marker)], timeout=10).returncode == 0 and marker.exists()
+
+
 def test_run_checked_returns_an_ordinary_answer_whole(tmp_path: Path) -> None:
     from runner.proc import run_checked
 

@@ -386,3 +386,57 @@ def test_percona_profile_says_whether_wsrep_hooks_are_inactive(
     assert ("defaults to wsrep_provider=none" in profile.read_text()) is inactive
     assert rebuild_command(profile) == (
         f"scripts/build-server.sh percona-5.5 /src/pxc-5.5.39 {prefix}")
+
+
+# --- argument checks: each refused in one sentence before any folder is made ----------------
+
+def _fifo_src(tmp_path: Path) -> tuple[str, str]:
+    os.mkfifo(tmp_path / "src")
+    return str(tmp_path / "src"), str(tmp_path / "a" / "b" / "prefix")
+
+
+def _versionless(tmp_path: Path) -> tuple[str, str]:
+    src = fake_tree(tmp_path / "src")
+    (src / "VERSION").write_text("")
+    return str(src), str(tmp_path / "a" / "b" / "prefix")
+
+
+#: (row id, SRC and PREFIX made in tmp_path, extra arguments, what the sentence says)
+ARGUMENT_ROWS = [
+    ("fifo-src", _fifo_src, [], "is a named pipe (FIFO), not a source directory or tarball"),
+    ("dangling-link-src", lambda p: ((p / "src").symlink_to(p / "gone") and None)
+     or (str(p / "src"), str(p / "a" / "b" / "prefix")), [], "a symbolic link to nothing"),
+    ("version-without-numbers", _versionless, [], "names no MYSQL_VERSION_MAJOR"),
+    ("prefix-inside-src",
+     lambda p: (str(fake_tree(p / "src", percona=True)), str(p / "src" / "inst")), [],
+     "lies inside SRC"),
+    ("src-inside-prefix",
+     lambda p: (str(fake_tree(p / "a" / "b" / "src", percona=True)), str(p / "a")), [],
+     "lies inside PREFIX"),
+    ("prefix-like-an-option", lambda p: (str(fake_tree(p / "src")), "-x"), [],
+     "'-x' looks like an option"),
+    ("src-like-an-option", lambda p: ("-x", str(p / "a" / "b" / "prefix")), [],
+     "'-x' looks like an option"),
+    ("shipped-profile-name", lambda p: (str(fake_tree(p / "src")), str(p / "a" / "b" / "p")),
+     ["--name", "mariadb-debian"], "is a profile flushbench ships"),
+    ("name-with-newline", lambda p: (str(fake_tree(p / "src")), str(p / "a" / "b" / "p")),
+     ["--name", "x\nversion: 2"], "may hold only letters"),
+]
+
+
+@pytest.mark.parametrize(("make", "extra", "expected"), [r[1:] for r in ARGUMENT_ROWS],
+                         ids=[r[0] for r in ARGUMENT_ROWS])
+def test_arguments_are_checked_before_anything_is_made(make, extra: list[str], expected: str,
+                                                       tmp_path: Path) -> None:
+    shipped = {p.name: p.read_bytes() for p in (REPO_ROOT / "configs" / "servers").glob("*")}
+    src, prefix = make(tmp_path)
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    env = {**os.environ, "BUILD_SERVER_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run([str(SCRIPT), "percona-5.5", src, prefix,
+                           *(extra or ["--name", PROFILE_NAME])], capture_output=True,
+                          text=True, timeout=120, env=env, check=False)
+    line = error_line(proc)
+    assert line.startswith("build-server: ") and expected in line, line
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before, "a folder was made"
+    assert {p.name: p.read_bytes()
+            for p in (REPO_ROOT / "configs" / "servers").glob("*")} == shipped

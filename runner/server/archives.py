@@ -8,7 +8,8 @@ reuses it, a different archive of the same name gets its own folder.
 
 An archive comes from someone else, so it is read twice: first its listing only, written
 nowhere, then its members into the cache. The listing must pass every check before one byte
-is written: at most :data:`MAX_MEMBERS` members, none over :data:`MAX_MEMBER_BYTES` and all
+is written: at most :data:`MAX_MEMBERS` members to unpack (a test suite in
+:data:`SKIPPED_FOLDERS` is listed, within :data:`MAX_LISTED`, but never unpacked), none over :data:`MAX_MEMBER_BYTES` and all
 together at most :data:`MAX_TOTAL_BYTES` (and what the cache's disk can spare), no member
 outside its folder (tar's ``data`` filter: no absolute paths, no ``..``, no links leaving the
 folder, no devices or FIFOs, no set-uid bits; zip members with an absolute path or ``..``, or
@@ -50,10 +51,16 @@ from core.errors import PreflightError, quote
 
 MiB = 1024**2
 GiB = 1024**3
-#: Members an archive may hold (a MySQL or MariaDB tarball with its test suite has ~10,000).
+#: Members an archive may have unpacked (a MySQL 8 tarball has ~10,000 besides its tests).
 #: Creating a file costs ~0.6 ms on a busy 2-core machine (load average 9), listing and
 #: unpacking one ~1.2 ms: 20,000 took 25 s there, so the cap keeps half a minute's margin.
 MAX_MEMBERS = 15_000
+#: Folders of a distribution a sandbox never reads, listed but never unpacked: MariaDB's
+#: binary tarballs carry their test suite (``mysql-test/``: 25,000+ files) inside the tree.
+SKIPPED_FOLDERS = frozenset({"mysql-test", "sql-bench"})
+#: Members an archive may list in all, the skipped ones too (reading a header is ~100 times
+#: cheaper than creating a file).
+MAX_LISTED = 200_000
 #: Largest member, unpacked (MariaDB 11.4.5's largest is 314 MB, a debug mysqld ~700 MB).
 MAX_MEMBER_BYTES = 1 * GiB
 #: All members together, unpacked (a full MySQL 8 tarball unpacks to ~3 GB).
@@ -210,9 +217,16 @@ class _Totals:
     def __init__(self, where: str, budget: int) -> None:
         self.where, self.budget = where, budget
         self.members = 0
+        self.listed = 0
         self.total = 0
 
-    def add(self, name: str, size: int) -> None:
+    def add(self, name: str, size: int) -> bool:
+        """Count member ``name`` against the caps; False when it is skipped, not unpacked."""
+        self.listed += 1
+        if self.listed > MAX_LISTED:
+            raise _capped(f"lists more than {MAX_LISTED:,} members", self.where)
+        if skipped(name):
+            return False
         self.members += 1
         if self.members > MAX_MEMBERS:
             raise _capped(f"holds more than {MAX_MEMBERS:,} members", self.where)
@@ -224,6 +238,14 @@ class _Totals:
             raise _capped(f"unpacks to over {MAX_TOTAL_BYTES // GiB} GiB", self.where)
         if self.total > self.budget:
             raise _too_big(self.where, self.total, self.budget)
+        return True
+
+
+def skipped(name: str) -> bool:
+    """Whether member ``name`` lies in a folder a sandbox never reads (:data:`SKIPPED_FOLDERS`,
+    at the archive's top or one folder down, where a distribution's tree starts)."""
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    return any(part in SKIPPED_FOLDERS for part in parts[:2])
 
 
 # --- zip ------------------------------------------------------------------------------------
@@ -270,7 +292,8 @@ def _zip_listing(archive: zipfile.ZipFile, root: Path, totals: _Totals,
             raise PreflightError(
                 f"the archive's member {quote(info.filename)} is a device, FIFO or socket",
                 where=where, fix=_UNSAFE)
-        totals.add(info.filename, info.file_size)
+        if not totals.add(info.filename, info.file_size):
+            continue
         if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * info.compress_size:
             raise _bomb(f"member {quote(info.filename)}: {info.compress_size:,} compressed bytes"
                         f" to {info.file_size:,}", where)
@@ -283,8 +306,8 @@ def _zip_listing(archive: zipfile.ZipFile, root: Path, totals: _Totals,
 def _unzip(path: Path, root: Path, budget: int, where: str,
            check_names: NamesCheck | None) -> None:
     declared = _declared_entries(path)
-    if declared is not None and declared > MAX_MEMBERS:
-        raise _capped(f"declares {declared:,} members, over the {MAX_MEMBERS:,} allowed", where)
+    if declared is not None and declared > MAX_LISTED:
+        raise _capped(f"declares {declared:,} members, over the {MAX_LISTED:,} allowed", where)
     try:
         with zipfile.ZipFile(path) as archive:
             members = _zip_listing(archive, root, _Totals(where, budget), where)
@@ -396,7 +419,8 @@ def _tar_members(path: Path, root: Path, totals: _Totals,
                           bufsize=_CHUNK) as archive:
             for member in archive:
                 reader.expect(member.size)
-                totals.add(member.name, member.size if member.isreg() else 0)
+                if not totals.add(member.name, member.size if member.isreg() else 0):
+                    continue
                 _check_member(member, root, where)
                 yield archive, member
 

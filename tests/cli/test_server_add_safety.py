@@ -120,9 +120,9 @@ def _gnu_tar(folder: Path, name: str, members: dict[str, int]) -> Path:
     return out
 
 
-def _tar_of_headers(folder: Path, count: int) -> Path:
+def _tar_of_headers(folder: Path, count: int, name: str = "server/bin/empty") -> Path:
     """A .tar.gz of ``count`` empty members (one header repeated: built in no time)."""
-    header = tarfile.TarInfo("server/bin/empty").tobuf(tarfile.GNU_FORMAT)
+    header = tarfile.TarInfo(name).tobuf(tarfile.GNU_FORMAT)
     path = folder / "many.tar.gz"
     with gzip.open(path, "wb", compresslevel=1) as out:
         out.write(header * count + bytes(1024))
@@ -250,7 +250,8 @@ CAUSE2: list[tuple[str, Callable[[Path], Path | str], tuple[str, ...]]] = [
     ("gzip-bomb-6x1000MiB", _gzip_bomb, ("expands more than 50-fold", "compression bomb")),
     ("zip-bomb-200MiB", _zip_bomb, ("expands more than 50-fold", "'server/lib/zeros'")),
     ("300k-members", lambda f: _tar_of_headers(f, 300_000), ("more than 15,000 members",)),
-    ("zip-declaring-20k", lambda f: _zip_declaring(f, 20_000), ("declares 20,000 members",)),
+    ("16k-members", lambda f: _tar_of_headers(f, 16_000), ("more than 15,000 members",)),
+    ("zip-declaring-20k", lambda f: _zip_declaring(f, 20_000), ("more than 15,000 members",)),
     ("encrypted-zip", _encrypted_zip, ("is encrypted",)),
     ("fifo-mode-zip", _fifo_mode_zip, ("'server/share/pipe' is a device, FIFO or socket",)),
     ("device-member-tar", _device_member_tar, ("unsafe member",)),
@@ -493,3 +494,33 @@ def test_a_relative_basedir_reaches_every_probe_of_check(cli: CliRun, tmp_path: 
     assert code == 0, err
     assert f"— {tmp_path / 'fake' / 'bin' / 'mysqld'}" in out.splitlines()[0]
     assert out.splitlines()[-1].startswith("21 knob levels: "), out
+
+
+def test_a_distributions_test_suite_is_listed_but_never_unpacked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MariaDB's binary tarballs carry mysql-test/ (25,000+ files) in the tree: those members
+    count against the listing's cap only, so such a tarball passes where 20,000 files of the
+    server itself would not, and none of them is written."""
+    from core.errors import PreflightError
+    from runner.server import archives
+
+    monkeypatch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "mariadb-bintar.tar.gz"
+    with tarfile.open(path, "w:gz") as out:
+        for name, data in [("mariadb-x/bin/mariadbd", b"\x7fELF"), ("mariadb-x/share/a", b"")]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            out.addfile(info, io.BytesIO(data))
+        for index in range(archives.MAX_MEMBERS + 5_000):
+            out.addfile(tarfile.TarInfo(f"mariadb-x/mysql-test/t/case{index}.test"))
+    tree, made = archives.unpack(path)
+    assert made
+    assert (tree / "mariadb-x" / "bin" / "mariadbd").read_bytes() == b"\x7fELF"
+    assert not (tree / "mariadb-x" / "mysql-test").exists()
+    assert archives.skipped("mariadb-x/mysql-test/t/a.test")
+    totals = archives._Totals("x.tar.gz", budget=1 << 40)  # noqa: SLF001 - the cap itself
+    for _ in range(archives.MAX_LISTED):
+        assert not totals.add("x/mysql-test/t/a.test", 0)
+    with pytest.raises(PreflightError, match="lists more than 200,000 members"):
+        totals.add("x/mysql-test/t/a.test", 0)
+    assert not archives.skipped("mariadb-x/bin/mysql-test-run")

@@ -32,6 +32,7 @@ Every refusal is one sentence naming what and the fix, and leaves no profile and
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -303,7 +304,7 @@ class PrivateApt:
 
 def fetch_server(name: str, package: str, suite: str, *, arch: str | None = None,
                  profile_file: Path | None = None, replace: bool = False,
-                 say: Say = _quiet) -> FetchedServer:
+                 downloads: Path | None = None, say: Say = _quiet) -> FetchedServer:
     """Fetch a server package and its libraries from a Debian suite and write its profile.
 
     Parameters
@@ -318,6 +319,9 @@ def fetch_server(name: str, package: str, suite: str, *, arch: str | None = None
         The architecture (default and only choice: this machine's).
     replace:
         Overwrite an existing profile file.
+    downloads:
+        Where the private apt state and the downloaded packages are kept (default
+        ``<cache>/debian``); the tree goes to ``<cache>/distributions`` either way.
     say:
         Receives one line per step (progress for the command line).
 
@@ -340,12 +344,22 @@ def fetch_server(name: str, package: str, suite: str, *, arch: str | None = None
             fix=f"leave --arch out (this machine's {host} is fetched)")
     mirror = system_mirror()
     cache = paths.cache_dir()
-    apt = PrivateApt(cache / "debian" / "apt" / f"{suite}-{host}", suite, mirror, host)
+    downloads = downloads or cache / "debian"
+    apt = PrivateApt(downloads / "apt" / f"{suite}-{host}", suite, mirror, host)
     apt.prepare()
+    debs = downloads / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    # One fetch at a time per download folder: apt's own locks are off in the private state.
+    with (downloads / "fetch.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _fetch_locked(name, package, suite, apt, debs, target, profile_file, say)
+
+
+def _fetch_locked(name: str, package: str, suite: str, apt: PrivateApt, debs: Path,
+                  target: Path, profile_file: Path | None, say: Say) -> FetchedServer:
+    host, mirror = apt.arch, apt.mirror
     say(f"reading the {suite} index from {mirror}")
     apt.update()
-    debs = cache / "debian" / "debs"
-    debs.mkdir(parents=True, exist_ok=True)
     roots = [package, *COMPANIONS.get(package, ())]
     stanzas = apt.show(roots)
     if package not in stanzas:
@@ -357,7 +371,7 @@ def fetch_server(name: str, package: str, suite: str, *, arch: str | None = None
     fields = apt.show(sorted(closure))
     packages = [fields[p] for p in sorted(closure)]
     tree_name = f"debian-{suite}-{package}-{_safe(stanzas[package]['Version'])}"
-    final = cache / "distributions" / tree_name
+    final = paths.cache_dir() / "distributions" / tree_name
     download = sum(int(p.get("Size", 0)) for p in packages
                    if not _cached(debs, p))
     say(f"{package} {stanzas[package]['Version']} from {suite}: {len(packages)} packages,"

@@ -143,7 +143,8 @@ def _source_uris() -> Iterable[str]:
             continue
         if path.suffix == ".sources":  # deb822: "URIs:" lines of stanzas whose Types has deb
             for stanza in re.split(r"\n\s*\n", text):
-                if re.search(r"^Types:.*\bdeb\b", stanza, re.M | re.I) and not re.search(
+                types = re.search(r"^Types:(.*)$", stanza, re.M | re.I)
+                if types and "deb" in types.group(1).split() and not re.search(
                         r"^Enabled:\s*no", stanza, re.M | re.I):
                     for m in re.finditer(r"^URIs:\s*(.+)$", stanza, re.M | re.I):
                         yield from m.group(1).split()

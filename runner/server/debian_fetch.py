@@ -31,7 +31,6 @@ Every refusal is one sentence naming what and the fix, and leaves no profile and
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import os
@@ -678,11 +677,3 @@ def profile_text(profile: object, package: str, profile_file: Path | None) -> st
     body = profile.model_dump(exclude_defaults=True, exclude_none=True)  # type: ignore[attr-defined]
     body = {"version": 1, **{k: v for k, v in body.items() if k != "version"}}
     return header + yaml.safe_dump(body, sort_keys=False)
-
-
-def remove_tree(folder: Path) -> None:
-    """Remove a fetched tree (tests; a fetch that failed removes its own)."""
-    with contextlib.suppress(OSError):
-        if folder.resolve().parent == (paths.cache_dir() / "distributions").resolve():
-            shutil.rmtree(folder, ignore_errors=True)
-

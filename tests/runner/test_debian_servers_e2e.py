@@ -1,6 +1,6 @@
 """MySQL 9.x (Debian unstable) and MariaDB 11.8 (Debian 13), fetched by ``server fetch``, end
-to end: one real cell through the runner on each, with the Go driver (and with tpcc-mysql's
-``tpcc_start`` where it is built).
+to end: one real cell through the runner on each, with the Go driver (on MySQL 9.x with both
+its clients) and with tpcc-mysql's ``tpcc_start`` where it is built.
 
 ``bash scripts/setup.sh --test-servers`` fetched them (tests/support/debian_servers.py); both
 run on this Debian 12 host through their own loader and libraries (glibc 2.38+ inside the tree).
@@ -37,8 +37,11 @@ KNOBS = ("{doublewrite: off, flush_neighbor_pages: none, log_file_size: 64M,"
 SERVERS = ("mysql-9.7", "mariadb-11.8")
 
 
-def _experiment(tmp_path: Path, profile: Path, name: str, driver: str) -> Path:
+def _experiment(tmp_path: Path, profile: Path, name: str, driver: str,
+                client: str | None = None) -> Path:
     path = tmp_path / f"{name}.yaml"
+    if client is not None:
+        driver += f", client: {client}"
     path.write_text(textwrap.dedent(f"""\
         version: 1
         name: {name}
@@ -88,17 +91,26 @@ def test_server_check_names_the_redo_capacity_on_mysql_9() -> None:
     assert verdicts[("adaptive_checkpoint", "legacy")].status == "absent"
 
 
-@pytest.mark.parametrize("driver", [
-    "tpcc", pytest.param("tpcc-mysql", marks=pytest.mark.optional_tool)])
-@pytest.mark.parametrize("name", SERVERS)
-def test_a_cell_runs_end_to_end(name: str, driver: str, tmp_path: Path, work: Path) -> None:
+#: (server, driver, the Go driver's client): the Go driver on both; on MySQL 9.x also its C
+#: client, libmariadb — the library tpcc_start links — which must log in with
+#: caching_sha2_password; tpcc_start itself where it is built.
+CASES = [("mysql-9.7", "tpcc", None), ("mysql-9.7", "tpcc", "libmariadb"),
+         ("mariadb-11.8", "tpcc", None),
+         *(pytest.param(name, "tpcc-mysql", None, marks=pytest.mark.optional_tool)
+           for name in SERVERS)]
+
+
+@pytest.mark.parametrize(("name", "driver", "client"), CASES)
+def test_a_cell_runs_end_to_end(name: str, driver: str, client: str | None, tmp_path: Path,
+                                work: Path) -> None:
     profile = fetched_profile(name)
     if driver == "tpcc-mysql" and locate(None, "tpcc_start") is None:
         pytest.skip("tpcc_start not found: build it with scripts/build-tpcc-mysql.sh SRC_DIR"
                     " and put it on PATH or set TPCC_MYSQL_BIN")
-    experiment = f"debian-{name}-{driver}"
+    experiment = f"debian-{name}-{driver}-{client or 'default'}"
     db = ResultsDB(tmp_path / "r.sqlite")
-    outcome = run_experiment(_experiment(tmp_path, profile, experiment, driver), db, work=work)
+    outcome = run_experiment(_experiment(tmp_path, profile, experiment, driver, client), db,
+                             work=work)
     assert (outcome.done, outcome.failed) == (1, 0)
     run, shown, meta, samples = _the_run(db, experiment)
     assert (shown["innodb_doublewrite"], shown["innodb_flush_neighbors"]) == ("OFF", "0")

@@ -35,6 +35,10 @@ def fetched_profile(name: str) -> Path:
     path = PROFILES / f"{name}.yaml"
     if not path.is_file():
         pytest.skip(f"{path} is missing: fetch it with {FETCH_HINT}")
+    basedir = load_profile(str(path)).basedir
+    if basedir is None or not Path(basedir).is_dir():
+        pytest.skip(f"{path} names {basedir}, which is gone (the cache was cleaned):"
+                    f" fetch it again with {FETCH_HINT}")
     return path
 
 

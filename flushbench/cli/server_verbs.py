@@ -1,5 +1,5 @@
-"""``flushbench server``: binary distributions as profiles (``add``), knobs against a server
-(``check``)."""
+"""``flushbench server``: binary distributions as profiles (``add``), servers from a Debian
+suite (``fetch``), knobs against a server (``check``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import typer
 from flushbench.cli import app
 from flushbench.cli.console import make_console, say
 
-server_app = typer.Typer(help="Server profiles: add a binary distribution, check the knobs"
-                         " against a server.", no_args_is_help=True)
+server_app = typer.Typer(help="Server profiles: add a binary distribution, fetch a server from"
+                         " a Debian suite, check the knobs against a server.",
+                         no_args_is_help=True)
 app.add_typer(server_app, name="server")
 
 

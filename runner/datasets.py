@@ -45,6 +45,7 @@ from runner.server import (
     initialize_datadir,
     write_mycnf,
 )
+from runner.server.options import option_list
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
@@ -359,7 +360,8 @@ def _build_locked(
     started = time.monotonic()
     try:
         initialize_datadir(server, layout, options=init_options)
-        write_mycnf(layout.cnf, base_cnf_text, options, layout)
+        write_mycnf(layout.cnf, base_cnf_text, options, layout,
+                    option_names=option_list(server))
         with MysqldSandbox(server, layout) as sandbox:
             sandbox.start(timeout=start_timeout)
             load_started = time.monotonic()

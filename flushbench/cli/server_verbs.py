@@ -1,5 +1,5 @@
-"""``flushbench server``: binary distributions as profiles (``add``), knobs against a server
-(``check``)."""
+"""``flushbench server``: binary distributions as profiles (``add``), servers from a Debian
+suite (``fetch``), knobs against a server (``check``)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ import typer
 from flushbench.cli import app
 from flushbench.cli.console import make_console, say
 
-server_app = typer.Typer(help="Server profiles: add a binary distribution, check the knobs"
-                         " against a server.", no_args_is_help=True)
+server_app = typer.Typer(help="Server profiles: add a binary distribution, fetch a server from"
+                         " a Debian suite, check the knobs against a server.",
+                         no_args_is_help=True)
 app.add_typer(server_app, name="server")
 
 
@@ -106,3 +107,37 @@ def check_cmd(
     say(console, f"{len(verdicts)} knob levels: " + ", ".join(
         f"{n} {s}" for s, n in counts.items() if n) + " (the binary's option parser; no"
         " server started)")
+
+
+@server_app.command("fetch")
+def fetch_cmd(
+    name: Annotated[str, typer.Argument(help="The profile's name (experiments say"
+                                        " `server: NAME`).")],
+    package: Annotated[str, typer.Argument(help="The server's Debian package, e.g."
+                                           " mysql-server-core or mariadb-server-core.")],
+    suite: Annotated[str, typer.Option("--suite", help="The Debian suite: unstable (sid),"
+                                       " trixie, ...")],
+    arch: Annotated[str | None, typer.Option(
+        "--arch", help="The architecture (only this machine's can run).")] = None,
+    profile: Annotated[Path | None, typer.Option(
+        "--profile", help="Write the profile here instead of configs/servers/NAME.yaml.")] = None,
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="Overwrite an existing profile of that name.")] = False,
+) -> None:
+    """Download a server package and its shared libraries from a Debian suite (apt under a
+    private configuration: the system's apt set-up is untouched), extract them into
+    flushbench's cache, make the binaries use the tree's own loader, check the server as
+    `server add` does, and write the profile (suite, packages, versions, sha256)."""
+    from runner.server.debian_fetch import fetch_server
+
+    console = make_console()
+    fetched = fetch_server(name, package, suite, arch=arch, profile_file=profile,
+                           replace=replace, say=lambda line: say(console, line))
+    server = fetched.server
+    version = server.version_string.split("Ver", 1)[-1].split()[0]
+    say(console, f"{name}: {server.label} ({version}) from Debian {suite},"
+                 f" {len(fetched.fetched.packages)} packages")
+    say(console, f"  basedir   {server.basedir}")
+    say(console, f"  mysqld    {server.mysqld}")
+    say(console, f"wrote {fetched.profile_path} — its knobs: flushbench server check"
+                 f" {fetched.profile_path if profile else name}")

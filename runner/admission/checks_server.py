@@ -106,6 +106,17 @@ class IoCapacity(HostCheck):
             io = as_int(opts.get("innodb_io_capacity"))
             mx = as_int(opts.get("innodb_io_capacity_max"))
             if io is None:
+                default = as_int(context.options.get("innodb_io_capacity"))
+                if mx is not None and default is not None and default > mx:
+                    # MySQL 8.0+'s default is 10000: io_capacity_max alone below it lowers
+                    # io_capacity too, a change no knob asked for.
+                    origin = tr.origin.get("innodb_io_capacity_max")
+                    where = (context.where(cell)(origin) if origin
+                             else f"{context.base_path}: innodb_io_capacity_max")
+                    out.append(Problem(
+                        f"io_capacity_max {mx} is below {server.label}'s default io_capacity"
+                        f" {default}: the server lowers innodb_io_capacity to {mx} at start",
+                        where, f"set io_capacity too (at most {mx})"))
                 continue
             if mx is None:
                 auto = max(2 * io, 2000)
@@ -119,7 +130,8 @@ class IoCapacity(HostCheck):
                 behaviour = ("MariaDB silently lowers innodb_io_capacity to"
                              " innodb_io_capacity_max at start (a warning in the error log)"
                              if server.flavor == "mariadb"
-                             else "MySQL refuses an io_capacity above io_capacity_max")
+                             else "MySQL lowers innodb_io_capacity to innodb_io_capacity_max"
+                             " at start (a warning in the error log; seen on 9.7)")
                 out.append(Problem(f"io_capacity {io} exceeds io_capacity_max {mx} on"
                                    f" {server.label}: {behaviour}", where,
                                    "raise io_capacity_max (knob or"

@@ -47,6 +47,7 @@ from runner.knobs.storage import StorageSpec
 from runner.server.optionfiles import (
     SANDBOX_OWNED,
     base_config_path,
+    carried_redo_names,
     read_mycnf,
     sandbox_problem,
 )
@@ -329,8 +330,9 @@ def _read_base_config(exp: ExperimentSpec, source: str, servers: dict[str, Resol
             problems.error(f"{base_path}: {name} (base config of {source})", *refusal)
     for server_name, server in servers.items():
         options = option_lists[server_name]
+        carried = carried_redo_names(options)  # MySQL 9: read as innodb_redo_log_capacity
         for name in base:
-            if name not in options and name not in SANDBOX_OWNED:
+            if name not in options and name not in SANDBOX_OWNED and name not in carried:
                 close = close_matches(name, options, n=3, cutoff=0.75)
                 problems.error(f"{base_path}: {name} (base config of {source})",
                                f"not a variable of {server.label} (server {server_name})",

@@ -42,6 +42,7 @@ from runner.server import (
     drain_dirty_pages,
     write_mycnf,
 )
+from runner.server.options import option_list
 from store.db import ResultsDB
 from store.models import RunStatus
 
@@ -196,7 +197,8 @@ def _start_measure_stop(run: _Run, stop_event: threading.Event | None) -> None:
     """my.cnf → start mysqld under the host controls → record → verify → drain → measure →
     stop mysqld."""
     ctx, tr, layout, rec = run.ctx, run.translation, run.layout, run.rec
-    write_mycnf(layout.cnf, ctx.report.base_cnf_text, tr.server_options, layout)
+    write_mycnf(layout.cnf, ctx.report.base_cnf_text, tr.server_options, layout,
+                option_names=option_list(run.server))
     sandbox = run.sandbox = MysqldSandbox(run.server, layout, allocator=tr.allocator)
     # THP is host-wide: put back what a killed flushbench left, set this run's mode before
     # mysqld starts, restore it once mysqld has stopped (the ExitStack leaves last).

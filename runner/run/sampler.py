@@ -533,7 +533,7 @@ class Sampler(threading.Thread):
             step("SHOW GLOBAL STATUS")
             engine_text = None
             need_fallback = self._status_has_lsn is False or (
-                self._status_has_lsn is None and "Innodb_lsn_current" not in counters
+                self._status_has_lsn is None and _lsn_names(counters) is None
             )
             if self.engine_status or need_fallback:
                 cur.execute("SHOW ENGINE INNODB STATUS")
@@ -543,17 +543,17 @@ class Sampler(threading.Thread):
                     engine_text = engine_text.decode("utf-8", "replace")
                 step("SHOW ENGINE INNODB STATUS")
         if self._status_has_lsn is None:
-            self._status_has_lsn = "Innodb_lsn_current" in counters
+            self._status_has_lsn = _lsn_names(counters) is not None
 
         record = SampleRecord(seq=seq, scheduled_ts=self.scheduled(seq), ts=ts)
         record.status_z = compress_status(counters)
         record.pages_dirty = _int(counters.get("Innodb_buffer_pool_pages_dirty"))
         record.pages_data = _int(counters.get("Innodb_buffer_pool_pages_data"))
         record.pages_free = _int(counters.get("Innodb_buffer_pool_pages_free"))
-        if self._status_has_lsn:
-            # MariaDB 10.x: Innodb_lsn_current / Innodb_lsn_last_checkpoint status variables.
-            record.lsn = _int(counters.get("Innodb_lsn_current"))
-            record.checkpoint_lsn = _int(counters.get("Innodb_lsn_last_checkpoint"))
+        names = _lsn_names(counters) if self._status_has_lsn else None
+        if names is not None:
+            record.lsn = _int(counters.get(names[0]))
+            record.checkpoint_lsn = _int(counters.get(names[1]))
         elif engine_text:
             record.lsn, record.checkpoint_lsn = parse_engine_lsn(engine_text)
         if engine_text and self.engine_status:
@@ -630,6 +630,18 @@ class Sampler(threading.Thread):
             except Exception:  # already broken; nothing to release
                 pass
             self._conn = None
+
+
+#: (current LSN, checkpoint LSN) status variables: MariaDB 10.x+ and XtraDB's, then MySQL
+#: 8.0.30+'s (where SHOW ENGINE INNODB STATUS is the only other source).
+LSN_STATUS = (("Innodb_lsn_current", "Innodb_lsn_last_checkpoint"),
+              ("Innodb_redo_log_current_lsn", "Innodb_redo_log_checkpoint_lsn"))
+
+
+def _lsn_names(counters: dict[str, int | float]) -> tuple[str, str] | None:
+    """The pair of :data:`LSN_STATUS` this server reports, or None."""
+    return next((pair for pair in LSN_STATUS if pair[0] in counters and pair[1] in counters),
+                None)
 
 
 def _int(value: int | float | None) -> int | None:

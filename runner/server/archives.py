@@ -7,21 +7,21 @@ the file's first bytes, not its name. The tree is unpacked once per archive cont
 reuses it, a different archive of the same name gets its own folder.
 
 An archive comes from someone else, so it is read twice: first its listing only, written
-nowhere, then its members into the cache. The listing must pass every check before one byte
-is written: at most :data:`MAX_MEMBERS` members to unpack (a test suite in
-:data:`SKIPPED_FOLDERS` is listed, within :data:`MAX_LISTED`, but never unpacked), none over :data:`MAX_MEMBER_BYTES` and all
-together at most :data:`MAX_TOTAL_BYTES` (and what the cache's disk can spare), no member
-outside its folder (tar's ``data`` filter: no absolute paths, no ``..``, no links leaving the
-folder, no devices or FIFOs, no set-uid bits; zip members with an absolute path or ``..``, or
-of a device, FIFO or socket mode, are refused), no encrypted zip member, nothing expanding
-more than :data:`MAX_RATIO`-fold past :data:`RATIO_FLOOR` (a compression bomb is refused after
-a few compressed kilobytes, not after gigabytes decompressed), and the caller's own
-check of the names (``server add``: a ``bin/mysqld`` is among them). A tarball is decompressed
-as a stream through a reader that lets through only the member data the headers declared plus
-:data:`MAX_HEADER_BYTES` of headers, so neither a lying header nor a gigabyte pax header can
-take more; a zip member is copied counting its bytes against its declared size. The caps fit
-real distributions with room to spare: MariaDB 11.4.5's jar holds 147 members, 366 MB (its
-largest 314 MB); a MySQL 8 tarball about 10,000 members and 1–3 GB.
+nowhere, then its members into the cache. The listing must pass every check before one byte is
+written: at most :data:`MAX_MEMBERS` members to unpack (a test suite in :data:`SKIPPED_FOLDERS`
+is listed, within :data:`MAX_LISTED`, but never unpacked), none over :data:`MAX_MEMBER_BYTES`
+and all together at most :data:`MAX_TOTAL_BYTES` (and what the cache's disk can spare), no
+member outside its folder (tar's ``data`` filter: no absolute paths, no ``..``, no links
+leaving the folder, no devices or FIFOs, no set-uid bits; zip members with an absolute path or
+``..``, or of a device, FIFO or socket mode, are refused), no encrypted zip member, nothing
+expanding more than :data:`MAX_RATIO`-fold past :data:`RATIO_FLOOR` (a compression bomb is
+refused after a few compressed kilobytes, not after gigabytes decompressed), and the caller's
+own check of the names (``server add``: a ``bin/mysqld`` is among them). A tarball is
+decompressed as a stream through a reader that lets through only the member data the headers
+declared plus :data:`MAX_HEADER_BYTES` of headers, so neither a lying header nor a gigabyte pax
+header can take more; a zip member is copied counting its bytes against its declared size. The
+caps fit real distributions with room to spare: MariaDB 11.4.5's jar holds 147 members, 366 MB
+(its largest 314 MB); a MySQL 8 tarball about 10,000 members and 1–3 GB.
 
 Unpacking goes to a temporary folder renamed into place at the end and removed on every
 failure, so an interrupted unpack never looks complete; one left by a killed flushbench (its

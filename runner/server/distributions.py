@@ -108,7 +108,7 @@ def add_distribution(name: str, source: Path, *, profile_file: Path | None = Non
         One sentence naming ``source`` as given (or the profile file, or NAME) and the fix;
         nothing is written, and a tree this call unpacked is removed again.
     """
-    target = _profile_target(name, profile_file, replace)
+    target = profile_target(name, profile_file, replace)
     given = str(source)
     check_input_path(Path(source).expanduser(), "the distribution", error=PreflightError)
     # Absolute from here on: the probes run in temporary folders, where a relative path
@@ -166,8 +166,10 @@ def _rel(path: Path, top: Path) -> str:
     return "" if str(rel) == "." else str(rel)
 
 
-def _profile_target(name: str, profile_file: Path | None, replace: bool) -> Path:
-    """Where the profile goes, checked before anything is read or run."""
+def profile_target(name: str, profile_file: Path | None, replace: bool) -> Path:
+    """Where a new profile goes (``server add``, ``server fetch``), checked before anything is
+    read or run: a valid name, never a profile flushbench ships, an existing one only with
+    ``replace``."""
     if not is_profile_name(name):
         raise ConfigError(f"{quote(name)} is not a profile name", where="NAME",
                           fix="use at most 80 ASCII letters, digits, '.', '_' and '-', starting"

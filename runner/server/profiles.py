@@ -35,6 +35,24 @@ InitKind = Literal["install_db", "initialize"]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 NAME_MAX = 80
 
+
+class DebianPackage(StrictModel):
+    """One package a fetched server came from (``flushbench server fetch``)."""
+
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    version: Annotated[str, Field(min_length=1, max_length=100)]
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class FetchedFrom(StrictModel):
+    """Where a fetched server came from: the Debian suite, its mirror, every package."""
+
+    suite: str
+    mirror: str
+    architecture: str
+    packages: list[DebianPackage]
+
+
 class ServerProfile(StrictModel):
     """One server installation: Debian-style binary paths or a tarball ``basedir``."""
 
@@ -50,6 +68,8 @@ class ServerProfile(StrictModel):
     basedir: str | None = None
     #: Extra shared-library directories (LD_LIBRARY_PATH) for old tarballs.
     lib_dirs: list[str] = Field(default_factory=list)
+    #: Set by ``flushbench server fetch``: the suite and packages the tree was extracted from.
+    fetched: FetchedFrom | None = None
 
     @model_validator(mode="after")
     def _one_layout(self) -> ServerProfile:
@@ -155,6 +175,20 @@ class ResolvedServer:
     def label(self) -> str:
         """``mariadb-10.11``, ``mysql-8.0.36``: as used in messages (:func:`server_label`)."""
         return server_label(self.flavor, self.version)
+
+    def start_args(self) -> list[str]:
+        """Command-line options every start of this server gets before its my.cnf's.
+
+        ``--basedir`` for a tree, and for MySQL/Percona 8.0+ ``--secure-file-priv=`` (a
+        package build's compiled-in ``/var/lib/mysql-files`` does not exist outside its
+        package, and the server refuses to start without it) and ``--mysqlx=OFF`` (the X
+        plugin listens on port 33060 and a socket in ``/run/mysqld`` — two sandboxes would
+        contend for them, and no benchmark here speaks the X protocol).
+        """
+        args = [f"--basedir={self.basedir}"] if self.basedir else []
+        if self.flavor != "mariadb" and self.version >= (8, 0, 0):
+            args += ["--secure-file-priv=", "--mysqlx=OFF"]
+        return args
 
     def env(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """The environment for every run of this server's binaries (``lib_dirs`` applied).

@@ -140,9 +140,8 @@ class MysqldSandbox:
         self._log_offset = (
             self.layout.error_log.stat().st_size if self.layout.error_log.exists() else 0
         )
-        argv = [str(self.server.mysqld), f"--defaults-file={self.layout.cnf}"]
-        if self.server.basedir:
-            argv.append(f"--basedir={self.server.basedir}")
+        argv = [str(self.server.mysqld), f"--defaults-file={self.layout.cnf}",
+                *self.server.start_args()]
         if self.server.flavor == "mariadb" and self.server.version >= (11, 4):
             # MariaDB 11.4 makes a self-signed TLS certificate at every start when none is
             # configured: an RSA key, 12-40 s of CPU on a 2-core machine. A sandbox is reached

@@ -209,6 +209,21 @@ def test_io_capacity(tmp_path: Path) -> None:
     assert not IoCapacity().applies(old)
 
 
+def test_io_capacity_max_alone_below_the_servers_default(tmp_path: Path) -> None:
+    """MySQL 9.7 (default io_capacity 10000) lowers io_capacity to an io_capacity_max set alone
+    below it, as a started 9.7.4 did; the default comes from the binary's option list."""
+    mysql9 = _server("mysql", (9, 7, 4))
+    context = _context(tmp_path, "fixed: {io_capacity_max: 5000}\n", server=mysql9)
+    context = context.for_server(mysql9, {"innodb_io_capacity": "10000"}, context.cells)
+    assert _lines(IoCapacity().check(context)) == [
+        f"{context.source}: fixed.io_capacity_max: io_capacity_max 5000 is below mysql-9.7's"
+        " default io_capacity 10000: the server lowers innodb_io_capacity to 5000 at start —"
+        " set io_capacity too (at most 5000)"]
+    # A default the max covers (MariaDB's 200) is no problem.
+    context = context.for_server(mysql9, {"innodb_io_capacity": "200"}, context.cells)
+    assert IoCapacity().check(context) == []
+
+
 def test_large_pages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     meminfo = tmp_path / "meminfo"
     meminfo.write_text(MEMINFO.format(total=24000000))

@@ -1,5 +1,5 @@
-"""Every server knob × six servers (MySQL 5.5, XtraDB 5.5, Percona 5.5, MariaDB 10.2, 10.11
-and 11.4) against the real binaries.
+"""Every server knob × eight servers (MySQL 5.5, XtraDB 5.5, Percona 5.5, MariaDB 10.2, 10.11,
+11.4 and 11.8, MySQL 9.x) against the real binaries.
 
 Each knob level gets the verdict ``flushbench server check`` prints (runner/server/knob_check.py:
 the translation, the binary's option list, its own parse); what it calls applied is started in
@@ -12,7 +12,8 @@ documentation claimed.
 
 MySQL 5.5, XtraDB 5.5 and Percona Server 5.5 are built by scripts/build-server.sh; without
 them their tests skip and name the build command (``optional_tool``). MariaDB 10.2.11 and 11.4.5
-are binary distributions ``make test`` fetches (tests/support/distributions.py): they run on CI.
+are binary distributions ``make test`` fetches (tests/support/distributions.py), MySQL 9.x and
+MariaDB 11.8 come from Debian's newer suites (tests/support/debian_servers.py): they run on CI.
 """
 
 from __future__ import annotations
@@ -39,13 +40,14 @@ from runner.server import (
 from runner.server.knob_check import SAMPLE_LEVELS, judge, level_text, short_reason
 from runner.server.options import option_list
 from tests.support.built_servers import built_server
+from tests.support.debian_servers import FETCHES, fetched_server
 from tests.support.distributions import add_jar
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
 #: In the order of their InnoDB's age; the table's columns.
 SERVERS = ("mysql-5.5", "xtradb-5.5", "percona-5.5", "mariadb-10.2", "mariadb-10.11",
-           "mariadb-11.4")
+           "mariadb-11.4", "mariadb-11.8", "mysql-9.7")
 #: The binary distributions among them, by the MariaDB version ``make test`` fetches.
 DISTRIBUTIONS = {"mariadb-10.2": "10.2.11", "mariadb-11.4": "11.4.5"}
 #: Levels tried per knob: the ones ``flushbench server check`` tries.
@@ -83,6 +85,8 @@ def _server(name: str, request: pytest.FixtureRequest) -> ResolvedServer:
             folder = request.getfixturevalue("tmp_path_factory").mktemp("profiles")
             _DISTRIBUTION_SERVERS[name] = add_jar(DISTRIBUTIONS[name], folder).server
         return _DISTRIBUTION_SERVERS[name]
+    if name in FETCHES:
+        return fetched_server(name)
     return built_server(name)
 
 
@@ -153,7 +157,8 @@ _OBSERVED: dict[str, dict[tuple[str, object], Outcome]] = {}
 
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(s, marks=[] if s.startswith("mariadb") else [pytest.mark.optional_tool])
+    [pytest.param(s, marks=[] if s.startswith("mariadb") or s in FETCHES
+                  else [pytest.mark.optional_tool])
      for s in SERVERS],
 )
 def test_every_knob_applies_or_is_refused(name: str, request: pytest.FixtureRequest,
@@ -179,6 +184,11 @@ def test_every_knob_applies_or_is_refused(name: str, request: pytest.FixtureRequ
             "innodb_log_file_size": str(32 << 20), "innodb_log_files_in_group": "2"}
         assert outcomes[("buffer_pool_instances", 1)].applied
         assert outcomes[("adaptive_checkpoint", "legacy")].status == "absent"
+    if name == "mysql-9.7":
+        # 8.0.30+: one redo capacity (innodb_log_file_size is gone in 9.x).
+        assert outcomes[("log_file_size", 64 << 20)].applied == {
+            "innodb_redo_log_capacity": str(64 << 20)}
+        assert outcomes[("flush_method", "O_DIRECT_NO_FSYNC")].applied
 
 
 def _reason(out: Outcome) -> str:
@@ -227,7 +237,8 @@ def test_table_in_domain_md_is_what_the_binaries_did(request: pytest.FixtureRequ
     missing = [s for s in SERVERS if s not in _OBSERVED]
     if missing:
         pytest.skip(f"not observed in this session: {', '.join(missing)} (build the 5.5 servers"
-                    " with scripts/build-server.sh, fetch the distributions with"
+                    " with scripts/build-server.sh, fetch the distributions and Debian's"
+                    " servers with"
                     " scripts/setup.sh --test-servers, and run this module)")
     versions = {s: _server(s, request).version_string.split("Ver", 1)[-1].split()[0]
                 for s in SERVERS}

@@ -123,3 +123,30 @@ def test_large_pages_host_warning_is_not_an_option_problem(server: ResolvedServe
     # Without huge pages mariadbd warns "Couldn't allocate ..." — preflight's own huge-page
     # check reports that with a fix, so the dry run leaves it out.
     assert dry_run_options(server, {"large_pages": "ON"}) == []
+
+
+def test_a_base_configs_redo_pair_is_read_as_the_capacity_where_only_that_exists() -> None:
+    """MySQL 9.x has innodb_redo_log_capacity and no innodb_log_file_size: the base config's
+    pair becomes their product (2 files when unset), as 8.0.30-8.4 derive it themselves."""
+    from runner.server.optionfiles import base_for_server, carried_redo_names, read_mycnf
+
+    text = ("[mysqld]\ninnodb_buffer_pool_size = 128M\ninnodb_log_file_size = 48M\n"
+            "skip-name-resolve\n")
+    mysql9 = {"innodb_redo_log_capacity": "104857600", "innodb_buffer_pool_size": "0"}
+    assert carried_redo_names(mysql9) == {"innodb_log_file_size", "innodb_log_files_in_group"}
+    out = base_for_server(text, mysql9)
+    assert "innodb_redo_log_capacity = 100663296" in out  # 2 × 48M
+    assert "\ninnodb_log_file_size" not in out and "skip-name-resolve" in out
+    three = base_for_server(text + "innodb_log_files_in_group = 3\n", mysql9)
+    assert "innodb_redo_log_capacity = 150994944" in three
+    # A server that has innodb_log_file_size (8.0.30-8.4 too) reads the file as written.
+    both = {**mysql9, "innodb_log_file_size": "50331648"}
+    assert carried_redo_names(both) == set() and base_for_server(text, both) == text
+    assert not carried_redo_names({"innodb_log_file_size": "1"})
+    # What the rewrite writes is a valid option file.
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "b.cnf"
+        path.write_text(out)
+        assert read_mycnf(path)["innodb_redo_log_capacity"] == "100663296"

@@ -87,11 +87,12 @@ class PngExporter:
     """
 
     def __init__(self, renderers: int | None = None, *,
-                 stall_seconds: float = STALL_SECONDS,
-                 deadline_seconds: float = DEADLINE_SECONDS) -> None:
+                 stall_seconds: float | None = None,
+                 deadline_seconds: float | None = None) -> None:
         self.renderers = renderers if renderers is not None else default_renderers()
-        self.stall_seconds = stall_seconds
-        self.deadline_seconds = deadline_seconds
+        self.stall_seconds = STALL_SECONDS if stall_seconds is None else stall_seconds
+        self.deadline_seconds = DEADLINE_SECONDS if deadline_seconds is None \
+            else deadline_seconds
         self.error: str | None = None
         self.written: list[Path] = []
         self._jobs: queue.Queue[_Job | None] = queue.Queue()

@@ -2,8 +2,9 @@
 
 One table, one row per case (the model is ``test_bundle_safety.py``): each row fills a fresh
 report folder — beside an ``outside/`` folder its links point into — runs the real
-``flushbench report`` as a subprocess with a timeout (a named pipe opened by mistake would block
-for ever; the timeout is the harness's guard, not an assertion on time), and lists every path
+``flushbench report`` (in this process; a row with a named pipe as a subprocess with a timeout,
+since a pipe opened by mistake would block for ever: the timeout is the harness's guard, not an
+assertion on time), and lists every path
 under the case folder before and after: its kind and, for a file, its sha256 (``lstat``, so a
 link or a FIFO is listed, never followed or opened). A refusal is one ``error:`` line naming
 the path with the fix, exit 2, and the case folder exactly as it was. A report that is written
@@ -29,6 +30,7 @@ import pytest
 
 from analysis.report_folder import MANIFEST
 from store.migrate import head_revision
+from tests.cli.conftest import CliRun
 from tests.support.recorded import ROOT
 
 DB = ROOT / "tests" / "fixtures" / "results-db" / f"rev-{head_revision()}.sqlite"
@@ -174,6 +176,8 @@ class Case:
     replaced: frozenset[str] = frozenset()
     #: Paths a written report must have deleted (an earlier report's stale figure).
     gone: frozenset[str] = frozenset()
+    #: Run as a subprocess with a timeout (a named pipe is involved).
+    pipe: bool = False
 
 
 REFUSE_FIX = "pass --overwrite to replace it"
@@ -211,16 +215,15 @@ CASES = [
          ["out/report.html", "a folder is there"]),
     # Named pipes: refused at once, never opened.
     Case("fifo-manifest-refused", fifo(MANIFEST, "--no-png"),
-         [f"out/{MANIFEST}", "named pipe"]),
+         [f"out/{MANIFEST}", "named pipe"], pipe=True),
     Case("fifo-report-html-refused", fifo("report.html", "--no-png"),
-         ["out/report.html", "named pipe"]),
+         ["out/report.html", "named pipe"], pipe=True),
     Case("fifo-figure-refused", fifo("figures/01-notpm.png"),
-         ["out/figures/01-notpm.png", "named pipe"]),
+         ["out/figures/01-notpm.png", "named pipe"], pipe=True),
     Case("fifo-manifest-replaced-with-overwrite", fifo(MANIFEST, "--no-png", "--overwrite"),
-         None, replaced=frozenset({f"out/{MANIFEST}"})),
-    Case("fifo-report-folder-refused",
-         report_folder_is_a_fifo,
-         ["out", "named pipe"]),
+         None, replaced=frozenset({f"out/{MANIFEST}"}), pipe=True),
+    Case("fifo-report-folder-refused", report_folder_is_a_fifo, ["out", "named pipe"],
+         pipe=True),
     # Manifests the report did not write.
     Case("manifest-not-json-refused", manifest_text(b"{not json", "--no-png"),
          [f"out/{MANIFEST}", "not a manifest flushbench wrote"]),
@@ -253,20 +256,31 @@ def png_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_report_folder(case: Case, tmp_path: Path, png_cache_dir: Path) -> None:
+def test_report_folder(case: Case, tmp_path: Path, png_cache_dir: Path, cli: CliRun,
+                       monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "case"
     (folder / "out").mkdir(parents=True)
     (folder / "outside" / "dir").mkdir(parents=True)
     (folder / "outside" / "precious.txt").write_bytes(PRECIOUS)
     shutil.copyfile(DB, folder / "db.sqlite")
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("FLUSHBENCH_CACHE_DIR", str(png_cache_dir))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.delenv("FLUSHBENCH_DB", raising=False)
+
+    def report(*args: str) -> tuple[int, str, str]:
+        if case.pipe:
+            return run_report(folder, png_cache_dir, "-o", "out", *args)
+        return cli(["report", EXPERIMENT, "--db", str(folder / "db.sqlite"), "-o", "out",
+                    *args])
 
     def earlier(*args: str) -> None:
-        code, _, err = run_report(folder, png_cache_dir, "-o", "out", *args)
+        code, _, err = report(*args)
         assert code == 0, err
 
     args = case.build(folder, earlier)
     before = {k: v for k, v in listing(folder).items() if not k.startswith("db.sqlite")}
-    code, out, err = run_report(folder, png_cache_dir, "-o", "out", *args)
+    code, out, err = report(*args)
     after = {k: v for k, v in listing(folder).items() if not k.startswith("db.sqlite")}
     assert "Traceback" not in err and "internal error" not in err, err
     if case.expect is not None:

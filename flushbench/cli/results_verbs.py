@@ -224,11 +224,18 @@ def export_cmd(
     experiment: ExperimentArg,
     out: Annotated[Path, typer.Option("-o", "--out", help="File to write.")],
     db: DbOption = None,
-    fmt: Annotated[str, typer.Option("--format", help="csv or parquet.")] = "csv",
+    fmt: Annotated[str, typer.Option("--format", help="csv or parquet; the file's name must"
+                                     " end in .csv (or .csv.gz …) or .parquet/.pq to match.")
+                   ] = "csv",
     what: Annotated[str, typer.Option("--what", help="intervals, samples or runs.")] = "intervals",
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file (never"
+                                        " the database or bundle read).")] = False,
 ) -> None:
-    """Export an experiment's intervals, samples or run summaries as CSV or Parquet."""
+    """Export an experiment's intervals, samples or run summaries as CSV or Parquet.
+
+    The file's suffix must match --format (a .csv name with --format parquet is refused).
+    The export never writes over what it reads — the results database, its -wal/-shm/-journal
+    files, the bundle --db names, through a link or a hard link — not even with --force."""
     from analysis.export import export
 
     if fmt in ("csv", "parquet") and what in ("intervals", "samples", "runs"):

@@ -144,6 +144,13 @@ class PngExporter:
         self._threads = []
         return self.error
 
+    def cancel(self) -> None:
+        """Drop the figures not drawn yet and stop the renderers (the caller failed and will
+        use none of them): :meth:`close` without waiting for the queue."""
+        with self._lock:
+            self.error = self.error or "cancelled"
+        self.close()
+
     def _stop(self, reason: str) -> None:
         """Fail the export with ``reason`` and kill every renderer's Chromium; a renderer
         still stuck after that is left behind (its thread is a daemon and writes nothing)."""

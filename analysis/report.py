@@ -94,6 +94,6 @@ def write_report(
                 if exporter else None)
         except BaseException:
             if exporter is not None:
-                exporter.close()
+                exporter.cancel()
             raise
         return render(model, folder, png=png, exporter=exporter, problems=problems)

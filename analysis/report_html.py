@@ -226,7 +226,7 @@ def _render(model: ReportModel, folder: ReportFolder, png: bool,
         folder.check_figures(item.slug for item in model.figures)
     except BaseException:
         if exporter is not None:
-            exporter.close()
+            exporter.cancel()
         raise
     if png and exporter is None:
         exporter = PngExporter()

@@ -17,8 +17,8 @@ import plotly.graph_objects as go
 
 from analysis import plots
 from analysis.crossdb import CrossComparison, Source, cross_compare, sources_table
-from analysis.figure_folder import replace_figures
 from analysis.png_export import PngExporter
+from analysis.report_folder import ReportFolder
 from analysis.report_html import esc, generated_at, html_page, table
 from core.units import format_number as number
 
@@ -71,39 +71,45 @@ def ratio_figure(cross: CrossComparison) -> go.Figure:
 
 def write_cross_report(sources: list[Source], out_dir: str | os.PathLike[str], *,
                        on: list[str] | None = None, pairs: list[list[int]] | None = None,
-                       force: bool = False, png: bool = True) -> Path:
-    """Write ``report.html`` (and ``figures/01-ratio-per-source.png``) for several sources."""
+                       force: bool = False, png: bool = True, overwrite: bool = False,
+                       problems: list[str] | None = None) -> Path:
+    """Write ``report.html`` (and ``figures/01-ratio-per-source.png``) for several sources,
+    by the report folder's rules (:mod:`analysis.report_folder`; ``overwrite`` and
+    ``problems`` as in :func:`analysis.report.write_report`)."""
     cross = cross_compare(sources, on=on, pairs=pairs, force=force)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    fig = ratio_figure(cross)
-    png_note = _export_png(fig, out) if png else ""
-    fig.update_layout(width=None, autosize=True)
-    div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{_FIGURE}",
-                      config={"displaylogo": False, "responsive": True})
-    names = " · ".join(s.label for s in cross.sources)
-    body = (f"<h1>{esc(names)}</h1><p class='sub'>experiments compared across databases · "
-            f"generated {generated_at()}</p>"
-            + _sources_part(cross) + _matching_part(cross, pairs) + _per_source_part(cross)
-            + f"<div class='figure'>{div}{png_note}</div>"
-            + _pooled_part(cross, names) + _between_part(cross)
-            + "<h2>Warnings</h2><ul>" + ("".join(f"<li>{esc(w)}</li>" for w in cross.warnings)
-                                         or "<li>none</li>") + "</ul>")
-    path = out / "report.html"
-    path.write_text(html_page(names, body, browser_hooks=False), encoding="utf-8")
-    return path
+    with ReportFolder(out_dir, png=png, overwrite=overwrite) as folder:
+        folder.check_figures([_FIGURE])
+        fig = ratio_figure(cross)
+        written, error = _export_png(fig, folder) if png else ([], None)
+        if error and problems is not None:
+            problems.append(f"{error}; report.html is complete without its PNG")
+        png_note = "" if not png else (
+            f"<p class='muted'>PNG export failed: {esc(error)}</p>" if error else
+            f"<p class='muted'>PNG: <a href='figures/{_FIGURE}.png'>{_FIGURE}.png</a></p>")
+        fig.update_layout(width=None, autosize=True)
+        div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{_FIGURE}",
+                          config={"displaylogo": False, "responsive": True})
+        names = " · ".join(s.label for s in cross.sources)
+        body = (f"<h1>{esc(names)}</h1><p class='sub'>experiments compared across databases"
+                f" · generated {generated_at()}</p>"
+                + _sources_part(cross) + _matching_part(cross, pairs) + _per_source_part(cross)
+                + f"<div class='figure'>{div}{png_note}</div>"
+                + _pooled_part(cross, names) + _between_part(cross)
+                + "<h2>Warnings</h2><ul>"
+                + ("".join(f"<li>{esc(w)}</li>" for w in cross.warnings) or "<li>none</li>")
+                + "</ul>")
+        return folder.commit(html_page(names, body, browser_hooks=False), written,
+                             complete=error is None)
 
 
-def _export_png(fig: go.Figure, out: Path) -> str:
-    """Draw the figure's PNG; the line under the figure that links it or says why not."""
+def _export_png(fig: go.Figure, folder: ReportFolder) -> tuple[list[Path], str | None]:
+    """Draw the figure's PNG into the folder's staging folder: what was drawn, and the
+    error (None when it was)."""
     exporter = PngExporter()
-    exporter.submit(fig, out / "figures" / f"{_FIGURE}.png", width=plots.WIDTH,
+    exporter.submit(fig, folder.staged_png(_FIGURE), width=plots.WIDTH,
                     height=int(fig.layout.height or plots.HEIGHT))
     error = exporter.close()
-    replace_figures(out / "figures", [p.name for p in exporter.written],
-                    complete=error is None)
-    return (f"<p class='muted'>PNG export failed: {esc(error)}</p>" if error else
-            f"<p class='muted'>PNG: <a href='figures/{_FIGURE}.png'>{_FIGURE}.png</a></p>")
+    return list(exporter.written), error
 
 
 def _sources_part(cross: CrossComparison) -> str:

@@ -2,21 +2,65 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.errors import AnalysisError
+from core.errors import AnalysisError, quote
+from core.filecheck import input_written_over
 from store.models import RunStatus
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and b.exists() and a.samefile(b)
-    except OSError:
-        return False
+#: The names a file of each format may have (pandas compresses a CSV by these suffixes).
+SUFFIXES = {"csv": (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst"),
+            "parquet": (".parquet", ".pq")}
+
+
+def _inputs(db: Any, url: str) -> list[Path]:
+    """The files the export reads: the database or bundle ``--db`` names (or
+    ``$FLUSHBENCH_DB``, or the default), and the SQLite file it resolved to (a bundle's copy)."""
+    from store.db import DEFAULT_DB_PATH
+
+    found = []
+    if isinstance(db, (str, Path)) or db is None:
+        value = str(db) if db is not None else os.environ.get("FLUSHBENCH_DB",
+                                                              str(DEFAULT_DB_PATH))
+        if "://" not in value:
+            found.append(Path(value).expanduser())
+    if url.startswith("sqlite:///"):
+        found.append(Path(url.removeprefix("sqlite:///")))
+    return found
+
+
+def check_target(path: Path, fmt: str, inputs: list[Path]) -> None:
+    """Refuse an export target that is one of the files read (``--force`` or not), and a name
+    whose suffix is not the format's (Parquet under ``.csv`` is a file no tool reads right).
+
+    Raises
+    ------
+    AnalysisError
+        Naming the target, the file it would write over or the suffix, with the fix.
+    """
+    source = input_written_over(path, inputs)
+    if source is not None:
+        what = ("the results database itself" if source in inputs
+                else f"the results database's {source.name}")
+        raise AnalysisError(f"that is {what}: the export would write over what it reads",
+                            where=str(path), fix="write the export to another file")
+    name = path.name
+    if not name.lower().endswith(SUFFIXES[fmt]):
+        other = "parquet" if fmt == "csv" else "csv"
+        says = next((s for s in SUFFIXES[other] if name.lower().endswith(s)), None)
+        base = name[:-len(says)] if says else (path.stem or "export")
+        raise AnalysisError(
+            f"the export is {fmt}, and {quote(name)} does not end in"
+            f" {' or '.join(SUFFIXES[fmt][:2] if fmt == 'parquet' else SUFFIXES[fmt][:1])}",
+            where=str(path),
+            fix=(f"pass --format {other} for a {says} file, or " if says else "")
+            + f"name it {base}{SUFFIXES[fmt][0]}")
 
 
 def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str = "csv",
@@ -26,7 +70,9 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     Raises
     ------
     AnalysisError
-        An unknown format or table; ``out`` is the results database itself (never written);
+        An unknown format or table; ``out`` is a file the export reads — the database, its
+        ``-wal``/``-shm``/``-journal``, the bundle ``--db`` names, by path, link or hard link —
+        (never written, not even with ``force``); ``out``'s suffix is not the format's;
         ``out`` exists and ``force`` is false; ``out`` is a directory; the experiment has no
         row of that table (nothing finished yet): an empty file would look like a lost export.
     """
@@ -39,10 +85,9 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
         raise AnalysisError(f"unknown table {what!r}", where="--what",
                             fix="use intervals, samples or runs")
     path = Path(out)
+    check_target(path, fmt, _inputs(db, ""))  # before a bundle is unpacked to be read
     url = resolve_url(db if isinstance(db, (str, Path)) or db is None else None, write=False)
-    if url.startswith("sqlite:///") and _same_file(path, Path(url.removeprefix("sqlite:///"))):
-        raise AnalysisError("that is the results database itself", where=str(path),
-                            fix="write the export to another file")
+    check_target(path, fmt, _inputs(db, url))
     if path.is_dir():
         raise AnalysisError("the export target is a directory", where=str(path),
                             fix="name a file, e.g. -o results.csv")

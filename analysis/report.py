@@ -29,11 +29,11 @@ from typing import Any
 from analysis.frames import DB, ExperimentRef
 from analysis.png_export import PngExporter
 from analysis.report_figures import ReportFigure
+from analysis.report_folder import ReportFolder
 from analysis.report_html import render, submit_png
 from analysis.report_model import ReportModel, build_report_model
 from analysis.report_sections import level_names
 from analysis.report_sentences import GO_DRIVER_RESIDUAL
-from core.errors import AnalysisError
 
 __all__ = ["GO_DRIVER_RESIDUAL", "ReportFigure", "ReportModel", "build_report_model",
            "level_names", "render", "write_report"]
@@ -47,6 +47,8 @@ def write_report(
     png: bool = True,
     force: bool = False,
     reference: dict[str, Any] | None = None,
+    overwrite: bool = False,
+    problems: list[str] | None = None,
 ) -> Path:
     """Write ``report.html`` (self-contained) and ``figures/*.png`` for one experiment.
 
@@ -60,7 +62,9 @@ def write_report(
     experiment:
         Name, id, or None for the latest experiment.
     out_dir:
-        Folder to write into (created).
+        Folder to write into (created). Only the report's own files there are replaced or
+        removed (:mod:`analysis.report_folder`); a name of the report held by anything else
+        is refused before the report is built.
     png:
         Also export every figure as PNG through kaleido; a failure is reported in the page
         instead of failing the report.
@@ -69,23 +73,27 @@ def write_report(
     reference:
         An experiment file's spec whose reference results the scorecard uses instead of the
         stored experiment's (:mod:`analysis.scorecard`).
+    overwrite:
+        Replace a file at one of the report's names that the report did not write (renamed
+        over, never written through; nothing else is deleted).
+    problems:
+        When given, a PNG export failure is appended to it as one sentence (the CLI's
+        warning), besides the note in the page.
 
     Returns
     -------
     Path
         The HTML file.
     """
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise AnalysisError("the report folder is a file", where=str(out),
-                            fix="name a folder (it is created when missing)")
-    exporter = PngExporter() if png else None
-    try:
-        model = build_report_model(
-            db, experiment, force=force, reference=reference,
-            on_figure=(lambda item: submit_png(exporter, out, item)) if exporter else None)
-    except BaseException:
-        if exporter is not None:
-            exporter.close()
-        raise
-    return render(model, out, png=png, exporter=exporter)
+    with ReportFolder(out_dir, png=png, overwrite=overwrite) as folder:
+        exporter = PngExporter() if png else None
+        try:
+            model = build_report_model(
+                db, experiment, force=force, reference=reference,
+                on_figure=(lambda item: submit_png(exporter, folder, item))
+                if exporter else None)
+        except BaseException:
+            if exporter is not None:
+                exporter.cancel()
+            raise
+        return render(model, folder, png=png, exporter=exporter, problems=problems)

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import plotly.io as pio
 
 from analysis import latency, plots
-from analysis.figure_folder import replace_figures
 from analysis.png_export import PngExporter
+from analysis.report_folder import ReportFolder
 from core.redaction import redact
 from core.units import format_number as number
 
@@ -188,47 +188,58 @@ def _page(model: ReportModel, divs: dict[str, str]) -> str:
     return html_page(model.title, body)
 
 
-def png_path(out: Path, slug: str) -> Path:
-    """Where a figure's PNG goes in the report folder."""
-    return out / "figures" / f"{slug}.png"
-
-
-def submit_png(exporter: PngExporter, out: Path, item: ReportFigure) -> None:
-    """Hand one figure to the PNG renderers (drawn at the report's fixed width)."""
-    exporter.submit(item.spec, png_path(out, item.slug), width=plots.WIDTH,
+def submit_png(exporter: PngExporter, folder: ReportFolder, item: ReportFigure) -> None:
+    """Hand one figure to the PNG renderers (drawn at the report's fixed width, into the
+    report folder's staging folder until the report is complete)."""
+    exporter.submit(item.spec, folder.staged_png(item.slug), width=plots.WIDTH,
                     height=item.height)
 
 
 def render(
     model: ReportModel,
-    out_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str] | ReportFolder,
     *,
     png: bool = True,
     exporter: PngExporter | None = None,
+    overwrite: bool = False,
+    problems: list[str] | None = None,
 ) -> Path:
     """Write ``report.html`` (self-contained) and, with ``png``, ``figures/NN-kind.png``
-    (removing an earlier report's PNGs this one did not draw: :mod:`analysis.figure_folder`).
+    into the report folder, by the rules of :mod:`analysis.report_folder` (only the report's
+    own files are replaced or removed; ``overwrite`` replaces a user's file at one of its
+    names, never writing through a link).
 
-    ``exporter``: a PNG exporter the figures were already submitted to (by
-    :func:`analysis.report.write_report` while the model was built); without one, every
-    figure is submitted here. It is closed before returning. A PNG failure is said in the
-    page, not raised.
+    ``out_dir``: the folder, or the :class:`ReportFolder` the figures were already submitted
+    to with ``exporter`` (by :func:`analysis.report.write_report` while the model was built);
+    without an exporter, every figure is submitted here. It is closed before returning. A PNG
+    failure is said in the page and appended to ``problems`` (when given), not raised.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    own = png and exporter is None
-    if own:
+    if isinstance(out_dir, ReportFolder):
+        return _render(model, out_dir, png, exporter, problems)
+    with ReportFolder(out_dir, png=png, overwrite=overwrite) as folder:
+        return _render(model, folder, png, exporter, problems)
+
+
+def _render(model: ReportModel, folder: ReportFolder, png: bool,
+            exporter: PngExporter | None, problems: list[str] | None) -> Path:
+    try:
+        folder.check_figures(item.slug for item in model.figures)
+    except BaseException:
+        if exporter is not None:
+            exporter.cancel()
+        raise
+    if png and exporter is None:
         exporter = PngExporter()
         for item in model.figures:
-            submit_png(exporter, out, item)
+            submit_png(exporter, folder, item)
     try:
         # Drawn while the renderers work on the PNGs.
         page = _page(model, {item.slug: figure_div(item) for item in model.figures})
     finally:
         error = exporter.close() if exporter is not None else None
     written = {p.name for p in exporter.written} if exporter is not None else set()
-    if png:  # an earlier report's PNGs that this one did not draw again go (only those)
-        replace_figures(out / "figures", written, complete=error is None)
+    if error and problems is not None:
+        problems.append(f"{error}; report.html is complete without the missing PNGs")
 
     def link(match: re.Match[str]) -> str:
         name = f"{match.group(1)}.png"
@@ -236,6 +247,5 @@ def render(
                 if name in written else "")
 
     page = _PNG_LINK.sub(link, page).replace(PNG_SUMMARY, _png_summary(model, png, error), 1)
-    path = out / "report.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+    return folder.commit(page, exporter.written if exporter is not None else [],
+                         complete=error is None)

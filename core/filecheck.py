@@ -191,3 +191,22 @@ def same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve() or os.path.samefile(a, b)
     except OSError:
         return False
+
+
+#: The files SQLite keeps beside a database: writing any of them damages the database.
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def input_written_over(out: Path, inputs: list[Path]) -> Path | None:
+    """The file of ``inputs`` (or a SQLite companion of one: ``-wal``, ``-shm``,
+    ``-journal``) that writing ``out`` would write over, or None.
+
+    Compared by resolved path (links followed, so a link to the input counts; a name that does
+    not exist yet counts when it is the companion's) and by device and inode (a hard link).
+    """
+    for source in inputs:
+        for suffix in ("", *SQLITE_COMPANIONS):
+            candidate = source.with_name(source.name + suffix)
+            if same_file(out, candidate):
+                return candidate
+    return None

@@ -18,24 +18,39 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 at=HEAD
 dir="$(dirname "$here")/$(basename "$here")-pinned"
+fail() { echo "scripts/pinned.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --at) at="$2"; shift 2 ;;
-    --dir) dir="$2"; shift 2 ;;
+    --at|--dir)
+      [ $# -ge 2 ] && [ -n "$2" ] && [ "${2#-}" = "$2" ] \
+        || fail "$1 needs a value (usage: [--at COMMIT] [--dir DIR] -- ARGS)"
+      if [ "$1" = --at ]; then at="$2"; else dir="$2"; fi
+      shift 2 ;;
     --) shift; break ;;
-    *) echo "scripts/pinned.sh: unknown option $1 (usage: [--at COMMIT] [--dir DIR] -- ARGS)" >&2
-       exit 2 ;;
+    *) fail "unknown option $1 (usage: [--at COMMIT] [--dir DIR] -- ARGS)" ;;
   esac
 done
-[ $# -gt 0 ] || { echo "scripts/pinned.sh: no flushbench arguments after --" >&2; exit 2; }
-commit="$(git -C "$here" rev-parse --verify "$at^{commit}")"
+[ $# -gt 0 ] || fail "no flushbench arguments after --"
+command -v git >/dev/null 2>&1 || fail "git is not installed; it is needed to pin a commit (apt-get install git)"
+git -C "$here" rev-parse --git-dir >/dev/null 2>&1 \
+  || fail "$here is not a git checkout; run pinned.sh from a clone of flushbench"
+# One sentence for each way --at can name no commit (git's own errors say "fatal: Needed a
+# single revision" for all of them).
+kind="$(git -C "$here" cat-file -t "$at" 2>/dev/null)" \
+  || fail "--at $at names no commit of $here (git log --oneline lists them)"
+[ "$kind" = commit ] || [ "$kind" = tag ] \
+  || fail "--at $at names a $kind, not a commit (git log --oneline lists the commits)"
+commit="$(git -C "$here" rev-parse --verify --quiet "$at^{commit}")" \
+  || fail "--at $at names a $kind that points at no commit"
 if [ ! -e "$dir/.git" ]; then
-  git -C "$here" worktree add --detach "$dir" "$commit" >&2
-elif [ -n "$(git -C "$dir" status --porcelain --untracked-files=no)" ]; then
-  echo "scripts/pinned.sh: $dir has changes of its own; it only runs commits (git -C $dir status)" >&2
-  exit 2
+  [ ! -e "$dir" ] || [ -d "$dir" ] || fail "--dir $dir is a file, not a folder"
+  git -C "$here" worktree add --detach "$dir" "$commit" >/dev/null 2>&1 \
+    || fail "could not make the pinned checkout $dir (git -C $here worktree add --detach $dir $commit says why)"
+elif [ -n "$(git -C "$dir" status --porcelain --untracked-files=no 2>/dev/null || echo x)" ]; then
+  fail "$dir has changes of its own (or is no checkout); it only runs commits (git -C $dir status)"
 else
-  git -C "$dir" checkout --quiet --detach "$commit"
+  git -C "$dir" checkout --quiet --detach "$commit" 2>/dev/null \
+    || fail "could not move $dir to $commit (git -C $dir checkout --detach $commit says why)"
 fi
 # Server profiles written by scripts/build-server.sh are machine-specific and not committed.
 for profile in "$here"/configs/servers/*.yaml; do

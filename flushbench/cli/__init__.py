@@ -43,10 +43,21 @@ def _print_version(value: bool) -> None:
     from runner.run.metadata import code_version
 
     v = code_version()
-    commit = v["commit"] or "no git checkout"
     state = " (code modified)" if v["modified"] else ""
-    typer.echo(f"flushbench {v['version']} at {commit}{state} from {REPO_ROOT}")
+    typer.echo(f"flushbench {v['version']} at {v['commit'] or _no_commit(REPO_ROOT)}{state}"
+               f" from {REPO_ROOT}")
     raise typer.Exit()
+
+
+def _no_commit(root: Path) -> str:
+    """Why ``--version`` names no commit: git missing, no checkout, or git cannot read it."""
+    import shutil
+
+    if not (root / ".git").exists():
+        return "no git checkout"
+    if shutil.which("git") is None:
+        return "an unknown commit (git is not installed, so the checkout cannot be read)"
+    return "an unknown commit (git cannot read the checkout: try `git status` in it)"
 
 
 @app.callback()

@@ -14,7 +14,7 @@ import typer
 from core.errors import AnalysisError
 from core.filecheck import check_output_dir, check_output_file
 from flushbench.cli import app, tables
-from flushbench.cli.console import make_console, say
+from flushbench.cli.console import make_console, say, shown
 from flushbench.cli.options import DbOption, check_experiment_ref, check_run_id
 
 ForceOption = Annotated[
@@ -65,12 +65,23 @@ def report_cmd(
     on: OnOption = None,
     pair: PairOption = None,
     reference: ReferenceOption = None,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace a file at one of the report's names (report.html,"
+        " figures/NN-kind.png) that an earlier report did not write; without it such a folder"
+        " is refused. A file the report did not write is never deleted.")] = False,
 ) -> None:
     """Write a self-contained HTML report (and a PNG of every figure) for an experiment, or
-    for several compared across databases."""
+    for several compared across databases.
+
+    Into the folder -o names, the report writes report.html, figures/ and its manifest
+    .flushbench-report.json; it replaces and removes only files an earlier report wrote (and
+    nobody changed since). When the PNG export fails or is stopped (Chromium cannot start,
+    or no figure is drawn for 20 s), report.html is still written, a warning says why, and the
+    exit status is 0."""
     from analysis.crossdb import parse_sources
 
     check_output_dir(out, "the report folder")
+    problems: list[str] = []
     sources = parse_sources([_experiment(e) for e in experiments], db)
     if len(sources) > 1:
         from analysis.cross_report import write_cross_report
@@ -79,7 +90,8 @@ def report_cmd(
             raise AnalysisError("--reference scores one experiment", where="--reference",
                                 fix="report one experiment with its reference at a time")
         path = write_cross_report(sources, out, on=_knob_list(on), pairs=_pairs(pair),
-                                  force=force, png=not no_png)
+                                  force=force, png=not no_png, overwrite=overwrite,
+                                  problems=problems)
     else:
         from analysis.report import write_report
 
@@ -88,7 +100,10 @@ def report_cmd(
                                 where="--on", fix="name two experiments or more"
                                 " (NAME@DATABASE)")
         path = write_report(sources[0].db, sources[0].experiment, out, png=not no_png,
-                            force=force, reference=_reference_spec(reference))
+                            force=force, reference=_reference_spec(reference),
+                            overwrite=overwrite, problems=problems)
+    for problem in problems:
+        make_console(stderr=True).print(f"[yellow]warning:[/] {shown(problem)}")
     say(_console(), f"report: {path}")
 
 
@@ -209,11 +224,18 @@ def export_cmd(
     experiment: ExperimentArg,
     out: Annotated[Path, typer.Option("-o", "--out", help="File to write.")],
     db: DbOption = None,
-    fmt: Annotated[str, typer.Option("--format", help="csv or parquet.")] = "csv",
+    fmt: Annotated[str, typer.Option("--format", help="csv or parquet; the file's name must"
+                                     " end in .csv (or .csv.gz …) or .parquet/.pq to match.")
+                   ] = "csv",
     what: Annotated[str, typer.Option("--what", help="intervals, samples or runs.")] = "intervals",
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file (never"
+                                        " the database or bundle read).")] = False,
 ) -> None:
-    """Export an experiment's intervals, samples or run summaries as CSV or Parquet."""
+    """Export an experiment's intervals, samples or run summaries as CSV or Parquet.
+
+    The file's suffix must match --format (a .csv name with --format parquet is refused).
+    The export never writes over what it reads — the results database, its -wal/-shm/-journal
+    files, the bundle --db names, through a link or a hard link — not even with --force."""
     from analysis.export import export
 
     if fmt in ("csv", "parquet") and what in ("intervals", "samples", "runs"):

@@ -141,7 +141,7 @@ class MostStableClaim(StrictModel):
     #: The row the reference calls most stable.
     row: int | RowName
     #: The rows it is the most stable of (the row itself may be listed or not).
-    among: Annotated[list[int | RowName], Field(min_length=1)]
+    among: Annotated[list[int | RowName], Field(min_length=1, max_length=1000)]
     #: The reference's words for it.
     says: Annotated[str, Field(max_length=200)] = ""
 
@@ -174,9 +174,11 @@ class ReferenceSpec(StrictModel):
     #: Where the source is published: an http(s) link, shown in reports (so no credentials).
     url: Annotated[str, Field(max_length=500)] = ""
     #: Empty: every referenced row against the baseline.
-    comparisons: list[ComparisonSpec] = Field(default_factory=list)
+    comparisons: Annotated[list[ComparisonSpec], Field(max_length=1000)] = Field(
+        default_factory=list)
     #: "X is the most stable of these rows" claims (each row's own line: ``stability``).
-    most_stable: list[MostStableClaim] = Field(default_factory=list)
+    most_stable: Annotated[list[MostStableClaim], Field(max_length=1000)] = Field(
+        default_factory=list)
 
     @field_validator("url")
     @classmethod
@@ -287,3 +289,85 @@ def _row_index(row: int | str, include: list[Any], names: dict[str, int],
         return names[row]
     known = ", ".join(sorted(names)) or "none: give include rows `name: …`"
     raise KeyedValueError(f"no include row is named {row!r} (row names: {known})", *where)
+
+
+def _names(include: list[Any]) -> dict[str, int]:
+    """Each row's name → its include index (names are unique: :func:`check_references`)."""
+    return {name: i for i, inc in enumerate(include) if (name := row_name(inc)) is not None}
+
+
+def check_claims(include: list[Any], reference: ReferenceSpec | None, *,
+                 report_interval: float, window: float) -> None:
+    """Refuse reference claims that say nothing or contradict each other (an experiment
+    *file*'s rule: a stored experiment is not checked again, so queued studies stay readable).
+
+    - a ``period`` on a claim that is not ``oscillating``; a period the line cannot show
+      (shorter than two report intervals, or not twice inside the measurement window);
+    - a ``most_stable`` claim naming a row twice, or only its own row;
+    - two ``most_stable`` claims over the same rows naming different rows;
+    - two comparisons of the same two rows.
+
+    Raises
+    ------
+    KeyedValueError
+        Naming the key path (``include[2].reference.stability.period``,
+        ``reference.most_stable[1].among[3]``), with the fix.
+    """
+    for i, inc in enumerate(include):
+        ref = getattr(inc, "reference", None)
+        claim = ref.stability if ref is not None else None
+        if claim is None or claim.period is None:
+            continue
+        where = ("include", i, "reference", "stability", "period")
+        if claim.shape != "oscillating":
+            raise KeyedValueError(f"a period belongs to `shape: oscillating`, and this claim is"
+                                  f" {claim.shape}: it would be ignored — remove `period`, or"
+                                  " say `shape: oscillating`", *where)
+        if claim.period < 2 * report_interval:
+            raise KeyedValueError(
+                f"a period of {claim.period:g}s cannot be seen in a line measured every"
+                f" {report_interval:g}s (the shortest it shows is two intervals,"
+                f" {2 * report_interval:g}s) — check the period, or shorten"
+                " workload.report_interval", *where)
+        if claim.period > window / 2:
+            raise KeyedValueError(
+                f"a period of {claim.period:g}s is not seen twice in the {window:g}s measurement"
+                " window — check its unit (45s, not 45m or 45d), or widen the window", *where)
+    if reference is None:
+        return
+    names = _names(include)
+    sets: list[tuple[int, set[int]]] = []
+    for j, claim in enumerate(reference.most_stable):
+        row = _row_index(claim.row, include, names, ("reference", "most_stable", j, "row"))
+        seen: dict[int, int | str] = {}
+        for k, item in enumerate(claim.among):
+            index = _row_index(item, include, names, ("reference", "most_stable", j, "among", k))
+            if index in seen:
+                raise KeyedValueError(
+                    f"include[{index}] is named twice in `among` (as {seen[index]!r} and"
+                    f" {item!r}) — name each row once", "reference", "most_stable", j,
+                    "among", k)
+            seen[index] = item
+        rows = set(seen) | {row}
+        if rows == {row}:
+            raise KeyedValueError(
+                "the row is called the most stable among itself alone: that says nothing —"
+                " list the other rows it is more stable than in `among`",
+                "reference", "most_stable", j, "among")
+        for earlier, (other_row, other_rows) in enumerate(sets):
+            if other_row != row and {row, other_row} <= rows & other_rows:
+                raise KeyedValueError(
+                    f"most_stable[{earlier}] calls include[{other_row}] the most stable of"
+                    f" rows that include[{row}] is here called the most stable of too — the"
+                    " claims contradict each other: keep the one the source makes",
+                    "reference", "most_stable", j, "row")
+        sets.append((row, rows))
+    pairs: dict[frozenset[int], int] = {}
+    for j, comp in enumerate(reference.comparisons):
+        pair = frozenset(_row_index(getattr(comp, side), include, names,
+                                    ("reference", "comparisons", j, side)) for side in "ab")
+        if pair in pairs:
+            raise KeyedValueError(
+                f"comparisons[{pairs[pair]}] compares the same two rows — compare each pair"
+                " once (a ratio b/a is 1 / the ratio a/b)", "reference", "comparisons", j)
+        pairs[pair] = j

@@ -30,12 +30,13 @@ from pydantic import (
 
 from core.errors import ConfigError
 from core.units import format_size, parse_duration
-from core.validation import KeyedValueError, StrictModel, load_versioned
+from core.validation import KeyedValueError, StrictModel, format_loc, load_versioned
 from runner.experiment.file_credentials import no_credentials
 from runner.experiment.references import (
     IncludeCell,
     ReferenceSpec,
     RowName,
+    check_claims,
     check_references,
     row_name,
 )
@@ -823,8 +824,88 @@ def spec_hash(exp: ExperimentSpec) -> str:
 
 
 def load_experiment(path: str | Path) -> ExperimentSpec:
-    """Read and validate an experiment file; errors name the file and key path."""
-    return load_versioned(Path(path), ExperimentSpec, "experiment", raw_check=_file_rules)
+    """Read and validate an experiment file; errors name the file and key path.
+
+    Besides the model's rules, a *file* may not say what would do nothing or contradict itself
+    (:func:`pointless_settings`, :func:`runner.experiment.references.check_claims`); a stored
+    experiment is not held to these, so a study queued before they existed stays readable.
+    """
+    path = Path(path)
+    exp = load_versioned(path, ExperimentSpec, "experiment", raw_check=_file_rules)
+    try:
+        pointless_settings(exp, path.parent)
+        start, end = exp.window.resolve(exp.workload.duration)
+        check_claims(exp.include, exp.reference, report_interval=exp.workload.report_interval,
+                     window=end - start)
+    except KeyedValueError as exc:
+        raise ConfigError(str(exc), where=f"{path}: {format_loc(exc.loc)}") from None
+    return exp
+
+
+def pointless_settings(exp: ExperimentSpec, folder: Path | None = None) -> None:
+    """Refuse settings an experiment file states that would do nothing (the user meant
+    something else): ``max_reruns`` without ``action: rerun``, a ``seed`` the order mode never
+    draws from, ``blocks``/``interleaved`` when every cell runs once (one round), and one
+    server profile written two ways (two cells running the same server).
+
+    ``folder``: the experiment file's folder (relative profile paths are read against it).
+
+    Raises
+    ------
+    KeyedValueError
+        Naming the key path (``disturbed.max_reruns``, ``matrix.server[1]``), with the fix.
+    """
+    disturbed = exp.disturbed
+    if "max_reruns" in disturbed.model_fields_set and disturbed.action != "rerun":
+        raise KeyedValueError(
+            f"max_reruns counts the reruns of `action: rerun`, and the action is"
+            f" {disturbed.action}: it would do nothing — remove max_reruns, or set"
+            " `action: rerun`", "disturbed", "max_reruns")
+    order = exp.order
+    if "seed" in order.model_fields_set and order.mode not in ("randomized", "blocks"):
+        raise KeyedValueError(
+            f"the seed draws the order of `mode: randomized` or `mode: blocks`, and the mode is"
+            f" {order.mode}: it would do nothing — remove seed, or set the mode", "order",
+            "seed")
+    rounds = max([exp.repetitions, exp.baseline_repetitions or 1,
+                  *(inc.repetitions or 1 for inc in exp.include)])
+    if order.mode in ("blocks", "interleaved") and rounds == 1:
+        same = "`mode: randomized` with the same seed" if order.mode == "blocks" \
+            else "the order as written"
+        raise KeyedValueError(
+            f"every cell runs once, so `mode: {order.mode}` has one round, which is {same}"
+            f" — write that, or raise repetitions", "order", "mode")
+    _one_spelling_per_server(exp, folder)
+
+
+def _one_spelling_per_server(exp: ExperimentSpec, folder: Path | None) -> None:
+    """Two spellings of one server profile (``mariadb-debian`` and
+    ``configs/servers/mariadb-debian.yaml``) make two cells that run the same server."""
+    from core.paths import SERVER_PROFILES_DIR, named_file
+
+    written: list[tuple[tuple[str | int, ...], str]] = []
+    if "server" in exp.model_fields_set:
+        written.append((("server",), exp.server))
+    if exp.fixed.values().get("server") is not None:
+        written.append((("fixed", "server"), str(exp.fixed.values()["server"])))
+    for i, level in enumerate(exp.matrix.axes().get("server", [])):
+        written.append((("matrix", "server", i), str(level)))
+    for i, inc in enumerate(exp.include):
+        if inc.server is not None:
+            written.append((("include", i, "server"), str(inc.server)))
+    seen: dict[Path, tuple[tuple[str | int, ...], str]] = {}
+    for loc, value in written:
+        try:
+            profile = named_file(value, SERVER_PROFILES_DIR, (".yaml", ".yml"),
+                                 folder).resolve()
+        except (OSError, RuntimeError):  # a link loop: the profile check says so later
+            continue
+        first = seen.setdefault(profile, (loc, value))
+        if first[1] != value:
+            raise KeyedValueError(
+                f"{value!r} is the profile {first[1]!r} names ({format_loc(first[0])}): two"
+                f" spellings of one server make two cells running the same server — write"
+                f" {first[1]!r} in both places", *loc)
 
 
 def _file_rules(data: dict[str, Any]) -> None:

@@ -150,7 +150,8 @@ class CrossComparison:
 
 def database_identity(db: str | None) -> str:
     """Which database a source's ``db`` names, for telling sources apart (never printed):
-    its absolute file (a path, a bundle, a ``sqlite:///`` URL), else the URL as given."""
+    its file (a path, a bundle, a ``sqlite:///`` URL) by device and inode — one file under
+    two names, a symbolic or a hard link, is one database — else the URL as given."""
     import os
 
     from sqlalchemy.engine import make_url
@@ -159,14 +160,26 @@ def database_identity(db: str | None) -> str:
 
     value = db if db is not None else os.environ.get("FLUSHBENCH_DB", str(DEFAULT_DB_PATH))
     if "://" not in value:
-        return str(Path(value).expanduser().resolve())
+        return _file_identity(Path(value))
     try:
         url = make_url(value)
     except Exception:  # noqa: BLE001 - a bad URL fails later, when it is opened
         return value
     if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-        return str(Path(url.database).expanduser().resolve())
+        return _file_identity(Path(url.database))
     return value
+
+
+def _file_identity(path: Path) -> str:
+    """``file DEV:INODE`` of an existing file, else its absolute path (it fails later, when
+    opened)."""
+    import os
+
+    try:
+        st = os.stat(path.expanduser())
+    except (OSError, ValueError):
+        return str(path.expanduser().resolve())
+    return f"file {st.st_dev}:{st.st_ino}"
 
 
 def _refuse_self_comparison(sources: list[Source]) -> None:

@@ -240,12 +240,14 @@ def load(db: DB, fr: Frames) -> Latency:
                    types=_types(db, rs, fr, view, hist), missing=missing)
 
 
-def one_run(db: DB, intervals_df: pd.DataFrame, run_id: int) -> tuple[LatencyView, pd.Series]:
-    """One run's figures (a row of :attr:`Latency.runs`) and what they are: exact when its
-    window's histograms are complete. ``intervals_df``: the run's intervals."""
+def one_run(db: DB, intervals_df: pd.DataFrame, run_id: int
+            ) -> tuple[LatencyView, pd.Series, str | None]:
+    """One run's figures (a row of :attr:`Latency.runs`), what they are (exact when its
+    window's histograms are complete) and why a histogram of its window could not be read
+    (None when none failed). ``intervals_df``: the run's intervals."""
     hist = window_histograms(db, intervals_df, [run_id])
     view = view_of(intervals_df, hist[run_id].complete)
-    return view, _runs(intervals_df, view, hist, [run_id]).iloc[0]
+    return view, _runs(intervals_df, view, hist, [run_id]).iloc[0], hist[run_id].problem
 
 
 def missing_text(missing: dict[int, str]) -> str:

@@ -36,7 +36,7 @@ import pandas as pd
 from analysis.figure_cache import get_or_compute, source_fingerprint
 from analysis.query import DB, latency_blob_sizes, measured_latency_blobs, session_scope
 from core.latency import HistogramLayout, dense_percentile_ms
-from store.latency_codec import OPEN_PREFIX, decode_types
+from store.latency_codec import MAX_STORED_BYTES, OPEN_PREFIX, decode_types
 
 SOURCES = ("analysis/latency_histograms.py", "store/latency_codec.py", "core/latency.py")
 TABLE = "window_latency"
@@ -143,12 +143,23 @@ def _key(seqs: np.ndarray, sizes: np.ndarray) -> str:
 def _merge_from_store(s: Any, seqs: dict[int, list[int]]) -> dict[int, dict[str, Any]]:
     """Read the window intervals' blobs of these runs and merge them per run and type."""
     wanted = {(r, q) for r, qs in seqs.items() for q in qs}
-    rows = measured_latency_blobs(s, list(seqs))
-    mine = sorted((int(r), int(q), bytes(b)) for r, q, b in rows if (int(r), int(q)) in wanted)
-    owners = np.array([r for r, _, _ in mine], dtype=np.int64)
-    per_type = decode_types([b for _, _, b in mine])
+    rows = measured_latency_blobs(s, list(seqs), MAX_STORED_BYTES)
+    # The stored values as they are (never bytes() of them: bytes(2**62) allocates 2^62 bytes);
+    # the codec says what is wrong with one that is not a blob. One too long to read was left
+    # in the database (None here, its length beside it).
+    mine = sorted(((int(r), int(q), b, int(n or 0)) for r, q, b, n in rows
+                   if (int(r), int(q)) in wanted), key=lambda x: x[:2])
+    owners = np.array([r for r, *_ in mine], dtype=np.int64)
+    per_type = decode_types([b for _, _, b, _ in mine])
     # A blob unreadable for any type counts for none: the window is then incomplete.
     problems = {b: p for seg in per_type.values() for b, p in seg.problems.items()}
+    problems.update({b: f"latency_z of {n:,} bytes, more than the {MAX_STORED_BYTES:,} a"
+                        " histogram takes" for b, (_, _, blob, n) in enumerate(mine)
+                     if blob is None})
+    for b in problems:
+        # Which interval: the user can look at it (and it tells one bad blob from many).
+        problems[b] = (f"interval {mine[b][1]}'s latency histogram could not be read:"
+                       f" {problems[b]}")
     layouts = next(iter(per_type.values())).layouts
     out: dict[int, dict[str, Any]] = {
         r: {"layout": None, "window_intervals": len(qs), "with_histogram": 0, "problem": None,

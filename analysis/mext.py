@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 import zlib
 from collections.abc import Sequence
@@ -40,6 +41,14 @@ MB = 1024.0 * 1024.0
 #: takes milliseconds).
 GREP_BUDGET_S = 2.0
 GREP_EXAMPLE = "e.g. --grep 'innodb_(buffer|log)'"
+#: The longest ``--grep`` read (counter names are under 64 characters), the largest counted
+#: repetition (``x{1000}``) and the largest product of them all: compiling ``a{1000000000}``
+#: or repeats of repeats allocates gigabytes before any timeout applies.
+GREP_MAX_CHARS = 1000
+GREP_MAX_REPEAT = 1000
+GREP_MAX_REPEAT_PRODUCT = 100_000
+#: A counted repetition, ``{m}``, ``{m,}``, ``{,n}`` or ``{m,n}`` (not an escaped brace).
+_COUNTED = re.compile(r"(?<!\\)\{(\d*)(?:,(\d*))?\}")
 #: Derived rows, shown above the counters (levels per sample, not deltas).
 DIRTY_ROW = "[derived] dirty pages %"
 AGE_ROW = "[derived] checkpoint age MiB"
@@ -145,11 +154,19 @@ def grep_names(grep: str, names: Sequence[str]) -> list[str]:
     AnalysisError
         ``grep`` is not a regular expression, or takes longer than the budget.
     """
+    too_big = _too_big(grep)
+    if too_big:
+        raise AnalysisError(f"--grep {quote(grep)} {too_big}", where="--grep",
+                            fix=f"a shorter pattern, {GREP_EXAMPLE}")
     try:
         pattern = regex.compile(grep, regex.IGNORECASE)
     except (regex.error, ValueError, OverflowError) as exc:
         raise AnalysisError(f"--grep {quote(grep)} is not a regular expression ({exc})",
                             where="--grep", fix=GREP_EXAMPLE) from None
+    except (RecursionError, MemoryError):
+        # The regex module parses groups recursively: thousands nested run out of stack.
+        raise AnalysisError(f"--grep {quote(grep)} is too deeply nested to compile",
+                            where="--grep", fix=f"a flatter pattern, {GREP_EXAMPLE}") from None
     deadline = time.monotonic() + GREP_BUDGET_S
     found = []
     try:
@@ -162,6 +179,23 @@ def grep_names(grep: str, names: Sequence[str]) -> list[str]:
             f" {len(names)} counter names (nested repeats such as (a|aa)+ backtrack without end)",
             where="--grep", fix=f"simplify the pattern, {GREP_EXAMPLE}") from None
     return found
+
+
+def _too_big(grep: str) -> str | None:
+    """Why ``grep`` is too large to compile safely (length, repetition counts), or None."""
+    if len(grep) > GREP_MAX_CHARS:
+        return f"is {len(grep):,} characters long, more than the {GREP_MAX_CHARS:,} read"
+    product = 1
+    for m in _COUNTED.finditer(grep):
+        bound = max((int(x) for x in m.groups() if x), default=0)
+        if bound > GREP_MAX_REPEAT:
+            return (f"repeats {bound:,} times, more than the {GREP_MAX_REPEAT:,} read (counter"
+                    " names are under 64 characters)")
+        product *= max(bound, 1)
+        if product > GREP_MAX_REPEAT_PRODUCT:
+            return (f"has repetition counts multiplying past {GREP_MAX_REPEAT_PRODUCT:,}"
+                    " (counter names are under 64 characters)")
+    return None
 
 
 def mext(db: DB, run_id: int, *, counters: Sequence[str] | None = None,

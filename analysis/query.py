@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Integer, String, cast, func, select, tuple_, type_coerce
+from sqlalchemy import Integer, String, case, cast, func, select, tuple_, type_coerce
 from sqlalchemy.orm import Session
 
 from core.errors import AnalysisError
@@ -636,12 +636,15 @@ def latency_blob_sizes(s: Session, run_ids: Sequence[int]) -> list[Any]:
                  .group_by(Interval.run_id), Interval.run_id, run_ids)
 
 
-def measured_latency_blobs(s: Session, run_ids: Sequence[int]) -> list[Any]:
-    """``(run_id, seq, latency_z)`` of these runs' measure-phase intervals that hold a latency
-    histogram blob; in no particular order."""
-    return fetch(s, select(Interval.run_id, Interval.seq, Interval.latency_z).where(
-        Interval.latency_z.is_not(None), Interval.phase == "measure"),
-        Interval.run_id, run_ids)
+def measured_latency_blobs(s: Session, run_ids: Sequence[int], max_bytes: int) -> list[Any]:
+    """``(run_id, seq, latency_z, its length)`` of these runs' measure-phase intervals that
+    hold a latency histogram blob; in no particular order. A value longer than ``max_bytes``
+    is not read (None in its place: a hostile database's gigabyte blob stays on disk)."""
+    size = func.length(Interval.latency_z)
+    return fetch(s, select(Interval.run_id, Interval.seq,
+                           case((size <= max_bytes, Interval.latency_z), else_=None), size)
+                 .where(Interval.latency_z.is_not(None), Interval.phase == "measure"),
+                 Interval.run_id, run_ids)
 
 
 # ---------------------------------------------------------------------------- run events

@@ -27,12 +27,15 @@ from core.errors import quote
 SCHEME = "log-linear"
 UNIT = "us"
 
-#: The most buckets a layout may have (the driver's has 2,304): a layout read from a driver or
-#: a stored blob costs memory per bucket, so a larger one is refused, never allocated.
-MAX_BUCKETS = 65536
-
 #: One type's sparse buckets in one interval: ``(index, count)`` pairs, indexes increasing.
 Buckets = tuple[tuple[int, int], ...]
+#: The most buckets a layout may have. The driver's has 2,304; a layout read from a stored blob
+#: or a driver's line sizes arrays (a dense histogram, its midpoints), so a hostile 2^46 would
+#: ask for petabytes.
+MAX_BUCKETS = 16_384
+#: Bucket counts and exact maxima (µs) stay below this: sums of them in float64 stay exact, and
+#: a merge of thousands of intervals stays inside int64.
+MAX_VALUE = 1 << 53
 
 
 class HistogramFormatError(ValueError):
@@ -78,9 +81,9 @@ class HistogramLayout:
                                        " log-linear")
         try:
             return layout.checked()
-        except HistogramFormatError:
-            raise HistogramFormatError(f"histogram layout {quote(dict(obj), 200)} is not"
-                                       " log-linear") from None
+        except HistogramFormatError as exc:
+            raise HistogramFormatError(f"histogram layout {quote(dict(obj), 200)}: {exc}"
+                                       ) from None
 
     @classmethod
     def of(cls, exact_below_us: int, sub_buckets: int, buckets: int) -> HistogramLayout:
@@ -89,8 +92,8 @@ class HistogramLayout:
 
     def checked(self) -> HistogramLayout:
         """This layout, if it is log-linear: ``exact_below_us`` is ``2 × sub_buckets``, a
-        power of two, and the buckets above it fill whole powers of two — at most
-        :data:`MAX_BUCKETS` of them.
+        power of two, and the buckets above it fill whole powers of two; and at most
+        :data:`MAX_BUCKETS` buckets.
 
         Raises
         ------
@@ -98,8 +101,12 @@ class HistogramLayout:
             Otherwise.
         """
         sub = self.sub_buckets
+        if self.buckets > MAX_BUCKETS:
+            raise HistogramFormatError(
+                f"layout of {self.buckets:,} buckets, more than the {MAX_BUCKETS:,} this"
+                " flushbench reads")
         if (sub < 1 or sub & (sub - 1) or self.exact_below_us != 2 * sub
-                or self.buckets <= self.exact_below_us or self.buckets > MAX_BUCKETS
+                or self.buckets <= self.exact_below_us
                 or (self.buckets - self.exact_below_us) % sub):
             raise HistogramFormatError(
                 f"layout exact_below_us={self.exact_below_us} sub_buckets={sub}"
@@ -197,7 +204,8 @@ def dense_percentile_ms(layout: HistogramLayout, dense: np.ndarray, max_ms: floa
     if n == 0:
         return None
     rank = max(1, math.ceil(p / 100 * n))
-    index = int(np.searchsorted(cumulative, rank, side="left"))
+    # At most the last bucket: a sum that overflowed int64 is not monotone.
+    index = min(int(np.searchsorted(cumulative, rank, side="left")), cumulative.size - 1)
     return min(float(layout.midpoints_us[index]), round(max_ms * 1000)) / 1000
 
 

@@ -130,7 +130,16 @@ class Member:
 
 
 def _parts(name: str, where: str) -> list[str]:
-    """A member name's parts, or a StoreError for anything but a plain relative path."""
+    """A member name's parts, or a StoreError for anything but a plain relative path in
+    UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        # tarfile reads undecodable bytes as surrogates; no file name of ours holds one, and
+        # every use of the name (its length, a path, the terminal) would fail on it.
+        raw = name.encode("utf-8", "surrogateescape")  # the name's own bytes, shown as such
+        raise _refuse(f"the bundle holds a member whose name is not UTF-8: {quote(raw)}"
+                      " (`flushbench bundle` writes UTF-8 names only)", where) from None
     parts = name.split("/")
     bad = (name.startswith("/") or len(name) > 4096
            or any(p in ("", ".", "..") or len(p.encode()) > 255 for p in parts)

@@ -26,6 +26,7 @@ from store.migrate import (
     checked_revision,
     current_revision,
     head_revision,
+    schema_mismatch,
     upgrade_database,
 )
 
@@ -193,6 +194,9 @@ class ResultsDB:
         current = current_revision(self.engine)
         head = head_revision()
         if current == head:
+            # A database stamped head whose tables are older: one sentence now, not a
+            # "no such column" in the middle of a verb.
+            schema_mismatch(self.engine, head, redacted(self.url))
             return
         if current is None:
             if create:
@@ -208,7 +212,8 @@ class ResultsDB:
         raise StoreError(
             f"the results database is at revision {current}, this flushbench needs {head}",
             where=redacted(self.url),
-            fix="run `flushbench db upgrade` (back the file up first if it matters)",
+            fix=f"run `flushbench db upgrade --db {redacted(self.url)}` (it backs the database"
+                " up first)",
         )
 
     def session(self) -> Session:

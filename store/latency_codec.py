@@ -12,9 +12,16 @@ The layout travels in every blob, so each interval reads on its own. Type codes 
 :data:`TYPE_CODES` (append-only: a code never changes meaning): the five transaction types'
 completed response times (:data:`TXN_TYPES`), then ``open_<type>`` (:func:`open_code`), the
 ages of that type's transactions still in flight at the interval's end (the driver's
-``"open"``; blobs stored before it have none). The analysis reads many blobs
-at once (:func:`decode_types`): one decompression each, then every varint of every blob decoded
+``"open"``; blobs stored before it have none). The analysis reads many blobs at once
+(:func:`decode_types`): one decompression each, then every varint of a group of blobs decoded
 by numpy in one pass.
+
+A stored blob is untrusted (a database may come from anywhere, or be damaged): reading one
+never allocates more than its caps allow — the column value must be bytes, at most
+:data:`MAX_STORED_BYTES` stored and :data:`MAX_RAW_BYTES` decompressed, its layout at most
+:data:`core.latency.MAX_BUCKETS` buckets, its numbers at most 8 bytes and its counts and
+maxima below :data:`core.latency.MAX_VALUE` — and a blob outside them is one problem of that
+blob alone, never an exception.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.latency import Buckets, HistogramFormatError, HistogramLayout
+from core.latency import MAX_VALUE, Buckets, HistogramFormatError, HistogramLayout
 
 #: Transaction types a blob may hold, by code. Append only.
 TYPE_CODES: tuple[str, ...] = ("new_order", "payment", "order_status", "delivery",
@@ -46,6 +53,15 @@ VERSION = 1
 #: Longest varint read (8 × 7 bits: values below 2^56, far above any µs figure).
 _MAX_VARINT_BYTES = 8
 _HEADER = 5
+#: The most bytes a blob decompresses to. What :func:`encode` writes for the largest layout
+#: read (:data:`core.latency.MAX_BUCKETS`) — every type, every bucket, 2-byte index steps and
+#: 8-byte counts — is ~820 KB; the driver's layout writes a few KB.
+MAX_RAW_BYTES = 1 << 20
+#: The most bytes a stored blob may hold (zlib can grow incompressible data a little).
+MAX_STORED_BYTES = MAX_RAW_BYTES + (1 << 12)
+#: Decompressed bytes decoded in one numpy pass (bounds a pass's arrays to a few hundred MB
+#: however many blobs are read at once).
+_GROUP_BYTES = 16 << 20
 
 
 def _leb128(values: np.ndarray) -> bytes:
@@ -147,38 +163,101 @@ def decode_type(blobs: Sequence[bytes | None], name: str) -> TypeSegments:
     return decode_types(blobs, (name,))[name]
 
 
-def decode_types(blobs: Sequence[bytes | None], names: Sequence[str] = TYPE_CODES
+def decode_types(blobs: Sequence[object], names: Sequence[str] = TYPE_CODES
                  ) -> dict[str, TypeSegments]:
-    """:func:`decode_type` of several types, each blob decompressed and decoded once."""
+    """:func:`decode_type` of several types, each blob decompressed and decoded once.
+
+    ``blobs`` are the stored column values as the database returns them: None (no
+    histogram), bytes, or anything else a hostile or damaged database holds (text, a number),
+    which is a problem of that blob.
+    """
     codes = {TYPE_CODES.index(name): name for name in names}
+    n = len(blobs)
+    problems: dict[int, str] = {}
+    max_us = {name: np.full(n, -1, dtype=np.int64) for name in names}
+    layouts: list[HistogramLayout | None] = [None] * n
+    parts: dict[str, list[TypeSegments]] = {name: [] for name in names}
+    type_problems: dict[str, dict[int, str]] = {name: {} for name in names}
     raw: list[bytes] = []
     owners: list[int] = []
-    problems: dict[int, str] = {}
+
+    def decode_group() -> None:
+        pieces: dict[str, list[tuple[int, int, int]]] = {name: [] for name in names}
+        values, offsets = _all_values(raw, owners, problems)
+        for owner, (lo, hi) in offsets.items():
+            try:
+                layouts[owner], found = _walk(values, lo, hi)
+            except HistogramFormatError as exc:
+                problems[owner] = str(exc)
+                continue
+            for code, (top, start, count) in found.items():
+                if code in codes:
+                    max_us[codes[code]][owner] = top
+                    pieces[codes[code]].append((owner, start, count))
+        for name in names:
+            parts[name].append(_segments(values, pieces[name], max_us[name], layouts,
+                                         type_problems[name]))
+        raw.clear()
+        owners.clear()
+
+    size = 0
     for b, blob in enumerate(blobs):
         if blob is None:
             continue
         try:
-            raw.append(zlib.decompress(blob))
-            owners.append(b)
-        except zlib.error as exc:
-            problems[b] = f"latency blob does not decompress ({exc})"
-    n = len(blobs)
-    max_us = {name: np.full(n, -1, dtype=np.int64) for name in names}
-    layouts: list[HistogramLayout | None] = [None] * n
-    pieces: dict[str, list[tuple[int, int, int]]] = {name: [] for name in names}
-    values, offsets = _all_values(raw, owners, problems)
-    for owner, (lo, hi) in offsets.items():
-        try:
-            layouts[owner], found = _walk(values, lo, hi)
+            data = _decompressed(blob)
         except HistogramFormatError as exc:
-            problems[owner] = str(exc)
+            problems[b] = str(exc)
             continue
-        for code, (top, start, count) in found.items():
-            if code in codes:
-                max_us[codes[code]][owner] = top
-                pieces[codes[code]].append((owner, start, count))
-    return {name: _segments(values, pieces[name], max_us[name], layouts, dict(problems))
-            for name in names}
+        raw.append(data)
+        owners.append(b)
+        size += len(data)
+        if size >= _GROUP_BYTES:
+            decode_group()
+            size = 0
+    decode_group()
+    out = {}
+    for name in names:
+        # A blob unreadable as a whole is a problem of every type; one type's bad buckets
+        # (found by _segments) of that type only.
+        mine = {**problems, **type_problems[name]}
+        segs = parts[name]
+        out[name] = TypeSegments(*(np.concatenate([getattr(x, f) for x in segs])
+                                   for f in ("blob", "index", "count")),
+                                 max_us[name], layouts, mine)
+    return out
+
+
+def _decompressed(blob: object) -> bytes:
+    """A stored value's decompressed bytes, within :data:`MAX_RAW_BYTES`.
+
+    Raises
+    ------
+    HistogramFormatError
+        A value that is not bytes, or bytes that are not one whole zlib stream within the caps.
+    """
+    if isinstance(blob, memoryview):  # PostgreSQL's bytea through some drivers
+        blob = blob.tobytes()
+    if not isinstance(blob, (bytes, bytearray)):
+        kind = {str: "text", float: "a real number", int: "an integer"}.get(
+            type(blob), type(blob).__name__)
+        raise HistogramFormatError(f"latency_z holds {kind}, not a latency blob")
+    if len(blob) > MAX_STORED_BYTES:
+        raise HistogramFormatError(f"latency blob of {len(blob):,} bytes, more than the"
+                                   f" {MAX_STORED_BYTES:,} a histogram takes")
+    d = zlib.decompressobj()
+    try:
+        data = d.decompress(bytes(blob), MAX_RAW_BYTES + 1)
+    except zlib.error as exc:
+        raise HistogramFormatError(f"latency blob does not decompress ({exc})") from None
+    if len(data) > MAX_RAW_BYTES:
+        raise HistogramFormatError(f"latency blob decompresses to more than {MAX_RAW_BYTES:,}"
+                                   " bytes (a histogram takes a few KB)")
+    if not d.eof:
+        raise HistogramFormatError("latency blob is cut short (its zlib stream does not end)")
+    if d.unused_data:
+        raise HistogramFormatError("latency blob has bytes after its zlib stream")
+    return data
 
 
 def _all_values(raw: list[bytes], owners: list[int], problems: dict[int, str]
@@ -190,6 +269,13 @@ def _all_values(raw: list[bytes], owners: list[int], problems: dict[int, str]
         # A blob must end on a varint's last byte, so none runs into the next blob.
         if not data or data[-1] >= 0x80:
             problems[owner] = "latency blob ends inside a number"
+            continue
+        # Nor may it hold a number too long to read (a count of 2^62 takes 9 bytes): one
+        # blob's, not the whole group's, problem.
+        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) < 0x80)
+        if int(np.diff(ends, prepend=-1).max()) > _MAX_VARINT_BYTES:
+            problems[owner] = (f"latency blob holds a number of more than {_MAX_VARINT_BYTES}"
+                               " bytes (2^56 or more)")
             continue
         good.append((owner, data))
     if not good:
@@ -229,6 +315,12 @@ def _walk(values: np.ndarray, lo: int, hi: int
         type_code, top, n = (int(v) for v in values[at:at + 3])
         if at + 3 + 2 * n > hi:
             raise HistogramFormatError("latency blob ends inside a type's buckets")
+        if n > layout.buckets:
+            raise HistogramFormatError(f"latency blob has {n:,} buckets of one type, more than"
+                                       f" its layout's {layout.buckets:,}")
+        if top >= MAX_VALUE:
+            raise HistogramFormatError(f"latency blob's maximum of {top:,} µs is beyond any"
+                                       " response time")
         found[type_code] = (top, at + 3, n)
         at += 3 + 2 * n
     if at != hi:
@@ -261,12 +353,13 @@ def _segments(values: np.ndarray, pieces: list[tuple[int, int, int]], max_us: np
     blob = np.repeat(owner, n)
     limit = np.array([lay.buckets if lay is not None else 0 for lay in layouts],
                      dtype=np.int64)
-    wrong = (index >= limit[blob]) | ((within > 0) & (deltas < 1)) | (counts < 1)
+    wrong = ((index >= limit[blob]) | ((within > 0) & (deltas < 1)) | (counts < 1)
+             | (counts >= MAX_VALUE))
     if wrong.any():
         bad = np.unique(blob[wrong])
         for b in bad.tolist():
             problems[b] = ("latency blob's buckets are not increasing indexes inside the"
-                           " layout with counts above 0")
+                           " layout with counts from 1 to 2^53")
         max_us[bad] = -1
         keep = ~np.isin(blob, bad)
         blob, index, counts = blob[keep], index[keep], counts[keep]

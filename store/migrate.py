@@ -40,6 +40,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 from core.errors import StoreError
+from core.redaction import redact_url
 from store.checks import check_sqlite_file, guarded, known_cause_fix, parse_url
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -102,11 +103,78 @@ def known_revisions() -> set[str]:
 
 
 def current_revision(engine_or_conn: Engine | Connection) -> str | None:
-    """The revision the database is at, or None for an empty database."""
+    """The revision the database is at, or None for an empty database.
+
+    Raises
+    ------
+    StoreError
+        ``alembic_version`` names several revisions (flushbench writes one: the database was
+        stamped by hand or by another tool, and no upgrade path starts there).
+    """
     if isinstance(engine_or_conn, Connection):
-        return MigrationContext.configure(engine_or_conn).get_current_revision()
-    with engine_or_conn.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+        heads = MigrationContext.configure(engine_or_conn).get_current_heads()
+        url = engine_or_conn.engine.url
+    else:
+        with engine_or_conn.connect() as conn:
+            heads = MigrationContext.configure(conn).get_current_heads()
+        url = engine_or_conn.url
+    if len(heads) > 1:
+        shown = redact_url(url.render_as_string(hide_password=False))
+        raise StoreError(
+            f"the results database's alembic_version names {len(heads)} revisions"
+            f" ({', '.join(sorted(heads))}) where flushbench keeps one, so its schema is"
+            " unknown (stamped by hand or by another tool)",
+            where=shown,
+            fix="restore the database from its backup, or keep only the row of the revision"
+                " its tables match in alembic_version, then run"
+                f" `flushbench db upgrade --db {shown}`")
+    return heads[0] if heads else None
+
+
+def schema_mismatch(conn: Engine | Connection, revision: str, shown: str) -> None:
+    """Refuse a database stamped ``revision`` (this flushbench's head) whose tables lack a
+    column or table the models read: stamped by hand or by another tool, every read of that
+    column would fail mid-verb.
+
+    Raises
+    ------
+    StoreError
+        Naming what is missing, the revision that adds it and the fix.
+    """
+    from store.models import Base  # the tables head has (imported late: the models are big)
+
+    inspector = sa.inspect(conn)
+    found = set(inspector.get_table_names())
+    missing = []
+    for table in Base.metadata.sorted_tables:
+        if table.name not in found:
+            missing.append(table.name)
+            continue
+        have = {c["name"] for c in inspector.get_columns(table.name)}
+        missing += [f"{table.name}.{c.name}" for c in table.columns if c.name not in have]
+    if not missing:
+        return
+    names = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5
+                                      else "")
+    added = _revision_adding(missing[0].rpartition(".")[2])
+    back = f" ({added[1]} if only {added[0]}'s columns are missing)" if added else ""
+    raise StoreError(
+        f"the results database is stamped revision {revision}, the latest, but lacks {names}:"
+        " its tables are older than its stamp (stamped by hand or by another tool)",
+        where=shown,
+        fix=f"set alembic_version to the revision its tables match{back}, then run"
+            f" `flushbench db upgrade --db {shown}`; or restore it from its backup")
+
+
+def _revision_adding(name: str) -> tuple[str, str] | None:
+    """The revision whose migration creates a column or table ``name`` and the one before it
+    (read from the migration's source: for a message only)."""
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    for rev in script.walk_revisions():
+        text = Path(rev.path).read_text(encoding="utf-8") if rev.path else ""
+        if f'"{name}"' in text and isinstance(rev.down_revision, str):
+            return rev.revision, rev.down_revision
+    return None
 
 
 def checked_revision(conn: Engine | Connection, shown: str) -> str | None:
@@ -362,6 +430,8 @@ def upgrade_database(
             with guarded(shown, engine.connect) as probe:
                 before = guarded(shown, lambda: checked_revision(probe, shown))
             if before == head:
+                with guarded(shown, engine.connect) as probe:
+                    guarded(shown, lambda: schema_mismatch(probe, head, shown))
                 return UpgradeResult(before, head, backup_note="already at the latest schema")
             result = UpgradeResult(before, head)
             if before is not None:

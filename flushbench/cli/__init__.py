@@ -12,8 +12,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import select
+import stat
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from typer._click import exceptions as click_exceptions  # typer vendors its own click
@@ -155,6 +158,58 @@ def _internal_error(exc: BaseException) -> str:
             f" bug; the full traceback is in {where}")
 
 
+def _closed_outputs() -> list[int]:
+    """The descriptors of stdout and stderr whose reader closed its end (`flushbench status |
+    head`): poll reports an error on the write end of a pipe nobody reads any more."""
+    gone = []
+    for stream in (sys.__stdout__, sys.__stderr__):
+        try:
+            fd = stream.fileno() if stream is not None else -1
+            if fd < 0:
+                continue
+            poller = select.poll()
+            poller.register(fd, select.POLLOUT)
+            if any(event & select.POLLERR for _, event in poller.poll(0)):
+                gone.append(fd)
+        except (OSError, ValueError):
+            continue
+    return gone
+
+
+def _reader_left() -> bool:
+    """Whether the user's reader of our output left (a BrokenPipeError is then theirs, not
+    a pipe to a child process)."""
+    return bool(_closed_outputs())
+
+
+def _is_pipe(fd: int) -> bool:
+    """Whether ``fd`` is a pipe (or FIFO)."""
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+def _is_devnull(fd: int) -> bool:
+    """Whether ``fd`` is /dev/null (where rich points stdout after a broken pipe)."""
+    try:
+        st, null = os.fstat(fd), os.stat(os.devnull)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (null.st_dev, null.st_ino)
+
+
+def _quiet_exit() -> NoReturn:
+    """Exit 0 after the reader left, as `head` expects of a producer: nothing is wrong and
+    nothing to say. The closed descriptors are pointed at /dev/null, so the output still
+    buffered for them is flushed there at exit instead of failing again."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for fd in _closed_outputs():
+            os.dup2(devnull, fd)
+    sys.exit(0)
+
+
 def main() -> None:
     """Console-script entry point: the one error boundary.
 
@@ -167,6 +222,7 @@ def main() -> None:
     # would be printed or written, even inside a driver's own message (core.redaction).
     for value in [*sys.argv[1:], os.environ.get("FLUSHBENCH_DB", "")]:
         remember_url(value)
+    piped = _is_pipe(1)
     try:
         code = app(standalone_mode=False)
     except FlushbenchError as exc:
@@ -181,12 +237,17 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(1)
-    except BrokenPipeError:
-        # `flushbench status | head`: the reader left; nothing is wrong and nothing to say.
-        with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - interpreter exit closes it
-        sys.exit(0)
-    except SystemExit:
+    except BrokenPipeError as exc:
+        if not _reader_left():
+            _say(_internal_error(exc))  # a pipe to a child process, not the user's reader
+            sys.exit(70)
+        _quiet_exit()
+    except SystemExit as exc:
+        # typer and rich turn EPIPE into exit 1 (rich after pointing stdout at /dev/null);
+        # `flushbench status | head` is no failure.
+        if isinstance(exc.__context__, BrokenPipeError) and (
+                _reader_left() or (piped and _is_devnull(1))):
+            _quiet_exit()
         raise
     except OSError as exc:
         if exc.errno not in _USER_ERRNOS:

@@ -197,9 +197,9 @@ def _latency_rows(db: Any, r: Any, m: Any) -> list[tuple[str, str]]:
     from analysis import frames, latency
 
     run_id = int(r["run_id"])
-    view, fig = latency.one_run(db, frames.intervals(db, run_ids=[run_id], detail=False),
-                                run_id)
-    return tables.latency_rows(view, fig, m)
+    view, fig, unread = latency.one_run(
+        db, frames.intervals(db, run_ids=[run_id], detail=False), run_id)
+    return tables.latency_rows(view, fig, m, unread)
 
 
 def _efficiency_rows(db: Any, rs: Any, m: Any) -> list[tuple[str, str]]:

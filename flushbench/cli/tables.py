@@ -348,17 +348,21 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
     return table
 
 
-def latency_rows(view: Any, fig: Any, m: Any) -> list[tuple[str, str]]:
-    """``show``'s response-time rows (:func:`analysis.latency.one_run`): the window's
-    percentile and how it was had, its p99.9 and maximum, stall seconds, jitter."""
+def latency_rows(view: Any, fig: Any, m: Any, unread: str | None = None
+                 ) -> list[tuple[str, str]]:
+    """``show``'s response-time rows (:func:`analysis.latency.one_run`): which stored
+    histogram could not be read (``unread``, as ``compare`` says it), the window's percentile
+    and how it was had, its p99.9 and maximum, stall seconds, jitter."""
     from analysis.latency import STALL_MULTIPLE
 
+    first = [("latency histograms", f"not merged — {unread}")] if unread else []
     if view.percentile is None:
-        return [("response time", "– (the driver printed no latency figure)")]
+        return [*first, ("response time", "– (the driver printed no latency figure)")]
     unit = "New-Order" if m.per_minute else "transaction"
     who = "New-Order " if m.per_minute else ""
     p999 = "exact" if view.exact else "what the stalls prove; the driver prints no p99.9"
     return [
+        *first,
         (f"{who}{view.name} (window)", f"{number(fig['value_ms'], ',.1f')} ms — {view.how}"),
         (f"{who}p99.9, max (window)", f"{number(fig['window_p999_ms'], ',.1f')} ms ({p999}),"
          f" {number(fig['window_max_ms'], ',.1f')} ms — waits in stalls and in flight"

@@ -285,6 +285,17 @@ def with_member(entry: Entry) -> Callable[[Path], list[str]]:
     return build
 
 
+def read_with_member(entry: Entry) -> Callable[[Path], list[str]]:
+    """``status --db BUNDLE`` on a bundle holding one more member."""
+    def build(case: Path) -> list[str]:
+        return ["status", "--db", str(bundle(case / "study.tar.zst", extra=[entry]))]
+    return build
+
+
+#: A member name of bytes that are not UTF-8 (tarfile writes a surrogate back as its byte).
+NOT_UTF8 = ("study/\udcff\udcfe.txt", b"x")
+
+
 def out_is_a_file(case: Path) -> list[str]:
     (case / "here").write_text("a file\n")
     return _open(bundle(case / "study.tar.zst"), "-o", str(case / "here"))
@@ -379,6 +390,10 @@ CASES = [
          ["unsafe member"]),
     Case("fifo-member-is-refused", with_member(_special("study/x", tarfile.FIFOTYPE)),
          ["unsafe member"]),
+    Case("member-name-not-utf8-is-refused", with_member(NOT_UTF8),
+         ["a member whose name is not UTF-8: b'study/\\xff\\xfe.txt'"]),
+    Case("member-name-not-utf8-read-by-a-verb-is-refused", read_with_member(NOT_UTF8),
+         ["a member whose name is not UTF-8"], cache_used=True),
     Case("member-twice-is-refused", with_member(("study/experiment.yaml", b"second\n")),
          ["'experiment.yaml' twice"]),
     Case("file-where-a-folder-is-is-refused", with_member(("study/report", b"x")),

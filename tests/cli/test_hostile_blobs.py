@@ -1,0 +1,146 @@
+"""Hostile stored latency blobs against the read verbs, under a memory limit (issue 49, cause 7).
+
+One table, one row per hostile ``intervals.latency_z`` value: corrupt zlib, cut short, TEXT,
+REAL, a huge INTEGER, a zlib bomb, a value of megabytes, a layout of 2^46 buckets, a bucket of
+2^62 New-Orders. Each row writes its value into one window interval of run 1 of a small
+synthetic database, then runs ``show``, ``compare``, ``report`` and ``export`` through the real
+entry point in a child process whose address space is capped at 2 GiB (``RLIMIT_AS``): a
+decoder that trusts the blob asks for gigabytes to petabytes and dies there. Each verb must
+end with exit 0 or 2, never an internal error, a traceback or a MemoryError; ``show`` and
+``compare`` (exit 0) name the run and the interval whose histogram could not be read and why,
+and ``show`` still prints the run's other figures.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis.series import intervals
+from store.latency_codec import _leb128, encode
+from tests.support.synthetic_latency import LAYOUT
+from tests.support.synthetic_store import SynthCell, build_store
+
+#: The child's address space: the verbs need a few hundred MB.
+LIMIT = 2 << 30
+#: Runs each verb in this process's child, in turn, under the memory limit.
+CHILD = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (@CAP@, @CAP@))
+from flushbench.cli import main
+for args in json.loads(sys.argv[1]):
+    sys.argv = ["flushbench", *args]
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    sys.stdout.flush()
+    print(f"\\n=== {args[0]} exit {code}", flush=True)
+    print(f"\\n=== {args[0]} exit {code}", file=sys.stderr, flush=True)
+""".replace("@CAP@", str(LIMIT))
+
+
+def _varints(*values: int) -> bytes:
+    """A blob of these numbers as the codec writes them (any layout, unchecked)."""
+    return zlib.compress(_leb128(np.array(values, dtype=np.uint64)))
+
+
+def _good() -> bytes:
+    return encode(LAYOUT, {"new_order": (((200, 5), (300, 2)), 1.5)})
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile stored value and the words that say what is wrong with it."""
+
+    id: str
+    value: object
+    why: str
+
+
+CASES = [
+    Case("corrupt-zlib", b"this is not zlib at all", "does not decompress"),
+    Case("cut-short", _good()[:-6], "cut short"),
+    Case("bytes-after-the-stream", _good() + b"zz", "bytes after its zlib stream"),
+    Case("text", "a latency histogram", "latency_z holds text"),
+    Case("real", 3.25, "latency_z holds a real number"),
+    Case("huge-integer", 2**62, "latency_z holds an integer"),
+    Case("zlib-bomb", zlib.compress(b"\x00" * (256 << 20), 9), "decompresses to more than"),
+    Case("megabytes-stored", os.urandom(3 << 20), "more than the 1,052,672 a histogram takes"),
+    Case("layout-of-2^46-buckets", _varints(1, 128, 64, 2**46, 1, 0, 1000, 2, 5, 2**46 - 6,
+                                            10, 3), "layout of 70,368,744,177,664 buckets"),
+    Case("layout-of-2^55", _varints(1, 2**55, 2**54, 2**55 + 2**54, 1, 0, 1000, 1, 5, 10),
+         "more than the 16,384 this flushbench reads"),
+    Case("bucket-of-2^62", encode(LAYOUT, {"new_order": (((5, 2**62),), 1.0)}),
+         "more than 8 bytes"),
+    Case("bucket-of-2^53", encode(LAYOUT, {"new_order": (((5, 2**53),), 1.0)}),
+         "counts from 1 to 2^53"),
+    Case("more-buckets-than-the-layout",
+         _varints(1, 128, 64, 2304, 1, 0, 1000, 5000, *[1] * 10_000),
+         "more than its layout's 2,304"),
+    Case("maximum-of-2^55-us", _varints(1, 128, 64, 2304, 1, 0, 2**55, 1, 5, 10),
+         "beyond any response time"),
+]
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """A small database of two cells (two runs each), and the last window interval of run 1."""
+    db = tmp_path_factory.mktemp("blobs") / "base.sqlite"
+    build_store(db, [SynthCell(knobs={"doublewrite": True}, notpm=8000),
+                     SynthCell(knobs={"doublewrite": False}, notpm=9000)],
+                name="hb", repetitions=2, duration=60, warmup=10, n_counters=20)
+    df = intervals(db, run_ids=[1])
+    return db, int(df.loc[df["in_window"], "seq"].max())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_hostile_latency_blob(case: Case, base: tuple[Path, int], tmp_path: Path) -> None:
+    source, seq = base
+    db = tmp_path / "r.sqlite"
+    with sqlite3.connect(source) as a, sqlite3.connect(db) as b:
+        a.backup(b)  # the source is in WAL mode: a file copy could miss its last rows
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE intervals SET latency_z = ? WHERE run_id = 1 AND seq = ?",
+                    (case.value, seq))
+    verbs = [["show", "1"], ["compare", "hb"],
+             ["report", "hb", "-o", str(tmp_path / "report"), "--no-png"],
+             ["export", "hb", "-o", str(tmp_path / "x.csv")]]
+    # COLUMNS: show's table rows on one line each, so a sentence is never cut by the border.
+    env = {**os.environ, "FLUSHBENCH_CACHE_DIR": str(tmp_path / "cache"),
+           "FLUSHBENCH_WORK": str(tmp_path / "work"), "COLUMNS": "1000"}
+    env.pop("FLUSHBENCH_DB", None)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps([[*v, "--db", str(db)] for v in verbs])],
+        capture_output=True, text=True, timeout=600, env=env, check=False)
+    outs = done.stdout.split("\n=== ")
+    errs = done.stderr.split("\n=== ")
+    assert len(outs) == len(verbs) + 1, (done.returncode, done.stderr[-3000:])
+    said = {}
+    for verb, out, err, tail in zip(verbs, outs, errs, outs[1:], strict=False):
+        code = int(tail.split()[2])
+        text = out + err
+        for bad in ("internal error", "Traceback", "MemoryError"):
+            assert bad not in text, (verb[0], text[-3000:])
+        assert code in (0, 2), (verb[0], code, text[-3000:])
+        said[verb[0]] = (code, " ".join(text.split()))  # the table's wrapping undone
+    unread = f"interval {seq}'s latency histogram could not be read"
+    code, show = said["show"]
+    assert code == 0 and "latency histograms" in show and unread in show and case.why in show
+    assert "NOTPM (window average)" in show and "stability score" in show  # the rest shows
+    code, compare = said["compare"]
+    assert code == 0 and f"run 1: {unread}" in compare and case.why in compare
+    assert said["report"][0] == 0 and said["export"][0] == 0
+    page = " ".join(html.unescape((tmp_path / "report" / "report.html").read_text()).split())
+    assert f"run 1: {unread}" in page

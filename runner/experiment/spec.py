@@ -54,6 +54,8 @@ def _to_seconds(value: Any) -> float:
 
 #: Longer than this is a typo (30 minutes is the classic run; a day is already a lot).
 MAX_DURATION_S = 7 * 86400.0
+#: The highest `workload.rate` (NOTPM): the Go driver's bound on --rate.
+RATE_MAX_NOTPM = 10_000_000
 
 Seconds = Annotated[float, BeforeValidator(_to_seconds), Field(ge=0, le=MAX_DURATION_S)]
 
@@ -166,6 +168,13 @@ class WorkloadSpec(StrictModel):
     report_interval: Annotated[Seconds, Field(ge=1)] = 10.0
     #: Paths of external binaries (tpcc_start, tpcc_load, sysbench), when not on PATH.
     binaries: dict[str, str] = Field(default_factory=dict)
+    #: A fixed rate for the Go tpcc driver (``tpcc run --rate``): New-Orders a minute across all
+    #: connections, the transaction mix kept, each transaction's latency from its scheduled
+    #: start (docs/tpcc.md, "Fixed rate"). None: the closed loop, every connection flat out.
+    #: tpcc_start and sysbench cannot hold it; ``driver: auto`` picks the Go driver for it.
+    rate: Annotated[float, Field(gt=0, le=RATE_MAX_NOTPM, allow_inf_nan=False)] | None = None
+    #: How the rate's scheduled starts are spaced: ``uniform`` (default) or ``poisson``.
+    arrivals: Literal["uniform", "poisson"] | None = None
 
     #: Why ``auto`` chose the driver (shown by ``validate``/``plan``); None when it was named.
     _driver_choice: str | None = PrivateAttr(default=None)
@@ -179,7 +188,7 @@ class WorkloadSpec(StrictModel):
         if isinstance(data, dict) and data.get("driver", AUTO_DRIVER) == AUTO_DRIVER:
             binaries = data.get("binaries")
             choice = resolve_driver(binaries if isinstance(binaries, dict) else None,
-                                    mode=data.get("mode"))
+                                    mode=data.get("mode"), rate=data.get("rate"))
             data = {**data, "driver": choice.driver}
         spec = handler(data)
         if choice is not None:
@@ -201,6 +210,9 @@ class WorkloadSpec(StrictModel):
     def _driver_fits(self) -> WorkloadSpec:
         for message, loc in _adapter(self.driver).spec_problems(self):
             raise KeyedValueError(message, *loc)
+        if self.arrivals is not None and self.rate is None:
+            raise KeyedValueError("`arrivals` spaces a fixed rate's starts — set `rate` (NOTPM)"
+                                  " or remove `arrivals`", "arrivals")
         if self.report_interval > self.duration:
             raise KeyedValueError(
                 "report_interval is longer than duration — shorten it", "report_interval"
@@ -808,9 +820,10 @@ def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None
     if data.get("fixed", {}).get("server") is None:
         # The server knob came after experiments were stored: unset, it keeps their hash.
         data.get("fixed", {}).pop("server", None)
-    if data.get("workload", {}).get("client") is None:
-        # So did the tpcc driver's client: unset, it keeps their hash.
-        data.get("workload", {}).pop("client", None)
+    for key in ("client", "rate", "arrivals"):
+        if data.get("workload", {}).get(key) is None:
+            # So did the tpcc driver's client and fixed rate: unset, they keep their hash.
+            data.get("workload", {}).pop(key, None)
     if files:
         data["_files"] = files
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

@@ -102,6 +102,36 @@ def test_auto_keeps_the_go_driver_for_its_mode(no_tpcc_start: Path) -> None:
     assert spec.driver_choice is not None and "workload.mode" in spec.driver_choice
 
 
+def test_auto_picks_the_go_driver_for_a_fixed_rate(no_tpcc_start: Path) -> None:
+    """tpcc_start runs a closed loop: with tpcc_start found, a rate still picks the Go
+    driver, and says why."""
+    _fake_tpcc_start(no_tpcc_start)
+    assert WorkloadSpec().driver == "tpcc-mysql"
+    spec = WorkloadSpec(rate=600)
+    assert spec.driver == "tpcc"
+    assert spec.driver_choice is not None and "workload.rate" in spec.driver_choice \
+        and "closed loop" in spec.driver_choice
+
+
+@pytest.mark.parametrize(("driver", "extra"), [("tpcc-mysql", {}),
+                                               ("sysbench", {"test": "oltp_read_only"})])
+@pytest.mark.parametrize("key", ["rate", "arrivals"])
+def test_a_closed_loop_driver_refuses_a_rate(no_tpcc_start: Path, driver: str,
+                                             extra: dict[str, str], key: str) -> None:
+    value = {"rate": 600, "arrivals": "poisson"}[key]
+    with pytest.raises(ValueError, match=f"`{key}` needs the Go tpcc driver: {driver} runs a"
+                       " closed loop and cannot hold a fixed rate"):
+        WorkloadSpec(driver=driver, **extra, **{key: value})  # type: ignore[arg-type]
+
+
+def test_arrivals_need_a_rate_and_a_rate_is_bounded(no_tpcc_start: Path) -> None:
+    with pytest.raises(ValueError, match="`arrivals` spaces a fixed rate's starts"):
+        WorkloadSpec(driver="tpcc", arrivals="poisson")
+    for bad in (0, -5, 1e8, float("inf")):
+        with pytest.raises(ValueError, match="rate"):
+            WorkloadSpec(driver="tpcc", rate=bad)
+
+
 def test_tpcc_start_named_in_binaries_picks_tpcc_mysql_even_if_missing(
         no_tpcc_start: Path, tmp_path: Path) -> None:
     """A path the user wrote is theirs to fix (preflight names it), not a silent fallback."""
@@ -185,6 +215,16 @@ def test_plan_and_validate_say_which_client_and_why(no_tpcc_start: Path, tmp_pat
     assert code == 0, err
     assert (f"note: workload.driver auto → tpcc-mysql: using tpcc-mysql's tpcc_start ({found},"
             " found via TPCC_MYSQL_BIN)") in " ".join(out.split())
+
+    # A fixed rate: tpcc_start is found, yet the plan runs the Go driver at the rate and says
+    # why.
+    rated = tiny_tpcc_experiment(tmp_path, "rated", driver=None, workload="rate: 600")
+    code, out, err = cli(["plan", str(rated)])
+    assert code == 0, err
+    said = " ".join(out.split())
+    assert ("note: workload.driver auto → tpcc: workload.rate needs a driver that holds a fixed"
+            " rate, and tpcc_start runs a closed loop") in said
+    assert "rate=600 NOTPM (uniform)" in said
 
 
 @pytest.mark.mysql

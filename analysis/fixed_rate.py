@@ -55,13 +55,18 @@ def per_run(intervals_df: pd.DataFrame) -> pd.DataFrame:
         .rename_axis("run_id")
 
 
+def _notpm(x: float) -> str:
+    """A rate as written: ``1,000,000``, ``600``, ``612.5``."""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
 def run_text(r: pd.Series) -> str:
     """One run's figures as ``show`` prints them: target, achieved, intervals below, queue."""
     held = "MISSED its target" if r["missed"] else "held"
-    return (f"target {r['target_notpm']:g} NOTPM, achieved {r['notpm']:.0f} over the window"
-            f" ({held}); {int(r['intervals_below'])} of {int(r['intervals'])} window intervals"
-            f" below {HELD_SHARE:.0%}; backlog at most {int(r['backlog_max'])} starts, the"
-            f" oldest {r['backlog_oldest_max_ms'] / 1000:.1f} s late")
+    return (f"target {_notpm(r['target_notpm'])} NOTPM, achieved {r['notpm']:,.0f} over the"
+            f" window ({held}); {int(r['intervals_below'])} of {int(r['intervals'])} window"
+            f" intervals below {HELD_SHARE:.0%}; backlog at most {int(r['backlog_max'])}"
+            f" starts, the oldest {r['backlog_oldest_max_ms'] / 1000:.1f} s late")
 
 
 def missed_reason(runs: pd.DataFrame, run_ids: list[int]) -> str | None:
@@ -73,5 +78,5 @@ def missed_reason(runs: pd.DataFrame, run_ids: list[int]) -> str | None:
         return None
     worst = missed.loc[missed["notpm"].idxmin()]
     return (f"missed its fixed rate in {len(missed)} of {len(mine)} runs (run {worst.name}:"
-            f" {worst['notpm']:.0f} of {worst['target_notpm']:g} NOTPM) — not at the load the"
-            " other rows carried, so not compared")
+            f" {worst['notpm']:,.0f} of {_notpm(worst['target_notpm'])} NOTPM) — not at the"
+            " load the other rows carried, so not compared")

@@ -210,9 +210,6 @@ class WorkloadSpec(StrictModel):
     def _driver_fits(self) -> WorkloadSpec:
         for message, loc in _adapter(self.driver).spec_problems(self):
             raise KeyedValueError(message, *loc)
-        if self.arrivals is not None and self.rate is None:
-            raise KeyedValueError("`arrivals` spaces a fixed rate's starts — set `rate` (NOTPM)"
-                                  " or remove `arrivals`", "arrivals")
         if self.report_interval > self.duration:
             raise KeyedValueError(
                 "report_interval is longer than duration — shorten it", "report_interval"
@@ -463,6 +460,27 @@ class ExperimentSpec(StrictModel):
         """The workload's primary metric (name, unit, what a count counts, per minute?)."""
         return dataclasses.asdict(_adapter(self.workload.driver).metric)
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _rate_knob_picks_go(cls, data: Any, handler: Any) -> ExperimentSpec:
+        """A ``rate`` knob (fixed, matrix or include) with ``driver: auto``: the Go driver,
+        the only one that holds a rate (the workload's own ``rate`` resolves in
+        :class:`WorkloadSpec`)."""
+        from runner.workloads.registry import AUTO_DRIVER, resolve_driver
+
+        choice = None
+        workload = data.get("workload", {}) if isinstance(data, dict) else None
+        if isinstance(workload, dict) and workload.get("driver", AUTO_DRIVER) == AUTO_DRIVER \
+                and _rate_knob_path(data) is not None:
+            binaries = workload.get("binaries")
+            choice = resolve_driver(binaries if isinstance(binaries, dict) else None,
+                                    mode=workload.get("mode"), rate=True)
+            data = {**data, "workload": {**workload, "driver": choice.driver}}
+        spec = handler(data)
+        if choice is not None:
+            spec.workload._driver_choice = choice.reason
+        return spec
+
     @model_validator(mode="after")
     def _consistency(self) -> ExperimentSpec:
         kind = _adapter(self.workload.driver).dataset_kind
@@ -527,8 +545,44 @@ class ExperimentSpec(StrictModel):
                 "matrix",
                 both[0],
             )
+        self._rate_fits()
         check_references(self.include, self.reference, self.metric()["name"])
         return self
+
+    def _rate_fits(self) -> None:
+        """A ``rate`` knob needs the Go tpcc driver, and is the workload's rate in one place
+        only."""
+        where = _rate_knob_path(self.model_dump(include={"fixed", "matrix", "include"}))
+        if where is None:
+            if self.workload.arrivals is not None and self.workload.rate is None:
+                raise KeyedValueError("`arrivals` spaces a fixed rate's starts — set `rate`"
+                                      " (NOTPM) or remove `arrivals`", "workload", "arrivals")
+            return
+        if self.workload.driver != "tpcc":
+            raise KeyedValueError(
+                f"`rate` needs the Go tpcc driver: {self.workload.driver} runs a closed loop"
+                " and cannot hold a fixed rate — use `workload.driver: tpcc` (or `auto`), or"
+                " remove `rate`", *where)
+        if self.workload.rate is not None:
+            raise KeyedValueError(
+                f"the rate is set both in `workload.rate` and in `{where[0]}` — keep one",
+                *where)
+
+
+def _rate_knob_path(data: Any) -> tuple[str | int, ...] | None:
+    """Where a (raw or dumped) experiment sets the ``rate`` knob — ``("fixed", "rate")``,
+    ``("matrix", "rate")`` or ``("include", i, "rate")`` — or None."""
+    if not isinstance(data, dict):
+        return None
+    for section in ("fixed", "matrix"):
+        knobs = data.get(section)
+        if isinstance(knobs, dict) and knobs.get("rate") is not None:
+            return (section, "rate")
+    rows = data.get("include")
+    for i, row in enumerate(rows if isinstance(rows, list) else []):
+        if isinstance(row, dict) and row.get("rate") is not None:
+            return ("include", i, "rate")
+    return None
 
 
 def no_empty_values(data: dict[str, Any]) -> None:
@@ -824,6 +878,8 @@ def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None
         if data.get("workload", {}).get(key) is None:
             # So did the tpcc driver's client and fixed rate: unset, they keep their hash.
             data.get("workload", {}).pop(key, None)
+    if data.get("fixed", {}).get("rate") is None:
+        data.get("fixed", {}).pop("rate", None)  # and the rate knob
     if files:
         data["_files"] = files
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

@@ -113,7 +113,7 @@ def resolve_driver(binaries: Mapping[str, str] | None = None, *,
     if mode is not None:
         return _chosen("tpcc", f"workload.mode is the Go driver's option: {go}")
     if rate is not None:
-        return _chosen("tpcc", "workload.rate needs a driver that holds a fixed rate, and"
+        return _chosen("tpcc", "a fixed rate (`rate`) needs a driver that holds one, and"
                        f" tpcc_start runs a closed loop: {go}")
     if named := (binaries or {}).get("tpcc_start"):
         return _chosen("tpcc-mysql",

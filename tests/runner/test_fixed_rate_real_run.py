@@ -129,15 +129,19 @@ def test_a_server_blocked_for_20_s_at_a_fixed_rate_queues_and_every_wait_is_coun
 
 def test_compare_never_compares_a_row_that_missed_its_rate(tmp_path: Path, work: Path,
                                                            cli: CliRun) -> None:
-    """A rate no server answers with one or two connections: both rows miss it, and compare
-    says so instead of a verdict."""
-    path = tiny_tpcc_experiment(tmp_path, "rate-missed", "matrix: {connections: [1, 2]}\n",
-                                workload="rate: 1000000")
+    """`rate` as a matrix axis: 600 NOTPM, held, and a rate no server answers with one
+    connection, missed — compare flags that row instead of giving it a verdict."""
+    path = tiny_tpcc_experiment(tmp_path, "rate-missed", "matrix: {rate: [600, 1000000]}\n")
     db = tmp_path / "r.sqlite"
     assert run_experiment(path, ResultsDB(db), work=work).done == 2
+    with ResultsDB(db).session() as s:
+        targets = sorted(r.driver_summary["rate"]["target_notpm"]
+                         for r in s.scalars(select(Run)))
+    assert targets == [600, 1_000_000]  # each cell's knob reached the driver
     code, out, err = cli(["compare", "rate-missed", "--db", str(db)])
     assert code == 0, err
     said = " ".join(out.split())
     assert "missed rate" in said
     assert "C2 missed its fixed rate in 1 of 1 runs" in said, said
+    assert "C1 missed" not in said
     assert "faster" not in said and "slower" not in said

@@ -109,7 +109,7 @@ def test_auto_picks_the_go_driver_for_a_fixed_rate(no_tpcc_start: Path) -> None:
     assert WorkloadSpec().driver == "tpcc-mysql"
     spec = WorkloadSpec(rate=600)
     assert spec.driver == "tpcc"
-    assert spec.driver_choice is not None and "workload.rate" in spec.driver_choice \
+    assert spec.driver_choice is not None and "fixed rate (`rate`)" in spec.driver_choice \
         and "closed loop" in spec.driver_choice
 
 
@@ -124,12 +124,37 @@ def test_a_closed_loop_driver_refuses_a_rate(no_tpcc_start: Path, driver: str,
         WorkloadSpec(driver=driver, **extra, **{key: value})  # type: ignore[arg-type]
 
 
+def _experiment(workload: dict[str, object], **more: object) -> ExperimentSpec:
+    return ExperimentSpec.model_validate({
+        "version": 1, "name": "rated", "dataset": {"workload": "tpcc", "warehouses": 1},
+        "workload": {"duration": "60s", **workload}, **more})
+
+
 def test_arrivals_need_a_rate_and_a_rate_is_bounded(no_tpcc_start: Path) -> None:
     with pytest.raises(ValueError, match="`arrivals` spaces a fixed rate's starts"):
-        WorkloadSpec(driver="tpcc", arrivals="poisson")
+        _experiment({"driver": "tpcc", "arrivals": "poisson"})
     for bad in (0, -5, 1e8, float("inf")):
         with pytest.raises(ValueError, match="rate"):
             WorkloadSpec(driver="tpcc", rate=bad)
+        with pytest.raises(ValueError, match="rate"):
+            _experiment({"driver": "tpcc"}, matrix={"rate": [600, bad]})
+
+
+def test_the_rate_knob_is_a_matrix_axis_for_the_go_driver(no_tpcc_start: Path) -> None:
+    """`rate` in the matrix: auto picks the Go driver even with tpcc_start found, arrivals
+    apply to every cell; a closed-loop driver refuses it, and the rate lives in one place."""
+    _fake_tpcc_start(no_tpcc_start)
+    exp = _experiment({"arrivals": "poisson"}, matrix={"rate": [300, 600]})
+    assert exp.workload.driver == "tpcc"
+    assert "fixed rate (`rate`)" in (exp.workload.driver_choice or "")
+    assert measurement_hash(exp) == measurement_hash(
+        _experiment({"arrivals": "poisson"}, matrix={"rate": [300, 1200]}))  # the matrix: plan only
+    with pytest.raises(ValueError, match="`rate` needs the Go tpcc driver: tpcc-mysql runs a"
+                       " closed loop"):
+        _experiment({"driver": "tpcc-mysql"}, include=[{"rate": 600}])
+    with pytest.raises(ValueError, match="the rate is set both in `workload.rate` and in"
+                       " `fixed`"):
+        _experiment({"rate": 600}, fixed={"rate": 300})
 
 
 def test_tpcc_start_named_in_binaries_picks_tpcc_mysql_even_if_missing(
@@ -222,8 +247,8 @@ def test_plan_and_validate_say_which_client_and_why(no_tpcc_start: Path, tmp_pat
     code, out, err = cli(["plan", str(rated)])
     assert code == 0, err
     said = " ".join(out.split())
-    assert ("note: workload.driver auto → tpcc: workload.rate needs a driver that holds a fixed"
-            " rate, and tpcc_start runs a closed loop") in said
+    assert ("note: workload.driver auto → tpcc: a fixed rate (`rate`) needs a driver that holds"
+            " one, and tpcc_start runs a closed loop") in said
     assert "rate=600 NOTPM (uniform)" in said
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,18 +194,31 @@ def run_figures(intervals_df: pd.DataFrame, column: str) -> pd.DataFrame:
     return out
 
 
-def window_waits(intervals_df: pd.DataFrame, run_ids: list[int]
-                 ) -> dict[int, tuple[np.ndarray, float]]:
+def window_waits(intervals_df: pd.DataFrame, run_ids: list[int],
+                 measured: Collection[int] = ()) -> dict[int, tuple[np.ndarray, float]]:
     """Per run: its window stalls' censored waits in ms
     (:func:`analysis.latency_tail.stall_waits_ms`) and its window's completions of the
-    metric."""
+    metric. A run in ``measured`` ran at a fixed rate: every transaction a stall held up was
+    started late and timed from its scheduled start, so its stalls' waits are already among
+    its completions (and in flight) — none is added twice."""
     ids, cols, bounds = _per_run(intervals_df, "primary_count", run_ids)
     out = {}
     for lo, hi in bounds:
         count = np.nan_to_num(cols["primary_count"][lo:hi])
-        out[int(ids[lo])] = (stall_waits_ms(count, cols["interval_s"][lo:hi]),
-                             float(count.sum()))
+        run_id = int(ids[lo])
+        out[run_id] = (np.zeros(0) if run_id in measured
+                       else stall_waits_ms(count, cols["interval_s"][lo:hi]),
+                       float(count.sum()))
     return out
+
+
+def fixed_rate_runs(runs_df: pd.DataFrame) -> set[int]:
+    """The runs of ``runs_df`` (:func:`analysis.frames.runs`) that ran at a fixed rate: their
+    driver summary has a ``rate`` (docs/tpcc.md, "Fixed rate")."""
+    if "driver_summary" not in runs_df.columns:
+        return set()
+    return {int(r) for r, d in zip(runs_df["run_id"], runs_df["driver_summary"], strict=True)
+            if isinstance(d, dict) and d.get("rate")}
 
 
 def stall_spans(intervals_df: pd.DataFrame, column: str, run_ids: list[int]
@@ -234,20 +248,23 @@ def load(db: DB, fr: Frames) -> Latency:
     counted_ids = [int(r) for r in rs.loc[counted(rs), "run_id"]]
     view = view_of(fr.intervals, bool(counted_ids)
                    and all(hist[r].complete for r in counted_ids))
-    runs = _runs(fr.intervals, view, hist, ids)
-    cells = _cells(rs, fr, runs, view, hist)
+    measured = fixed_rate_runs(fr.runs)
+    runs = _runs(fr.intervals, view, hist, ids, measured)
+    cells = _cells(rs, fr, runs, view, hist, measured)
     return Latency(view=view, runs=runs, cells=cells,
                    types=_types(db, rs, fr, view, hist), missing=missing)
 
 
-def one_run(db: DB, intervals_df: pd.DataFrame, run_id: int
+def one_run(db: DB, intervals_df: pd.DataFrame, run_id: int, *, fixed_rate: bool = False
             ) -> tuple[LatencyView, pd.Series, str | None]:
     """One run's figures (a row of :attr:`Latency.runs`), what they are (exact when its
     window's histograms are complete) and why a histogram of its window could not be read
-    (None when none failed). ``intervals_df``: the run's intervals."""
+    (None when none failed). ``intervals_df``: the run's intervals; ``fixed_rate``: it ran at
+    one (its stalls' waits are measured, :func:`window_waits`)."""
     hist = window_histograms(db, intervals_df, [run_id])
     view = view_of(intervals_df, hist[run_id].complete)
-    return view, _runs(intervals_df, view, hist, [run_id]).iloc[0], hist[run_id].problem
+    return view, _runs(intervals_df, view, hist, [run_id],
+                       {run_id} if fixed_rate else set()).iloc[0], hist[run_id].problem
 
 
 def missing_text(missing: dict[int, str]) -> str:
@@ -270,13 +287,13 @@ def _why_missing(h: WindowHistograms) -> str:
 
 
 def _runs(intervals_df: pd.DataFrame, view: LatencyView, hist: dict[int, WindowHistograms],
-          ids: list[int]) -> pd.DataFrame:
+          ids: list[int], measured: Collection[int] = ()) -> pd.DataFrame:
     """Per done run: the interval figures and, where complete, the window's merged ones."""
     figures = run_figures(intervals_df, view.column) if view.percentile else pd.DataFrame(
         columns=["median_ms", "jitter_pct", "stall_s", "stall_intervals", "window_max_ms"])
     out = figures.reindex(ids)
     out.index.name = "run_id"
-    waits = window_waits(intervals_df, ids)
+    waits = window_waits(intervals_df, ids, measured)
     none: tuple[np.ndarray, float] = (np.zeros(0), 0.0)
     merged = {r: percentiles([hist[r]], waits_ms=[waits.get(r, none)[0]])
               if hist[r].complete else {} for r in ids}
@@ -304,12 +321,13 @@ def _runs(intervals_df: pd.DataFrame, view: LatencyView, hist: dict[int, WindowH
 
 
 def _cells(rs: pd.DataFrame, fr: Frames, runs: pd.DataFrame, view: LatencyView,
-           hist: dict[int, WindowHistograms]) -> pd.DataFrame:
+           hist: dict[int, WindowHistograms], measured: Collection[int] = ()) -> pd.DataFrame:
     """Per cell: its figures (merged over its counted runs when exact, waits included), the
     runs' spread of stalls and jitter, and the verdict against its baseline."""
     done = rs[counted(rs)]
     rows = {}
-    waits = window_waits(fr.intervals, [int(r) for r in done["run_id"]]) if view.exact else {}
+    waits = window_waits(fr.intervals, [int(r) for r in done["run_id"]], measured) \
+        if view.exact else {}
     none: tuple[np.ndarray, float] = (np.zeros(0), 0.0)
     for cell_id in fr.cell_summary.sort_values("position")["cell_id"].astype(int):
         mine = [int(r) for r in done.loc[done["cell_id"] == cell_id, "run_id"]]

@@ -165,7 +165,7 @@ def _merge_from_store(s: Any, seqs: dict[int, list[int]]) -> dict[int, dict[str,
         r: {"layout": None, "window_intervals": len(qs), "with_histogram": 0, "problem": None,
             "types": {}, "open": {}} for r, qs in seqs.items()}
     # The blobs of each run's last window interval: the in-flight ages at the window's end.
-    last = np.array([q == max(seqs[r]) for r, q, _ in mine], dtype=bool)
+    last = np.array([q == max(seqs[r]) for r, q, *_ in mine], dtype=bool)
     good = np.ones(len(mine), dtype=bool)
     good[list(problems)] = False
     for b, run_id in enumerate(owners.tolist()):

@@ -28,6 +28,7 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     m = metric_view(cmp.experiment)
     eff = efficiency.load(db, cmp.frames)
     lat = latency.load(db, cmp.frames)
+    rate_notes = _missed_rates(db, cmp, lat)
     con = make_console()
     exp = cmp.experiment
     win = exp["window"]
@@ -51,8 +52,35 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     _print_latency(con, lat, ids, m)
     _print_cost(con, eff, ids, m)
     _print_scorecard(con, cmp, reference)
-    for w in cmp.warnings:
+    for w in [*cmp.warnings, *(f"{ids[cid]} {why}" for cid, why in rate_notes.items())]:
         con.print(f"[yellow]warning:[/] {shown(w)}")
+
+
+def _missed_rates(db: str | None, cmp: Any, lat: Any) -> dict[Any, str]:
+    """The cells with a fixed-rate run that missed its target, and why: their throughput and
+    response-time verdicts become "missed rate" (never compared as if they held the load the
+    other rows carried; analysis/fixed_rate.py)."""
+    from analysis import fixed_rate, frames
+
+    runs = cmp.frames.runs
+    done = [int(x) for x in cmp.frames.intervals["run_id"].unique()]
+    rates = fixed_rate.per_run(frames.intervals(db, run_ids=done, detail=True))
+    if rates.empty:
+        return {}
+    notes = {cell_id: why for cell_id, ids in runs.groupby("cell_id")["run_id"]
+             if (why := fixed_rate.missed_reason(rates, [int(x) for x in ids])) is not None}
+    # A baseline that missed its rate is no yardstick: no cell is compared with it.
+    base = set(cmp.cells.loc[cmp.cells["is_baseline"], "cell_id"]) & set(notes)
+    flagged = {cid: notes.get(cid) or "not compared: its baseline missed its fixed rate"
+               for cid in (cmp.cells["cell_id"] if base else notes)}
+    for frame in (cmp.cells, lat.cells):
+        if "verdict" not in frame.columns:
+            continue
+        at = frame["cell_id"] if "cell_id" in frame.columns else frame.index.to_series()
+        for cell_id, why in flagged.items():
+            frame.loc[(at == cell_id).to_numpy(), ["verdict", "verdict_reason"]] = \
+                ["missed rate" if cell_id in notes else "not compared", why]
+    return notes
 
 
 def _print_verdicts(con: Any, cmp: Any, ids: dict[Any, str]) -> None:

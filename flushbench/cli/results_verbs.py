@@ -186,19 +186,32 @@ def show_cmd(
     name = scorecard.row_names(info["spec"], rdf[["cell_id", "knobs"]]).get(int(r["cell_id"]))
     # A run not done has no response time, cost or bound to show.
     done = r["status"] == RunStatus.DONE
-    _console().print(tables.run_table(run_id, r, m, _latency_rows(db, r, m) if done else [],
+    rate = _rate_rows(db, run_id) if done else []
+    _console().print(tables.run_table(run_id, r, m,
+                                      [*rate, *_latency_rows(db, r, m, fixed_rate=bool(rate))]
+                                      if done else [],
                                       _efficiency_rows(db, rs, m) if done else [], name=name))
 
 
-def _latency_rows(db: Any, r: Any, m: Any) -> list[tuple[str, str]]:
+def _rate_rows(db: Any, run_id: int) -> list[tuple[str, str]]:
+    """``show``'s row of a fixed-rate run: its target, the rate it achieved, the intervals
+    below 95 % and its queue (analysis/fixed_rate.py); none for the closed loop."""
+    from analysis import fixed_rate, frames
+
+    runs = fixed_rate.per_run(frames.intervals(db, run_ids=[run_id], detail=True))
+    return [("fixed rate", fixed_rate.run_text(runs.loc[run_id]))] if run_id in runs.index \
+        else []
+
+
+def _latency_rows(db: Any, r: Any, m: Any, *, fixed_rate: bool) -> list[tuple[str, str]]:
     """``show``'s response-time rows of a done run: the window's percentile (exact from the
     histograms, or the driver's per-interval median, said so), stall seconds, jitter
-    (analysis/latency.py)."""
+    (analysis/latency.py); ``fixed_rate``: the run ran at one."""
     from analysis import frames, latency
 
     run_id = int(r["run_id"])
     view, fig, unread = latency.one_run(
-        db, frames.intervals(db, run_ids=[run_id], detail=False), run_id)
+        db, frames.intervals(db, run_ids=[run_id], detail=False), run_id, fixed_rate=fixed_rate)
     return tables.latency_rows(view, fig, m, unread)
 
 

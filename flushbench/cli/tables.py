@@ -101,6 +101,8 @@ def plan_cells_table(p: Plan) -> Table:
         if tr.allocator:
             client.append(f"LD_PRELOAD={tr.allocator}")
         client.append(f"connections={tr.connections or exp.workload.connections}")
+        if (rate := tr.rate or exp.workload.rate) is not None:  # not flat out (docs/tpcc.md)
+            client.append(f"rate={rate:g} NOTPM ({exp.workload.arrivals or 'uniform'})")
         # User values are text, not markup ("[/b]" in a file name must not reach rich).
         label = shown(cell.label) + (" [bold](baseline)[/]" if cell.is_baseline else "")
         variables = "\n".join(f"{k}={v}" for k, v in tr.server_options.items()) or "-"

@@ -55,6 +55,8 @@ def _to_seconds(value: Any) -> float:
 
 #: Longer than this is a typo (30 minutes is the classic run; a day is already a lot).
 MAX_DURATION_S = 7 * 86400.0
+#: The highest `workload.rate` (NOTPM): the Go driver's bound on --rate.
+RATE_MAX_NOTPM = 10_000_000
 
 Seconds = Annotated[float, BeforeValidator(_to_seconds), Field(ge=0, le=MAX_DURATION_S)]
 
@@ -167,6 +169,13 @@ class WorkloadSpec(StrictModel):
     report_interval: Annotated[Seconds, Field(ge=1)] = 10.0
     #: Paths of external binaries (tpcc_start, tpcc_load, sysbench), when not on PATH.
     binaries: dict[str, str] = Field(default_factory=dict)
+    #: A fixed rate for the Go tpcc driver (``tpcc run --rate``): New-Orders a minute across all
+    #: connections, the transaction mix kept, each transaction's latency from its scheduled
+    #: start (docs/tpcc.md, "Fixed rate"). None: the closed loop, every connection flat out.
+    #: tpcc_start and sysbench cannot hold it; ``driver: auto`` picks the Go driver for it.
+    rate: Annotated[float, Field(gt=0, le=RATE_MAX_NOTPM, allow_inf_nan=False)] | None = None
+    #: How the rate's scheduled starts are spaced: ``uniform`` (default) or ``poisson``.
+    arrivals: Literal["uniform", "poisson"] | None = None
 
     #: Why ``auto`` chose the driver (shown by ``validate``/``plan``); None when it was named.
     _driver_choice: str | None = PrivateAttr(default=None)
@@ -180,7 +189,7 @@ class WorkloadSpec(StrictModel):
         if isinstance(data, dict) and data.get("driver", AUTO_DRIVER) == AUTO_DRIVER:
             binaries = data.get("binaries")
             choice = resolve_driver(binaries if isinstance(binaries, dict) else None,
-                                    mode=data.get("mode"))
+                                    mode=data.get("mode"), rate=data.get("rate"))
             data = {**data, "driver": choice.driver}
         spec = handler(data)
         if choice is not None:
@@ -452,6 +461,27 @@ class ExperimentSpec(StrictModel):
         """The workload's primary metric (name, unit, what a count counts, per minute?)."""
         return dataclasses.asdict(_adapter(self.workload.driver).metric)
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _rate_knob_picks_go(cls, data: Any, handler: Any) -> ExperimentSpec:
+        """A ``rate`` knob (fixed, matrix or include) with ``driver: auto``: the Go driver,
+        the only one that holds a rate (the workload's own ``rate`` resolves in
+        :class:`WorkloadSpec`)."""
+        from runner.workloads.registry import AUTO_DRIVER, resolve_driver
+
+        choice = None
+        workload = data.get("workload", {}) if isinstance(data, dict) else None
+        if isinstance(workload, dict) and workload.get("driver", AUTO_DRIVER) == AUTO_DRIVER \
+                and _rate_knob_path(data) is not None:
+            binaries = workload.get("binaries")
+            choice = resolve_driver(binaries if isinstance(binaries, dict) else None,
+                                    mode=workload.get("mode"), rate=True)
+            data = {**data, "workload": {**workload, "driver": choice.driver}}
+        spec = handler(data)
+        if choice is not None:
+            spec.workload._driver_choice = choice.reason
+        return spec
+
     @model_validator(mode="after")
     def _consistency(self) -> ExperimentSpec:
         kind = _adapter(self.workload.driver).dataset_kind
@@ -516,8 +546,44 @@ class ExperimentSpec(StrictModel):
                 "matrix",
                 both[0],
             )
+        self._rate_fits()
         check_references(self.include, self.reference, self.metric()["name"])
         return self
+
+    def _rate_fits(self) -> None:
+        """A ``rate`` knob needs the Go tpcc driver, and is the workload's rate in one place
+        only."""
+        where = _rate_knob_path(self.model_dump(include={"fixed", "matrix", "include"}))
+        if where is None:
+            if self.workload.arrivals is not None and self.workload.rate is None:
+                raise KeyedValueError("`arrivals` spaces a fixed rate's starts — set `rate`"
+                                      " (NOTPM) or remove `arrivals`", "workload", "arrivals")
+            return
+        if self.workload.driver != "tpcc":
+            raise KeyedValueError(
+                f"`rate` needs the Go tpcc driver: {self.workload.driver} runs a closed loop"
+                " and cannot hold a fixed rate — use `workload.driver: tpcc` (or `auto`), or"
+                " remove `rate`", *where)
+        if self.workload.rate is not None:
+            raise KeyedValueError(
+                f"the rate is set both in `workload.rate` and in `{where[0]}` — keep one",
+                *where)
+
+
+def _rate_knob_path(data: Any) -> tuple[str | int, ...] | None:
+    """Where a (raw or dumped) experiment sets the ``rate`` knob — ``("fixed", "rate")``,
+    ``("matrix", "rate")`` or ``("include", i, "rate")`` — or None."""
+    if not isinstance(data, dict):
+        return None
+    for section in ("fixed", "matrix"):
+        knobs = data.get(section)
+        if isinstance(knobs, dict) and knobs.get("rate") is not None:
+            return (section, "rate")
+    rows = data.get("include")
+    for i, row in enumerate(rows if isinstance(rows, list) else []):
+        if isinstance(row, dict) and row.get("rate") is not None:
+            return ("include", i, "rate")
+    return None
 
 
 def no_empty_values(data: dict[str, Any]) -> None:
@@ -809,9 +875,12 @@ def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None
     if data.get("fixed", {}).get("server") is None:
         # The server knob came after experiments were stored: unset, it keeps their hash.
         data.get("fixed", {}).pop("server", None)
-    if data.get("workload", {}).get("client") is None:
-        # So did the tpcc driver's client: unset, it keeps their hash.
-        data.get("workload", {}).pop("client", None)
+    for key in ("client", "rate", "arrivals"):
+        if data.get("workload", {}).get(key) is None:
+            # So did the tpcc driver's client and fixed rate: unset, they keep their hash.
+            data.get("workload", {}).pop(key, None)
+    if data.get("fixed", {}).get("rate") is None:
+        data.get("fixed", {}).pop("rate", None)  # and the rate knob
     if files:
         data["_files"] = files
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

@@ -80,6 +80,9 @@ class Translation:
         before mysqld starts and restore after it stopped; None: leave the host as it is.
     connections:
         Client connections (None: the workload's default).
+    rate:
+        The Go tpcc driver's fixed rate in NOTPM (None: ``workload.rate``, or the closed
+        loop).
     storage:
         The emulated storage's limits, applied by a cgroup I/O throttle around mysqld.
     origin:
@@ -95,6 +98,7 @@ class Translation:
     large_pages: bool = False
     thp: str | None = None
     connections: int | None = None
+    rate: float | None = None
     #: I/O limits (``runner.knobs.storage.StorageSpec`` as a dict), None: the machine's disk.
     storage: dict[str, Any] | None = None
     origin: dict[str, str] = field(default_factory=dict)
@@ -478,6 +482,11 @@ def storage(b: Builder, knob: str, value: Any) -> None:
 def connections(b: Builder, knob: str, value: int) -> None:
     """Client side: the driver's connection count."""
     b.out.connections = value
+
+
+def rate(b: Builder, knob: str, value: float) -> None:
+    """Client side: the Go tpcc driver's fixed rate (``--rate``)."""
+    b.out.rate = value
 
 
 def server(b: Builder, knob: str, value: str) -> None:

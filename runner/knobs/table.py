@@ -149,6 +149,10 @@ KNOBS: tuple[KnobDef, ...] = (
             "host THP mode while mysqld runs: always, madvise or never (needs root)"),
     KnobDef("connections", Annotated[int, Field(ge=1, le=100000)], rules.connections,
             "client connections of the workload driver"),
+    KnobDef("rate", Annotated[float, Field(gt=0, le=10_000_000, allow_inf_nan=False)],
+            rules.rate,
+            "fixed rate of the Go tpcc driver, New-Orders a minute (workload.rate as an axis;"
+            " docs/tpcc.md, \"Fixed rate\")"),
     KnobDef("storage", StorageValue, rules.storage,
             "emulated storage: a preset (cloud-gp3, hdd-raid10-2011, sata-ssd, unlimited) or"
             " {read_iops, write_iops, read_bandwidth, write_bandwidth} (docs/storage.md)"),

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from core.clock import as_utc
 from core.errors import ServerError, WorkloadError
 from runner.admission.run_context import ExperimentContext, Reporter
-from runner.experiment.spec import CellSpec
+from runner.experiment.spec import CellSpec, WorkloadSpec
 from runner.fleet.lease import Heartbeat
 from runner.host.clock import ClockWatch, pause_warning
 from runner.host.controls import RunHostControls
@@ -96,14 +96,15 @@ class _Measurement:
         sampler.start()
         return sampler
 
-    def drive(self, workload: Workload, connections: int) -> WorkloadOutcome:
-        """Run the driver to its end (or a stop), recording every interval it reports."""
+    def drive(self, workload: Workload, connections: int, spec: WorkloadSpec) -> WorkloadOutcome:
+        """Run the driver to its end (or a stop) as ``spec`` says (the experiment's workload,
+        with the cell's rate), recording every interval it reports."""
         exp = self.ctx.exp
         conn = self.sandbox.connection_info(database=workload.database)
         self.reporter.phase("warmup")
-        watchdog = WATCHDOG_INTERVALS * exp.workload.report_interval + WATCHDOG_SLACK_S
+        watchdog = WATCHDOG_INTERVALS * spec.report_interval + WATCHDOG_SLACK_S
         with workload.run(
-            conn, exp.workload, connections, exp.dataset, self.run_dir / "driver"
+            conn, spec, connections, exp.dataset, self.run_dir / "driver"
         ).wrapped(self.controls.wrap_driver) as running:
             self.kept.driver_pid = running.pid
             for record in running.intervals(timeout_s=watchdog):
@@ -173,7 +174,10 @@ def measure(
     clock = ClockWatch()  # a host pause during the run becomes a run warning (runner.host.clock)
     sampler = run.start_sampler()
     try:
-        outcome = run.drive(workload, translation.connections or exp.workload.connections)
+        # A cell's `rate` knob is the workload's rate for its runs (as `connections` is).
+        spec = exp.workload if translation.rate is None else \
+            exp.workload.model_copy(update={"rate": translation.rate})
+        outcome = run.drive(workload, translation.connections or exp.workload.connections, spec)
     finally:
         run.stop_sampler(sampler, clock)
     kept = run.kept

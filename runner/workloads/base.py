@@ -510,6 +510,8 @@ class Workload(abc.ABC):
             return [("`mode` is only for the tpcc driver", ("mode",))]
         if spec.client is not None:
             return [("`client` is only for the tpcc driver", ("client",))]
+        if problem := closed_loop_rate(cls.name, spec):
+            return [problem]
         return []
 
     @classmethod
@@ -566,6 +568,16 @@ class Workload(abc.ABC):
         log_path: Path,
     ) -> RunningWorkload:
         """Prepare the driver run; enter the returned context manager to start it."""
+
+
+def closed_loop_rate(driver: str, spec: WorkloadSpec) -> tuple[str, tuple[str, ...]] | None:
+    """The problem of a ``rate`` (or ``arrivals``) given to a closed-loop driver, which
+    cannot hold one; None without."""
+    key = "rate" if spec.rate is not None else "arrivals" if spec.arrivals is not None else None
+    if key is None:
+        return None
+    return (f"`{key}` needs the Go tpcc driver: {driver} runs a closed loop and cannot hold a"
+            " fixed rate — use `driver: tpcc` (or `auto`), or remove `rate`", (key,))
 
 
 def find_binary(explicit: str | os.PathLike[str] | None, name: str) -> Path | None:

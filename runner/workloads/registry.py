@@ -93,7 +93,7 @@ class DriverChoice:
 
 
 def resolve_driver(binaries: Mapping[str, str] | None = None, *,
-                   mode: str | None = None) -> DriverChoice:
+                   mode: str | None = None, rate: object = None) -> DriverChoice:
     """Resolve ``workload.driver: auto`` to ``tpcc-mysql`` or ``tpcc`` (the Go driver).
 
     tpcc-mysql's ``tpcc_start`` is the reference client (the Go client reaches 1.03–1.12× its
@@ -102,7 +102,8 @@ def resolve_driver(binaries: Mapping[str, str] | None = None, *,
     ``tpcc_start`` named in ``workload.binaries`` is chosen even when missing, so preflight
     reports the path the user wrote instead of silently measuring with the other client.
     ``tpcc_load`` is not needed: the dataset's default loader is the Go ``tpcc load``, whose
-    data both clients run on. ``mode`` is an option of the Go driver only, so it keeps it.
+    data both clients run on. ``mode`` is an option of the Go driver only, so it keeps it; so
+    is ``rate`` (tpcc_start runs a closed loop: it cannot hold a fixed rate).
     Called once, when an experiment file is validated; the queue and every run store the
     resolved name, so a resumed queue never switches clients.
     """
@@ -111,6 +112,9 @@ def resolve_driver(binaries: Mapping[str, str] | None = None, *,
     go = "using flushbench's Go driver"
     if mode is not None:
         return _chosen("tpcc", f"workload.mode is the Go driver's option: {go}")
+    if rate is not None:
+        return _chosen("tpcc", "a fixed rate (`rate`) needs a driver that holds one, and"
+                       f" tpcc_start runs a closed loop: {go}")
     if named := (binaries or {}).get("tpcc_start"):
         return _chosen("tpcc-mysql",
                        f"using tpcc-mysql's tpcc_start from workload.binaries ({named})")

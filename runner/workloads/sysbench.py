@@ -26,6 +26,7 @@ from runner.workloads.base import (
     Workload,
     binary_problem,
     client_env,
+    closed_loop_rate,
     create_database,
     run_to_completion,
     whole_seconds,
@@ -83,6 +84,8 @@ class SysbenchWorkload(Workload):
         for key in ("mode", "client"):
             if getattr(spec, key) is not None:
                 return [(f"`{key}` is only for the tpcc driver", (key,))]
+        if problem := closed_loop_rate(cls.name, spec):
+            return [problem]
         return []
 
     @classmethod

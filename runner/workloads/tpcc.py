@@ -229,7 +229,7 @@ class TpccWorkload(Workload):
         log_path: Path,
     ) -> RunningWorkload:
         """``tpcc run --json -r warmup -l duration -i interval -c connections`` (and the spec's
-        ``--mode``, ``--client``)."""
+        ``--mode``, ``--client``, ``--rate`` and ``--arrivals``)."""
         if dataset.warehouses is None:
             raise WorkloadError("the tpcc driver needs a tpcc dataset (warehouses)")
         database = conn.database or DEFAULT_DATABASE
@@ -248,6 +248,8 @@ class TpccWorkload(Workload):
             argv += ["--mode", spec.mode]
         if spec.client is not None:
             argv += ["--client", spec.client]
+        if spec.rate is not None:
+            argv += ["--rate", repr(float(spec.rate)), "--arrivals", spec.arrivals or "uniform"]
         return RunningWorkload(
             argv,
             env=client_env(conn),

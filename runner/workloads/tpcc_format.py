@@ -129,6 +129,43 @@ class OpenAges(_Strict):
     hist: BucketList
 
 
+#: A rate in New-Orders a minute: the driver's --rate bound.
+Notpm = Annotated[float, Field(ge=0, le=RATE_MAX * 60, allow_inf_nan=False)]
+
+
+class RateInterval(_Strict):
+    """A fixed-rate interval's ``rate``: the target, the New-Orders a minute completed, the
+    scheduled starts due and not begun at its end (the backlog) and the oldest one's lateness,
+    and whether it fell below 95 % of the target (docs/tpcc.md, "Fixed rate")."""
+
+    target_notpm: Annotated[Notpm, Field(gt=0)]
+    notpm: Notpm
+    backlog: Count
+    backlog_oldest_ms: Ms
+    below: bool
+
+
+class RateSummary(_Strict):
+    """A fixed-rate summary's ``rate``: the target and its schedule, the phase's New-Orders a
+    minute, its intervals and those below 95 %, the largest backlog and oldest lateness."""
+
+    target_notpm: Annotated[Notpm, Field(gt=0)]
+    arrivals: Literal["uniform", "poisson"]
+    seed: Annotated[int, Field(ge=0, lt=2**64)]
+    notpm: Notpm
+    intervals: Annotated[int, Field(ge=0, le=SEQ_MAX)]
+    intervals_below: Annotated[int, Field(ge=0, le=SEQ_MAX)]
+    backlog_max: Count
+    backlog_oldest_max_ms: Ms
+
+    @model_validator(mode="after")
+    def _below_counted(self) -> RateSummary:
+        if self.intervals_below > self.intervals:
+            raise ValueError(f"intervals_below {self.intervals_below} is more than intervals"
+                             f" {self.intervals}")
+        return self
+
+
 class IntervalLine(_Strict):
     """``{"type":"interval","format":1,"seq":1,"ts":...,"new_order":{...},...,"hist":{...}}``."""
 
@@ -147,6 +184,8 @@ class IntervalLine(_Strict):
     stock_level: TypeInterval
     retries: Count
     errors: Count
+    #: A fixed-rate run's schedule over the interval (absent: the closed loop).
+    rate: RateInterval | None = None
     hist: Histograms
     #: Per type with transactions in flight at the interval's end (absent: none).
     open: dict[Literal[TXN_TYPES], OpenAges] = {}  # type: ignore[valid-type]
@@ -187,6 +226,8 @@ class SummaryLine(_Strict):
     errors: Count
     interrupted: bool
     client: Literal["go", "libmariadb"] | None = None
+    #: A fixed-rate run's measurement phase against its target (absent: the closed loop).
+    rate: RateSummary | None = None
     latency: dict[Literal[TXN_TYPES], Percentiles]  # type: ignore[valid-type]
 
     @model_validator(mode="after")
@@ -372,7 +413,13 @@ def _record(line: IntervalLine) -> IntervalRecord:
         max_ms=no.max_ms,
         errors=float(line.errors),
         retries=float(line.retries),
-        detail={name: {"count": t.count, "p95_ms": t.p95_ms, "p99_ms": t.p99_ms,
-                       "max_ms": t.max_ms}
-                for name in TXN_TYPES[1:] for t in [getattr(line, name)]},
+        detail={**{name: {"count": t.count, "p95_ms": t.p95_ms, "p99_ms": t.p99_ms,
+                          "max_ms": t.max_ms}
+                   for name in TXN_TYPES[1:] for t in [getattr(line, name)]},
+                # The achieved rate is primary_count / interval_s: the target and the queue
+                # are what a fixed-rate interval adds (rate_target_notpm, rate_backlog…).
+                **({"rate": {"target_notpm": line.rate.target_notpm,
+                             "backlog": line.rate.backlog,
+                             "backlog_oldest_ms": line.rate.backlog_oldest_ms}}
+                   if line.rate is not None else {})},
     )

@@ -14,13 +14,16 @@ from pathlib import Path
 
 def tiny_tpcc_experiment(tmp_path: Path, name: str, body: str = "", *, duration: str = "6s",
                          report_interval: str = "2s", sampling: str = "2s",
-                         repetitions: int = 1, driver: str | None = "tpcc") -> Path:
+                         repetitions: int = 1, driver: str | None = "tpcc",
+                         connections: int = 1, workload: str = "") -> Path:
     """Write ``<tmp_path>/<name>.yaml`` and return its path.
 
     ``body`` is appended as written (dedented): a ``matrix``, ``fixed`` knobs, a policy.
     Dirty pages are not drained before the run (seconds matter more than a clean start here).
-    ``driver=None`` leaves ``workload.driver`` out (the default, ``auto``).
+    ``driver=None`` leaves ``workload.driver`` out (the default, ``auto``); ``workload`` adds
+    keys to the workload mapping as written (``rate: 600``).
     """
+    more = f", {workload}" if workload else ""
     named = "" if driver is None else f"driver: {driver}, "
     path = tmp_path / f"{name}.yaml"
     path.write_text(textwrap.dedent(f"""\
@@ -30,8 +33,8 @@ def tiny_tpcc_experiment(tmp_path: Path, name: str, body: str = "", *, duration:
         base_config: small
         dataset: {{workload: tpcc, warehouses: 1}}
         workload:
-          {{{named}connections: 1, warmup: 2s, duration: {duration},
-            report_interval: {report_interval}}}
+          {{{named}connections: {connections}, warmup: 2s, duration: {duration},
+            report_interval: {report_interval}{more}}}
         sampling: {{interval: {sampling}}}
         repetitions: {repetitions}
         pre_run: {{drain_dirty_pages: false}}

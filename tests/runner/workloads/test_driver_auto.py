@@ -102,6 +102,61 @@ def test_auto_keeps_the_go_driver_for_its_mode(no_tpcc_start: Path) -> None:
     assert spec.driver_choice is not None and "workload.mode" in spec.driver_choice
 
 
+def test_auto_picks_the_go_driver_for_a_fixed_rate(no_tpcc_start: Path) -> None:
+    """tpcc_start runs a closed loop: with tpcc_start found, a rate still picks the Go
+    driver, and says why."""
+    _fake_tpcc_start(no_tpcc_start)
+    assert WorkloadSpec().driver == "tpcc-mysql"
+    spec = WorkloadSpec(rate=600)
+    assert spec.driver == "tpcc"
+    assert spec.driver_choice is not None and "fixed rate (`rate`)" in spec.driver_choice \
+        and "closed loop" in spec.driver_choice
+
+
+@pytest.mark.parametrize(("driver", "extra"), [("tpcc-mysql", {}),
+                                               ("sysbench", {"test": "oltp_read_only"})])
+@pytest.mark.parametrize("key", ["rate", "arrivals"])
+def test_a_closed_loop_driver_refuses_a_rate(no_tpcc_start: Path, driver: str,
+                                             extra: dict[str, str], key: str) -> None:
+    value = {"rate": 600, "arrivals": "poisson"}[key]
+    with pytest.raises(ValueError, match=f"`{key}` needs the Go tpcc driver: {driver} runs a"
+                       " closed loop and cannot hold a fixed rate"):
+        WorkloadSpec(driver=driver, **extra, **{key: value})  # type: ignore[arg-type]
+
+
+def _experiment(workload: dict[str, object], **more: object) -> ExperimentSpec:
+    return ExperimentSpec.model_validate({
+        "version": 1, "name": "rated", "dataset": {"workload": "tpcc", "warehouses": 1},
+        "workload": {"duration": "60s", **workload}, **more})
+
+
+def test_arrivals_need_a_rate_and_a_rate_is_bounded(no_tpcc_start: Path) -> None:
+    with pytest.raises(ValueError, match="`arrivals` spaces a fixed rate's starts"):
+        _experiment({"driver": "tpcc", "arrivals": "poisson"})
+    for bad in (0, -5, 1e8, float("inf")):
+        with pytest.raises(ValueError, match="rate"):
+            WorkloadSpec(driver="tpcc", rate=bad)
+        with pytest.raises(ValueError, match="rate"):
+            _experiment({"driver": "tpcc"}, matrix={"rate": [600, bad]})
+
+
+def test_the_rate_knob_is_a_matrix_axis_for_the_go_driver(no_tpcc_start: Path) -> None:
+    """`rate` in the matrix: auto picks the Go driver even with tpcc_start found, arrivals
+    apply to every cell; a closed-loop driver refuses it, and the rate lives in one place."""
+    _fake_tpcc_start(no_tpcc_start)
+    exp = _experiment({"arrivals": "poisson"}, matrix={"rate": [300, 600]})
+    assert exp.workload.driver == "tpcc"
+    assert "fixed rate (`rate`)" in (exp.workload.driver_choice or "")
+    assert measurement_hash(exp) == measurement_hash(
+        _experiment({"arrivals": "poisson"}, matrix={"rate": [300, 1200]}))  # the matrix: plan only
+    with pytest.raises(ValueError, match="`rate` needs the Go tpcc driver: tpcc-mysql runs a"
+                       " closed loop"):
+        _experiment({"driver": "tpcc-mysql"}, include=[{"rate": 600}])
+    with pytest.raises(ValueError, match="the rate is set both in `workload.rate` and in"
+                       " `fixed`"):
+        _experiment({"rate": 600}, fixed={"rate": 300})
+
+
 def test_tpcc_start_named_in_binaries_picks_tpcc_mysql_even_if_missing(
         no_tpcc_start: Path, tmp_path: Path) -> None:
     """A path the user wrote is theirs to fix (preflight names it), not a silent fallback."""
@@ -185,6 +240,16 @@ def test_plan_and_validate_say_which_client_and_why(no_tpcc_start: Path, tmp_pat
     assert code == 0, err
     assert (f"note: workload.driver auto → tpcc-mysql: using tpcc-mysql's tpcc_start ({found},"
             " found via TPCC_MYSQL_BIN)") in " ".join(out.split())
+
+    # A fixed rate: tpcc_start is found, yet the plan runs the Go driver at the rate and says
+    # why.
+    rated = tiny_tpcc_experiment(tmp_path, "rated", driver=None, workload="rate: 600")
+    code, out, err = cli(["plan", str(rated)])
+    assert code == 0, err
+    said = " ".join(out.split())
+    assert ("note: workload.driver auto → tpcc: a fixed rate (`rate`) needs a driver that holds"
+            " one, and tpcc_start runs a closed loop") in said
+    assert "rate=600 NOTPM (uniform)" in said
 
 
 @pytest.mark.mysql

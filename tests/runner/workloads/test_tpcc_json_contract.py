@@ -85,6 +85,13 @@ def _feed(lines: list[str]) -> TpccJsonParser:
     return parser
 
 
+#: A fixed-rate interval's and summary's "rate" as the driver prints them.
+RATE_IV = {"target_notpm": 600.0, "notpm": 588.0, "backlog": 2, "backlog_oldest_ms": 41.5,
+           "below": False}
+RATE_SUM = {"target_notpm": 600.0, "arrivals": "poisson", "seed": 2**63, "notpm": 590.0,
+            "intervals": 3, "intervals_below": 1, "backlog_max": 2, "backlog_oldest_max_ms": 41.5}
+
+
 #: (case, line number changed, edit, the reason the error must give)
 REFUSED: list[tuple[str, int, Edit | str | None, str]] = [
     # the issue's own cases
@@ -138,6 +145,22 @@ REFUSED: list[tuple[str, int, Edit | str | None, str]] = [
     ("open-age-infinite", SECOND,
      _set("open", {"new_order": {"count": 1, "max_ms": math.inf, "hist": [[1228, 1]]}}),
      "open.new_order.max_ms"),
+    # a fixed-rate interval's and summary's "rate" (docs/tpcc.md, "Fixed rate")
+    ("rate-backlog-negative", SECOND, _set("rate", {**RATE_IV, "backlog": -1}), "rate.backlog"),
+    ("rate-backlog-float", SECOND, _set("rate", {**RATE_IV, "backlog": 3.0}), "rate.backlog"),
+    ("rate-oldest-infinite", SECOND, _set("rate", {**RATE_IV, "backlog_oldest_ms": math.inf}),
+     "rate.backlog_oldest_ms"),
+    ("rate-target-zero", SECOND, _set("rate", {**RATE_IV, "target_notpm": 0.0}),
+     "rate.target_notpm"),
+    ("rate-notpm-nan", SECOND, _set("rate", {**RATE_IV, "notpm": math.nan}), "rate.notpm"),
+    ("rate-below-string", SECOND, _set("rate", {**RATE_IV, "below": "no"}), "rate.below"),
+    ("rate-field-missing", SECOND, _set("rate", {"target_notpm": 600.0}),
+     "rate.notpm: Field required"),
+    ("rate-summary-arrivals", SUMMARY, _set("rate", {**RATE_SUM, "arrivals": "bursty"}),
+     "rate.arrivals"),
+    ("rate-summary-seed-2^64", SUMMARY, _set("rate", {**RATE_SUM, "seed": 2**64}), "rate.seed"),
+    ("rate-summary-below-more", SUMMARY, _set("rate", {**RATE_SUM, "intervals_below": 4}),
+     "intervals_below 4 is more than intervals 3"),
     # the layout
     ("layout-2^46-buckets", LAYOUT, _set("buckets", 2**46), "buckets: Input should be less"),
     ("layout-scheme", LAYOUT, _set("scheme", "hdr"), "scheme"),
@@ -234,3 +257,23 @@ def test_the_transactions_in_flight_are_kept_as_open_types() -> None:
     assert "open_new_order" not in parser.histograms[1]
     _, types = decode(records[1].latency_z)
     assert types["open_new_order"] == (kept.buckets, 20000.0)
+
+
+def test_a_fixed_rate_is_read_and_its_target_and_backlog_stored() -> None:
+    """A fixed-rate run's "rate" members: the interval's target and backlog go to the row's
+    detail (its achieved rate is its count), the summary's are kept whole; a closed loop's
+    rows have none."""
+    lines = GOOD.read_text().splitlines()
+    for i in (FIRST, SECOND, THIRD):
+        lines[i] = _lines(i, _set("rate", RATE_IV))[i]
+    lines[SUMMARY] = _lines(SUMMARY, _set("rate", RATE_SUM))[SUMMARY]
+    parser = TpccJsonParser(BINARY)
+    records = [r for line in lines if (r := parser.feed(line, READ_TS)) is not None]
+    assert [r.detail["rate"] for r in records] == [
+        {"target_notpm": 600.0, "backlog": 2, "backlog_oldest_ms": 41.5}] * 3
+    assert parser.summary()["rate"] == RATE_SUM  # type: ignore[index]
+    closed = _feed(GOOD.read_text().splitlines())
+    assert "rate" not in (closed.summary() or {})
+    parser = TpccJsonParser(BINARY)
+    assert all("rate" not in r.detail for line in GOOD.read_text().splitlines()
+               if (r := parser.feed(line, READ_TS)) is not None)

@@ -184,7 +184,9 @@ func runOptions(o *run.Opts, mode, lateUnit, transport *string) *getopt.Set {
 	s.String(transport, "", "transport", "", "how --client go connections wait for replies: blocking (a blocking socket per connection, as tpcc_start; the tpcc-mysql mode default) or netpoll (Go's network poller; batched mode's only transport); see docs/tpcc.md")
 	s.Bool(&o.JSON, "json", "one JSON object per line instead of tpcc_start text")
 	s.String(lateUnit, "", "late-unit", "ms", "unit of the late thresholds: ms (tpcc-mysql behaviour) or s (TPC-C spec)")
-	s.Uint(&o.Seed, "seed", uint64(time.Now().UnixNano()), "random seed")
+	s.Uint(&o.Seed, "seed", uint64(time.Now().UnixNano()), "random seed (inputs, deck and --rate's schedule)")
+	s.Float(&o.RateNOTPM, "rate", 0, "fixed rate: New-Orders a minute across all connections, the mix kept; latency from each transaction's scheduled start (default: closed loop); see docs/tpcc.md")
+	s.String((*string)(&o.Arrivals), "", "arrivals", "", "--rate's schedule: uniform (evenly spaced, default) or poisson (seeded by --seed)")
 	s.String(&o.CPUProfile, "", "cpuprofile", "", "write a pprof CPU profile of the run to this file")
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -69,6 +70,19 @@ func (s *Set) Uint(p *uint64, long string, def uint64, help string) {
 			return fmt.Errorf("not a non-negative whole number: %q", v)
 		}
 		*p = n
+		return nil
+	})
+}
+
+// Float declares a long option taking a finite number.
+func (s *Set) Float(p *float64, long string, def float64, help string) {
+	*p = def
+	s.add("", long, true, help, func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("not a number: %q", v)
+		}
+		*p = f
 		return nil
 	})
 }

@@ -84,9 +84,10 @@ func appendLayoutJSON(b []byte, l measure.Layout) []byte {
 // count is completed transactions (sc+lt); for New-Order it includes the 1%
 // that roll back by design, as tpcc-mysql counts them. hist holds each
 // type's non-empty histogram buckets (layout: the histogram_layout line);
-// their counts add up to count. Then "open" (appendOpenJSON) and the
-// closing brace.
-func appendIntervalJSON(b []byte, seq int, ts time.Time, elapsed, interval float64, phase string, s *measure.IntervalStats) []byte {
+// their counts add up to count. At a fixed rate "rate" follows "errors"
+// (appendRateIntervalJSON). Then "open" (appendOpenJSON) and the closing
+// brace.
+func appendIntervalJSON(b []byte, seq int, ts time.Time, elapsed, interval float64, phase string, s *measure.IntervalStats, rate *RateInterval) []byte {
 	b = append(appendHead(b, "interval"), `,"seq":`...)
 	b = strconv.AppendInt(b, int64(seq), 10)
 	b = append(b, `,"ts":"`...)
@@ -109,6 +110,7 @@ func appendIntervalJSON(b []byte, seq int, ts time.Time, elapsed, interval float
 	b = appendU(b, s.Retries())
 	b = append(b, `,"errors":`...)
 	b = appendU(b, s.Errors())
+	b = appendRateIntervalJSON(b, rate)
 	b = append(b, `,"hist":{`...)
 	var buckets []measure.Bucket
 	for t := spec.TxNewOrder; t < spec.NumTxTypes; t++ {
@@ -137,14 +139,14 @@ func appendBucketsJSON(b []byte, buckets []measure.Bucket) []byte {
 
 // appendSummaryJSON renders the final
 // {"type":"summary","format":1,"measure_s":60.000,"tpmc":...,"totals":{"new_order":{"sc":..,"lt":..,"rt":..,"fl":..,"avg_ms":..},...},
-// "retries":N,"errors":N,"interrupted":false,"client":"go",
+// "retries":N,"errors":N,"interrupted":false,"client":"go",("rate":{...} at a fixed rate: appendRateSummaryJSON)
 // "latency":{"new_order":{"p95_ms":x,"p99_ms":x,"max_ms":x},...}}. client is
 // the code that carried the statements (go or libmariadb; omitted when
 // unknown). Totals
 // cover the measurement phase only; latency's percentiles come from the
 // merge of the measurement intervals' histograms (exactly what merging the
 // intervals' hist buckets gives a reader).
-func appendSummaryJSON(b []byte, measureS float64, tot *measure.Totals, interrupted bool, client string) []byte {
+func appendSummaryJSON(b []byte, measureS float64, tot *measure.Totals, interrupted bool, client string, rate *RateSummary) []byte {
 	b = append(appendHead(b, "summary"), `,"measure_s":`...)
 	b = appendF(b, measureS)
 	b = append(b, `,"tpmc":`...)
@@ -179,6 +181,7 @@ func appendSummaryJSON(b []byte, measureS float64, tot *measure.Totals, interrup
 		b = append(b, `,"client":`...)
 		b = strconv.AppendQuote(b, client)
 	}
+	b = appendRateSummaryJSON(b, rate)
 	b = append(b, `,"latency":{`...)
 	for t := spec.TxNewOrder; t < spec.NumTxTypes; t++ {
 		b = appendTypeKey(appendComma(b, t), t)
@@ -209,7 +212,7 @@ func (j *JSONSink) Interval(iv *Interval) {
 	if iv.Measure {
 		phase = "measure"
 	}
-	writeLine(j.w, appendIntervalJSON(nil, iv.Seq, iv.At, iv.ElapsedS, iv.LengthS, phase, iv.Stats))
+	writeLine(j.w, appendIntervalJSON(nil, iv.Seq, iv.At, iv.ElapsedS, iv.LengthS, phase, iv.Stats, iv.Rate))
 }
 
 // Stopping writes nothing.
@@ -220,7 +223,7 @@ func (j *JSONSink) Stopped(int) {}
 
 // Summary writes the summary line.
 func (j *JSONSink) Summary(s *Summary) {
-	writeLine(j.w, appendSummaryJSON(nil, s.MeasuredS, s.Totals, s.Interrupted, s.Client))
+	writeLine(j.w, appendSummaryJSON(nil, s.MeasuredS, s.Totals, s.Interrupted, s.Client, s.Rate))
 }
 
 // writeLine writes b plus a newline in one call; stdout is unbuffered, so

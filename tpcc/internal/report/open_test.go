@@ -21,7 +21,7 @@ func TestIntervalJSONOpen(t *testing.T) {
 	}
 	parse := func(s *measure.IntervalStats) map[string]open {
 		t.Helper()
-		line := appendIntervalJSON(nil, 3, time.Unix(0, 0), 30, 10, "measure", s)
+		line := appendIntervalJSON(nil, 3, time.Unix(0, 0), 30, 10, "measure", s, nil)
 		var m struct {
 			Open map[string]open `json:"open"`
 		}

@@ -113,7 +113,7 @@ func TestIntervalJSON(t *testing.T) {
 	s.T[spec.TxNewOrder].SC, s.T[spec.TxNewOrder].LT = 60, 40
 	s.T[spec.TxPayment].RT, s.T[spec.TxDelivery].FL = 3, 2
 	ts := time.Date(2026, 11, 21, 10, 0, 20, 123, time.UTC)
-	line := appendIntervalJSON(nil, 2, ts, 20, 10, "measure", &s)
+	line := appendIntervalJSON(nil, 2, ts, 20, 10, "measure", &s, nil)
 	var m map[string]any
 	if err := json.Unmarshal(line, &m); err != nil {
 		t.Fatalf("invalid JSON %s: %v", line, err)
@@ -291,7 +291,7 @@ func TestSummaryJSON(t *testing.T) {
 	var tot measure.Totals
 	tot.T[spec.TxNewOrder] = measure.Counters{SC: 9, LT: 11250, SumMS: 54.1 * 11259}
 	tot.T[spec.TxPayment] = measure.Counters{SC: 1, RT: 4, FL: 1}
-	line := appendSummaryJSON(nil, 60, &tot, true, "libmariadb")
+	line := appendSummaryJSON(nil, 60, &tot, true, "libmariadb", nil)
 	var m struct {
 		Type        string  `json:"type"`
 		MeasureS    float64 `json:"measure_s"`
@@ -308,7 +308,7 @@ func TestSummaryJSON(t *testing.T) {
 	if m.Type != "summary" || m.MeasureS != 60 || m.TpmC != 11259 || !m.Interrupted || m.Retries != 4 || m.Errors != 1 || m.Client != "libmariadb" {
 		t.Errorf("summary values: %s", line)
 	}
-	if unknown := appendSummaryJSON(nil, 60, &tot, false, ""); strings.Contains(string(unknown), "client") {
+	if unknown := appendSummaryJSON(nil, 60, &tot, false, "", nil); strings.Contains(string(unknown), "client") {
 		t.Errorf("an unknown client is named: %s", unknown)
 	}
 	if len(m.Totals) != 5 || m.Totals["new_order"].LT != 11250 || m.Totals["payment"].RT != 4 {
@@ -339,7 +339,7 @@ func BenchmarkIntervalJSON(b *testing.B) {
 	s, ts := latencyStats(), time.Now()
 	var buf []byte
 	for b.Loop() {
-		buf = appendIntervalJSON(buf[:0], 7, ts, 70, 10, "measure", s)
+		buf = appendIntervalJSON(buf[:0], 7, ts, 70, 10, "measure", s, nil)
 	}
 	b.ReportMetric(float64(len(buf)), "bytes/line")
 }
@@ -378,8 +378,8 @@ func TestEveryJSONLineCarriesTheFormat(t *testing.T) {
 	var tot measure.Totals
 	lines := map[string][]byte{
 		"histogram_layout": appendLayoutJSON(nil, measure.HistogramLayout()),
-		"interval":         appendIntervalJSON(nil, 1, time.Unix(0, 0), 10, 10, "warmup", &s),
-		"summary":          appendSummaryJSON(nil, 60, &tot, false, "go"),
+		"interval":         appendIntervalJSON(nil, 1, time.Unix(0, 0), 10, 10, "warmup", &s, nil),
+		"summary":          appendSummaryJSON(nil, 60, &tot, false, "go", nil),
 	}
 	for kind, line := range lines {
 		want := `{"type":"` + kind + `","format":` + strconv.Itoa(FormatVersion) + `,`

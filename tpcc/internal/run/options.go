@@ -11,6 +11,7 @@ import (
 	"flushbench/tpcc/internal/libmariadb"
 	"flushbench/tpcc/internal/mysqlwire"
 	"flushbench/tpcc/internal/spec"
+	"flushbench/tpcc/internal/workload"
 )
 
 // Mode selects the workload tpcc run drives.
@@ -65,8 +66,13 @@ type Opts struct {
 	// sc/lt split; Second gives the TPC-C spec's 90th-percentile limits.
 	LateUnit time.Duration
 	Seed     uint64
-	Out      io.Writer
-	Err      io.Writer
+	// RateNOTPM > 0 runs at a fixed rate (--rate): New-Orders a minute
+	// across all connections, the mix kept, on a schedule seeded by Seed
+	// with Arrivals spacing (workload.Pacer); 0 runs the closed loop.
+	RateNOTPM float64
+	Arrivals  workload.Arrivals
+	Out       io.Writer
+	Err       io.Writer
 }
 
 // Exit codes of tpcc run.
@@ -94,6 +100,9 @@ const (
 	MaxSeconds = 30 * 24 * 3600
 	// MaxLateMS bounds the late thresholds -0..-4 (one day).
 	MaxLateMS = 24 * 3600 * 1000
+	// MaxRateNOTPM bounds --rate: ten million New-Orders a minute is far
+	// beyond any server, and keeps the schedule's gaps above a nanosecond.
+	MaxRateNOTPM = 10_000_000
 	// ReservedFiles are the descriptors a run needs besides its connections
 	// (the schema pool, report files, standard streams).
 	ReservedFiles = 64
@@ -132,6 +141,9 @@ func (o *Opts) checkBounds() error {
 	if o.MultiSchema < 0 || o.SchemaOffset < 0 {
 		return fmt.Errorf("-m %d / -o %d: the number of schemas and their offset are >= 0", o.MultiSchema, o.SchemaOffset)
 	}
+	if o.RateNOTPM < 0 || o.RateNOTPM > MaxRateNOTPM {
+		return fmt.Errorf("--rate %g: a rate is 0 < NOTPM <= %d (New-Orders a minute)", o.RateNOTPM, MaxRateNOTPM)
+	}
 	for i, v := range o.LateMS {
 		if v < 0 || v > MaxLateMS {
 			return fmt.Errorf("-%d %d: a response-time limit is 0..%d", i, v, MaxLateMS)
@@ -151,6 +163,9 @@ func (o *Opts) normalize() error {
 	}
 	if o.Mode != ModeTpccMysql && o.Mode != ModeBatched {
 		return fmt.Errorf("--mode must be %s or %s, not %q", ModeTpccMysql, ModeBatched, o.Mode)
+	}
+	if err := o.normalizeRate(); err != nil {
+		return err
 	}
 	if o.LateUnit == 0 {
 		o.LateUnit = time.Millisecond
@@ -197,6 +212,22 @@ func (o *Opts) normalizeClient() error {
 		return errors.New("--transport applies to --client go only (libmariadb does its own I/O, blocking like tpcc_start)")
 	case !libmariadb.Available:
 		return libmariadb.ErrNotBuilt
+	}
+	return nil
+}
+
+// normalizeRate defaults --arrivals to uniform at a fixed rate and refuses
+// it without one.
+func (o *Opts) normalizeRate() error {
+	switch {
+	case o.RateNOTPM == 0 && o.Arrivals != "":
+		return errors.New("--arrivals needs --rate (a closed loop has no schedule)")
+	case o.RateNOTPM == 0:
+		return nil
+	case o.Arrivals == "":
+		o.Arrivals = workload.ArrivalsUniform
+	case o.Arrivals != workload.ArrivalsUniform && o.Arrivals != workload.ArrivalsPoisson:
+		return fmt.Errorf("--arrivals must be %s or %s, not %q", workload.ArrivalsUniform, workload.ArrivalsPoisson, o.Arrivals)
 	}
 	return nil
 }

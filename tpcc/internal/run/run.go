@@ -68,6 +68,11 @@ func Run(ctx context.Context, o Opts) (int, error) {
 
 	var stop atomic.Bool
 	m := &meter{o: &o, workers: workers, sink: sink, files: files, start: time.Now()}
+	if o.RateNOTPM > 0 {
+		// Set before the loops start, which then read it without a lock.
+		env.Pacer = workload.NewPacer(o.RateNOTPM, o.Arrivals, o.Seed, m.start)
+		m.rate = &rateMeter{pacer: env.Pacer}
+	}
 	fatal, done := startLoops(workers, &stop)
 	sink.Started()
 	if err := m.follow(ctx, fatal); err != nil {
@@ -78,7 +83,8 @@ func Run(ctx context.Context, o Opts) (int, error) {
 	sink.Stopping()
 	waitLoops(done, o.Err)
 	sink.Stopped(len(workers))
-	sink.Summary(&report.Summary{Totals: &m.totals, MeasuredS: m.measuredS, Interrupted: m.interrupted, Limits: o.lateLimits(), Client: string(o.Client)})
+	sink.Summary(&report.Summary{Totals: &m.totals, MeasuredS: m.measuredS, Interrupted: m.interrupted, Limits: o.lateLimits(), Client: string(o.Client),
+		Rate: m.rate.summary(&m.totals, m.measuredS)})
 	if m.interrupted && m.fullMeasureIntervals == 0 {
 		return ExitInterrupted, nil
 	}
@@ -255,6 +261,7 @@ type meter struct {
 	measuredS            float64
 	fullMeasureIntervals int
 	interrupted          bool
+	rate                 *rateMeter // a fixed-rate run's schedule; nil in a closed loop
 }
 
 // follow waits for each boundary of the schedule. A worker's fatal error
@@ -294,6 +301,7 @@ func (m *meter) collect(now time.Time) {
 	for _, w := range m.workers {
 		w.Recorder().DrainInto(&m.agg, now)
 	}
+	m.rate.collect(now)
 }
 
 // emit closes the interval ending at elapsed seconds.
@@ -304,7 +312,8 @@ func (m *meter) emit(now time.Time, elapsed float64, measure, endsRampup bool) {
 		m.measuredS += elapsed - m.prevS
 	}
 	m.sink.Interval(&report.Interval{Seq: m.seq, At: now, ElapsedS: elapsed, LengthS: elapsed - m.prevS,
-		Measure: measure, EndsRampup: endsRampup, Stats: &m.agg})
+		Measure: measure, EndsRampup: endsRampup, Stats: &m.agg,
+		Rate: m.rate.interval(&m.agg, elapsed-m.prevS, measure)})
 	m.prevS = elapsed
 }
 

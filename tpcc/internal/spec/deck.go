@@ -7,6 +7,11 @@ import "sync"
 // keeps the mix at exactly the TPC-C minimum percentages over every round.
 const deckSize = 23
 
+// DeckNewOrderShare is the share of New-Orders in every round of the deck
+// (10 of 23): a fixed-rate run schedules NOTPM / 60 / DeckNewOrderShare
+// transactions a second so that New-Orders arrive at NOTPM a minute.
+const DeckNewOrderShare = 10.0 / deckSize
+
 // Deck deals transaction types from shuffled rounds of deckSize cards.
 type Deck struct {
 	cards [deckSize]TxType

@@ -96,11 +96,13 @@ type Retrier struct {
 	Rec *measure.Recorder
 }
 
-// Run runs a transaction of type t until an attempt succeeds or the
-// policy gives it up. Its error is a FatalError: the connection was lost
-// and could not be reopened.
-func (r *Retrier) Run(t spec.TxType, stop *atomic.Bool) (Outcome, error) {
-	o := Outcome{Start: time.Now()}
+// Run runs a transaction of type t, timed from start, until an attempt
+// succeeds or the policy gives it up. start is now in a closed loop and
+// the scheduled start at a fixed rate (Env.NextStart), so a transaction
+// that began late counts the wait. Its error is a FatalError: the
+// connection was lost and could not be reopened.
+func (r *Retrier) Run(t spec.TxType, start time.Time, stop *atomic.Bool) (Outcome, error) {
+	o := Outcome{Start: start}
 	if r.Rec != nil {
 		r.Rec.Begin(t, o.Start)
 	}

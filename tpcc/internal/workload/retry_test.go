@@ -76,7 +76,7 @@ func run(t *testing.T, p RetryPolicy, f *fakeTx, stop *atomic.Bool) (Outcome, er
 	if stop == nil {
 		stop = new(atomic.Bool)
 	}
-	o, err := r.Run(spec.TxNewOrder, stop)
+	o, err := r.Run(spec.TxNewOrder, time.Now(), stop)
 	var lines []string
 	if s := strings.TrimSuffix(out.String(), "\n"); s != "" {
 		lines = strings.Split(s, "\n")
@@ -302,7 +302,7 @@ func TestRunAllocatesNothing(t *testing.T) {
 		r := Retrier{Policy: p, Tx: f, Errors: NewErrorLog(&bytes.Buffer{})}
 		var stop atomic.Bool
 		if n := testing.AllocsPerRun(100, func() {
-			if o, err := r.Run(spec.TxPayment, &stop); err != nil || o.Failed {
+			if o, err := r.Run(spec.TxPayment, time.Now(), &stop); err != nil || o.Failed {
 				t.Fatalf("%s: %+v, %v", name, o, err)
 			}
 		}); n != 0 {

@@ -50,6 +50,10 @@ type Env struct {
 	NewOrders NewOrderLog
 	// DB is batched mode's pool (one dedicated connection per worker).
 	DB *sql.DB
+	// Pacer is a fixed-rate run's schedule (--rate); nil runs the closed
+	// loop, each connection starting its next transaction when the last
+	// one ends.
+	Pacer *Pacer
 }
 
 // maxErrorsShown limits per-run error messages on stderr; all are counted.

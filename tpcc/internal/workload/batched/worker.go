@@ -138,10 +138,14 @@ func (w *worker) otherWarehouse(home int) int { return w.rng.OtherWarehouse(home
 // Loop runs transactions until stop is set. It returns only a fatal error.
 func (w *worker) Loop(stop *atomic.Bool) error {
 	for !stop.Load() {
+		start, ok := w.env.NextStart(stop)
+		if !ok {
+			return nil
+		}
 		t := w.deck.Next()
 		w.home = w.rng.Uniform(1, w.env.W)
 		w.genInput(t, w.home)
-		o, err := w.retrier.Run(t, stop)
+		o, err := w.retrier.Run(t, start, stop)
 		if err != nil || o.Stopped {
 			return err
 		}

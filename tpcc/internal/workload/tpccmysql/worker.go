@@ -123,9 +123,13 @@ func (w *worker) Loop(stop *atomic.Bool) error {
 		defer runtime.UnlockOSThread()
 	}
 	for !stop.Load() {
+		start, ok := w.env.NextStart(stop)
+		if !ok {
+			return nil
+		}
 		t := w.env.Deck.Next()
 		w.genInput(t)
-		o, err := w.retrier.Run(t, stop)
+		o, err := w.retrier.Run(t, start, stop)
 		if err != nil || o.Stopped {
 			return err
 		}

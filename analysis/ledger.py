@@ -221,8 +221,8 @@ def largest(table: pd.DataFrame) -> pd.Series:
     flush wrote them) with the most KiB; None where no source is known."""
     parts = table[list(SOURCES)].astype(float)
     known = parts.notna().any(axis=1)
-    best = parts[known].fillna(-np.inf).idxmax(axis=1)
-    return best.map(NAMES).reindex(table.index)
+    best = parts[known].fillna(-np.inf).idxmax(axis=1).map(NAMES).reindex(table.index)
+    return best.astype(object).where(best.notna(), None)
 
 
 def per_cell(runs: pd.DataFrame, run_summary: pd.DataFrame) -> pd.DataFrame:
@@ -293,7 +293,7 @@ def largest_text(row: Any, unit: str) -> str:
     """One sentence naming a run's or cell's largest write source, its share of the device's
     bytes and whether the parts account for them (``show``)."""
     name = row.get("largest")
-    if name is None or (isinstance(name, float) and np.isnan(name)):
+    if not isinstance(name, str):
         return "– (no counters in the window)"
     key = next(k for k in SOURCES if NAMES[k] == name)
     kib = float(row[key])

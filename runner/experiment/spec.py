@@ -808,6 +808,9 @@ def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None
     if data.get("fixed", {}).get("server") is None:
         # The server knob came after experiments were stored: unset, it keeps their hash.
         data.get("fixed", {}).pop("server", None)
+    if data.get("fixed", {}).get("change_buffering") is None:
+        # So did the change buffering knob (issue 53): unset, it keeps their hash.
+        data.get("fixed", {}).pop("change_buffering", None)
     if data.get("workload", {}).get("client") is None:
         # So did the tpcc driver's client: unset, it keeps their hash.
         data.get("workload", {}).pop("client", None)

@@ -25,11 +25,13 @@ column                 growth over the window                                   
 =====================  =============================================================  =====
 
 1. Where the server has no LRU counter (MySQL 5.5, MariaDB 10.2, MariaDB 10.3–10.4), both are
-   NaN: its page writes are not split by the flush that wrote them. No server here splits
-   single-page flushes or checkpoint-forced (sync) flushes in ``SHOW GLOBAL STATUS``; InnoDB
-   5.6+'s ``INNODB_METRICS`` does (``buffer_flush_sync_total_pages``, …), but the sampler
-   does not read it, so no stored run has them (``docs/statistics.md``, "The write-path
-   ledger").
+   NaN — unless its ``INNODB_METRICS`` counted ``buffer_LRU_batch_flush_total_pages``: its page
+   writes are not split by the flush that wrote them. No server here splits checkpoint-forced
+   (sync) flushes in ``SHOW GLOBAL STATUS``; InnoDB 5.6+'s ``INNODB_METRICS`` does, when
+   ``innodb_monitor_enable`` enables them: ``pages_adaptive_kib``, ``pages_background_kib``,
+   ``pages_sync_kib`` (``buffer_flush_{adaptive,background,sync}_total_pages``). The sampler
+   stores the enabled ones from issue 53 on; no committed study has them
+   (``docs/statistics.md``, "The write-path ledger").
 2. MySQL and Percona Server have no binlog byte counter: with ``log_bin`` ON the binlog is in
    the residual there. Undo and temporary-tablespace pages are in ``pages_kib`` on every
    server (they are buffer-pool pages; no status counter splits them out).
@@ -65,9 +67,19 @@ if TYPE_CHECKING:
     from analysis.run_digest import RunDigests
 
 #: Status counters whose window growth the ledger reads (kept by :mod:`analysis.run_digest`).
+#: ``INNODB_METRICS`` counters the sampler stores when enabled (``runner/run/sampler.py``):
+#: part → counter.
+METRICS = {
+    "pages_adaptive_kib": "INNODB_METRICS.buffer_flush_adaptive_total_pages",
+    "pages_background_kib": "INNODB_METRICS.buffer_flush_background_total_pages",
+    "pages_sync_kib": "INNODB_METRICS.buffer_flush_sync_total_pages",
+}
+#: The LRU batch's pages in ``INNODB_METRICS`` (for servers without an LRU status counter).
+LRU_METRIC = "INNODB_METRICS.buffer_LRU_batch_flush_total_pages"
 COUNTERS = ("Innodb_os_log_written", "Innodb_dblwr_pages_written", "Innodb_pages_written",
             "Innodb_buffer_pool_pages_LRU_flushed", "Innodb_buffer_pool_pages_lru_flushed",
-            "Binlog_bytes_written", "Innodb_data_fsyncs", "Innodb_data_written")
+            "Binlog_bytes_written", "Innodb_data_fsyncs", "Innodb_data_written",
+            *METRICS.values(), LRU_METRIC)
 #: Window figures of the sample columns the floor needs (:func:`window_state`).
 STATE_COLUMNS = ("dirty_pages_mean", "max_checkpoint_age_mean", "lsn_growth")
 #: The parts the device's bytes are split into, in the order tables show them.
@@ -80,7 +92,7 @@ CAUSES = ("above_redo_kib", "above_doublewrite_kib", "above_pages_kib", "above_b
           "above_residual_kib")
 #: Every per-transaction column of :func:`per_run`, in the order tables and exports show them.
 COLUMNS = ("device_kib", "redo_kib", "doublewrite_kib", "pages_kib", "pages_flush_list_kib",
-           "pages_lru_kib", "binlog_kib", "counted_kib", "residual_kib", "residual_pct",
+           "pages_lru_kib", *METRICS, "binlog_kib", "counted_kib", "residual_kib", "residual_pct",
            "pages_written", "fsyncs", "floor_pages", "floor_kib", "amplification", *CAUSES)
 #: Each part's name in sentences and table headers.
 NAMES = {
@@ -144,9 +156,14 @@ def ledger(grown: pd.DataFrame, transactions: pd.Series, page_size: pd.Series,
     out["pages_kib"] = pages * page / n / KIB
     # XtraDB 5.5 spells the counter in capitals, MariaDB 10.5+ in lower case; never both.
     lru = _growth(grown, "Innodb_buffer_pool_pages_LRU_flushed").fillna(
-        _growth(grown, "Innodb_buffer_pool_pages_lru_flushed"))
+        _growth(grown, "Innodb_buffer_pool_pages_lru_flushed")).fillna(
+        _growth(grown, LRU_METRIC))
     out["pages_lru_kib"] = lru * page / n / KIB
     out["pages_flush_list_kib"] = out["pages_kib"] - out["pages_lru_kib"]
+    # Within the flush list, where the server's INNODB_METRICS counted them (NaN: not
+    # enabled, or no such table): adaptive, background (idle) and sync (checkpoint-forced).
+    for part, counter in METRICS.items():
+        out[part] = _growth(grown, counter) * page / n / KIB
     binlog = _growth(grown, "Binlog_bytes_written").where(binlog_on, 0.0)
     out["binlog_kib"] = binlog / n / KIB
     out["counted_kib"] = (out["redo_kib"] + out["doublewrite_kib"] + out["pages_kib"]

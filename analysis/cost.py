@@ -52,6 +52,8 @@ USAGE: dict[str, tuple[str, ...]] = {
     "disk_writes": ("disk_writes",),
     "disk_read_sectors": ("disk_read_sectors",),
     "disk_write_sectors": ("disk_write_sectors",),
+    # The throttle group's own written bytes: the device's bytes of the write-path ledger.
+    "group_write_bytes": ("group_write_bytes",),
     "host_cpu_busy_s": ("host_cpu_busy_s",),
     "host_cpu_idle_s": ("host_cpu_idle_s",),
     "host_cpu_steal_s": ("host_cpu_steal_s",),

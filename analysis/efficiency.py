@@ -1,5 +1,6 @@
-"""An experiment's cost per transaction and what bound each run, per run and per cell: what
-``compare``, the report and ``export`` show (:mod:`analysis.cost`, :mod:`analysis.bound`).
+"""An experiment's cost per transaction, its write-path ledger and what bound each run, per run
+and per cell: what ``compare``, the report and ``export`` show (:mod:`analysis.cost`,
+:mod:`analysis.ledger`, :mod:`analysis.bound`).
 
 Both come from the runs' digests (:mod:`analysis.run_digest`: computed once per run from its
 samples and cached), so a report of a store whose runs were digested before reads no sample.
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import bound, cost
+from analysis import bound, cost, ledger
 from analysis.frames import Frames
 from analysis.query import DB
 from analysis.run_digest import RunDigests, run_digests
@@ -30,6 +31,10 @@ class Efficiency:
     bound_runs: pd.DataFrame
     #: :func:`analysis.bound.per_cell` (index: cell id, row order).
     bound_cells: pd.DataFrame
+    #: :func:`analysis.ledger.per_run` (index: run id): the write-path ledger.
+    ledger_runs: pd.DataFrame
+    #: :func:`analysis.ledger.per_cell` (index: cell id, row order).
+    ledger_cells: pd.DataFrame
 
 
 def load(db: DB, fr: Frames, digests: RunDigests | None = None) -> Efficiency:
@@ -41,5 +46,7 @@ def load(db: DB, fr: Frames, digests: RunDigests | None = None) -> Efficiency:
                                                           "run_id"]])
     costs = cost.for_runs(digests, fr.intervals, rs)
     runs, cells = bound.for_runs(db, digests, rs, fr.experiment["spec"])
+    written = ledger.for_runs(db, digests, fr.intervals, rs)
     return Efficiency(cost_runs=costs, cost_cells=cost.per_cell(costs, rs), bound_runs=runs,
-                      bound_cells=cells)
+                      bound_cells=cells, ledger_runs=written,
+                      ledger_cells=ledger.per_cell(written, rs))

@@ -142,15 +142,18 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
 
 def _with_efficiency(db: Any, run_summary: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
     """The run summaries with each done run's cost per transaction of the metric
-    (``mysqld_cpu_us_per_tx`` … ``row_lock_waits_per_tx``: :func:`analysis.cost.with_cost`)
-    and what bound it (``bound``, ``bound_also``, ``bound_text``: :mod:`analysis.bound`)."""
-    from analysis import bound, cost, frames
+    (``mysqld_cpu_us_per_tx`` … ``row_lock_waits_per_tx``: :func:`analysis.cost.with_cost`),
+    its write-path ledger (``ledger_*``: :func:`analysis.ledger.with_ledger`) and what bound
+    it (``bound``, ``bound_also``, ``bound_text``: :mod:`analysis.bound`)."""
+    from analysis import bound, cost, frames, ledger
     from analysis.run_digest import run_digests
 
     done = [int(r) for r in run_summary.loc[run_summary["status"] == RunStatus.DONE, "run_id"]]
     digests = run_digests(db, done)
     intervals = frames.intervals(db, run_ids=done, detail=False)
     out = cost.with_cost(run_summary, cost.for_runs(digests, intervals, run_summary))
+    # The write-path ledger's columns (ledger_*: analysis/ledger.py, docs/statistics.md).
+    out = ledger.with_ledger(out, ledger.for_runs(db, digests, intervals, run_summary))
     what = bound.per_run(db, run_summary, digests, spec).reindex(out["run_id"].astype(int))
     for column in ("bound", "bound_also", "bound_text"):
         out[column] = what[column].to_numpy()

@@ -31,6 +31,7 @@ from analysis.memory import cell_memory, memory_matters
 from analysis.metric import MetricView, metric_view, window_detail_rate
 from analysis.report_figures import FigureList, ReportFigure, overview
 from analysis.report_html import CLAIMS, PNG_SUMMARY, named
+from analysis.report_ledger import write_path_section
 from analysis.report_sections import (
     cell_section,
     effects,
@@ -159,6 +160,7 @@ def build_report_model(
                                        claims_spec, rs, cells))
     memory_html = memory_section(cmp, figs, d.cell_mem, d.reps, d.smp, names)
     efficiency_html = efficiency_section(d.efficiency, cells, metric, names)
+    write_path_html = write_path_section(d.efficiency, cells, metric, names)
     latency_html = latency_section(d, figs, names)
     draw_memory = memory_matters(d.cell_mem, varying_knobs(rs))[0] if len(d.cell_mem) else False
     cell_sections = [
@@ -177,7 +179,7 @@ def build_report_model(
         f"<h2>Summary</h2>{summary(cmp, names)}{PNG_SUMMARY}",
         ranking(cmp, d.qps, names),
         score_html, CLAIMS, *overview_figures, latency_html, io_html, efficiency_html,
-        memory_html, effects(cmp),
+        write_path_html, memory_html, effects(cmp),
         f"<h2>Configurations</h2><ul>{toc}</ul>", *cell_sections,
         methodology(cmp, d.variables, labels),
     ]

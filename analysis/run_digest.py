@@ -54,6 +54,9 @@ from analysis.claims import checkpoint_age_peaks
 from analysis.cost import COUNTERS as COST_COUNTERS
 from analysis.cost import USAGE, window_usage
 from analysis.figure_cache import get_or_compute, source_fingerprint
+from analysis.ledger import COUNTERS as LEDGER_COUNTERS
+from analysis.ledger import STATE_COLUMNS as LEDGER_STATE
+from analysis.ledger import window_state
 from analysis.memory import MEMORY_COLUMNS, run_memory
 from analysis.query import (
     DB,
@@ -85,6 +88,7 @@ SOURCES = (
     "analysis/transients.py",
     "analysis/cost.py",
     "analysis/bound.py",
+    "analysis/ledger.py",
     "core/storage_limits.py",
     "core/flavors.py",
 )
@@ -100,12 +104,15 @@ _SUMMED = ("lsn", "checkpoint_lsn", "pages_dirty", "pages_data", "pages_free",
            *GROUP_COLUMNS)
 #: Counters whose growth over the window is kept (those the I/O breakdown divides:
 #: ``analysis.io_breakdown.COUNTERS``, and the cost's and the attribution's:
-#: ``analysis.cost.COUNTERS``, ``analysis.bound.COUNTERS``; a test checks they are all here).
-WINDOW_COUNTERS = ("Innodb_dblwr_pages_written", "Innodb_dblwr_writes", "Innodb_log_writes",
-                   "Innodb_os_log_written", "Innodb_pages_written", *COST_COUNTERS,
-                   *BOUND_COUNTERS)
-#: Columns of :attr:`RunDigests.window` (those of :func:`analysis.series.window_growth`).
-WINDOW_COLUMNS = ("first_seq", "last_seq", "t_min", "t_max", *WINDOW_COUNTERS)
+#: ``analysis.cost.COUNTERS``, ``analysis.bound.COUNTERS``, the write-path ledger's
+#: ``analysis.ledger.COUNTERS``; a test checks they are all here).
+WINDOW_COUNTERS = tuple(dict.fromkeys((
+    "Innodb_dblwr_pages_written", "Innodb_dblwr_writes", "Innodb_log_writes",
+    "Innodb_os_log_written", "Innodb_pages_written", *COST_COUNTERS, *BOUND_COUNTERS,
+    *LEDGER_COUNTERS)))
+#: Columns of :attr:`RunDigests.window` (those of :func:`analysis.series.window_growth`, and
+#: the ledger's window figures of the samples, :func:`analysis.ledger.window_state`).
+WINDOW_COLUMNS = ("first_seq", "last_seq", "t_min", "t_max", *WINDOW_COUNTERS, *LEDGER_STATE)
 #: Where a Session keeps the figures it has read (``Session.info``).
 _SESSION_MEMO = "flushbench.run_digests"
 
@@ -251,6 +258,8 @@ def _figures(db: DB, samples_df: pd.DataFrame, ids: list[int]) -> dict[int, dict
     peaks = checkpoint_age_peaks(samples_df) if len(samples_df) else pd.Series(dtype=float)
     window = window_growth(db, samples_df, WINDOW_COUNTERS) if len(samples_df) else \
         pd.DataFrame()
+    if len(window):
+        window = window.join(window_state(samples_df))
     trends = transient_figures(samples_df) if len(samples_df) else {}
     usage = window_usage(samples_df) if len(samples_df) else pd.DataFrame()
     pressure = window_pressure(samples_df, run_limits(runs(db, run_ids=ids))) \

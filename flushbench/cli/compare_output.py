@@ -15,6 +15,7 @@ from typing import Any
 from core.units import format_number as number
 from flushbench.cli import tables
 from flushbench.cli.console import make_console, shown
+from flushbench.cli.ledger_output import print_ledger_tables
 
 
 def print_comparison(experiment: str, db: str | None, *, force: bool,
@@ -51,6 +52,8 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     con.print(tables.stability_table(cmp.ranking, ids, m))
     _print_latency(con, lat, ids, m)
     _print_cost(con, eff, ids, m)
+    # The write-path ledger, its floor and the cost table against each row's baseline.
+    print_ledger_tables(con, eff, cmp, ids, m)
     _print_scorecard(con, cmp, reference)
     for w in [*cmp.warnings, *(f"{ids[cid]} {why}" for cid, why in rate_notes.items())]:
         con.print(f"[yellow]warning:[/] {shown(w)}")

@@ -142,6 +142,9 @@ def compare_cmd(
     on: OnOption = None,
     pair: PairOption = None,
     reference: ReferenceOption = None,
+    fmt: Annotated[str, typer.Option(
+        "--format", help="text (the tables) or markdown (the write-path ledger and the cost"
+        " table, for a blog post).")] = "text",
 ) -> None:
     """Print the comparison tables: cells vs baseline, knob effects, rankings, warnings —
     and the reproduction scorecard when the experiment carries reference results. With
@@ -149,7 +152,18 @@ def compare_cmd(
     from analysis.crossdb import parse_sources
     from flushbench.cli.compare_output import print_comparison, print_cross
 
+    if fmt not in ("text", "markdown"):
+        raise AnalysisError(f"unknown format {fmt!r}", where="--format",
+                            fix="use text or markdown")
     sources = parse_sources([_experiment(e) for e in experiments], db)
+    if fmt == "markdown":
+        if len(sources) > 1 or on is not None or pair or reference is not None:
+            raise AnalysisError("--format markdown writes one experiment's ledger and costs",
+                                where="--format", fix="compare one experiment at a time")
+        from flushbench.cli.ledger_output import print_markdown
+
+        print_markdown(sources[0].experiment, sources[0].db, force=force)
+        return
     if len(sources) > 1:
         if reference is not None:
             raise AnalysisError("--reference scores one experiment", where="--reference",
@@ -216,9 +230,9 @@ def _latency_rows(db: Any, r: Any, m: Any, *, fixed_rate: bool) -> list[tuple[st
 
 
 def _efficiency_rows(db: Any, rs: Any, m: Any) -> list[tuple[str, str]]:
-    """``show``'s rows on what bound a done run and what each transaction cost
-    (analysis/bound.py, analysis/cost.py)."""
-    from analysis import bound, cost, frames
+    """``show``'s rows on what bound a done run, what each transaction cost and where its
+    written bytes went (analysis/bound.py, analysis/cost.py, analysis/ledger.py)."""
+    from analysis import bound, cost, frames, ledger
     from analysis.run_digest import run_digests
 
     r = rs.iloc[0]
@@ -226,10 +240,12 @@ def _efficiency_rows(db: Any, rs: Any, m: Any) -> list[tuple[str, str]]:
     digests = run_digests(db, [run_id])
     spec = frames.experiment_info(db, int(r["experiment_id"]))["spec"]
     what = bound.per_run(db, rs, digests, spec)
-    costs = cost.per_run(digests.window, digests.usage,
-                         frames.intervals(db, run_ids=[run_id], detail=False), [run_id]).iloc[0]
-    return tables.efficiency_rows(
-        str(what.loc[run_id, "bound_text"]) if run_id in what.index else None, costs, m)
+    intervals = frames.intervals(db, run_ids=[run_id], detail=False)
+    costs = cost.per_run(digests.window, digests.usage, intervals, [run_id]).iloc[0]
+    written = ledger.per_run(db, digests.window, digests.usage, intervals, [run_id]).iloc[0]
+    return [*tables.efficiency_rows(
+        str(what.loc[run_id, "bound_text"]) if run_id in what.index else None, costs, m),
+        *tables.ledger_rows(written, m)]
 
 
 @app.command("export")

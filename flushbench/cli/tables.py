@@ -394,6 +394,29 @@ def efficiency_rows(bound_text: str | None, costs: Any, m: Any) -> list[tuple[st
     ]
 
 
+def ledger_rows(written: Any, m: Any) -> list[tuple[str, str]]:
+    """``show``'s rows on a run's write path (:func:`analysis.ledger.per_run`): its largest
+    write source, and the parts against the device's bytes."""
+    from analysis import ledger
+
+    unit = "New-Order" if m.per_minute else "transaction"
+    if not math.isfinite(float(written["redo_kib"])):
+        return [("largest write source", "– (no counters in the window)")]
+    parts = ", ".join(f"{ledger.NAMES[p]} {number(written[p], ',.1f')}"
+                      for p in ("redo_kib", "doublewrite_kib", "pages_kib", "binlog_kib",
+                                "residual_kib") if math.isfinite(float(written[p])))
+    source = written["device_source"] or "no device counter"
+    check = ("the parts add up within 5 %" if ledger.accounted(written) else
+             f"residual {number(written['residual_pct'], '+.1f')} % of the device's")
+    return [
+        ("largest write source", ledger.largest_text(written, unit)),
+        (f"write path per {unit} (KiB)",
+         f"device {number(written['device_kib'], ',.1f')} ({source}): {parts}; {check};"
+         f" floor {number(written['floor_kib'], ',.1f')},"
+         f" {number(written['amplification'], '.2f')}× above it"),
+    ]
+
+
 # --- compare ---------------------------------------------------------------------------------
 
 def comparison_table(cmp: Any, ids: dict[Any, str], m: Any, bound_cells: Any) -> Table:
@@ -502,6 +525,55 @@ def cost_table(cost_cells: Any, ids: dict[Any, str], unit: str) -> Table:
                [("id", "left"), *((LABELS[c], "right") for c in COLUMNS)])
     for cell_id, row in cost_cells.iterrows():
         t.add_row(ids.get(cell_id, str(cell_id)), *[number(row[c], FORMATS[c]) for c in COLUMNS])
+    return t
+
+
+def ledger_table(ledger_cells: Any, ids: dict[Any, str], unit: str) -> Table:
+    """The write-path ledger of each row: KiB per transaction the device received, split by
+    part, the residual and its share (analysis/ledger.py)."""
+    t = _table(f"Write path: KiB per {unit} (median of each row's runs, measurement window)",
+               [(h, "left" if h == "id" else "right") for h in
+                ("id", "device", "redo", "dblwr", "pages", "LRU", "binlog", "residual",
+                 "largest")])
+    short = {"doublewrite": "dblwr", "data pages": "pages"}
+    for cell_id, r in ledger_cells.iterrows():
+        t.add_row(ids.get(cell_id, str(cell_id)), number(r["device_kib"], ",.1f"),
+                  number(r["redo_kib"], ",.1f"), number(r["doublewrite_kib"], ",.1f"),
+                  number(r["pages_kib"], ",.1f"), number(r["pages_lru_kib"], ",.1f"),
+                  number(r["binlog_kib"], ",.1f"),
+                  f"{number(r['residual_kib'], ',.1f')} {number(r['residual_pct'], '+.0f')}%",
+                  shown(short.get(r["largest"], r["largest"] or MISSING)))
+    return t
+
+
+def floor_table(ledger_cells: Any, ids: dict[Any, str], unit: str) -> Table:
+    """Each row's floor (the fewest KiB per transaction its redo and dirty pages allow), its
+    write amplification above it and the KiB above it by cause (analysis/ledger.py)."""
+    t = _table(f"Above the floor: KiB per {unit} (floor and causes add up to the device's)",
+               [(h, "left" if h == "id" else "right") for h in
+                ("id", "pages", "floor pages", "floor", "×floor", "redo rewrite", "dblwr",
+                 "pages early", "binlog", "residual")])
+    for cell_id, r in ledger_cells.iterrows():
+        t.add_row(ids.get(cell_id, str(cell_id)), number(r["pages_written"], ".2f"),
+                  number(r["floor_pages"], ".2f"), number(r["floor_kib"], ",.1f"),
+                  f"{number(r['amplification'], '.2f')}×",
+                  *[number(r[c], ",.1f") for c in ("above_redo_kib", "above_doublewrite_kib",
+                                                  "above_pages_kib", "above_binlog_kib",
+                                                  "above_residual_kib")])
+    return t
+
+
+def write_costs_table(costs: Any, ids: dict[Any, str], unit: str) -> Table:
+    """The cost table (analysis/write_costs.py): each figure per transaction with its ratio
+    to the row's baseline in brackets."""
+    from analysis.write_costs import COLUMNS, FORMATS, HEADERS
+
+    t = _table(f"Cost per {unit} (median of each row's runs; ×: over the row's baseline)",
+               [("id", "left"), *((HEADERS[c], "right") for c in COLUMNS)])
+    for cell_id, r in costs.iterrows():
+        t.add_row(ids.get(cell_id, str(cell_id)),
+                  *[f"{number(r[c], FORMATS[c])} ×{number(r[c + '_x'], '.2f')}"
+                    for c in COLUMNS])
     return t
 
 

@@ -879,8 +879,10 @@ def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None
         if data.get("workload", {}).get(key) is None:
             # So did the tpcc driver's client and fixed rate: unset, they keep their hash.
             data.get("workload", {}).pop(key, None)
-    if data.get("fixed", {}).get("rate") is None:
-        data.get("fixed", {}).pop("rate", None)  # and the rate knob
+    for knob in ("rate", "change_buffering"):
+        if data.get("fixed", {}).get(knob) is None:
+            # And the rate and change buffering knobs: unset, they keep their hash.
+            data.get("fixed", {}).pop(knob, None)
     if files:
         data["_files"] = files
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

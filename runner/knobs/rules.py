@@ -17,6 +17,8 @@ log_file_size (total)  innodb_log_file_size     file_size × files_in_group   re
 flush_neighbor_pages   innodb_flush_neighbors   innodb_flush_neighbors       XtraDB 5.5: flush_
                        0/1/2                    0/1/2                        neighbor_pages; MySQL
                                                                              5.5: area built in
+change_buffering       innodb_change_buffering  innodb_change_buffering      innodb_change_buffering
+                       (absent from 11.0)
 adaptive_checkpoint    absent                   Percona: cleaner_lsn_age_    XtraDB 5.5: adaptive_
                                                 factor; MySQL: absent        flushing_method (5.5.8:
                                                                              adaptive_checkpoint)
@@ -426,6 +428,19 @@ def io_capacity_max(b: Builder, knob: str, value: int) -> None:
 def log_file_size(b: Builder, knob: str, value: int) -> None:
     """The total redo size, split per flavor (see the module's table)."""
     _redo(b, value)
+
+
+def change_buffering(b: Builder, knob: str, value: str) -> None:
+    """innodb_change_buffering (none … all) where the engine still has a change buffer.
+
+    MariaDB 11.0 removed the change buffer and its variable; the binary's option list decides,
+    the version when none is given.
+    """
+    if not b.has("innodb_change_buffering",
+                 not (b.flavor == "mariadb" and b.version >= (11, 0))):
+        b.absent(knob, value)
+    else:
+        b.set(knob, "innodb_change_buffering", value)
 
 
 def flush_neighbor_pages(b: Builder, knob: str, value: str) -> None:

@@ -47,6 +47,7 @@ Percent = Annotated[float, Field(ge=0, le=99.999)]
 
 Allocator = Literal["glibc", "jemalloc", "tcmalloc"]
 FlushNeighbors = Literal["none", "cont", "area"]
+ChangeBuffering = Literal["none", "inserts", "deletes", "changes", "purges", "all"]
 AdaptiveCheckpoint = Literal[
     "none", "reflex", "estimate", "keep_average", "legacy", "high_checkpoint"
 ]
@@ -128,6 +129,10 @@ KNOBS: tuple[KnobDef, ...] = (
     KnobDef("flush_neighbor_pages", FlushNeighbors, rules.flush_neighbor_pages,
             "flush neighbours of a page: none, cont(iguous) or area",
             related=("innodb_flush_neighbors",)),
+    KnobDef("change_buffering", ChangeBuffering, rules.change_buffering,
+            "what InnoDB buffers in its change buffer: none, inserts, deletes, changes,"
+            " purges or all (absent from MariaDB 11.0)",
+            related=("innodb_change_buffer_max_size",)),
     KnobDef("adaptive_flushing", Switch, rules.switch("innodb_adaptive_flushing"),
             "adaptive flushing on/off"),
     KnobDef("adaptive_checkpoint", AdaptiveCheckpoint, rules.adaptive_checkpoint,

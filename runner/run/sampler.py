@@ -2,14 +2,15 @@
 
 Every ``interval`` seconds, on the absolute schedule ``t0 + k × interval`` (never drifting: a
 slow sample does not push the next one back), one persistent connection reads
-``SHOW GLOBAL STATUS`` (every numeric counter kept, zlib-compressed JSON), the checkpoint
-figures and optionally the LOG section of ``SHOW ENGINE INNODB STATUS``; /proc gives mysqld's
-RSS/VSZ, its RSS split (anonymous, file, shared memory), anonymous huge pages and hugetlb pages
-held, its CPU, the driver's CPU and the datadir device's I/O counters — and, so that a run
-disturbed by the rest of the machine can be told from a quiet one (``runner/run/disturbance.py``),
-the whole host's CPU (``/proc/stat``: busy, idle, steal), flushbench's own CPU, the storage
-bytes of mysqld, the driver and flushbench (``/proc/PID/io``) and the throttle group's own
-counters.
+``SHOW GLOBAL STATUS`` (every numeric counter kept, zlib-compressed JSON, with the enabled
+buffer flush counters of ``INNODB_METRICS`` beside them as ``INNODB_METRICS.<name>``), the
+checkpoint figures and optionally the LOG section of ``SHOW ENGINE INNODB STATUS``; /proc gives
+mysqld's RSS/VSZ, its RSS split (anonymous, file, shared memory), anonymous huge pages and
+hugetlb pages held, its CPU, the driver's CPU and the datadir device's I/O counters — and, so
+that a run disturbed by the rest of the machine can be told from a quiet one
+(``runner/run/disturbance.py``), the whole host's CPU (``/proc/stat``: busy, idle, steal),
+flushbench's own CPU, the storage bytes of mysqld, the driver and flushbench (``/proc/PID/io``)
+and the throttle group's own counters.
 
 Raw in, derived out: the sampler stores cumulative counters with the real time they were read;
 ``analysis/`` computes rates and ages. A tick that could not be sampled (the previous sample
@@ -39,6 +40,20 @@ _FLOAT_RE = re.compile(r"^-?\d+\.\d*(?:[eE][-+]?\d+)?$")
 _LSN_RE = re.compile(r"^Log sequence number\s+(\d+)(?:\s+(\d+))?\s*$", re.MULTILINE)
 _CHECKPOINT_RE = re.compile(r"^Last checkpoint at\s+(\d+)(?:\s+(\d+))?\s*$", re.MULTILINE)
 _DASHES_RE = re.compile(r"^-{3,}$")
+#: The prefix of an ``INNODB_METRICS`` counter among the stored status counters.
+METRIC_PREFIX = "INNODB_METRICS."
+#: The enabled buffer-pool flush counters of ``INNODB_METRICS`` (MySQL 5.6+, MariaDB 10.0+):
+#: which flush wrote a page (adaptive, background, sync = checkpoint-forced, LRU batch). Most
+#: are disabled by default (``innodb_monitor_enable`` turns them on); a disabled counter is
+#: left out, so a stored 0 is a counted 0. ``TIME_ENABLED``/``TIME_DISABLED`` are the columns
+#: both families share (MySQL says ``STATUS``, MariaDB 10.5+ ``ENABLED``).
+METRICS_QUERY = (
+    "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS"
+    " WHERE TIME_ENABLED IS NOT NULL AND TIME_DISABLED IS NULL"
+    " AND (NAME LIKE 'buffer\\_flush\\_%' OR NAME LIKE 'buffer\\_LRU\\_%')"
+)
+#: Server error codes that say the server has no ``INNODB_METRICS`` (MySQL and XtraDB 5.5).
+_NO_METRICS_TABLE = (1109, 1146)
 
 
 @dataclass
@@ -104,6 +119,13 @@ def numeric_status(rows: Any) -> dict[str, int | float]:
         elif _FLOAT_RE.match(text):
             out[name] = float(text)
     return out
+
+
+def metric_counters(rows: Any) -> dict[str, int | float]:
+    """``INNODB_METRICS`` rows (name, count) as status counters named
+    ``INNODB_METRICS.<name>`` (numbers only)."""
+    return {f"{METRIC_PREFIX}{name}": value
+            for name, value in numeric_status(rows).items()}
 
 
 def compress_status(counters: dict[str, int | float]) -> bytes:
@@ -393,6 +415,8 @@ class Sampler(threading.Thread):
         self._step_s: dict[str, float] = {}
         # None: not known yet; False: this server has no LSN status variables (use the fallback).
         self._status_has_lsn: bool | None = None
+        # None: not asked yet; False: the server has no INNODB_METRICS (MySQL 5.5).
+        self._has_metrics: bool | None = None
 
     # -- schedule ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -531,6 +555,9 @@ class Sampler(threading.Thread):
             cur.execute("SHOW GLOBAL STATUS")
             counters = numeric_status(cur.fetchall())
             step("SHOW GLOBAL STATUS")
+            if self._has_metrics is not False:
+                counters.update(self._metrics(cur))
+                step("INNODB_METRICS")
             engine_text = None
             need_fallback = self._status_has_lsn is False or (
                 self._status_has_lsn is None and _lsn_names(counters) is None
@@ -622,6 +649,20 @@ class Sampler(threading.Thread):
                 record.group_read_ios, record.group_write_ios = group.read_ios, group.write_ios
                 record.group_read_bytes = group.read_bytes
                 record.group_write_bytes = group.write_bytes
+
+    def _metrics(self, cur: Any) -> dict[str, int | float]:
+        """The enabled flush counters of ``INNODB_METRICS`` (:data:`METRICS_QUERY`); on the
+        first tick, a server without the table is remembered and never asked again."""
+        try:
+            cur.execute(METRICS_QUERY)
+        except Exception as exc:
+            code = exc.args[0] if exc.args else None
+            if self._has_metrics is None and code in _NO_METRICS_TABLE:
+                self._has_metrics = False
+                return {}
+            raise  # any other failure misses the tick, as a failed SHOW GLOBAL STATUS does
+        self._has_metrics = True
+        return metric_counters(cur.fetchall())
 
     def _close(self) -> None:
         if self._conn is not None:

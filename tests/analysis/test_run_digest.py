@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import io_breakdown, run_digest
+from analysis import io_breakdown, ledger, run_digest
 from analysis.claims import checkpoint_age_peaks
 from analysis.frames import load
 from analysis.memory import run_memory
@@ -61,8 +61,10 @@ def test_cached_digests_equal_the_samples_figures(study: tuple[Path, list[int]],
     assert peaks.notna().sum() >= 20
     pd.testing.assert_series_equal(direct.checkpoint_age_peaks.sort_index(), peaks,
                                    check_names=False)
-    growth = window_growth(db, smp, run_digest.WINDOW_COUNTERS)
+    growth = window_growth(db, smp, run_digest.WINDOW_COUNTERS).join(
+        ledger.window_state(smp))
     assert growth["Innodb_pages_written"].gt(0).sum() >= 20
+    assert growth["dirty_pages_mean"].gt(0).sum() >= 20
     pd.testing.assert_frame_equal(direct.window.sort_index(), growth, check_dtype=False)
 
 
@@ -76,6 +78,7 @@ def test_the_io_breakdown_is_the_same_from_the_digest(study: tuple[Path, list[in
     from_digest = io_breakdown.per_cell(db, fr, window=run_digests(db, done).window)
     assert len(from_all_samples) == 8
     assert set(io_breakdown.COUNTERS) <= set(run_digest.WINDOW_COUNTERS)
+    assert set(ledger.COUNTERS) <= set(run_digest.WINDOW_COUNTERS)
     pd.testing.assert_frame_equal(from_all_samples, from_digest)
 
 

@@ -370,3 +370,14 @@ def test_stock_mysql_55_has_area_built_in_and_nothing_else() -> None:
                         ("io_capacity_max", 400), ("max_dirty_pages_pct_lwm", 10)):
         message = _problems(("mysql", (5, 5, 62)), {knob: value}, option_names=STOCK_MYSQL_55)
         assert f"{knob}=" in message and "absent on mysql-5.5" in message
+
+
+
+def test_change_buffering_is_one_variable_where_the_engine_has_a_change_buffer() -> None:
+    """innodb_change_buffering on MariaDB 10.x and MySQL 5.5; MariaDB 11.0 removed it."""
+    assert _tr(MARIADB_1011, {"change_buffering": "all"}).server_options == {
+        "innodb_change_buffering": "all"}
+    assert _tr(MYSQL_558, {"change_buffering": "none"}).server_options == {
+        "innodb_change_buffering": "none"}
+    message = _problems(("mariadb", (11, 4, 5)), {"change_buffering": "none"})
+    assert "change_buffering=none is absent on mariadb-11.4" in message

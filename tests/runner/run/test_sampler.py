@@ -22,6 +22,7 @@ from runner.run.sampler import (
     compress_status,
     decompress_status,
     engine_log_section,
+    metric_counters,
     numeric_status,
     parse_diskstats,
     parse_engine_lsn,
@@ -249,6 +250,31 @@ def test_sample_content(server: DbServer) -> None:
         assert r.disk_writes is not None and r.disk_write_sectors is not None
     else:
         assert r.disk_writes is None
+
+
+def test_metric_counters_are_named_apart_from_the_status_counters() -> None:
+    assert metric_counters([("buffer_flush_sync_total_pages", "12"), ("x", "ON")]) == {
+        "INNODB_METRICS.buffer_flush_sync_total_pages": 12}
+
+
+@pytest.mark.mysql
+def test_only_enabled_flush_metrics_are_stored(server: DbServer) -> None:
+    """MariaDB 10.11 enables its LRU batch counters by default, not the flush-list kinds: the
+    enabled ones are stored beside the status counters, a disabled one is left out (its 0
+    would read as "none")."""
+    with server.connect() as link, link.cursor() as cur:
+        cur.execute("SET GLOBAL innodb_monitor_disable = 'buffer_flush_sync_total_pages'")
+    records: list[SampleRecord] = []
+    _collect(_sampler(server, records), records, lambda: any(not r.missed for r in records))
+    counters = decompress_status(next(r for r in records if not r.missed).status_z)
+    assert "INNODB_METRICS.buffer_LRU_batch_flush_total_pages" in counters
+    assert "INNODB_METRICS.buffer_flush_sync_total_pages" not in counters
+    with server.connect() as link, link.cursor() as cur:
+        cur.execute("SET GLOBAL innodb_monitor_enable = 'buffer_flush_sync_total_pages'")
+    records = []
+    _collect(_sampler(server, records), records, lambda: any(not r.missed for r in records))
+    counters = decompress_status(next(r for r in records if not r.missed).status_z)
+    assert counters["INNODB_METRICS.buffer_flush_sync_total_pages"] >= 0
 
 
 @pytest.mark.mysql

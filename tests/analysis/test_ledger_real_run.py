@@ -1,0 +1,97 @@
+"""The write-path ledger of real runs, one per server family here (MariaDB 10.11, Debian's; MySQL
+5.5 where scripts/build-server.sh built it): with doublewrite off the doublewrite part is 0,
+and the redo part is the server's own redo counter over the window, byte for byte
+(analysis/ledger.py, docs/statistics.md "The write-path ledger")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from analysis import efficiency, ledger
+from analysis.frames import load
+from analysis.series import samples as sample_frame
+from runner.fleet.worker import run_experiment
+from runner.run.sampler import decompress_status
+from store.db import ResultsDB
+from store.models import Sample
+from tests.support.built_server_runs import built_server_experiment
+from tests.support.built_servers import built_server
+from tests.support.tiny_experiment import tiny_tpcc_experiment
+
+pytestmark = [pytest.mark.mysql, pytest.mark.slow]
+
+BODY = "matrix: {doublewrite: [on, off]}\nfixed: {flush_log_at_trx_commit: 2}\n"
+#: MariaDB 10.11 also counts its flushes by kind (INNODB_METRICS, off by default).
+MONITORED = ("matrix: {doublewrite: [on, off]}\nfixed: {flush_log_at_trx_commit: 2,"
+             " variables: {innodb_monitor_enable: module_buffer}}\n")
+
+
+def _experiment(tmp_path: Path, server: str) -> Path:
+    if server == "mariadb-debian":
+        return tiny_tpcc_experiment(tmp_path, "ledger-real", MONITORED, duration="12s")
+    built_server(server)  # skips, naming the build command, where it is not built
+    return built_server_experiment(tmp_path, server, "ledger-real", BODY, duration="12s")
+
+
+@pytest.mark.parametrize("server", ["mariadb-debian", "mysql-5.5"])
+def test_doublewrite_off_is_zero_and_redo_is_the_servers_counter(
+        server: str, tmp_path: Path, work: Path) -> None:
+    path = _experiment(tmp_path, server)
+    db = ResultsDB(tmp_path / "r.sqlite")
+    outcome = run_experiment(path, db, work=work)
+    assert (outcome.done, outcome.failed) == (2, 0)
+    fr = load(db, "ledger-real")
+    eff = efficiency.load(db, fr)
+    runs = eff.ledger_runs
+    assert len(runs) == 2
+    labels = fr.run_summary.set_index("run_id")["cell_label"]
+    win = fr.experiment["window"]
+    for run_id, row in runs.iterrows():
+        assert row["transactions"] > 0
+        off = "doublewrite=off" in labels[run_id]
+        if off:
+            assert row["doublewrite_kib"] == 0.0
+        # The server's own Innodb_os_log_written between the first and the last sample
+        # inside the window, read straight from the stored samples.
+        measured = fr.run_summary.set_index("run_id").loc[run_id, "measure_started_at"]
+        with db.session() as s:
+            taken = list(s.scalars(select(Sample).where(Sample.run_id == run_id,
+                                                        Sample.missed.is_(False))
+                                   .order_by(Sample.seq)))
+        inside = [x for x in taken if win.start <= (
+            x.ts.replace(tzinfo=measured.tzinfo) - measured).total_seconds() <= win.end]
+        assert len(inside) >= 3
+        first, last = (decompress_status(x.status_z) for x in (inside[0], inside[-1]))
+        redo = last["Innodb_os_log_written"] - first["Innodb_os_log_written"]
+        assert redo > 0
+        assert row["redo_kib"] * row["transactions"] * 1024 == pytest.approx(redo, rel=1e-9)
+        pages = last["Innodb_pages_written"] - first["Innodb_pages_written"]
+        assert row["pages_written"] * row["transactions"] == pytest.approx(pages, abs=1e-9)
+        # INNODB_METRICS: MySQL 5.5 has none (the sampler stopped asking, no tick missed);
+        # MariaDB 10.11 counted its flushes by kind, within the pages it wrote.
+        metric_keys = {k for k in last if k.startswith("INNODB_METRICS.")}
+        kinds = [row[p] for p in ledger.METRICS]
+        if server == "mysql-5.5":
+            assert not metric_keys and all(x != x for x in kinds)  # NaN: not counted
+            with db.session() as s:
+                missed = s.scalars(select(Sample.seq).where(Sample.run_id == run_id,
+                                                            Sample.missed.is_(True))).all()
+            assert missed == []
+        else:
+            assert ledger.METRICS["pages_sync_kib"] in metric_keys
+            assert all(x >= 0 for x in kinds)
+            assert sum(kinds) + row["pages_lru_kib"] <= row["pages_kib"] * 1.0001 + 1e-9
+        assert row["counted_kib"] == pytest.approx(
+            row["redo_kib"] + row["doublewrite_kib"] + row["pages_kib"] + row["binlog_kib"])
+    # Per sampler interval, the redo parts tile the window: their bytes add up to the run's.
+    smp = sample_frame(db, run_ids=list(runs.index), counters=ledger.COUNTERS)
+    facts = ledger.run_facts(db, list(runs.index))
+    per_interval = ledger.per_interval(smp, fr.intervals, facts)
+    for run_id, row in runs.iterrows():
+        mine = per_interval[per_interval["run_id"] == run_id]
+        assert len(mine) >= 2
+        assert (mine["redo_kib"] * mine["transactions"]).sum() == pytest.approx(
+            row["redo_kib"] * row["transactions"], rel=1e-9)

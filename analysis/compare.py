@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis import claims
+from analysis import claims, window_cycles
 from analysis.baselines import baseline_note, baseline_of
 from analysis.disturbed import counted
 from analysis.frames import (
@@ -33,6 +33,7 @@ from analysis.frames import (
     Frames,
     load,
     require_finished,
+    samples,
     varying_knobs,
 )
 from analysis.hosts import block_of, host_of, method_note
@@ -335,6 +336,14 @@ def compare(
     blocks, unit = design_blocks(rs, fr.experiment["spec"])
     cells = compare_cells(rs, fr.cell_summary, noise_floor_cv=aa, blocks=blocks,
                           block_unit=unit)
+    # The verdicts over every plausible window start (flush cycles: analysis/window_cycles.py).
+    cycles = window_cycles.run_cycles(
+        fr.intervals, samples(db, run_ids=[int(r) for r in done["run_id"]], counters=()))
+    cells = window_cycles.window_sensitivity(
+        cells, counted_runs(rs), fr.intervals, cycles,
+        lambda moved: compare_cells(moved, fr.cell_summary, noise_floor_cv=aa, blocks=blocks,
+                                    block_unit=unit))
+    cells.attrs["cycles"] = cycles
     cells.attrs["noise_floor"] = floor
     cells.attrs["baselines_note"] = baseline_note(fr.cell_summary)
     if blocks is not None:
@@ -360,7 +369,16 @@ def compare(
             f"run {row['run_id']} ({row['cell_label']} #{row['repetition']}) failed: "
             f"{row['error'] or 'no error recorded'}"
         )
+    phase = window_cycles.phase_note(
+        cycles, [int(r) for r in done["run_id"]],
+        float(np.nanmin(cells["mde_pct"])) if cells["mde_pct"].notna().any() else None)
+    if phase:
+        warnings.append(phase)
     for _, row in cells.iterrows():
+        if row["window_dependent"]:
+            warnings.append(f"{row['cell_label']}: window-dependent — ratio "
+                            f"{row['window_ratio_low']:.2f}–{row['window_ratio_high']:.2f} over"
+                            f" window starts {row['window_offsets']} from the stored window")
         if row["verdict"] == NOT_ENOUGH:
             warnings.append(f"{row['cell_label']}: no verdict — {row['verdict_reason']}")
     if "excluded" in rs:

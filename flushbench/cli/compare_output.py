@@ -92,6 +92,8 @@ def _print_verdicts(con: Any, cmp: Any, ids: dict[Any, str]) -> None:
     from analysis.compare import aa_floor_text
 
     cells = cmp.cells.set_index("cell_id")
+    if cmp.cells.attrs.get("window_note"):
+        con.print(shown(cmp.cells.attrs["window_note"]), soft_wrap=True)
     if cmp.cells.attrs.get("baselines_note"):
         con.print(shown(cmp.cells.attrs["baselines_note"]), soft_wrap=True)
     con.print("why (the verdict rule: docs/statistics.md; MDE: the change that could hide at"

@@ -204,7 +204,17 @@ def show_cmd(
     _console().print(tables.run_table(run_id, r, m,
                                       [*rate, *_latency_rows(db, r, m, fixed_rate=bool(rate))]
                                       if done else [],
-                                      _efficiency_rows(db, rs, m) if done else [], name=name))
+                                      _efficiency_rows(db, rs, m) if done else [], name=name,
+                                      cycle_rows=_cycle_rows(db, run_id, m) if done else None))
+
+
+def _cycle_rows(db: Any, run_id: int, m: Any) -> list[tuple[str, str]]:
+    """``show``'s rows on a done run's flush cycles and its window (analysis/window_cycles.py)."""
+    from analysis import frames, window_cycles
+
+    found = window_cycles.run_cycles(frames.intervals(db, run_ids=[run_id], detail=False),
+                                     frames.samples(db, run_ids=[run_id], counters=()))
+    return tables.cycle_rows(found.get(run_id), m)
 
 
 def _rate_rows(db: Any, run_id: int) -> list[tuple[str, str]]:

@@ -294,11 +294,13 @@ def mext_block_table(values: Any, block: list[str], first: str, restarts: list[s
 # --- show ------------------------------------------------------------------------------------
 
 def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
-              efficiency_rows: list[tuple[str, str]], name: str | None = None) -> Table:
+              efficiency_rows: list[tuple[str, str]], name: str | None = None,
+              cycle_rows: list[tuple[str, str]] | None = None) -> Table:
     """``show``: one run's configuration (``name``: its row's name in the experiment file),
     status, metadata, figures in the experiment's metric ``m``, stability figures and levels;
     ``latency_rows`` and ``efficiency_rows`` (:func:`latency_rows`, :func:`efficiency_rows`)
-    go beside the stability score and last."""
+    go beside the stability score and last; ``cycle_rows`` (:func:`cycle_rows`) after the
+    period inside the window."""
     from analysis.report_sentences import code_text
 
     rows = [
@@ -326,6 +328,7 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
         ("longest low stretch", f"{number(r.get('longest_low_s'))} s"),
         ("dominant period", f"{number(r.get('period_s'))} s"
          f" ({number(r.get('period_share', 0) * 100)}% of variance)"),
+        *(cycle_rows or []),
         ("trend", f"{number(r.get('trend_pct_per_min'), '+.2f')} % of median per minute"),
         # Checkpoint age and dirty pages across the window: a trend is `not-steady` (below).
         ("levels across the window",
@@ -348,6 +351,15 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
     for k, v in rows:
         table.add_row(literal(k), literal(v))
     return table
+
+
+def cycle_rows(rc: Any, m: Any) -> list[tuple[str, str]]:
+    """``show``'s rows on flush cycles (:class:`analysis.window_cycles.RunCycles`): the
+    periods of throughput and checkpoint age over the whole run, and what the window holds."""
+    if rc is None:
+        return [("flush cycle", "– (no measured interval in the window)")]
+    return [("flush cycle (whole run)", rc.cycle_text()),
+            ("window and cycles", rc.window_text(m.name, m.scale))]
 
 
 def latency_rows(view: Any, fig: Any, m: Any, unread: str | None = None
@@ -441,11 +453,23 @@ def comparison_table(cmp: Any, ids: dict[Any, str], m: Any, bound_cells: Any) ->
             f"{number(m.of(c['notpm_ci_high']))})",
             MISSING if c["is_baseline"] else
             _ratio(c["ratio"], c["ratio_ci_low"], c["ratio_ci_high"])
-            + (f" vs {ids[int(c['baseline_id'])]}" if several else ""),
+            + (f" vs {ids[int(c['baseline_id'])]}" if several else "")
+            + _window_range(c),
             f"[{style}]{c['verdict']}[/]" if style else c["verdict"],
             _bound_cell(bound_cells, r["cell_id"]),
         )
     return t
+
+
+def _window_range(c: Any) -> str:
+    """``; starts 0.80–1.21``: the ratio wherever the window could start (see the note the
+    comparison prints under the table)."""
+    low, high = c.get("window_ratio_low"), c.get("window_ratio_high")
+    if low is None or not (math.isfinite(float(low)) and math.isfinite(float(high))):
+        return ""
+    if f"{low:.2f}" == f"{high:.2f}":
+        return ""
+    return f"; starts {low:.2f}–{high:.2f}"
 
 
 def _bound_cell(cells: Any, cell_id: Any) -> str:

@@ -300,6 +300,7 @@ def compare(
     *,
     force: bool = False,
     frames: Frames | None = None,
+    cycles: str | None = None,
 ) -> Comparison:
     """Compare every cell of an experiment with its baseline, plus effects and rankings.
 
@@ -313,13 +314,16 @@ def compare(
         Compare even when the checked metadata differ between runs (warnings say so).
     frames:
         Frames already loaded with :func:`analysis.frames.load`.
+    cycles:
+        ``whole`` or ``as-set``: how periodic runs' windows are cut (default: the
+        experiment's ``window.cycles``; :func:`analysis.frames.load`).
 
     Raises
     ------
     AnalysisError
         No done run at all, or metadata differ without ``force``.
     """
-    fr = frames if frames is not None else load(db, experiment)
+    fr = frames if frames is not None else load(db, experiment, cycles=cycles)
     rs = fr.run_summary
     done = require_finished(fr)
     spread = (fr.experiment["spec"].get("placement") == "spread"

@@ -187,6 +187,9 @@ class Window:
     start: float
     end: float
     report_interval: float
+    #: ``whole`` (periodic runs' windows cut to whole cycles) or ``as-set``; experiments queued
+    #: before the key existed are ``as-set``: their stored windows stand until re-judged.
+    cycles: str = "as-set"
 
     @property
     def length(self) -> float:
@@ -201,7 +204,8 @@ def window_of(stored: dict[str, Any]) -> Window:
     ``runner.experiment.spec.WindowSpec.resolve``; the analysis only reads its result.
     """
     return Window(**{k: float(stored[k]) for k in
-                     ("warmup", "duration", "start", "end", "report_interval")})
+                     ("warmup", "duration", "start", "end", "report_interval")},
+                  cycles=str(stored.get("cycles") or "as-set"))
 
 
 def resolve_experiment(session: Session, experiment: ExperimentRef = None) -> Experiment:

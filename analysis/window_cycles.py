@@ -20,6 +20,7 @@ Method and reasons: ``docs/statistics.md`` ("Flush cycles and the window").
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -117,6 +118,18 @@ def _one(name: str, c: Cycle) -> str:
     return f"{name}: no cycle ({c.reason})"
 
 
+@functools.lru_cache(maxsize=4096)
+def _cached_cycle(values: bytes, times: bytes, dt: float | None) -> Cycle:
+    """:func:`detect_cycle` memoized on the series: frames and compare ask for the same runs."""
+    return detect_cycle(np.frombuffer(values), np.frombuffer(times), interval_s=dt)
+
+
+def cycle_of(values: np.ndarray, times: np.ndarray, dt: float | None = None) -> Cycle:
+    """The cycle of one series (seconds ``times``), computed once per series and process."""
+    return _cached_cycle(np.ascontiguousarray(values, dtype=float).tobytes(),
+                         np.ascontiguousarray(times, dtype=float).tobytes(), dt)
+
+
 def _run_series(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(end time, count, seconds) of a run's measured intervals, in order."""
     m = g[(g["phase"] == "measure") & g["interval_s"].gt(0)].sort_values("t")
@@ -159,14 +172,14 @@ def run_cycles(intervals_df: pd.DataFrame, samples_df: pd.DataFrame | None = Non
         if not t.size or win.empty:
             continue
         dt = float(np.median(secs))
-        thr = detect_cycle(counts / secs, t, interval_s=dt)
+        thr = cycle_of(counts / secs, t, dt)
         ckpt, a = None, None
         if int(run_id) in ages:
             a = ages[int(run_id)]
             a = a[(a["t"] > 0) & a["checkpoint_age_bytes"].notna()].sort_values("t")
             if len(a):
-                ckpt = detect_cycle(a["checkpoint_age_bytes"].to_numpy(dtype=float),
-                                    a["t"].to_numpy(dtype=float))
+                ckpt = cycle_of(a["checkpoint_age_bytes"].to_numpy(dtype=float),
+                                a["t"].to_numpy(dtype=float))
         w_start = float((win["t"] - win["interval_s"]).min())
         w_end = float(win["t"].max())
         length = w_end - w_start

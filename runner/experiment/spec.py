@@ -251,6 +251,10 @@ class WindowSpec(StrictModel):
     start: Annotated[float | Literal["steady"] | None, BeforeValidator(_window_start)] = None
     end: Seconds | None = None
     max_start: Seconds | None = None
+    #: ``whole``: a run whose throughput cycles (a flush cycle, docs/statistics.md) has its
+    #: window cut to the most whole cycles it holds, by the analysis; ``as-set``: the window as
+    #: declared. Analysis only: it changes no run's measurement (nor the measurement hash).
+    cycles: Literal["whole", "as-set"] = "whole"
 
     @property
     def steady(self) -> bool:
@@ -420,6 +424,7 @@ class ExperimentSpec(StrictModel):
                "start": start, "end": end, "report_interval": self.workload.report_interval}
         if self.window.steady:
             out["steady"] = True  # each run's own start is runs.window_start_s
+        out["cycles"] = self.window.cycles  # read by the analysis (analysis/window_cycles.py)
         return out
 
     def cell_count(self) -> int:
@@ -869,6 +874,8 @@ def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None
     data = exp.model_dump(mode="json")
     for key in _PLAN_ONLY_KEYS:
         data.pop(key, None)
+    # How the analysis cuts a periodic run's window changes nothing a run measures.
+    data.get("window", {}).pop("cycles", None)
     if data.get("window", {}).get("max_start") is None:
         # Added after experiments were stored: unset, it must not change their hash.
         data.get("window", {}).pop("max_start", None)

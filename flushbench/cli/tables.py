@@ -342,6 +342,7 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
         # A steady window's start, chosen for this run; a disturbed run the policy excludes.
         ("window start", f"{number(r.get('window_start_s'), '.0f')} s after warmup (steady"
          " state)" if number(r.get("window_start_s")) != MISSING else "the experiment's"),
+        ("start offset", start_offset_text(r.get("extra"))),
         ("in verdicts", str(r.get("excluded_reason") or "yes")),
         *efficiency_rows,
     ]
@@ -351,6 +352,17 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
     for k, v in rows:
         table.add_row(literal(k), literal(v))
     return table
+
+
+def start_offset_text(extra: Any) -> str:
+    """``show``'s start offset (``pre_run.start_jitter``) as the run recorded it."""
+    if not isinstance(extra, dict) or "start_offset_s" not in extra:
+        return "none recorded (a run from before start offsets, or not started)"
+    bound = float(extra.get("start_jitter_s") or 0)
+    if bound <= 0:
+        return "none (pre_run.start_jitter 0)"
+    return (f"{number(extra['start_offset_s'], '.0f')} s of extra warm-up (drawn from 0–"
+            f"{number(bound, '.0f')} s: pre_run.start_jitter)")
 
 
 def cycle_rows(rc: Any, m: Any) -> list[tuple[str, str]]:

@@ -345,6 +345,35 @@ class PreRunSpec(StrictModel):
     drain_dirty_pages: bool = True
     drain_dirty_pages_below: Annotated[int, Field(ge=0)] = 100
     drain_timeout: Seconds = 300.0
+    #: Upper bound of a random extra warm-up per run (the workload runs that much longer
+    #: before its window), so repetitions sample different phases of a flush cycle. Unset:
+    #: :data:`DEFAULT_START_JITTER_S` when the experiment repeats a cell, else none; ``0``:
+    #: none. Each run's offset is drawn from ``order.seed`` and its run id (:func:`start_offset`).
+    start_jitter: Seconds | None = None
+
+
+#: The start jitter of an experiment that repeats a cell and does not set one: two minutes,
+#: the longest flush cycle the committed studies show (MySQL 5.5 at its defaults, ≈ 120 s).
+DEFAULT_START_JITTER_S = 120.0
+
+
+def start_jitter(exp: ExperimentSpec) -> float:
+    """The experiment's start-jitter bound in seconds (see :class:`PreRunSpec`)."""
+    if exp.pre_run.start_jitter is not None:
+        return float(exp.pre_run.start_jitter)
+    repeats = max(exp.repetitions, exp.baseline_repetitions or 0)
+    return DEFAULT_START_JITTER_S if repeats >= 2 else 0.0
+
+
+def start_offset(exp: ExperimentSpec, run_id: int) -> float:
+    """One run's extra warm-up: whole seconds drawn uniformly from 0 … the jitter bound, from
+    the experiment's ``order.seed`` and the run's id — the same run always gets the same offset,
+    a rerun (a new run id) a fresh one."""
+    bound = start_jitter(exp)
+    if bound <= 0:
+        return 0.0
+    return float(random.Random(f"start-jitter:{exp.order.seed}:{int(run_id)}")
+                 .randint(0, int(bound)))
 
 
 # The baseline's shapes are routed to one model each (discriminated unions), so a mistake gets
@@ -861,6 +890,9 @@ _PLAN_ONLY_KEYS = (
     "reference",
     "disturbed",
 )
+#: Keys of sections that do not change what a single run measures: the start jitter is a
+#: random draw per run, like the run order (each run records its own offset).
+_PLAN_ONLY_SUBKEYS = (("pre_run", "start_jitter"), ("window", "cycles"))
 
 
 def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None) -> str:
@@ -874,8 +906,8 @@ def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None
     data = exp.model_dump(mode="json")
     for key in _PLAN_ONLY_KEYS:
         data.pop(key, None)
-    # How the analysis cuts a periodic run's window changes nothing a run measures.
-    data.get("window", {}).pop("cycles", None)
+    for section, key in _PLAN_ONLY_SUBKEYS:
+        data.get(section, {}).pop(key, None)
     if data.get("window", {}).get("max_start") is None:
         # Added after experiments were stored: unset, it must not change their hash.
         data.get("window", {}).pop("max_start", None)

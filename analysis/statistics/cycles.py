@@ -10,9 +10,11 @@ the oscillation test asks for two cycles inside the window and so cannot see it)
 2. At each trial frequency ``f`` — from two full cycles per series to four intervals per
    period — sines and cosines at ``f`` and ``2f`` are fitted by least squares; the statistic
    is the largest share of the detrended variance such a two-harmonic waveform explains.
-   Its period is moved to half as long while the shorter one explains at least
-   :data:`OCTAVE_SHARE` of the peak (a waveform with period P also fits 2P, whose first
-   harmonic is P: the shorter period is the cycle).
+   A waveform with period P also fits 2P (whose first harmonic is P), so the period moves to
+   half as long while that explains at least :data:`OCTAVE_SHARE` of the peak **and** a
+   single sinusoid at the longer period explains less than :data:`SUBHARMONIC_SHARE` of what
+   the waveform does there (a subharmonic carries no power of its own; a cycle's fundamental
+   carries much of it).
 3. The false-alarm probability is the share of :data:`SURROGATES` AR(1) surrogates (same
    timestamps, same bias-corrected lag-one autocorrelation) whose own largest share is at
    least as high — red noise, steps and single dips are not cycles.
@@ -56,6 +58,8 @@ OVERSAMPLE = 5
 HARMONICS = 2
 #: A half-as-long period explaining this share of the peak is taken instead (octave check).
 OCTAVE_SHARE = 0.9
+#: ... unless the longer period's own sinusoid explains at least this share of its waveform.
+SUBHARMONIC_SHARE = 0.25
 #: Surrogates per test.
 SURROGATES = 199
 #: False-alarm probability at or below which a period counts.
@@ -133,6 +137,14 @@ def _shares(resid: np.ndarray, u: np.ndarray) -> np.ndarray:
         return np.where(total > 0, explained / total, 0.0)
 
 
+def _fundamental(resid: np.ndarray, t: np.ndarray, proj: np.ndarray, f: float) -> float:
+    """Share of the variance one sinusoid at ``f`` explains (no harmonic)."""
+    x = np.column_stack([np.cos(2 * np.pi * f * t), np.sin(2 * np.pi * f * t)])
+    q, _ = np.linalg.qr(proj @ x)
+    z = resid @ q
+    return float(z @ z) / max(float(resid @ resid), 1e-300)
+
+
 def detect_cycle(
     values: Sequence[float] | np.ndarray,
     times_s: Sequence[float] | np.ndarray | None = None,
@@ -164,10 +176,11 @@ def detect_cycle(
     share = _shares(resid[None, :], u)[0]
     k = int(np.argmax(share))
     peak = float(share[k])
-    while True:  # octave check: the shortest period that explains nearly as much
+    while True:  # octave check: is the half-as-long period the cycle?
         half = int(np.argmin(np.abs(freqs - 2 * freqs[k])))
         if abs(freqs[half] - 2 * freqs[k]) > 1.5 / (OVERSAMPLE * (t[-1] - t[0] + dt)) \
-                or share[half] < OCTAVE_SHARE * peak:
+                or share[half] < OCTAVE_SHARE * peak \
+                or _fundamental(resid, t, proj, freqs[k]) >= SUBHARMONIC_SHARE * share[k]:
             break
         k = half
     period_s = float(1.0 / freqs[k])

@@ -37,6 +37,7 @@ from analysis.frames import (
     varying_knobs,
 )
 from analysis.hosts import block_of, host_of, method_note
+from analysis.stability_verdicts import steadiness
 from analysis.statistics import blocked, design
 from analysis.statistics.verdicts import (
     FASTER,
@@ -229,6 +230,32 @@ def compare_cells(
     return out
 
 
+def steadiness_vs_baseline(counted_df: pd.DataFrame, cells: pd.DataFrame,
+                           blocks: pd.Series | None = None) -> list[str]:
+    """Per cell, its steadiness against its own baseline by the verdict rule on the runs'
+    CV (:mod:`analysis.stability_verdicts`; ``blocks``: each run's block, as the throughput
+    verdicts use them): ``steadier``, ``less steady``, ``no clear difference in
+    steadiness``, ``not enough repetitions``; ``baseline`` for a baseline."""
+    groups = {int(c): g for c, g in counted_df.groupby("cell_id")}
+
+    def of(cell: int) -> tuple[list[float], list[object] | None]:
+        g = groups.get(cell)
+        if g is None:
+            return [], None if blocks is None else []
+        cv = g["cv_pct"].astype(float).to_list()
+        return cv, None if blocks is None else blocks.reindex(g.index).to_list()
+
+    out = []
+    for _, c in cells.iterrows():
+        cid, base = int(c["cell_id"]), int(c["baseline_id"])
+        if cid == base:
+            out.append(BASELINE)
+            continue
+        (cv_a, b_a), (cv_b, b_b) = of(base), of(cid)
+        out.append(steadiness(cv_a, cv_b, b_a, b_b).word)
+    return out
+
+
 def main_effects(
     run_summary_df: pd.DataFrame, knobs: list[str] | None = None
 ) -> pd.DataFrame:
@@ -265,7 +292,7 @@ def ranking(cells_df: pd.DataFrame) -> pd.DataFrame:
     """Cells ranked by mean NOTPM (1 = most) and by median stability score (1 = flattest)."""
     cols = ["cell_id", "cell_label", "is_baseline", "n_done", "notpm_mean", "notpm_ci_low",
             "notpm_ci_high", "score_median", "cv_pct_median", "warnings"]
-    cols += [c for c in ("ratio", "verdict") if c in cells_df.columns]
+    cols += [c for c in ("ratio", "verdict", "steadiness") if c in cells_df.columns]
     out = cells_df[cols].copy()
     out["rank_notpm"] = out["notpm_mean"].rank(ascending=False, method="min", na_option="bottom")
     out["rank_stability"] = out["score_median"].rank(
@@ -348,6 +375,7 @@ def compare(
         lambda moved: compare_cells(moved, fr.cell_summary, noise_floor_cv=aa, blocks=blocks,
                                     block_unit=unit))
     cells.attrs["cycles"] = cycles
+    cells["steadiness"] = steadiness_vs_baseline(counted_runs(rs), cells, blocks)
     cells.attrs["noise_floor"] = floor
     cells.attrs["baselines_note"] = baseline_note(fr.cell_summary)
     if blocks is not None:

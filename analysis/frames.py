@@ -116,9 +116,9 @@ def load(db: DB, experiment: ExperimentRef = None, *, detail: bool = False,
 
     ``cycles`` (``whole`` or ``as-set``; default: the experiment's ``window.cycles``):
     ``whole`` cuts each periodic run's window to its whole flush cycles before anything is
-    computed from the intervals (:func:`analysis.window_cycles.whole_cycle_flags`) — how a
-    study stored before the key existed is re-judged at read time. Figures from the samples
-    (bound, cost, levels) keep the stored window.
+    computed from the intervals (:func:`analysis.series.intervals`) — how a study stored
+    before the key existed is re-judged at read time. Figures from the samples (bound, cost,
+    levels) keep the stored window.
 
     ``detail=True`` also expands the per-type interval detail (Payment counts, sysbench qps…),
     which costs more than everything else together on large experiments. BLAS runs on one
@@ -128,11 +128,7 @@ def load(db: DB, experiment: ExperimentRef = None, *, detail: bool = False,
         info = experiment_info(s, experiment)
         rdf = runs(s, info["id"])
         idf = intervals(s, run_ids=list(rdf.loc[rdf["status"] == RunStatus.DONE, "run_id"]),
-                        detail=detail)
-        if (cycles or info["window"].cycles) == "whole" and not idf.empty:
-            from analysis.window_cycles import whole_cycle_flags
-
-            idf["in_window"] = whole_cycle_flags(idf)
+                        detail=detail, cycles=cycles)
         rs = run_summary(s, runs_df=rdf, intervals_df=idf)
         cs = cell_summary(s, run_summary_df=rs)
     return Frames(experiment=info, runs=rdf, intervals=idf, run_summary=rs, cell_summary=cs)

@@ -519,12 +519,18 @@ def interactions_table(it: Any) -> Table:
 
 
 def stability_table(ranking: Any, ids: dict[Any, str], m: Any) -> Table:
-    """The rows ranked by stability score, with CV and the rank by throughput."""
-    t = _table("Ranked by stability (100 × p5 / median; 100 = flat)", [
-        (c, "right") for c in ("rank", "id", "score", "CV %", f"{m.name} rank")])
+    """The rows in order of median stability score, with CV, the rank by throughput and —
+    the only ranking word — each row's steadiness against its baseline by the verdict rule
+    on the runs' CV (analysis/stability_verdicts.py)."""
+    steady = "steadiness" in ranking
+    t = _table("Stability (100 × p5 / median; 100 = flat), in order of median score — an"
+               " order, not a verdict", [
+        (c, "right") for c in ("order", "id", "score", "CV %", f"{m.name} rank")]
+        + ([("vs baseline (test on CV)", "left")] if steady else []))
     for _, r in ranking.sort_values("rank_stability").iterrows():
         t.add_row(str(r["rank_stability"]), ids[r["cell_id"]], number(r["score_median"], ".0f"),
-                  number(r["cv_pct_median"], ".1f"), str(r["rank_notpm"]))
+                  number(r["cv_pct_median"], ".1f"), str(r["rank_notpm"]),
+                  *([str(r["steadiness"])] if steady else []))
     return t
 
 

@@ -134,6 +134,11 @@ def claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series) -> 
     not_steady = run_claims.not_steady_runs(rs)  # a level still trending (analysis/transients.py)
     if not_steady.total:
         items.append(not_steady.sentence())
+    cycles = cells.attrs.get("cycles") or {}  # flush cycles against the window (compare)
+    phase = run_claims.phase_sensitive_runs(cycles, [int(r) for r in rs.loc[
+        rs["status"] == RunStatus.DONE, "run_id"]])
+    if phase.total:
+        items.append(phase.sentence())
     return items
 
 

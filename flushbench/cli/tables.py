@@ -326,8 +326,11 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
         ("CV %", number(r.get("cv_pct"), ".1f")),
         ("holes (< 0.5× median)", f"{number(r.get('holes_share', math.nan) * 100, '.0f')} %"),
         ("longest low stretch", f"{number(r.get('longest_low_s'))} s"),
-        ("dominant period", f"{number(r.get('period_s'))} s"
-         f" ({number(r.get('period_share', 0) * 100)}% of variance)"),
+        # The window's own periodogram peak (two cycles inside it at least); the run's flush
+        # cycle over its whole series is the next row.
+        ("period inside the window", f"{number(r.get('period_s'))} s"
+         f" ({number(r.get('period_share', 0) * 100)}% of variance"
+         + ("" if bool(r.get("oscillates")) else ", not above the noise") + ")"),
         *(cycle_rows or []),
         ("trend", f"{number(r.get('trend_pct_per_min'), '+.2f')} % of median per minute"),
         # Checkpoint age and dirty pages across the window: a trend is `not-steady` (below).

@@ -41,6 +41,8 @@ from core.steady_state import mser5
 
 #: The verdict of a comparison whose verdict changes with the window's start.
 WINDOW_DEPENDENT = "window-dependent"
+#: Most window offsets a comparison is recomputed at (evenly spaced over the range).
+MAX_OFFSETS = 41
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class RunCycles:
     whole_start_s: float
     whole_end_s: float
     whole_mean: float
+    #: The run's report interval (s).
+    interval_s: float = 10.0
 
     @property
     def periodic(self) -> bool:
@@ -198,7 +202,7 @@ def run_cycles(intervals_df: pd.DataFrame, samples_df: pd.DataFrame | None = Non
             earliest_start_s=float(earliest), latest_start_s=float(latest),
             mean_low=float(np.nanmin(means)) if np.isfinite(means).any() else math.nan,
             mean_high=float(np.nanmax(means)) if np.isfinite(means).any() else math.nan,
-            whole_start_s=ws, whole_end_s=we, whole_mean=whole_mean)
+            whole_start_s=ws, whole_end_s=we, whole_mean=whole_mean, interval_s=dt)
     return out
 
 
@@ -228,10 +232,14 @@ def window_offsets(cycles: dict[int, RunCycles], run_ids: list[int]) -> np.ndarr
         return np.zeros(1)
     lo = max(c.earliest_start_s - c.window_start_s for c in rc)
     hi = min(c.latest_start_s - c.window_start_s for c in rc)
-    step = 10.0
+    step = max(c.interval_s for c in rc)  # one report interval: the unit a window holds
     if hi < lo:
         return np.zeros(1)
     offsets = np.arange(math.ceil(lo / step) * step, hi + step / 2, step)
+    if offsets.size > MAX_OFFSETS:
+        # Long runs: every verdict is recomputed per offset; evenly spaced ones, both ends kept.
+        offsets = offsets[np.unique(np.linspace(0, offsets.size - 1, MAX_OFFSETS).round()
+                                    .astype(int))]
     return np.unique(np.append(offsets, 0.0))
 
 

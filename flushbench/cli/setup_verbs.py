@@ -102,8 +102,8 @@ def plan(
 
 def _print_cycles(made, pilot: str | None, db: str | None, out) -> None:  # noqa: ANN001
     """Warn when the window cannot hold 5 cycles of a period earlier runs of a cell's
-    configuration showed (analysis/window_cycles.py); quiet without a results database."""
-    from analysis.window_cycles import cycles_warnings, earlier_periods
+    configuration showed (analysis/cycle_history.py); quiet without a results database."""
+    from analysis.cycle_history import cycles_warnings, earlier_periods
 
     exp = made.experiment
     window = exp.resolved_window()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import frames, window_cycles
+from analysis import cycle_history, frames, window_cycles
 from analysis.compare import compare
 from tests.support.cli_runner import CliRun
 from tests.support.recorded import recorded_copy
@@ -90,15 +90,15 @@ def test_whole_cycle_windows_at_read_time(study: Path) -> None:
 
 
 def test_plan_warns_from_an_earlier_study_of_the_configuration(study: Path) -> None:
-    periods = window_cycles.earlier_periods(study, [DEFAULTS_KNOBS, {"server": "none"}])
+    periods = cycle_history.earlier_periods(study, [DEFAULTS_KNOBS, {"server": "none"}])
     assert set(periods) == {0}
     period, where = periods[0]
     assert 100 <= period <= 140 and "generations" in where
-    warned = window_cycles.cycles_warnings(180.0, [("defaults", DEFAULTS_KNOBS),
+    warned = cycle_history.cycles_warnings(180.0, [("defaults", DEFAULTS_KNOBS),
                                                    ("other", {})], periods)
     assert len(warned) == 1 and "fewer than 5" in warned[0]
-    assert not window_cycles.cycles_warnings(5 * period + 10, [("defaults", {})], periods)
-    assert window_cycles.earlier_periods(study, [DEFAULTS_KNOBS], "no-such-pilot") == {}
+    assert not cycle_history.cycles_warnings(5 * period + 10, [("defaults", {})], periods)
+    assert cycle_history.earlier_periods(study, [DEFAULTS_KNOBS], "no-such-pilot") == {}
 
 
 @pytest.mark.parametrize("run_id", DEFAULTS_RUNS)

@@ -954,9 +954,9 @@ def load_experiment(path: str | Path) -> ExperimentSpec:
 
 def pointless_settings(exp: ExperimentSpec, folder: Path | None = None) -> None:
     """Refuse settings an experiment file states that would do nothing (the user meant
-    something else): ``max_reruns`` without ``action: rerun``, a ``seed`` the order mode never
-    draws from, ``blocks``/``interleaved`` when every cell runs once (one round), and one
-    server profile written two ways (two cells running the same server).
+    something else): ``max_reruns`` without ``action: rerun``, a ``seed`` neither the order
+    mode nor a start offset draws from, ``blocks``/``interleaved`` when every cell runs once
+    (one round), and one server profile written two ways (two cells running the same server).
 
     ``folder``: the experiment file's folder (relative profile paths are read against it).
 
@@ -972,11 +972,13 @@ def pointless_settings(exp: ExperimentSpec, folder: Path | None = None) -> None:
             f" {disturbed.action}: it would do nothing — remove max_reruns, or set"
             " `action: rerun`", "disturbed", "max_reruns")
     order = exp.order
-    if "seed" in order.model_fields_set and order.mode not in ("randomized", "blocks"):
+    # The seed also draws each run's start offset (pre_run.start_jitter, start_offset()).
+    if "seed" in order.model_fields_set and order.mode not in ("randomized", "blocks") \
+            and start_jitter(exp) == 0:
         raise KeyedValueError(
-            f"the seed draws the order of `mode: randomized` or `mode: blocks`, and the mode is"
-            f" {order.mode}: it would do nothing — remove seed, or set the mode", "order",
-            "seed")
+            f"the seed draws the order of `mode: randomized` or `mode: blocks` and the start"
+            f" offsets of pre_run.start_jitter; the mode is {order.mode} and no run has a start"
+            " offset: it would do nothing — remove seed, or set the mode", "order", "seed")
     rounds = max([exp.repetitions, exp.baseline_repetitions or 1,
                   *(inc.repetitions or 1 for inc in exp.include)])
     if order.mode in ("blocks", "interleaved") and rounds == 1:

@@ -177,6 +177,20 @@ def not_steady_runs(run_summary: pd.DataFrame) -> Claim:
                  [f"run {int(r.run_id)} ({_trend_figures(r)})" for r in flagged.itertuples()])
 
 
+def phase_sensitive_runs(cycles: dict[int, Any], run_ids: list[int]) -> Claim:
+    """Done runs whose throughput cycles and whose window holds a non-whole number of cycles
+    (``cycles``: :func:`analysis.window_cycles.run_cycles`), each named with its period and
+    the range of its window mean over window starts."""
+    judged = [r for r in run_ids if r in cycles]
+    held = [r for r in judged if cycles[r].phase_sensitive]
+    what = "holds a non-whole number of flush cycles in its window (the phase moves its mean)"
+    return Claim(what, what.replace("holds", "hold").replace("its", "their", 1), len(held),
+                 len(judged), [f"run {r}" for r in judged if r not in held],
+                 [f"run {r} ({cycles[r].throughput.period_s:.0f} s, {cycles[r].cycles:.1f}"
+                  f" cycles; {cycles[r].mean_low:,.0f}–{cycles[r].mean_high:,.0f} over window"
+                  " starts)" for r in held])
+
+
 def _trend_figures(run: Any) -> str:
     """``checkpoint age +23.7 MiB/min``: the slope of each level a run's warning names."""
     levels = str(run.not_steady_levels or "").split(", ")

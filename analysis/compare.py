@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis import claims
+from analysis import claims, window_cycles
 from analysis.baselines import baseline_note, baseline_of
 from analysis.disturbed import counted
 from analysis.frames import (
@@ -33,9 +33,11 @@ from analysis.frames import (
     Frames,
     load,
     require_finished,
+    samples,
     varying_knobs,
 )
 from analysis.hosts import block_of, host_of, method_note
+from analysis.stability_verdicts import steadiness
 from analysis.statistics import blocked, design
 from analysis.statistics.verdicts import (
     FASTER,
@@ -228,6 +230,32 @@ def compare_cells(
     return out
 
 
+def steadiness_vs_baseline(counted_df: pd.DataFrame, cells: pd.DataFrame,
+                           blocks: pd.Series | None = None) -> list[str]:
+    """Per cell, its steadiness against its own baseline by the verdict rule on the runs'
+    CV (:mod:`analysis.stability_verdicts`; ``blocks``: each run's block, as the throughput
+    verdicts use them): ``steadier``, ``less steady``, ``no clear difference in
+    steadiness``, ``not enough repetitions``; ``baseline`` for a baseline."""
+    groups = {int(c): g for c, g in counted_df.groupby("cell_id")}
+
+    def of(cell: int) -> tuple[list[float], list[object] | None]:
+        g = groups.get(cell)
+        if g is None:
+            return [], None if blocks is None else []
+        cv = g["cv_pct"].astype(float).to_list()
+        return cv, None if blocks is None else blocks.reindex(g.index).to_list()
+
+    out = []
+    for _, c in cells.iterrows():
+        cid, base = int(c["cell_id"]), int(c["baseline_id"])
+        if cid == base:
+            out.append(BASELINE)
+            continue
+        (cv_a, b_a), (cv_b, b_b) = of(base), of(cid)
+        out.append(steadiness(cv_a, cv_b, b_a, b_b).word)
+    return out
+
+
 def main_effects(
     run_summary_df: pd.DataFrame, knobs: list[str] | None = None
 ) -> pd.DataFrame:
@@ -264,7 +292,7 @@ def ranking(cells_df: pd.DataFrame) -> pd.DataFrame:
     """Cells ranked by mean NOTPM (1 = most) and by median stability score (1 = flattest)."""
     cols = ["cell_id", "cell_label", "is_baseline", "n_done", "notpm_mean", "notpm_ci_low",
             "notpm_ci_high", "score_median", "cv_pct_median", "warnings"]
-    cols += [c for c in ("ratio", "verdict") if c in cells_df.columns]
+    cols += [c for c in ("ratio", "verdict", "steadiness") if c in cells_df.columns]
     out = cells_df[cols].copy()
     out["rank_notpm"] = out["notpm_mean"].rank(ascending=False, method="min", na_option="bottom")
     out["rank_stability"] = out["score_median"].rank(
@@ -299,6 +327,7 @@ def compare(
     *,
     force: bool = False,
     frames: Frames | None = None,
+    cycles: str | None = None,
 ) -> Comparison:
     """Compare every cell of an experiment with its baseline, plus effects and rankings.
 
@@ -312,13 +341,16 @@ def compare(
         Compare even when the checked metadata differ between runs (warnings say so).
     frames:
         Frames already loaded with :func:`analysis.frames.load`.
+    cycles:
+        ``whole`` or ``as-set``: how periodic runs' windows are cut (default: the
+        experiment's ``window.cycles``; :func:`analysis.frames.load`).
 
     Raises
     ------
     AnalysisError
         No done run at all, or metadata differ without ``force``.
     """
-    fr = frames if frames is not None else load(db, experiment)
+    fr = frames if frames is not None else load(db, experiment, cycles=cycles)
     rs = fr.run_summary
     done = require_finished(fr)
     spread = (fr.experiment["spec"].get("placement") == "spread"
@@ -335,6 +367,15 @@ def compare(
     blocks, unit = design_blocks(rs, fr.experiment["spec"])
     cells = compare_cells(rs, fr.cell_summary, noise_floor_cv=aa, blocks=blocks,
                           block_unit=unit)
+    # The verdicts over every plausible window start (flush cycles: analysis/window_cycles.py).
+    cycles = window_cycles.run_cycles(
+        fr.intervals, samples(db, run_ids=[int(r) for r in done["run_id"]], counters=()))
+    cells = window_cycles.window_sensitivity(
+        cells, counted_runs(rs), fr.intervals, cycles,
+        lambda moved: compare_cells(moved, fr.cell_summary, noise_floor_cv=aa, blocks=blocks,
+                                    block_unit=unit))
+    cells.attrs["cycles"] = cycles
+    cells["steadiness"] = steadiness_vs_baseline(counted_runs(rs), cells, blocks)
     cells.attrs["noise_floor"] = floor
     cells.attrs["baselines_note"] = baseline_note(fr.cell_summary)
     if blocks is not None:
@@ -360,7 +401,16 @@ def compare(
             f"run {row['run_id']} ({row['cell_label']} #{row['repetition']}) failed: "
             f"{row['error'] or 'no error recorded'}"
         )
+    phase = window_cycles.phase_note(
+        cycles, [int(r) for r in done["run_id"]],
+        float(np.nanmin(cells["mde_pct"])) if cells["mde_pct"].notna().any() else None)
+    if phase:
+        warnings.append(phase)
     for _, row in cells.iterrows():
+        if row["window_dependent"]:
+            warnings.append(f"{row['cell_label']}: window-dependent — ratio "
+                            f"{row['window_ratio_low']:.2f}–{row['window_ratio_high']:.2f} over"
+                            f" window starts {row['window_offsets']} from the stored window")
         if row["verdict"] == NOT_ENOUGH:
             warnings.append(f"{row['cell_label']}: no verdict — {row['verdict_reason']}")
     if "excluded" in rs:

@@ -110,8 +110,15 @@ def require_finished(fr: Frames) -> pd.DataFrame:
     return done
 
 
-def load(db: DB, experiment: ExperimentRef = None, *, detail: bool = False) -> Frames:
+def load(db: DB, experiment: ExperimentRef = None, *, detail: bool = False,
+         cycles: str | None = None) -> Frames:
     """Load runs, intervals, run and cell summaries of one experiment with bulk queries.
+
+    ``cycles`` (``whole`` or ``as-set``; default: the experiment's ``window.cycles``):
+    ``whole`` cuts each periodic run's window to its whole flush cycles before anything is
+    computed from the intervals (:func:`analysis.series.intervals`) — how a study stored
+    before the key existed is re-judged at read time. Figures from the samples (bound, cost,
+    levels) keep the stored window.
 
     ``detail=True`` also expands the per-type interval detail (Payment counts, sysbench qps…),
     which costs more than everything else together on large experiments. BLAS runs on one
@@ -121,7 +128,7 @@ def load(db: DB, experiment: ExperimentRef = None, *, detail: bool = False) -> F
         info = experiment_info(s, experiment)
         rdf = runs(s, info["id"])
         idf = intervals(s, run_ids=list(rdf.loc[rdf["status"] == RunStatus.DONE, "run_id"]),
-                        detail=detail)
+                        detail=detail, cycles=cycles)
         rs = run_summary(s, runs_df=rdf, intervals_df=idf)
         cs = cell_summary(s, run_summary_df=rs)
     return Frames(experiment=info, runs=rdf, intervals=idf, run_summary=rs, cell_summary=cs)

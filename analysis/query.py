@@ -187,6 +187,9 @@ class Window:
     start: float
     end: float
     report_interval: float
+    #: ``whole`` (periodic runs' windows cut to whole cycles) or ``as-set``; experiments queued
+    #: before the key existed are ``as-set``: their stored windows stand until re-judged.
+    cycles: str = "as-set"
 
     @property
     def length(self) -> float:
@@ -201,7 +204,8 @@ def window_of(stored: dict[str, Any]) -> Window:
     ``runner.experiment.spec.WindowSpec.resolve``; the analysis only reads its result.
     """
     return Window(**{k: float(stored[k]) for k in
-                     ("warmup", "duration", "start", "end", "report_interval")})
+                     ("warmup", "duration", "start", "end", "report_interval")},
+                  cycles=str(stored.get("cycles") or "as-set"))
 
 
 def resolve_experiment(session: Session, experiment: ExperimentRef = None) -> Experiment:
@@ -395,6 +399,21 @@ def _run_rows(s: Session, experiment: ExperimentRef,
     return s.connection().execute(q.where(Cell.experiment_id == exp.id)).all()
 
 
+def done_runs_by_knobs(db: DB, experiment: str | None = None
+                       ) -> list[tuple[str, dict[str, Any], int]]:
+    """``(experiment name, cell knobs, run id)`` of every done run (of ``experiment`` only,
+    when named): what ``plan`` looks up earlier periods of a configuration in."""
+    q = (select(Experiment.name, Cell.knobs, Run.id)
+         .join(Cell, Cell.experiment_id == Experiment.id)
+         .join(Run, Run.cell_id == Cell.id)
+         .where(Run.status == RunStatus.DONE))
+    if experiment is not None:
+        q = q.where(Experiment.name == experiment)
+    with session_scope(db) as s:
+        rows = s.execute(q.order_by(Run.id)).all()
+    return [(str(n), _json_value(k) or {}, int(r)) for n, k, r in rows]
+
+
 def experiment_specs(s: Session, experiment_ids: Sequence[int]) -> dict[int, Any]:
     """Experiment id → its stored spec (a dict), for these experiments (none: ``{}``)."""
     if not experiment_ids:
@@ -488,6 +507,16 @@ def run_context(db: DB, experiment: ExperimentRef, run_ids: Sequence[int] | None
     return rdf, {int(i): window_of(window) for i, window in stored}
 
 
+def _offset(extra: Any) -> float:
+    """A run's recorded start offset in seconds (0 for runs without one)."""
+    if isinstance(extra, dict):
+        try:
+            return float(extra.get("start_offset_s") or 0.0)
+        except (TypeError, ValueError):
+            return 0.0
+    return 0.0
+
+
 def window_columns(rdf: pd.DataFrame, windows: dict[int, Window]) -> pd.DataFrame:
     """Per run: start times, warmup and the window's start/end (indexed by run id)."""
     ctx = rdf[["run_id", "experiment_id", "started_at", "measure_started_at"]].copy()
@@ -495,6 +524,10 @@ def window_columns(rdf: pd.DataFrame, windows: dict[int, Window]) -> pd.DataFram
     for col, attr in (("warmup", "warmup"), ("w_start", "start"), ("w_end", "end")):
         ctx[col] = pd.Series([getattr(windows[int(e)], attr) for e in ctx["experiment_id"]],
                              index=ctx.index, dtype=float)
+    if "extra" in rdf:
+        # pre_run.start_jitter: the run warmed up longer by its recorded start offset.
+        ctx["warmup"] = ctx["warmup"] + pd.Series(
+            [_offset(e) for e in rdf["extra"]], index=ctx.index, dtype=float)
     if "window_start_s" in rdf:
         # `window: {start: steady}`: each run's own start, as the runner chose and stored it.
         own = pd.to_numeric(rdf["window_start_s"], errors="coerce").astype(float)

@@ -18,9 +18,12 @@ import pandas as pd
 
 from analysis import claims as run_claims
 from analysis.compare import AA_MIN_REPETITIONS, BASELINE, Comparison, aa_floor_text
+from analysis.disturbed import counted
 from analysis.hosts import host_effect
 from analysis.metric import metric_view
 from analysis.report_html import bold_named, esc, named
+from analysis.stability_verdicts import STEADIER, steadiness
+from analysis.window_cycles import WINDOW_DEPENDENT
 from core.units import format_number as number
 from store.models import RunStatus
 
@@ -32,8 +35,27 @@ GO_DRIVER_RESIDUAL = ("1.03–1.12× at every point of 1–10 warehouses × 4–
                       " server) — 0.74–0.99× with flushbench builds before 0f70ccc, 2026-11-26 —")
 
 
+def _steadiest(ranked: pd.DataFrame, rs: pd.DataFrame, names: dict[int, str]) -> str:
+    """The summary's line on stability: "Steadiest line" only when the verdict rule on the
+    runs' CV separates the top row from every other (analysis/stability_verdicts.py); else
+    the highest median score, said to be no ranking."""
+    flat = ranked.sort_values("rank_stability").iloc[0]
+    who = bold_named(flat["cell_label"], names.get(int(flat["cell_id"])))
+    score = f"stability score {number(flat['score_median'], '.0f')} (100 = flat)"
+    done = rs[counted(rs)]
+    cvs = {int(c): g["cv_pct"].to_numpy(dtype=float) for c, g in done.groupby("cell_id")}
+    top = cvs.get(int(flat["cell_id"]), [])
+    others = [c for c in cvs if c != int(flat["cell_id"])]
+    if others and all(steadiness(cvs[c], top).word == STEADIER for c in others):
+        return (f"Steadiest line: {who}, {score}; steadier than every other row by the verdict"
+                " rule on the runs' CV")
+    return (f"Highest median stability score: {who}, {score} — not a ranking: the verdict rule"
+            " on the runs' CV does not separate it from every other row")
+
+
 def summary(cmp: Comparison, names: dict[int, str]) -> str:
-    """The page's first list: most throughput, flattest line, verdicts, runs, warnings."""
+    """The page's first list: most throughput, the steadiest line (by a test), verdicts, runs,
+    warnings."""
     cells = cmp.cells
     rs = cmp.frames.run_summary
     ranked = cmp.ranking
@@ -55,20 +77,19 @@ def summary(cmp: Comparison, names: dict[int, str]) -> str:
         + (f" ({number(best['ratio'], '.2f')}× {own}, {esc(best['verdict'])})"
            if not best["is_baseline"] else (" (a baseline)" if several else " (the baseline)"))
     )
-    flat = ranked.sort_values("rank_stability").iloc[0]
-    items.append(
-        f"Flattest line: {bold_named(flat['cell_label'], names.get(int(flat['cell_id'])))}, "
-        "stability score "
-        f"{number(flat['score_median'], '.0f')} (100 = flat)"
-    )
+    items.append(_steadiest(ranked, rs, names))
     faster = cells[cells["verdict"] == "faster"]
     slower = cells[cells["verdict"] == "slower"]
     unsure = cells[cells["verdict"] == "not enough repetitions"]
+    moving = cells[cells["verdict"] == WINDOW_DEPENDENT]
     compared = len(cells) - n_baselines
     items.append(
         (f"Against their own baselines ({n_baselines}): " if several else "Against the baseline: ")
         + f"{len(faster)} faster, {len(slower)} slower, "
-        f"{compared - len(faster) - len(slower) - len(unsure)} no clear difference"
+        + (f"{len(moving)} window-dependent (the verdict changes with where the window starts),"
+           " " if len(moving) else "")
+        + f"{compared - len(faster) - len(slower) - len(unsure) - len(moving)} no clear"
+        " difference"
         + (f", {len(unsure)} with too few repetitions for a verdict" if len(unsure) else "")
     )
     items += _run_counts(rs)
@@ -113,6 +134,11 @@ def claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series) -> 
     not_steady = run_claims.not_steady_runs(rs)  # a level still trending (analysis/transients.py)
     if not_steady.total:
         items.append(not_steady.sentence())
+    cycles = cells.attrs.get("cycles") or {}  # flush cycles against the window (compare)
+    phase = run_claims.phase_sensitive_runs(cycles, [int(r) for r in rs.loc[
+        rs["status"] == RunStatus.DONE, "run_id"]])
+    if phase.total:
+        items.append(phase.sentence())
     return items
 
 

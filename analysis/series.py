@@ -80,6 +80,7 @@ def intervals(
     only_done: bool = True,
     window_only: bool = False,
     detail: bool = True,
+    cycles: str | None = None,
 ) -> pd.DataFrame:
     """Per-interval driver series with NOTPM, time since measurement start and window flag.
 
@@ -94,6 +95,11 @@ def intervals(
     detail:
         Expand the ``detail`` JSON into ``<type>_count``, ``<type>_p95_ms``… and scalar columns
         (``qps`` for sysbench).
+    cycles:
+        ``whole`` or ``as-set`` for every run; default: each experiment's ``window.cycles``.
+        ``whole`` cuts a periodic run's window to its whole flush cycles
+        (:func:`analysis.window_cycles.whole_cycle_flags`), so every figure from the intervals
+        — window mean, stability, response time — uses the same window.
 
     Returns
     -------
@@ -127,6 +133,13 @@ def intervals(
         df["per_s"] = df["primary_count"] / df["interval_s"]
     mid = df["t"].to_numpy() - df["interval_s"].to_numpy() / 2
     df["in_window"] = (df["phase"].to_numpy() == "measure") & (mid > w_start) & (mid <= w_end)
+    rule = df["run_id"].map(ctx["experiment_id"]).map(
+        lambda e: cycles or windows[int(e)].cycles) if len(df) else pd.Series(dtype=object)
+    whole = (rule == "whole").to_numpy(dtype=bool)
+    if whole.any():
+        from analysis.window_cycles import whole_cycle_flags
+
+        df.loc[whole, "in_window"] = whole_cycle_flags(df.loc[whole]).to_numpy(dtype=bool)
     if detail:
         df = _expand_detail(df)
     if window_only:

@@ -17,9 +17,9 @@ without a single transaction. The grades are the scorecard's (:mod:`analysis.sco
   reference's: a 1/50 scale keeps no period); contradicts when none does.
 - *stalls*: reproduced when half the runs or more have an interval without a transaction;
   contradicts when none has.
-- *most stable of a set*: reproduced when the row's median score is the set's highest;
-  inconclusive when another row's is higher but the two rows' run scores overlap;
-  contradicts otherwise.
+- *most stable of a set*: a ranking needs a test — reproduced when the one verdict rule on
+  the runs' CV (:mod:`analysis.stability_verdicts`) calls the row steadier than every other
+  row of the set; contradicts when it calls another row steadier; inconclusive otherwise.
 
 A row whose runs had not reached steady state (``not_steady``: a name → why, from the caller)
 is inconclusive whatever its line looked like: its window measured a transient.
@@ -36,6 +36,7 @@ import pandas as pd
 
 from analysis.disturbed import counted
 from analysis.scorecard import CONTRADICTS, INCONCLUSIVE, REPRODUCED, include_rows
+from analysis.stability_verdicts import LESS_STEADY, STEADIER, steadiness
 from analysis.transients import not_steady_cells
 
 #: A median stability score at or above this is a flat line (p5 within 30 % of the median).
@@ -52,9 +53,10 @@ def _row_figures(runs: pd.DataFrame) -> dict[str, Any]:
     zero = runs["zero_intervals"].fillna(0).to_numpy(dtype=float) > 0 \
         if "zero_intervals" in runs else np.zeros(len(runs), dtype=bool)
     periods = runs.loc[osc, "period_s"].to_numpy(dtype=float) if len(runs) else np.array([])
+    cvs = runs["cv_pct"].to_numpy(dtype=float) if "cv_pct" in runs else np.array([])
     return {"n": len(runs), "score": float(np.median(scores)) if len(scores) else math.nan,
-            "scores": scores, "oscillating": int(osc.sum()), "stalling": int(zero.sum()),
-            "periods": periods}
+            "scores": scores, "cvs": cvs, "oscillating": int(osc.sum()),
+            "stalling": int(zero.sum()), "periods": periods}
 
 
 def _measured(f: dict[str, Any]) -> str:
@@ -99,22 +101,34 @@ def grade_shape(shape: str, f: dict[str, Any], period: float | None = None) -> t
 
 
 def grade_most_stable(row: str, figures: Mapping[str, dict[str, Any]]) -> tuple[str, str]:
-    """(grade, reason) of "``row`` is the most stable of ``figures``' rows"."""
-    ranked = sorted(((f["score"], name) for name, f in figures.items()
-                     if math.isfinite(f["score"])), reverse=True)
-    if row not in figures or not ranked or not math.isfinite(figures[row]["score"]):
+    """(grade, reason) of "``row`` is the most stable of ``figures``' rows".
+
+    A ranking word needs a test (:mod:`analysis.stability_verdicts`): reproduced when the one
+    verdict rule on the runs' CVs calls the row steadier than every other row of the set;
+    contradicts when it calls another row steadier than it; inconclusive otherwise — the
+    median scores' order alone decides nothing.
+    """
+    if row not in figures or not len(figures[row].get("cvs", [])):
         return INCONCLUSIVE, "no counted run of the row"
-    best_score, best = ranked[0]
-    if best == row or figures[row]["score"] >= best_score:
-        margin = (f", ahead of {ranked[1][1]} ({ranked[1][0]:.0f})" if len(ranked) > 1
-                  else "")
-        return REPRODUCED, f"the highest median score of the set ({best_score:.0f}){margin}"
-    ours, top = figures[row]["scores"], figures[best]["scores"]
-    if len(ours) and len(top) and np.nanmax(ours) >= np.nanmin(top):
-        return INCONCLUSIVE, (f"{best} scores higher ({best_score:.0f} against"
-                              f" {figures[row]['score']:.0f}) but their runs overlap")
-    return CONTRADICTS, (f"{best} is steadier ({best_score:.0f} against"
-                         f" {figures[row]['score']:.0f}, no overlap of their runs)")
+    others = [o for o in figures if o != row and len(figures[o].get("cvs", []))]
+    if not others:
+        return INCONCLUSIVE, "no other row of the set ran"
+    judged = {o: steadiness(figures[o]["cvs"], figures[row]["cvs"]) for o in others}
+    steadier = [o for o, s in judged.items() if s.word == LESS_STEADY]
+    if steadier:
+        o = steadier[0]
+        return CONTRADICTS, (f"{o} is steadier by the verdict rule on the runs' CV (its CV"
+                             f" {1 / judged[o].ratio:.2f}× this row's)")
+    unsure = [o for o, s in judged.items() if s.word != STEADIER]
+    if not unsure:
+        return REPRODUCED, ("steadier than every other row of the set by the verdict rule on"
+                            " the runs' CV (CV ratios " + ", ".join(
+                                f"{judged[o].ratio:.2f} vs {o}" for o in others) + ")")
+    return INCONCLUSIVE, ("the verdict rule on the runs' CV does not separate it from "
+                          + ", ".join(f"{o} ({judged[o].word}, CV ratio {judged[o].ratio:.2f})"
+                                      for o in unsure)
+                          + f"; median scores {figures[row]['score']:.0f} against "
+                          + ", ".join(f"{figures[o]['score']:.0f}" for o in unsure))
 
 
 def stability_scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame,

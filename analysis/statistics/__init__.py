@@ -8,6 +8,7 @@ simulated error rates):
 - :mod:`.hypothesis_tests` — exact Mann-Whitney and a stratified (van Elteren) test;
 - :mod:`.verdicts` — faster / slower / no clear difference, with the minimum detectable effect;
 - :mod:`.oscillation` — periodogram peak with a false-alarm probability;
+- :mod:`.cycles` — a run's flush cycle over its whole series, and whole-cycle windows;
 - :mod:`.shape` — holes, low stretches, steps and trends;
 - :mod:`.design` — which knob effects a set of cells can estimate;
 - :mod:`.rates` — counter rates that break at a server restart;

@@ -19,13 +19,14 @@ from flushbench.cli.ledger_output import print_ledger_tables
 
 
 def print_comparison(experiment: str, db: str | None, *, force: bool,
-                     reference: dict[str, Any] | None) -> None:
-    """``compare`` of one experiment: the tables, then its scorecard when it has one."""
+                     reference: dict[str, Any] | None, cycles: str | None = None) -> None:
+    """``compare`` of one experiment: the tables, then its scorecard when it has one
+    (``cycles``: ``--cycles``, how periodic runs' windows are cut)."""
     from analysis import efficiency, latency, scorecard
     from analysis.compare import compare
     from analysis.metric import metric_view
 
-    cmp = compare(db, experiment, force=force)
+    cmp = compare(db, experiment, force=force, cycles=cycles)
     m = metric_view(cmp.experiment)
     eff = efficiency.load(db, cmp.frames)
     lat = latency.load(db, cmp.frames)
@@ -33,8 +34,10 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     con = make_console()
     exp = cmp.experiment
     win = exp["window"]
+    whole = (cycles or win.cycles) == "whole"
     con.print(f"[bold]{shown(exp['name'])}[/] — window {win.start:g}–{win.end:g} s after "
-              f"{win.warmup:g} s warmup; "
+              f"{win.warmup:g} s warmup"
+              + (" (a periodic run's cut to its whole flush cycles)" if whole else "") + "; "
               f"{shown(', '.join(cmp.metadata.get('server_version', [])))}")
     # Short ids keep the tables inside 80 columns; the legend gives the whole labels.
     cells = cmp.cells.set_index("cell_id")
@@ -92,6 +95,8 @@ def _print_verdicts(con: Any, cmp: Any, ids: dict[Any, str]) -> None:
     from analysis.compare import aa_floor_text
 
     cells = cmp.cells.set_index("cell_id")
+    if cmp.cells.attrs.get("window_note"):
+        con.print(shown(cmp.cells.attrs["window_note"]), soft_wrap=True)
     if cmp.cells.attrs.get("baselines_note"):
         con.print(shown(cmp.cells.attrs["baselines_note"]), soft_wrap=True)
     con.print("why (the verdict rule: docs/statistics.md; MDE: the change that could hide at"

@@ -21,6 +21,18 @@ ForceOption = Annotated[
     bool, typer.Option("--force", help="Compare runs even if host/server/dataset differ.")
 ]
 ExperimentArg = Annotated[str, typer.Argument(help="Experiment name (or id).")]
+CyclesOption = Annotated[
+    str | None, typer.Option(
+        "--cycles", help="whole: cut each periodic run's window to its whole flush cycles;"
+        " as-set: the window as declared (default: the experiment's window.cycles)")]
+
+
+def _cycles(value: str | None) -> str | None:
+    """``--cycles``: ``whole``, ``as-set`` or unset; anything else one error."""
+    if value is None or value in ("whole", "as-set"):
+        return value
+    raise AnalysisError(f"--cycles {value[:40]!r} is not a window rule", where="--cycles",
+                        fix="write --cycles whole or --cycles as-set")
 
 
 def _console() -> Any:
@@ -145,6 +157,7 @@ def compare_cmd(
     fmt: Annotated[str, typer.Option(
         "--format", help="text (the tables) or markdown (the write-path ledger and the cost"
         " table, for a blog post).")] = "text",
+    cycles: CyclesOption = None,
 ) -> None:
     """Print the comparison tables: cells vs baseline, knob effects, rankings, warnings —
     and the reproduction scorecard when the experiment carries reference results. With
@@ -174,7 +187,7 @@ def compare_cmd(
         raise AnalysisError("--on and --pair match cells across experiments", where="--on",
                             fix="name two experiments or more (NAME@DATABASE)")
     print_comparison(sources[0].experiment, sources[0].db, force=force,
-                     reference=_reference_spec(reference))
+                     reference=_reference_spec(reference), cycles=_cycles(cycles))
 
 
 @app.command("show")
@@ -204,7 +217,17 @@ def show_cmd(
     _console().print(tables.run_table(run_id, r, m,
                                       [*rate, *_latency_rows(db, r, m, fixed_rate=bool(rate))]
                                       if done else [],
-                                      _efficiency_rows(db, rs, m) if done else [], name=name))
+                                      _efficiency_rows(db, rs, m) if done else [], name=name,
+                                      cycle_rows=_cycle_rows(db, run_id, m) if done else None))
+
+
+def _cycle_rows(db: Any, run_id: int, m: Any) -> list[tuple[str, str]]:
+    """``show``'s rows on a done run's flush cycles and its window (analysis/window_cycles.py)."""
+    from analysis import frames, window_cycles
+
+    found = window_cycles.run_cycles(frames.intervals(db, run_ids=[run_id], detail=False),
+                                     frames.samples(db, run_ids=[run_id], counters=()))
+    return tables.cycle_rows(found.get(run_id), m)
 
 
 def _rate_rows(db: Any, run_id: int) -> list[tuple[str, str]]:

@@ -68,7 +68,8 @@ def plan(
     cv: Annotated[str | None, typer.Option(
         help="With --detect: the run-to-run noise as a CV, e.g. 3%.")] = None,
     pilot: Annotated[str | None, typer.Option(
-        help="With --detect: take the noise from this experiment's baseline runs.")] = None,
+        help="With --detect: take the noise from this experiment's baseline runs; and look"
+        " for flush cycles only in its runs.")] = None,
     db: DbOption = None,
 ) -> None:
     """Print cells, translated server variables, run order, ETA and disk needed.
@@ -76,12 +77,14 @@ def plan(
     With --detect, also the repetitions each comparison needs to find that change with 80 %
     power by the report's own verdict rule, and the machine hours they cost; the noise comes
     from --cv, --pilot, or the experiment's own baseline runs already in the database.
+    Warns when the window cannot hold 5 flush cycles of a period seen in earlier runs of the
+    same configuration in the database (--pilot: that experiment's).
     """
     from runner.admission.planning import plan as make_plan
     from runner.experiment.spec import load_experiment
 
-    if detect is None and (cv is not None or pilot is not None):
-        raise ConfigError("--cv and --pilot only go with --detect", where="plan",
+    if detect is None and cv is not None:
+        raise ConfigError("--cv only goes with --detect", where="plan",
                           fix="add --detect 10% (the change you want to find)")
     if cv is not None and pilot is not None:
         raise ConfigError("give --cv or --pilot, not both", where="plan",
@@ -92,8 +95,27 @@ def plan(
     made = make_plan(exp, str(file))
     wide = make_console(width=max(console.width, 140))
     tables.print_plan(made, wide)
+    _print_cycles(made, pilot, db, wide)
     if effect is not None:
         _print_power(made, effect, stated_cv, pilot, db, wide)
+
+
+def _print_cycles(made, pilot: str | None, db: str | None, out) -> None:  # noqa: ANN001
+    """Warn when the window cannot hold 5 cycles of a period earlier runs of a cell's
+    configuration showed (analysis/cycle_history.py); quiet without a results database."""
+    from analysis.cycle_history import cycles_warnings, earlier_periods
+
+    exp = made.experiment
+    window = exp.resolved_window()
+    configs = [(c.label, c.knobs) for c in made.cells]
+    try:
+        periods = earlier_periods(db, [k for _, k in configs], pilot)
+    except FlushbenchError:
+        if pilot is not None:
+            raise
+        return  # no results database yet: nothing ran before
+    for text in cycles_warnings(window["end"] - window["start"], configs, periods):
+        out.print(literal(f"warning: {text}"), soft_wrap=True)
 
 
 def _percent(text: str, option: str) -> float:

@@ -294,11 +294,13 @@ def mext_block_table(values: Any, block: list[str], first: str, restarts: list[s
 # --- show ------------------------------------------------------------------------------------
 
 def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
-              efficiency_rows: list[tuple[str, str]], name: str | None = None) -> Table:
+              efficiency_rows: list[tuple[str, str]], name: str | None = None,
+              cycle_rows: list[tuple[str, str]] | None = None) -> Table:
     """``show``: one run's configuration (``name``: its row's name in the experiment file),
     status, metadata, figures in the experiment's metric ``m``, stability figures and levels;
     ``latency_rows`` and ``efficiency_rows`` (:func:`latency_rows`, :func:`efficiency_rows`)
-    go beside the stability score and last."""
+    go beside the stability score and last; ``cycle_rows`` (:func:`cycle_rows`) after the
+    period inside the window."""
     from analysis.report_sentences import code_text
 
     rows = [
@@ -324,8 +326,12 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
         ("CV %", number(r.get("cv_pct"), ".1f")),
         ("holes (< 0.5× median)", f"{number(r.get('holes_share', math.nan) * 100, '.0f')} %"),
         ("longest low stretch", f"{number(r.get('longest_low_s'))} s"),
-        ("dominant period", f"{number(r.get('period_s'))} s"
-         f" ({number(r.get('period_share', 0) * 100)}% of variance)"),
+        # The window's own periodogram peak (two cycles inside it at least); the run's flush
+        # cycle over its whole series is the next row.
+        ("period inside the window", f"{number(r.get('period_s'))} s"
+         f" ({number(r.get('period_share', 0) * 100)}% of variance"
+         + ("" if bool(r.get("oscillates")) else ", not above the noise") + ")"),
+        *(cycle_rows or []),
         ("trend", f"{number(r.get('trend_pct_per_min'), '+.2f')} % of median per minute"),
         # Checkpoint age and dirty pages across the window: a trend is `not-steady` (below).
         ("levels across the window",
@@ -339,6 +345,7 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
         # A steady window's start, chosen for this run; a disturbed run the policy excludes.
         ("window start", f"{number(r.get('window_start_s'), '.0f')} s after warmup (steady"
          " state)" if number(r.get("window_start_s")) != MISSING else "the experiment's"),
+        ("start offset", start_offset_text(r.get("extra"))),
         ("in verdicts", str(r.get("excluded_reason") or "yes")),
         *efficiency_rows,
     ]
@@ -348,6 +355,26 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
     for k, v in rows:
         table.add_row(literal(k), literal(v))
     return table
+
+
+def start_offset_text(extra: Any) -> str:
+    """``show``'s start offset (``pre_run.start_jitter``) as the run recorded it."""
+    if not isinstance(extra, dict) or "start_offset_s" not in extra:
+        return "none recorded (a run from before start offsets, or not started)"
+    bound = float(extra.get("start_jitter_s") or 0)
+    if bound <= 0:
+        return "none (pre_run.start_jitter 0)"
+    return (f"{number(extra['start_offset_s'], '.0f')} s of extra warm-up (drawn from 0–"
+            f"{number(bound, '.0f')} s: pre_run.start_jitter)")
+
+
+def cycle_rows(rc: Any, m: Any) -> list[tuple[str, str]]:
+    """``show``'s rows on flush cycles (:class:`analysis.window_cycles.RunCycles`): the
+    periods of throughput and checkpoint age over the whole run, and what the window holds."""
+    if rc is None:
+        return [("flush cycle", "– (no measured interval in the window)")]
+    return [("flush cycle (whole run)", rc.cycle_text()),
+            ("window and cycles", rc.window_text(m.name, m.scale))]
 
 
 def latency_rows(view: Any, fig: Any, m: Any, unread: str | None = None
@@ -441,11 +468,23 @@ def comparison_table(cmp: Any, ids: dict[Any, str], m: Any, bound_cells: Any) ->
             f"{number(m.of(c['notpm_ci_high']))})",
             MISSING if c["is_baseline"] else
             _ratio(c["ratio"], c["ratio_ci_low"], c["ratio_ci_high"])
-            + (f" vs {ids[int(c['baseline_id'])]}" if several else ""),
+            + (f" vs {ids[int(c['baseline_id'])]}" if several else "")
+            + _window_range(c),
             f"[{style}]{c['verdict']}[/]" if style else c["verdict"],
             _bound_cell(bound_cells, r["cell_id"]),
         )
     return t
+
+
+def _window_range(c: Any) -> str:
+    """``; starts 0.80–1.21``: the ratio wherever the window could start (see the note the
+    comparison prints under the table)."""
+    low, high = c.get("window_ratio_low"), c.get("window_ratio_high")
+    if low is None or not (math.isfinite(float(low)) and math.isfinite(float(high))):
+        return ""
+    if f"{low:.2f}" == f"{high:.2f}":
+        return ""
+    return f"; starts {low:.2f}–{high:.2f}"
 
 
 def _bound_cell(cells: Any, cell_id: Any) -> str:
@@ -483,12 +522,18 @@ def interactions_table(it: Any) -> Table:
 
 
 def stability_table(ranking: Any, ids: dict[Any, str], m: Any) -> Table:
-    """The rows ranked by stability score, with CV and the rank by throughput."""
-    t = _table("Ranked by stability (100 × p5 / median; 100 = flat)", [
-        (c, "right") for c in ("rank", "id", "score", "CV %", f"{m.name} rank")])
+    """The rows in order of median stability score, with CV, the rank by throughput and —
+    the only ranking word — each row's steadiness against its baseline by the verdict rule
+    on the runs' CV (analysis/stability_verdicts.py)."""
+    steady = "steadiness" in ranking
+    t = _table("Stability (100 × p5 / median; 100 = flat), in order of median score — an"
+               " order, not a verdict", [
+        (c, "right") for c in ("order", "id", "score", "CV %", f"{m.name} rank")]
+        + ([("vs baseline (test on CV)", "left")] if steady else []))
     for _, r in ranking.sort_values("rank_stability").iterrows():
         t.add_row(str(r["rank_stability"]), ids[r["cell_id"]], number(r["score_median"], ".0f"),
-                  number(r["cv_pct_median"], ".1f"), str(r["rank_notpm"]))
+                  number(r["cv_pct_median"], ".1f"), str(r["rank_notpm"]),
+                  *([str(r["steadiness"])] if steady else []))
     return t
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from runner.admission.preflight import PreflightReport, preflight
-from runner.experiment.spec import CellSpec, ExperimentSpec, expand, run_order
+from runner.experiment.spec import CellSpec, ExperimentSpec, expand, run_order, start_jitter
 from runner.workloads.registry import adapter_class
 
 COPY_BYTES_PER_S = 300 * 1024**2
@@ -69,6 +69,8 @@ def run_seconds(exp: ExperimentSpec, report: PreflightReport, cell: CellSpec) ->
     """Estimated wall time of one run of ``cell``."""
     seconds = report.dataset_bytes / COPY_BYTES_PER_S + SERVER_START_S + SERVER_STOP_S
     seconds += adapter_class(exp.workload.driver).workload_seconds(exp.workload)
+    # The start offset (pre_run.start_jitter) is drawn per run: half its bound on average.
+    seconds += start_jitter(exp) / 2
     if exp.pre_run.drop_caches:
         seconds += DROP_CACHES_S
     if exp.pre_run.drain_dirty_pages:
@@ -103,6 +105,13 @@ def plan(exp: ExperimentSpec, source: str) -> Plan:
     notes = list(report.notes)
     if exp.workload.driver_choice:  # which TPC-C client `driver: auto` picked, and why
         notes.insert(0, exp.workload.driver_choice)
+    if (jitter := start_jitter(exp)) > 0:
+        how = ("pre_run.start_jitter" if exp.pre_run.start_jitter is not None
+               else "the default when a cell repeats; pre_run: {start_jitter: 0} turns it off")
+        notes.append(f"start offsets ({how}): each run warms up 0–{jitter:.0f} s longer,"
+                     f" whole seconds drawn from order.seed {exp.order.seed} and its run id"
+                     " (recorded with the run, shown by `show`), so repetitions meet a flush"
+                     " cycle at different phases")
     if exp.order.mode == "blocks" and exp.repetitions < MIN_BLOCKS:
         # The blocked rule's guard leaves out one block at a time: it needs a noise estimate
         # from the blocks that remain (docs/statistics.md, "Blocked designs").

@@ -251,6 +251,10 @@ class WindowSpec(StrictModel):
     start: Annotated[float | Literal["steady"] | None, BeforeValidator(_window_start)] = None
     end: Seconds | None = None
     max_start: Seconds | None = None
+    #: ``whole``: a run whose throughput cycles (a flush cycle, docs/statistics.md) has its
+    #: window cut to the most whole cycles it holds, by the analysis; ``as-set``: the window as
+    #: declared. Analysis only: it changes no run's measurement (nor the measurement hash).
+    cycles: Literal["whole", "as-set"] = "whole"
 
     @property
     def steady(self) -> bool:
@@ -341,6 +345,35 @@ class PreRunSpec(StrictModel):
     drain_dirty_pages: bool = True
     drain_dirty_pages_below: Annotated[int, Field(ge=0)] = 100
     drain_timeout: Seconds = 300.0
+    #: Upper bound of a random extra warm-up per run (the workload runs that much longer
+    #: before its window), so repetitions sample different phases of a flush cycle. Unset:
+    #: :data:`DEFAULT_START_JITTER_S` when the experiment repeats a cell, else none; ``0``:
+    #: none. Each run's offset is drawn from ``order.seed`` and its run id (:func:`start_offset`).
+    start_jitter: Seconds | None = None
+
+
+#: The start jitter of an experiment that repeats a cell and does not set one: two minutes,
+#: the longest flush cycle the committed studies show (MySQL 5.5 at its defaults, ≈ 120 s).
+DEFAULT_START_JITTER_S = 120.0
+
+
+def start_jitter(exp: ExperimentSpec) -> float:
+    """The experiment's start-jitter bound in seconds (see :class:`PreRunSpec`)."""
+    if exp.pre_run.start_jitter is not None:
+        return float(exp.pre_run.start_jitter)
+    repeats = max(exp.repetitions, exp.baseline_repetitions or 0)
+    return DEFAULT_START_JITTER_S if repeats >= 2 else 0.0
+
+
+def start_offset(exp: ExperimentSpec, run_id: int) -> float:
+    """One run's extra warm-up: whole seconds drawn uniformly from 0 … the jitter bound, from
+    the experiment's ``order.seed`` and the run's id — the same run always gets the same offset,
+    a rerun (a new run id) a fresh one."""
+    bound = start_jitter(exp)
+    if bound <= 0:
+        return 0.0
+    return float(random.Random(f"start-jitter:{exp.order.seed}:{int(run_id)}")
+                 .randint(0, int(bound)))
 
 
 # The baseline's shapes are routed to one model each (discriminated unions), so a mistake gets
@@ -420,6 +453,7 @@ class ExperimentSpec(StrictModel):
                "start": start, "end": end, "report_interval": self.workload.report_interval}
         if self.window.steady:
             out["steady"] = True  # each run's own start is runs.window_start_s
+        out["cycles"] = self.window.cycles  # read by the analysis (analysis/window_cycles.py)
         return out
 
     def cell_count(self) -> int:
@@ -856,6 +890,9 @@ _PLAN_ONLY_KEYS = (
     "reference",
     "disturbed",
 )
+#: Keys of sections that do not change what a single run measures: the start jitter is a
+#: random draw per run, like the run order (each run records its own offset).
+_PLAN_ONLY_SUBKEYS = (("pre_run", "start_jitter"), ("window", "cycles"))
 
 
 def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None) -> str:
@@ -869,6 +906,8 @@ def measurement_hash(exp: ExperimentSpec, files: Mapping[str, Any] | None = None
     data = exp.model_dump(mode="json")
     for key in _PLAN_ONLY_KEYS:
         data.pop(key, None)
+    for section, key in _PLAN_ONLY_SUBKEYS:
+        data.get(section, {}).pop(key, None)
     if data.get("window", {}).get("max_start") is None:
         # Added after experiments were stored: unset, it must not change their hash.
         data.get("window", {}).pop("max_start", None)
@@ -915,9 +954,9 @@ def load_experiment(path: str | Path) -> ExperimentSpec:
 
 def pointless_settings(exp: ExperimentSpec, folder: Path | None = None) -> None:
     """Refuse settings an experiment file states that would do nothing (the user meant
-    something else): ``max_reruns`` without ``action: rerun``, a ``seed`` the order mode never
-    draws from, ``blocks``/``interleaved`` when every cell runs once (one round), and one
-    server profile written two ways (two cells running the same server).
+    something else): ``max_reruns`` without ``action: rerun``, a ``seed`` neither the order
+    mode nor a start offset draws from, ``blocks``/``interleaved`` when every cell runs once
+    (one round), and one server profile written two ways (two cells running the same server).
 
     ``folder``: the experiment file's folder (relative profile paths are read against it).
 
@@ -933,11 +972,13 @@ def pointless_settings(exp: ExperimentSpec, folder: Path | None = None) -> None:
             f" {disturbed.action}: it would do nothing — remove max_reruns, or set"
             " `action: rerun`", "disturbed", "max_reruns")
     order = exp.order
-    if "seed" in order.model_fields_set and order.mode not in ("randomized", "blocks"):
+    # The seed also draws each run's start offset (pre_run.start_jitter, start_offset()).
+    if "seed" in order.model_fields_set and order.mode not in ("randomized", "blocks") \
+            and start_jitter(exp) == 0:
         raise KeyedValueError(
-            f"the seed draws the order of `mode: randomized` or `mode: blocks`, and the mode is"
-            f" {order.mode}: it would do nothing — remove seed, or set the mode", "order",
-            "seed")
+            f"the seed draws the order of `mode: randomized` or `mode: blocks` and the start"
+            f" offsets of pre_run.start_jitter; the mode is {order.mode} and no run has a start"
+            " offset: it would do nothing — remove seed, or set the mode", "order", "seed")
     rounds = max([exp.repetitions, exp.baseline_repetitions or 1,
                   *(inc.repetitions or 1 for inc in exp.include)])
     if order.mode in ("blocks", "interleaved") and rounds == 1:

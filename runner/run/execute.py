@@ -23,7 +23,7 @@ from core.errors import FlushbenchError, StoreError
 from runner.admission.disk import dispose_datadir
 from runner.admission.run_context import ExperimentContext, Reporter, dataset_key
 from runner.datasets import DatasetError, Snapshot, restore
-from runner.experiment.spec import CellSpec, measurement_hash
+from runner.experiment.spec import CellSpec, measurement_hash, start_jitter, start_offset
 from runner.fleet import queue
 from runner.fleet.identity import local_identity
 from runner.fleet.lease import Heartbeat, LeaseLost
@@ -238,6 +238,12 @@ def _record_server(run: _Run, sandbox: MysqldSandbox, thp: ThpState,
     server, tr, identity = run.server, run.translation, run.heartbeat.identity
     variables = sandbox.global_variables()
     run.rec.variables(variables)
+    offset, bound = start_offset(run.ctx.exp, run.run_id), start_jitter(run.ctx.exp)
+    if bound > 0:
+        run.rec.event("info", "start-offset",
+                      f"start offset {offset:.0f} s: the workload warms up that much longer"
+                      f" (drawn uniformly from 0–{bound:.0f} s from order.seed"
+                      f" {run.ctx.exp.order.seed} and run id {run.run_id})")
     run.rec.metadata(
         **host_facts(run.layout.datadir),
         server_flavor=server.flavor,
@@ -255,6 +261,9 @@ def _record_server(run: _Run, sandbox: MysqldSandbox, thp: ThpState,
                "host_id": identity.host_id, "host_class": identity.host_class,
                # Which flushbench recorded it: runs of one study may span commits.
                "flushbench": code_version(),
+               # pre_run.start_jitter: the extra warm-up this run had (the analysis adds it
+               # to the experiment's warmup for this run's time axis).
+               "start_offset_s": offset, "start_jitter_s": bound,
                **controls.record(sandbox.pid)},
     )
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from core.clock import as_utc
 from core.errors import ServerError, WorkloadError
 from runner.admission.run_context import ExperimentContext, Reporter
-from runner.experiment.spec import CellSpec, WorkloadSpec
+from runner.experiment.spec import CellSpec, WorkloadSpec, start_offset
 from runner.fleet.lease import Heartbeat
 from runner.host.clock import ClockWatch, pause_warning
 from runner.host.controls import RunHostControls
@@ -98,7 +98,7 @@ class _Measurement:
 
     def drive(self, workload: Workload, connections: int, spec: WorkloadSpec) -> WorkloadOutcome:
         """Run the driver to its end (or a stop) as ``spec`` says (the experiment's workload,
-        with the cell's rate), recording every interval it reports."""
+        with the cell's rate and the run's start offset), recording every interval it reports."""
         exp = self.ctx.exp
         conn = self.sandbox.connection_info(database=workload.database)
         self.reporter.phase("warmup")
@@ -172,17 +172,25 @@ def measure(
     run = _Measurement(ctx, sandbox, layout, rec, reporter, run_dir, stop_event, controls,
                        heartbeat)
     clock = ClockWatch()  # a host pause during the run becomes a run warning (runner.host.clock)
+    # The run's start offset (pre_run.start_jitter): the workload runs that much longer before
+    # its window, so repetitions meet the flush cycle at different phases.
+    offset = start_offset(exp, rec.run_id)
     sampler = run.start_sampler()
     try:
-        # A cell's `rate` knob is the workload's rate for its runs (as `connections` is).
-        spec = exp.workload if translation.rate is None else \
-            exp.workload.model_copy(update={"rate": translation.rate})
+        # A cell's `rate` knob is the workload's rate for its runs (as `connections` is); the
+        # start offset lengthens its warm-up.
+        update: dict[str, Any] = {}
+        if translation.rate is not None:
+            update["rate"] = translation.rate
+        if offset:
+            update["warmup"] = exp.workload.warmup + offset
+        spec = exp.workload.model_copy(update=update) if update else exp.workload
         outcome = run.drive(workload, translation.connections or exp.workload.connections, spec)
     finally:
         run.stop_sampler(sampler, clock)
     kept = run.kept
     limits = controls.spec.model_dump() if controls.throttle is not None else None
-    record_checks(exp, rec, kept.intervals, kept.samples, kept.start, limits)
+    record_checks(exp, rec, kept.intervals, kept.samples, kept.start, limits, offset_s=offset)
     storage_proof(controls, kept.io_before, kept.io_after, kept.measured_s, kept.pinned, rec)
     heartbeat.check()  # a lease lost mid-measure: the driver was stopped, say why
     rec.set_run_fields(driver_summary=outcome.summary)

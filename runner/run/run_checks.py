@@ -32,13 +32,17 @@ from store.runs import (
 
 def record_checks(exp: ExperimentSpec, rec: RunRecorder, intervals: Sequence[Any],
                   samples: Sequence[Any], measure_start: dt.datetime | None,
-                  limits: Mapping[str, float | None] | None) -> list[Finding]:
-    """Record the run's window start (steady windows) and its disturbances; return them."""
+                  limits: Mapping[str, float | None] | None, *, offset_s: float = 0.0
+                  ) -> list[Finding]:
+    """Record the run's window start (steady windows) and its disturbances; return them.
+
+    ``offset_s``: the run's start offset, which lengthened its warm-up."""
     window = exp.resolved_window()
     start_s, end_s = window["start"], window["end"]
     if exp.window.steady and measure_start is not None:
         chosen = choose_start(intervals, samples, measure_start=measure_start,
-                              warmup=exp.workload.warmup, cap_s=start_s, end_s=end_s)
+                              warmup=exp.workload.warmup + offset_s, cap_s=start_s,
+                              end_s=end_s)
         start_s = chosen.start_s
         rec.set_run_fields(window_start_s=start_s)
         rec.event("info" if chosen.reached else "warning",

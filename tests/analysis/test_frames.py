@@ -268,7 +268,7 @@ def test_synthetic_spec_is_a_valid_experiment() -> None:
                            repetitions=2)
     model = ExperimentSpec.model_validate(spec)
     assert model.resolved_window() == {"warmup": 10, "duration": 60, "start": 30, "end": 60,
-                                       "report_interval": 10}
+                                       "report_interval": 10, "cycles": "as-set"}
     assert model.metric()["name"] == "NOTPM"
 
 

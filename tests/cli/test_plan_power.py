@@ -38,8 +38,24 @@ def test_pilot_noise_from_a_database(cli: CliRun,
     assert "baseline of 'stability-2011' (5 runs: CV 12.5 %)" in " ".join(out.split())
 
 
+def test_plan_shows_the_start_offsets(cli: CliRun, tmp_path: Path) -> None:
+    """pre_run.start_jitter: on by default for a study that repeats its cells; `plan` says the
+    bound and how each run's offset is drawn; `start_jitter: 0` turns it off."""
+    code, out, err = cli(["plan", str(STUDY), "--db", str(tmp_path / "none.sqlite")])
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "start offsets (the default when a cell repeats" in flat
+    assert "each run warms up 0–120 s longer, whole seconds drawn from order.seed" in flat
+    off = tmp_path / "off.yaml"
+    off.write_text(STUDY.read_text().replace("\npre_run:\n", "\npre_run:\n  start_jitter: 0\n",
+                                             1))
+    code, out, err = cli(["plan", str(off), "--db", str(tmp_path / "none.sqlite")])
+    assert code == 0, err
+    assert "start offsets" not in " ".join(out.split())
+
+
 @pytest.mark.parametrize(("args", "message"), [
-    (["--cv", "3%"], "--cv and --pilot only go with --detect"),
+    (["--cv", "3%"], "--cv only goes with --detect"),
     (["--detect", "ten"], "--detect ten is not a percentage"),
     (["--detect", "0%"], "is not a percentage between 0 and 1000"),
     (["--detect", "10%", "--cv", "3%", "--pilot", "x"], "give --cv or --pilot, not both"),

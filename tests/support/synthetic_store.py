@@ -190,7 +190,9 @@ def experiment_spec(
             "binaries": {},
         },
         "sampling": {"enabled": True, "interval": sample_interval_s, "engine_status": True},
-        "window": {"start": window[0], "end": window[1]},
+        # The declared window as set: the store's tests check window arithmetic on series that
+        # oscillate on purpose (whole-cycle windows: tests/analysis/test_window_cycles.py).
+        "window": {"start": window[0], "end": window[1], "cycles": "as-set"},
         "repetitions": repetitions,
         "order": {"mode": "as-written", "seed": 0},
         "pre_run": {

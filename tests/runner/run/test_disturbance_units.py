@@ -230,10 +230,16 @@ def test_bad_keys_name_their_path(tmp_path: Path, extra: dict[str, Any],
 
 
 def test_new_keys_keep_the_measurement_hash_of_older_files(tmp_path: Path) -> None:
-    plain = load_experiment(write(tmp_path))
-    policy = load_experiment(write(tmp_path, disturbed={"action": "rerun", "max_reruns": 1},
+    # Two rounds: blocks of one round are refused as pointless (runner.experiment.spec).
+    plain = load_experiment(write(tmp_path, repetitions=2))
+    policy = load_experiment(write(tmp_path, repetitions=2,
+                                   disturbed={"action": "rerun", "max_reruns": 1},
                                    order={"mode": "blocks", "seed": 3}))
     assert measurement_hash(plain) == measurement_hash(policy)
+    # Start offsets and the whole-cycle window rule change no run's measurement (issue 51).
+    offsets = load_experiment(write(tmp_path, repetitions=2, pre_run={"start_jitter": "90s"},
+                                    window={"cycles": "as-set"}))
+    assert measurement_hash(offsets) == measurement_hash(plain)
     steady = load_experiment(write(tmp_path, window={"start": "steady", "max_start": "40s"}))
     assert measurement_hash(steady) != measurement_hash(plain)
     assert steady.resolved_window()["start"] == 40.0 and steady.resolved_window()["steady"]

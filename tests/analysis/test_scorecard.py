@@ -9,6 +9,7 @@ post's NOTPM quotients, and the verdict each interval earns under docs/statistic
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -279,7 +280,8 @@ def test_show_names_the_run_s_row_as_the_experiment_file_does(cli: CliRun,
     code, out, err = cli(["show", str(int(run["run_id"])), "--db", str(db)])
     assert code == 0, out + err
     name = names[int(run["cell_id"])]
-    assert f"│ configuration               │ {name} · " in out, out
+    # The label column is as wide as show's longest label: match the row, not its padding.
+    assert re.search(rf"│ configuration +│ {re.escape(name)} · ", out), out
 
 
 def test_compare_names_each_configuration_as_the_experiment_file_does(cli: CliRun,

@@ -58,3 +58,33 @@ def test_the_shipped_profiles_are_the_committed_ones() -> None:
     assert built_servers_named(PROFILE) == ["mariadb-11.4"]
     assert built_servers_named(STUDY) == ["mariadb-10.2", "mariadb-11.4", "mysql-5.5",
                                           "percona-5.5"]
+
+
+TODAY = paths.EXPERIMENTS_DIR / "generations-today.yaml"
+
+
+def test_today_s_study_follows_the_flush_cycle_rules_and_the_older_study_s_load() -> None:
+    """Seven servers, 15-minute runs with a 10-minute whole-cycle window and start offsets in
+    three blocks (docs/statistics.md, "Flush cycles and the window"); the older servers'
+    defaults rows are the older study's, compared with MySQL 5.5's; today's doublewrite-off
+    rows with their own server's defaults."""
+    exp = load_experiment(TODAY)
+    cells = expand(exp, str(TODAY))
+    older = {c.knobs["server"]: c.knobs for c in expand(load_experiment(STUDY), str(STUDY))
+             if c.is_baseline}
+    by_name = {row_name(inc): cell for inc, cell in zip(exp.include, cells, strict=True)}
+    for server, knobs in older.items():
+        name = next(n for n, c in by_name.items() if c.knobs["server"] == server)
+        assert by_name[name].knobs == knobs, name
+    assert by_name["mysql-5.5-defaults"].is_baseline
+    for today in ("mariadb-11.8", "mysql-9.7"):
+        defaults, off = by_name[f"{today}-defaults"], by_name[f"{today}-dw-off"]
+        assert defaults.is_baseline and not off.is_baseline
+        assert defaults.knobs.get("io_capacity") is None  # the server's own default
+        assert (defaults.knobs["doublewrite"], off.knobs["doublewrite"]) == (True, False)
+    assert (exp.workload.duration, exp.window.start, exp.window.end) == (900, 300, 900)
+    assert exp.window.cycles == "whole" and exp.pre_run.start_jitter == 120
+    assert exp.order.mode == "blocks" and len(run_order(exp, cells)) == 27
+    base = load_experiment(STUDY)
+    assert (exp.base_config, exp.dataset, exp.workload.connections) == (
+        base.base_config, base.dataset, base.workload.connections)

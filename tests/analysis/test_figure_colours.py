@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from analysis import plots, scorecard, two_cells
+from analysis.compare import UNSET_LEVEL, compare
 from analysis.report import ReportModel, build_report_model
 
 EXPERIMENT = "stability-2011-flash"
@@ -143,3 +144,17 @@ def test_bar_labels_stay_readable_on_every_colour() -> None:
     assert plots.text_colour_on(plots.BASELINE_COLOUR) == "white"
     assert plots.text_colour_on("#0072B2") == "white"
     assert plots.text_colour_on("#C2B280") == "#222222"  # the palette's palest
+
+
+def test_an_unset_knob_level_reads_as_the_server_default(model: ReportModel,
+                                                         recorded_flash: Path) -> None:
+    """The flash study's knobs that only XtraDB rows set: the other rows' level read "nan"
+    (``compare``) or "(not set)" (the report)."""
+    text = re.sub(r"<[^>]+>", " ", "".join(model.sections))
+    assert "keep_average vs default" in text and "(not set)" not in text
+    me = compare(recorded_flash, EXPERIMENT).main_effects
+    levels = pd.concat([me["level"], me["reference"]])
+    assert not levels.map(lambda v: isinstance(v, float) and math.isnan(v)).any()
+    assert not levels.isna().any()
+    unset = me[(me["level"] == UNSET_LEVEL) | (me["reference"] == UNSET_LEVEL)]
+    assert {"adaptive_checkpoint", "buffer_pool_instances"} <= set(unset["knob"])

@@ -266,11 +266,25 @@ def main_effects(
     DataFrame
         ``knob, level, reference, estimable, reason, ratio, ci_low, ci_high, p_value, df``
         (:func:`analysis.statistics.design.main_effects`): a non-estimable knob has NaN
-        figures and ``reason`` names what it is confounded with.
+        figures and ``reason`` names what it is confounded with. A level the rows leave unset
+        (the server keeps its default) reads :data:`UNSET_LEVEL`, not NaN.
     """
     done = _done(run_summary_df)
     knobs = knobs if knobs is not None else varying_knobs(run_summary_df)
-    return design.main_effects(done, [k for k in knobs if k in done.columns], "notpm")
+    out = design.main_effects(done, [k for k in knobs if k in done.columns], "notpm")
+    for column in ("level", "reference"):
+        out[column] = [UNSET_LEVEL if _unset(v) else v for v in out[column]]
+    return out
+
+
+#: How a main-effect row names the level of a knob that some rows leave unset: those rows run
+#: with the server's default ("none vs nan" told a reader nothing).
+UNSET_LEVEL = "default"
+
+
+def _unset(value: Any) -> bool:
+    """Whether a knob level is "not set" (None, or the NaN a column gets for a missing key)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def interactions(

@@ -21,6 +21,7 @@ from analysis.plots import (
     axis_label,
     base_layout,
     cell_colours,
+    cell_meta,
     figure_spec,
     log_ticks,
     merge,
@@ -85,12 +86,13 @@ def interval_boxes(
         fig.add_trace(go.Box(
             y=[name], q1=[q1], median=[med], q3=[q3], lowerfence=[p5], upperfence=[p95],
             orientation="h", name=name, marker_color=colours[cid], line=dict(width=1.4),
+            meta=cell_meta(cid),
             fillcolor="rgba(0,0,0,0)", boxpoints=False, width=0.6, hoverinfo="x+name"))
         means = win[win["cell_id"] == cid].groupby("run_id")[column].mean()
         fig.add_trace(go.Scatter(
             x=means.to_numpy(), y=[name] * len(means), mode="markers", name=name,
             marker=dict(size=9, color=colours[cid], line=dict(width=1, color="white")),
-            customdata=means.index.to_numpy(),
+            meta=cell_meta(cid), customdata=means.index.to_numpy(),
             hovertemplate="run %{customdata}: mean %{x:,.0f}<extra></extra>"))
     _layout(fig, names, f"{unit} per interval")
     return fig
@@ -122,7 +124,7 @@ def stability_runs(run_summary_df: pd.DataFrame, cells_df: pd.DataFrame) -> go.F
         fig.add_trace(go.Scatter(
             x=runs["score"].to_numpy(dtype=float), y=i + offsets, mode="markers", name=name,
             marker=dict(size=9, color=colours[cid], line=dict(width=1, color="white")),
-            customdata=runs["run_id"].to_numpy(),
+            meta=cell_meta(cid), customdata=runs["run_id"].to_numpy(),
             hovertemplate="run %{customdata}: score %{x:.1f}<extra>" + name + "</extra>"))
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(names))), ticktext=names,
                      range=[len(names) - 0.5, -0.5], automargin=True, title_text="",
@@ -163,6 +165,7 @@ def latency_boxes_spec(
         traces.append(dict(
             type="box", y=[label], q1=[q1], median=[med], q3=[q3], lowerfence=[p5],
             upperfence=[p95], orientation="h", name=label, marker=dict(color=colours[cid]),
+            meta=cell_meta(cid),
             line=dict(width=1.4), fillcolor="rgba(0,0,0,0)", boxpoints=False, width=0.6,
             hoverinfo="x+name"))
         dots = run_values.reindex(mine["run_id"].unique()).dropna()
@@ -170,7 +173,7 @@ def latency_boxes_spec(
             type="scatter", x=dots.to_numpy(dtype=float), y=[label] * len(dots),
             mode="markers", name=label,
             marker=dict(size=9, color=colours[cid], line=dict(width=1, color="white")),
-            customdata=dots.index.to_numpy(),
+            meta=cell_meta(cid), customdata=dots.index.to_numpy(),
             hovertemplate="run %{customdata}: %{x:,.1f} ms<extra></extra>"))
     # Ticks over every value (those outside the drawn range are not shown).
     shown = np.r_[win[column].to_numpy(dtype=float), run_values.dropna().to_numpy(dtype=float)]

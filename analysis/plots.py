@@ -27,9 +27,18 @@ PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F
            "#000000"]
 #: The baseline is drawn the same way in every figure: near-black, and labelled "baseline".
 BASELINE_COLOUR = "#222222"
-#: The other cells take the palette's colours that stay readable as a bold line or a bar (not
-#: its black, which is the baseline's, nor its pale yellow).
-CELL_COLOURS = [c for c in PALETTE if c not in ("#000000", "#F0E442")]
+#: One colour per configuration, in the experiment's row order (:func:`cell_colours`); the
+#: studies have 12-16 rows, so 20 colours before one repeats. The first six are Okabe-Ito's
+#: (colour-blind safe; not its black, which is the baseline's, nor its pale yellow), so a small
+#: experiment looks as it always did. The other fourteen were picked one at a time, each the
+#: farthest (CIE L*a*b* distance) from every colour before it and from the baseline's, among
+#: well-known qualitative colours (Kelly's 22, Tableau's, Trubetskoy's 20) of lightness 30-75
+#: (neither near-black like the baseline nor pale on white): no two of the twenty are closer
+#: than Okabe-Ito's own closest pair (ΔE 26), none within ΔE 39 of the baseline.
+CELL_COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
+                "#F032E6", "#8DB600", "#C2B280", "#BE0032", "#8E44AD", "#F99379",
+                "#8C564B", "#00838F", "#2CA02C", "#1B5E20", "#808000", "#4363D8",
+                "#FF6F91", "#882D17"]
 CHECKPOINT_COLOR = "#C0392B"  # the 2011 graphs: checkpoint age in red...
 DIRTY_COLOR = "#1F5FAD"  # ...dirty pages in blue
 FONT = "Inter, 'Helvetica Neue', Helvetica, Arial, sans-serif"
@@ -93,18 +102,48 @@ def row_px(labels: list[str], minimum: int) -> int:
 
 
 def cell_colours(cells_df: pd.DataFrame) -> dict[int, str]:
-    """Per cell id, its colour in every figure: the baseline near-black, the others the
-    palette in the experiment's row order (``position``), so a cell keeps its colour across
-    figures."""
+    """Per cell id, its colour in every figure of a report and in ``plot compare``.
+
+    Every baseline (an experiment may have one per server) is :data:`BASELINE_COLOUR`; an
+    experiment without a marked baseline compares with its first row
+    (:func:`analysis.baselines.baseline_of`), so that row is. The other rows take
+    :data:`CELL_COLOURS` in the experiment's row order (``position``), so a row's colour
+    depends on the experiment alone, never on which figure draws it or which rows it shows:
+    pass every cell of the experiment, not the ones a figure draws. Figures mark each trace
+    drawn in a cell's colour with :func:`cell_meta` (a test reads them back).
+    """
+    ordered = cells_df.sort_values("position")
+    marked = ordered["is_baseline"].fillna(False).astype(bool).to_numpy(copy=True)
+    if len(ordered) and not marked.any():
+        marked[0] = True
     out: dict[int, str] = {}
     k = 0
-    for _, cell in cells_df.sort_values("position").iterrows():
-        if cell["is_baseline"]:
-            out[int(cell["cell_id"])] = BASELINE_COLOUR
+    for cell_id, is_base in zip(ordered["cell_id"], marked, strict=True):
+        if is_base:
+            out[int(cell_id)] = BASELINE_COLOUR
         else:
-            out[int(cell["cell_id"])] = CELL_COLOURS[k % len(CELL_COLOURS)]
+            out[int(cell_id)] = CELL_COLOURS[k % len(CELL_COLOURS)]
             k += 1
     return out
+
+
+def cell_meta(cell_id: Any) -> dict[str, int]:
+    """A trace's ``meta`` saying it is drawn in cell ``cell_id``'s colour (plotly carries it
+    without drawing it): what ``tests/analysis/test_figure_colours.py`` reads to check that a
+    row has one colour in every figure."""
+    return {"cell": int(cell_id)}
+
+
+def text_colour_on(colour: str) -> str:
+    """White or near-black, whichever reads on a ``#rrggbb`` fill (WCAG relative luminance:
+    white text on the palette's light colours would be lost)."""
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(int(colour[i:i + 2], 16) / 255) for i in (1, 3, 5))
+    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    # The luminance where white and #222 text have the same contrast ratio.
+    return "white" if luminance < 0.21 else "#222222"
 
 
 #: Characters of a subtitle line (13 px font across the figure's width), and the px each line
@@ -460,7 +499,8 @@ def notpm_bars(
     unit: str = "NOTPM",
     scale: float = 1.0,
 ) -> go.Figure:
-    """Mean throughput per cell with 95 % CI whiskers and the ratio to the baseline.
+    """Mean throughput per cell with 95 % CI whiskers and the ratio to the baseline, each bar
+    in its row's colour (:func:`cell_colours`; ``cells_df`` holds every cell).
 
     ``unit`` names the metric; ``scale`` turns the per-minute ``notpm*`` columns into it.
     """
@@ -469,7 +509,8 @@ def notpm_bars(
         df = df.assign(**{c: df[c] * scale for c in ("notpm_mean", "notpm_ci_low",
                                                       "notpm_ci_high")})
     fig = _figure(title, subtitle)
-    colors = [BASELINE_COLOUR if b else PALETTE[0] for b in df["is_baseline"]]
+    colour_of = cell_colours(cells_df)  # every row's colour, as in every other figure
+    colors = [colour_of[int(c)] for c in df["cell_id"]]
     err_hi = (df["notpm_ci_high"] - df["notpm_mean"]).clip(lower=0)
     err_lo = (df["notpm_mean"] - df["notpm_ci_low"]).clip(lower=0)
     text = []
@@ -486,7 +527,8 @@ def notpm_bars(
         error_x=dict(type="data", symmetric=False, array=err_hi.fillna(0),
                      arrayminus=err_lo.fillna(0), color="#333", thickness=1.3, width=4),
         text=text, textposition="inside", insidetextanchor="start",
-        textfont=dict(color="white", size=12),
+        textfont=dict(color=[text_colour_on(c) for c in colors], size=12),
+        meta={"cells": [int(c) for c in df["cell_id"]]},  # bar by bar, as cell_meta
         hovertemplate="%{y}<br>%{x:,.0f} " + unit + "<extra></extra>",
     ))
     fig.update_xaxes(title_text=f"{unit} (mean of repetitions)", tickformat=",")
@@ -636,6 +678,7 @@ def rss_over_time(
     labels: dict[Any, str],
     colors: dict[Any, str] | None = None,
     dashes: dict[Any, str] | None = None,
+    cell_of: dict[Any, int] | None = None,
     title: str = "mysqld RSS over time",
     subtitle: str | None = "one line per configuration: its median repetition",
     window: tuple[float, float] | None = None,
@@ -649,7 +692,11 @@ def rss_over_time(
     labels:
         Legend text per run id; runs not in it are not drawn.
     colors, dashes:
-        Line colour and dash per run id (e.g. colour per allocator, dash per thread count).
+        Line colour and dash per run id (the report: its configuration's colour, dash per
+        a varying knob).
+    cell_of:
+        The cell id per run id, marked on its line (:func:`cell_meta`) when ``colors`` are
+        the cells' colours.
     """
     from analysis.memory import memory_series
 
@@ -662,6 +709,8 @@ def rss_over_time(
         # Markers too: a run whose sampler missed most ticks must still show its few points.
         fig.add_trace(go.Scatter(x=g["t"].to_numpy() / 60, y=g["rss_mb"].to_numpy(dtype=float),
                                  mode="lines+markers", marker=dict(size=4), name=name, line=line,
+                                 meta=cell_meta(cell_of[run_id]) if run_id in (cell_of or {})
+                                 else None,
                                  hovertemplate="%{y:,.1f} MiB<extra>" + name + "</extra>"))
     if window:
         _shade_window(fig, *window)

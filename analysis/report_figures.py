@@ -236,14 +236,15 @@ def io_figure(figs: FigureList, table: pd.DataFrame, unit: str, shown: dict[str,
 
 def rss_figure(cmp: Comparison, figs: FigureList, reps: dict[int, int], smp: pd.DataFrame,
                names: dict[int, str]) -> str | None:
-    """RSS per configuration over time (median repetitions), coloured by one varying knob
-    and dashed by another; the legend names a row by its own name where it has one. None
-    when no configuration has a representative run or there are no samples."""
+    """RSS per configuration over time (median repetitions), each line in its row's colour
+    (:func:`analysis.plots.cell_colours`, as in every figure) and dashed by one varying knob
+    (the allocator where it varies); the legend names a row by its own name where it has
+    one. None when no configuration has a representative run or there are no samples."""
     win = cmp.experiment["window"]
+    colour_of = plots.cell_colours(cmp.cells)
     cells = cmp.cells.set_index("cell_id")
     knobs = varying_knobs(cmp.frames.run_summary)
-    colour_knob = "allocator" if "allocator" in knobs else (knobs[0] if knobs else None)
-    dash_knob = next((k for k in knobs if k != colour_knob), None)
+    dash_knob = "allocator" if "allocator" in knobs else (knobs[0] if knobs else None)
 
     def level(value: Any) -> Any:
         # A knob set in some rows only is NaN (or None) in the others: one "unset" level, as
@@ -251,12 +252,9 @@ def rss_figure(cmp: Comparison, figs: FigureList, reps: dict[int, int], smp: pd.
         return None if value is None or (isinstance(value, float) and math.isnan(value)) \
             else value
 
-    def levels(knob: str | None) -> list[Any]:
-        return [] if knob is None else sorted({level(cells.loc[c, knob]) for c in cells.index},
-                                              key=lambda v: (str(type(v)), v))
-
-    colours, dashes = levels(colour_knob), levels(dash_knob)
-    labels, colour_of, dash_of = {}, {}, {}
+    dashes = [] if dash_knob is None else sorted(
+        {level(cells.loc[c, dash_knob]) for c in cells.index}, key=lambda v: (str(type(v)), v))
+    labels, colours, dash_of, cell_of = {}, {}, {}, {}
     # Legend in the experiment's row order.
     for cell_id in cells.sort_values("position").index:
         if cell_id not in reps:
@@ -264,16 +262,14 @@ def rss_figure(cmp: Comparison, figs: FigureList, reps: dict[int, int], smp: pd.
         run_id = reps[cell_id]
         cell = cells.loc[cell_id]
         labels[run_id] = names.get(int(cell_id), str(cell["cell_label"]))
-        if colour_knob is not None:
-            colour_of[run_id] = plots.PALETTE[colours.index(level(cell[colour_knob]))
-                                              % len(plots.PALETTE)]
+        colours[run_id], cell_of[run_id] = colour_of[int(cell_id)], int(cell_id)
         if dash_knob is not None:
             dash_of[run_id] = _DASHES[dashes.index(level(cell[dash_knob])) % len(_DASHES)]
     if not (labels and len(smp)):
         return None
-    sub = "median repetition of each configuration"
-    if colour_knob:
-        sub += f" · colour: {colour_knob}" + (f" · dash: {dash_knob}" if dash_knob else "")
+    sub = "median repetition of each configuration · colour: the configuration"
+    if dash_knob:
+        sub += f" · dash: {dash_knob}"
     return figs.add("rss-over-time", plots.rss_over_time(
-        smp, labels=labels, colors=colour_of, dashes=dash_of, subtitle=sub,
+        smp, labels=labels, colors=colours, dashes=dash_of, cell_of=cell_of, subtitle=sub,
         window=(win.start, win.end)))

@@ -32,6 +32,7 @@ from analysis.plots import (
     as_figure,
     base_layout,
     cell_colours,
+    cell_meta,
     figure_spec,
     log_ticks,
     merge,
@@ -203,6 +204,7 @@ def throughput_grid_spec(
                 mode="lines", xaxis=xref, yaxis=yref,
                 name=f"run {run_id}" + (" (median)" if bold else ""),
                 line=dict(width=2.2 if bold else 1.0, color=colour if bold else THIN),
+                **({"meta": cell_meta(cell["cell_id"])} if bold else {}),
                 hovertemplate="%{y:,.0f}<extra>run " + str(run_id) + "</extra>"))
         merge(layout, {
             f"xaxis{suffix}": dict(domain=[x0, x1], anchor=yref,
@@ -361,10 +363,10 @@ def latency_grid_spec(
         for run_id, (lo, hi) in runs_of.get(int(cell["cell_id"]), []):
             bold = run_id == best
             traces.append(_latency_line(arrays, lo, hi, column, xref, yref, run_id, bold,
-                                        colour))
+                                        colour, cell_id=int(cell["cell_id"])))
             if bold and dashed:
                 traces.append(_latency_line(arrays, lo, hi, dashed, xref, yref, run_id, bold,
-                                            colour, dash=True))
+                                            colour, dash=True, cell_id=int(cell["cell_id"])))
         merge(layout, {
             f"xaxis{suffix}": dict(domain=[x0, x1], anchor=yref, title=dict(
                 text=X_TITLE if i >= len(cells) - COLUMNS else "")),
@@ -386,9 +388,10 @@ latency_grid = as_figure(latency_grid_spec)
 
 
 def _latency_line(arrays: dict[str, np.ndarray], lo: int, hi: int, column: str, xref: str,
-                  yref: str, run_id: int, bold: bool, colour: str, dash: bool = False) -> dict:
+                  yref: str, run_id: int, bold: bool, colour: str, dash: bool = False,
+                  cell_id: int | None = None) -> dict:
     """One run's percentile per interval (rows ``lo:hi`` of ``arrays``; no transactions: no
-    point)."""
+    point); a bold line in the colour of ``cell_id``."""
     count = arrays["primary_count"][lo:hi]
     y = arrays[column][lo:hi]
     y = np.where((count > 0) & (y > 0), y, np.nan)
@@ -398,4 +401,5 @@ def _latency_line(arrays: dict[str, np.ndarray], lo: int, hi: int, column: str, 
                 name=f"run {run_id} {label}" + (" (representative)" if bold else ""),
                 line=dict(width=2.2 if bold and not dash else 1.2 if dash else 1.0,
                           color=colour if bold else THIN, dash="dash" if dash else "solid"),
+                **({"meta": cell_meta(cell_id)} if bold and cell_id is not None else {}),
                 hovertemplate="%{y:,.1f} ms<extra>run " + str(run_id) + f" {label}</extra>")

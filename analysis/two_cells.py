@@ -17,7 +17,15 @@ import plotly.graph_objects as go
 
 from analysis import frames
 from analysis.metric import metric_view
-from analysis.plots import HEIGHT, WIDTH, _figure, _legend_below, _shade_window, cell_colours
+from analysis.plots import (
+    HEIGHT,
+    WIDTH,
+    _figure,
+    _legend_below,
+    _shade_window,
+    cell_colours,
+    cell_meta,
+)
 from analysis.png_export import PngExporter
 from analysis.small_multiples import median_runs
 from core.errors import AnalysisError
@@ -115,7 +123,8 @@ def figure(
         Intervals or samples with ``run_id``, ``cell_id``, ``t`` (s after warmup) and
         ``column`` (warmup and missed samples are dropped here).
     cells_df:
-        The cell summary (``cell_id``, ``position``, ``cell_label``, ``is_baseline``).
+        The cell summary (``cell_id``, ``position``, ``cell_label``, ``is_baseline``) of every
+        cell: each drawn cell takes its colour in the report (:func:`analysis.plots.cell_colours`).
     cell_ids:
         The two cells, drawn and listed in this order.
     bold_runs:
@@ -146,7 +155,7 @@ def figure(
                 x=g["t"].to_numpy() / 60, y=g[column].to_numpy(dtype=float), mode="lines",
                 name=f"{name} — median run {run_id}" if is_bold else f"run {run_id}",
                 legendgroup=f"cell{k}", showlegend=is_bold, legendrank=k,
-                line=dict(width=2.6 if is_bold else 0.9, color=colour),
+                line=dict(width=2.6 if is_bold else 0.9, color=colour), meta=cell_meta(cell_id),
                 opacity=1.0 if is_bold else 0.35,
                 hovertemplate="%{y:,.1f}<extra>" + f"C{position} run {run_id}</extra>"))
     # Bold lines last: drawn on top of the thin ones of the other cell.

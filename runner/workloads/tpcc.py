@@ -44,8 +44,14 @@ if TYPE_CHECKING:
 DEFAULT_DATABASE = "tpcc"
 #: InnoDB data per TPC-C warehouse (~100 MB) with 30 % for indexes/fragmentation after load.
 TPCC_BYTES_PER_WAREHOUSE = int(100 * 1024**2 * 1.3)
-#: The built-in parallel loader on the reference machine (2 cores): ~15 s per warehouse.
-LOAD_S_PER_WAREHOUSE = 15.0
+#: The built-in loader's wall time per warehouse (``tpcc load``, 2 workers, 2 cores), for
+#: ``plan``. Linear in warehouses (1 and 10 measured: no fixed part worth modelling). 12 s is
+#: the median of three 10-warehouse loads into Debian's MariaDB 10.11 with ``base_config:
+#: small`` on the shared 2-core VM beside other work (99.9, 117.4 and 177.4 s at load average
+#: 6–14, 2026-11-28; docs/benchmarks.md, "tpcc load"). The load waits on the disk more than on
+#: the CPU (58 CPU-s in 100–177 s of wall): on a quiet machine with a larger buffer pool it took
+#: 26.2 s, and the estimate errs long there.
+LOAD_S_PER_WAREHOUSE = 12.0
 #: What the built-in driver prints when run without arguments (tpcc/cmd/tpcc).
 TPCC_USAGE_MARK = b"usage: tpcc <command>"
 #: The driver's bounds on connections (tpcc/internal/run/options.go: MaxConns, ReservedFiles).
@@ -140,7 +146,7 @@ class TpccWorkload(Workload):
 
     @classmethod
     def load_seconds(cls, dataset: DatasetSpec) -> float:
-        """~15 s per warehouse with the parallel Go loader (2 cores)."""
+        """:data:`LOAD_S_PER_WAREHOUSE` per warehouse with the parallel Go loader (2 cores)."""
         return LOAD_S_PER_WAREHOUSE * (dataset.warehouses or 0)
 
     def found_binaries(self) -> list[Path]:

@@ -48,7 +48,9 @@ log = logging.getLogger(__name__)
 
 TOOL = "tpcc-mysql"
 DEFAULT_DATABASE = "tpcc"
-#: tpcc_load is single-threaded: 10 warehouses took ~15 min on the reference machine.
+#: tpcc_load is single-threaded: 10 warehouses in 14 min 55 s, 89.5 s each (docs/benchmarks.md,
+#: "tpcc driver": the tpcc-mysql reference column). Not re-measured (``dataset.loader:
+#: tpcc-mysql`` runs it; no tpcc_load is built on the machine that measured the Go loader).
 LOAD_S_PER_WAREHOUSE = 90.0
 SCHEMA_FILES = ("create_table.sql", "add_fkey_idx.sql")
 #: A tpcc-mysql checkout (or its tpcc_start): where the binaries and SQL files are.

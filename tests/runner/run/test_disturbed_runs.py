@@ -4,8 +4,9 @@ rerun policy goes through the real queue; a steady window records its start.
 
 No timing assertions: the burner and the writer report their own CPU and bytes (read from
 /proc by a watcher thread), and the test checks that the run's recorded figures contain what
-they did inside the judged window. The quiet-run test needs the machine to itself, as the
-suite runs it (serially); other work on the host during it is, correctly, a disturbance.
+they did inside the judged window. Whether a run beside nothing the test started is flagged
+depends on what else the machine runs: that test holds the verdict to an independent reading
+of /proc taken beside the run, so it holds on a busy machine as on a quiet one.
 """
 
 from __future__ import annotations
@@ -23,13 +24,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from core.storage_limits import sample_time as _ts
 from flushbench.cli import build_app
 from runner.admission.run_context import NullReporter
+from runner.experiment.spec import load_experiment
 from runner.fleet.worker import run_experiment
+from runner.run.disturbance import (
+    OTHERS_CPU_SHARE,
+    OTHERS_IO_MIN_BPS,
+    OTHERS_IO_SHARE,
+    STEAL_SHARE,
+    cpu_figures,
+    in_window,
+    io_figures,
+)
 from runner.run.sampler import block_device_of, host_cpu, parse_diskstats, proc_cpu, proc_io_bytes
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunEvent, Sample
@@ -172,61 +185,169 @@ def test_a_cpu_burner_and_a_writer_are_caught_and_attributed(tmp_path: Path, wor
     assert "yes (keep)" in result.output  # the default policy keeps it in the verdicts
 
 
-def others_now(work: Path, seconds: float = 2.0) -> tuple[float, float]:
-    """(share of the machine's CPU others use, bytes per second on work's device) right now.
+class Machine(threading.Thread):
+    """The whole machine's CPU and the work device's bytes, and ours, read from /proc apart
+    from the sampler: the independent figures the detector's verdict is held to.
 
-    Nothing of the run exists yet: everything busy but this test process is someone else.
+    Ours is this process and every process below it (the run's mysqld and driver among them),
+    found by walking the process tree rather than by the pids the run hands its sampler; a
+    child that has exited and been reaped counts through this process's children's CPU.
     """
-    device = block_device_of(work)
 
-    def read() -> tuple[tuple[float, float, float], float, float]:
+    FIGURES = ("busy", "capacity", "steal", "ours_cpu", "device_bytes", "ours_bytes")
+
+    def __init__(self, work: Path) -> None:
+        super().__init__(daemon=True)
+        device = block_device_of(work)
+        assert device is not None, f"{work} lies on no block device: no I/O figures to check"
+        self.device = device
+        self.me = psutil.Process()
+        self.points: list[tuple[float, tuple[float, ...]]] = []
+        self.done = threading.Event()
+
+    def read(self, pids: list[int]) -> tuple[float, ...]:
         cpu = host_cpu()
-        assert cpu is not None and device is not None
-        disk = parse_diskstats(Path("/proc/diskstats").read_text(), *device) or (0, 0, 0, 0)
-        return cpu, cpu_seconds(os.getpid()) or 0.0, (disk[2] + disk[3]) * 512.0
+        disk = parse_diskstats(Path("/proc/diskstats").read_text(), *self.device)
+        assert cpu is not None and disk is not None
+        times = self.me.cpu_times()
+        ours_cpu = times.children_user + times.children_system
+        ours_bytes = 0.0
+        for pid in pids:
+            used = cpu_seconds(pid)
+            moved = proc_io_bytes(pid)
+            ours_cpu += used or 0.0
+            ours_bytes += sum(moved) if moved is not None else 0.0
+        busy, idle, steal = cpu
+        return (busy, busy + idle + steal, steal, ours_cpu, (disk[2] + disk[3]) * 512.0,
+                ours_bytes)
 
-    (b0, i0, s0), own0, d0 = read()
-    time.sleep(seconds)
-    (b1, i1, s1), own1, d1 = read()
-    capacity = (b1 - b0) + (i1 - i0) + (s1 - s0)
-    return max(b1 - b0 - (own1 - own0), 0.0) / capacity, (d1 - d0) / seconds
+    def run(self) -> None:
+        pids: list[int] = []
+        walked = 0.0
+        while not self.done.is_set():
+            if time.monotonic() - walked > 0.25:  # walking the tree costs more than reading
+                pids = [self.me.pid, *(p.pid for p in self.me.children(recursive=True))]
+                walked = time.monotonic()
+            self.points.append((time.time(), self.read(pids)))
+            time.sleep(0.02)
+
+    def between(self, start: dt.datetime, end: dt.datetime) -> dict[str, float]:
+        """Each figure's growth between two wall-clock times (linear between reads)."""
+        a, b = self._at(start.timestamp()), self._at(end.timestamp())
+        return {name: y - x for name, x, y in zip(self.FIGURES, a, b, strict=True)}
+
+    def _at(self, t: float) -> tuple[float, ...]:
+        pts = self.points
+        assert pts and pts[0][0] <= t <= pts[-1][0], "the watch did not cover the window"
+        for (t0, v0), (t1, v1) in zip(pts, pts[1:], strict=False):
+            if t0 <= t <= t1:
+                f = (t - t0) / (t1 - t0) if t1 > t0 else 0.0
+                return tuple(x + (y - x) * f for x, y in zip(v0, v1, strict=True))
+        return pts[-1][1]
 
 
-@pytest.mark.alone  # other tests running beside it would make the machine busy: run it alone
-def test_a_quiet_run_is_not_flagged(tmp_path: Path, work: Path) -> None:
+#: How far the detector's figures may lie from the independent ones: the same counters, read
+#: by the sampler once per tick and here every 20 ms, interpolated to the instant the sampler
+#: read them. A verdict is held only where the independent figure is further than this from
+#: the threshold.
+CPU_TOLERANCE = 0.04
+STEAL_TOLERANCE = 0.02
+#: Bytes on the device, ours or others': this much plus a quarter of the figure (a write
+#: completes on one side of the sampler's read by one reader and on the other by the other).
+IO_BYTES_TOLERANCE = 1 << 20
+
+
+def verdict(figure: float, threshold: float, tolerance: float) -> bool | None:
+    """True when ``figure`` is clearly at or past ``threshold``, False when clearly below,
+    None inside the band where a reader within ``tolerance`` may go either way."""
+    if figure >= threshold + tolerance:
+        return True
+    if figure < threshold - tolerance:
+        return False
+    return None
+
+
+@pytest.mark.alone  # on a machine with nothing else running, this is the quiet-run check
+def test_the_verdict_on_a_run_agrees_with_an_independent_reading(tmp_path: Path, work: Path
+                                                                 ) -> None:
+    """A run is flagged for others' CPU, steal and I/O exactly when a reading of /proc beside
+    the run, independent of the sampler, puts them past the thresholds; not flagged when it
+    puts them clearly below (a quiet machine); and the detector's figures agree with that
+    reading either way. Whatever else the machine runs, the test holds; it skips only when
+    the independent figure lies in the band around a threshold where either verdict is right.
+    """
     # 6 s: it runs alone, after the parallel pass, on the suite's critical path.
     path = experiment(tmp_path, "quiet", duration="6s")
-    busy, io = others_now(work)
-    if busy > 0.05 or io > 1 << 20:
-        pytest.skip(f"the machine is not quiet before the run: others use {busy:.0%} of its CPU"
-                    f" and move {io / (1 << 20):.1f} MiB/s on the work dir's device")
     db = ResultsDB(tmp_path / "r.sqlite")
-    before = host_cpu()
-    outcome = run_experiment(path, db, work=work)
-    after = host_cpu()
+    machine = Machine(work)
+    machine.start()
+    try:
+        outcome = run_experiment(path, db, work=work)
+    finally:
+        machine.done.set()
+        machine.join()
     assert (outcome.done, outcome.failed) == (1, 0)
-    assert before is not None and after is not None
-    stolen = (after[2] - before[2]) / max(sum(after) - sum(before), 1e-9)
     (run,) = runs_of(db, "quiet")
     with db.session() as s:
-        taken = [x for x in s.scalars(select(Sample).where(Sample.run_id == run.id))
-                 if not x.missed]
+        samples = list(s.scalars(select(Sample).where(Sample.run_id == run.id)
+                                 .order_by(Sample.seq)))
+    taken = [x for x in samples if not x.missed]
     assert len(taken) >= 3
     assert all(x.host_cpu_busy_s and x.tool_cpu_s and x.own_io_write_bytes is not None
                for x in taken)
     assert all(x.group_write_ios is None for x in taken)  # no storage profile: no group
     found = warnings_of(db, run.id)
-    assert not {"disturbed-cpu", "disturbed-io"} & set(found), {
-        k: e.message for k, e in found.items()}
-    # The hypervisor can take this VM's CPUs whatever the test does (a CI check saw 11.5 % of
-    # a short window's CPU time stolen). A steal warning is then true, not a false alarm:
-    # with steal read from /proc/stat beside the run (independently of the code under test),
-    # the premise "a quiet machine" failed and the test says so instead of judging.
-    if "disturbed-steal" in found and stolen >= 0.005:
-        said = found["disturbed-steal"].message
-        pytest.skip(f"the machine was not quiet during the run: the hypervisor stole"
-                    f" {stolen:.1%} of its CPU time, and the run says {said!r}")
-    assert "disturbed-steal" not in found, found["disturbed-steal"].message
+
+    # The window the run judged, and the detector's figures over it.
+    window = load_experiment(path).resolved_window()
+    assert run.measure_started_at is not None
+    begin = run.measure_started_at.replace(tzinfo=dt.UTC)
+    judged = in_window(samples, begin + dt.timedelta(seconds=window["start"]),
+                       begin + dt.timedelta(seconds=window["end"]))
+    cpu, io = cpu_figures(judged), io_figures(judged)
+    assert cpu is not None and io is not None
+    for kind, figures in (("disturbed-cpu", cpu), ("disturbed-steal", cpu), ("disturbed-io", io)):
+        if kind in found:  # what the run stored is what it judged
+            assert figures_of(found[kind]) == json.loads(json.dumps(figures, default=str))
+
+    # The sampler reads /proc last in a tick: at its time stamp plus its collection time.
+    read_at = [_ts(x) + dt.timedelta(seconds=x.collect_s or 0.0) for x in (judged[0], judged[-1])]
+    mine = machine.between(*read_at)
+    others = max(mine["busy"] - mine["ours_cpu"], 0.0) / mine["capacity"]
+    steal = mine["steal"] / mine["capacity"]
+    ours_bytes = mine["ours_bytes"]
+    others_bytes = max(mine["device_bytes"] - ours_bytes, 0.0)
+    tolerance = IO_BYTES_TOLERANCE + 0.25 * others_bytes
+    said = {k: e.message for k, e in found.items()}
+    assert abs(cpu["others_share"] - others) <= CPU_TOLERANCE, (cpu, mine)
+    assert abs(cpu["steal_share"] - steal) <= STEAL_TOLERANCE, (cpu, mine)
+    assert abs(io["others_bytes"] - others_bytes) <= tolerance, (io, mine)
+
+    def io_flagged(others_b: float) -> bool:
+        """The detector's rule for others' bytes ``others_b`` beside ours."""
+        return (others_b / (others_b + ours_bytes) >= OTHERS_IO_SHARE if others_b else False) \
+            and others_b / io["seconds"] >= OTHERS_IO_MIN_BPS
+
+    low, high = max(others_bytes - tolerance, 0.0), others_bytes + tolerance
+    expected = {
+        "disturbed-cpu": (verdict(others, OTHERS_CPU_SHARE, CPU_TOLERANCE),
+                          f"others took {others:.1%} of the CPU"),
+        "disturbed-steal": (verdict(steal, STEAL_SHARE, STEAL_TOLERANCE),
+                            f"the hypervisor stole {steal:.1%} of the CPU time"),
+        "disturbed-io": (True if io_flagged(low) else False if not io_flagged(high) else None,
+                         f"others moved {others_bytes / io['seconds'] / (1 << 20):.2f} MiB/s"
+                         f" beside our {ours_bytes / io['seconds'] / (1 << 20):.2f} MiB/s"),
+    }
+    ambiguous = []
+    for kind, (clear, reading) in expected.items():
+        if clear is None:
+            ambiguous.append(f"{kind}: {reading}, within the band around its threshold")
+        else:
+            assert (kind in found) == clear, (kind, reading, said)
+    if ambiguous:
+        pytest.skip("the verdicts that could be checked agree; not checked, because the"
+                    " independent reading lies where either verdict is right: "
+                    + "; ".join(ambiguous))
 
 
 class KillAfterFirstRun(NullReporter):

@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from core.errors import AnalysisError, quote
+from core.filecheck import file_kind
 
 #: The manifest's name in the report folder: the files the last report wrote, with sha256.
 MANIFEST = ".flushbench-report.json"
@@ -64,18 +65,6 @@ def is_report_name(name: object) -> bool:
         return True
     folder, _, leaf = name.partition("/")
     return folder == FIGURES and FIGURE_NAME.fullmatch(leaf) is not None
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISLNK(mode):
-        return "a link"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a file"
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -174,7 +163,7 @@ class ReportFolder:
         if info is None or stat.S_ISDIR(info.st_mode):
             return
         raise AnalysisError(
-            f"the report's {FIGURES} is {_kind(info.st_mode)}, not a folder: the PNGs cannot"
+            f"the report's {FIGURES} is {file_kind(info.st_mode)}, not a folder: the PNGs cannot"
             " be written there", where=str(path),
             fix="move it away, choose another folder with -o, or pass --no-png")
 
@@ -197,7 +186,7 @@ class ReportFolder:
             return
         first = self.out / names[0]
         info = _lstat(first)
-        what = _kind(info.st_mode) if info is not None else "a file"
+        what = file_kind(info.st_mode) if info is not None else "a file"
         more = f" (and {len(names) - 1} more of the report's names)" if len(names) > 1 else ""
         raise AnalysisError(
             f"the report folder holds {names[0]}{more}: {what} that {why}; the report would"

@@ -18,8 +18,11 @@ from pathlib import Path
 from core.errors import ConfigError, FlushbenchError
 
 
-def _kind(mode: int) -> str:
-    """What a non-regular file is, in words."""
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` (from ``stat`` or ``lstat``) is, in words for an error message:
+    "a link", "a named pipe (FIFO)", "a socket", "a device", "a directory" or "a file"."""
+    if stat.S_ISLNK(mode):
+        return "a link"
     if stat.S_ISFIFO(mode):
         return "a named pipe (FIFO)"
     if stat.S_ISSOCK(mode):
@@ -28,7 +31,19 @@ def _kind(mode: int) -> str:
         return "a device"
     if stat.S_ISDIR(mode):
         return "a directory"
-    return "not a regular file"
+    return "a file"
+
+
+def _stat_input(path: Path, what: str, error: type[FlushbenchError],
+                missing_fix: str) -> os.stat_result:
+    """``stat`` of a path flushbench reads; missing or unreadable is ``error``."""
+    try:
+        return path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        raise error(f"{what} not found", where=str(path), fix=missing_fix) from None
+    except OSError as exc:
+        raise error(f"cannot read {what}: {exc.strerror}", where=str(path),
+                    fix="check the path and its permissions") from None
 
 
 def check_input_file(
@@ -47,17 +62,11 @@ def check_input_file(
         (of class ``error``) for a missing file, a directory, a FIFO, a socket or a device,
         an unreadable path, or a file larger than ``max_bytes``.
     """
-    try:
-        info = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        raise error(f"{what} not found", where=str(path), fix=missing_fix) from None
-    except OSError as exc:
-        raise error(f"cannot read {what}: {exc.strerror}", where=str(path),
-                    fix="check the path and its permissions") from None
+    info = _stat_input(path, what, error, missing_fix)
     if stat.S_ISDIR(info.st_mode):
         raise error(f"{what} is a directory", where=str(path), fix="name a file")
     if not stat.S_ISREG(info.st_mode):
-        raise error(f"{what} is {_kind(info.st_mode)}, not a regular file (it would block or"
+        raise error(f"{what} is {file_kind(info.st_mode)}, not a regular file (it would block or"
                     " never end)", where=str(path), fix="name a regular file")
     if max_bytes is not None and info.st_size > max_bytes:
         raise error(f"{what} is {info.st_size:,} bytes, more than the {max_bytes:,} a"
@@ -83,15 +92,9 @@ def check_input_path(path: Path, what: str = "path", *,
         (of class ``error``) for a missing path, a FIFO, a socket or a device, or one that
         cannot be read.
     """
-    try:
-        info = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        raise error(f"{what} not found", where=str(path), fix=missing_fix) from None
-    except OSError as exc:
-        raise error(f"cannot read {what}: {exc.strerror}", where=str(path),
-                    fix="check the path and its permissions") from None
+    info = _stat_input(path, what, error, missing_fix)
     if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-        raise error(f"{what} is {_kind(info.st_mode)}, not a regular file or a folder (it"
+        raise error(f"{what} is {file_kind(info.st_mode)}, not a regular file or a folder (it"
                     " would block or never end)", where=str(path),
                     fix="name a folder or a regular file")
     wanted = os.R_OK | (os.X_OK if stat.S_ISDIR(info.st_mode) else 0)
@@ -163,7 +166,7 @@ def check_output_file(path: Path, what: str = "output file", *,
     if stat.S_ISDIR(info.st_mode):
         raise error(f"{what} is a directory", where=str(path), fix="name a file")
     if not stat.S_ISREG(info.st_mode):
-        raise error(f"{what} is {_kind(info.st_mode)}, not a regular file", where=str(path),
+        raise error(f"{what} is {file_kind(info.st_mode)}, not a regular file", where=str(path),
                     fix="name a regular file")
     if not os.access(path, os.W_OK):
         raise error(f"{what} is not writable", where=str(path),
@@ -178,7 +181,7 @@ def check_output_dir(path: Path, what: str = "output folder", *,
         return
     if not stat.S_ISDIR(info.st_mode):
         raise error(f"{what} is a file, not a folder" if stat.S_ISREG(info.st_mode)
-                    else f"{what} is {_kind(info.st_mode)}, not a folder", where=str(path),
+                    else f"{what} is {file_kind(info.st_mode)}, not a folder", where=str(path),
                     fix="name a folder (it is created if missing)")
     if not os.access(path, os.W_OK | os.X_OK):
         raise error(f"{what} is not writable", where=str(path),

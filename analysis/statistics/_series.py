@@ -1,4 +1,5 @@
-"""Shared helpers for per-interval series: cleaning, detrending, AR(1) noise and surrogates."""
+"""Shared helpers for per-interval series: cleaning, detrending, the frequency grid, AR(1)
+noise and surrogates."""
 
 from __future__ import annotations
 
@@ -49,6 +50,22 @@ def trend_projector(t: np.ndarray) -> np.ndarray:
     x = np.column_stack([np.ones_like(t), t - t.mean()])
     q, _ = np.linalg.qr(x)
     return np.eye(t.size) - q @ q.T
+
+
+def search_grid(t: np.ndarray, dt: float, *, min_cycles: float,
+                min_period_intervals: float, oversample: int) -> np.ndarray:
+    """Trial frequencies (Hz) for a series sampled at ``t`` with spacing ``dt``: from
+    ``min_cycles`` full cycles per span to ``min_period_intervals`` intervals per period, in
+    steps of 1/(``oversample`` × span); empty when the span holds no such period."""
+    span = float(t[-1] - t[0] + dt) if t.size else 0.0
+    if span <= 0:
+        return np.empty(0)
+    f_lo = min_cycles / span
+    f_hi = 1.0 / (min_period_intervals * dt)
+    if f_lo > f_hi:
+        return np.empty(0)
+    step = 1.0 / (oversample * span)
+    return np.arange(f_lo, f_hi + step / 2, step)
 
 
 def ar1_coefficient(resid: np.ndarray, t: np.ndarray, dt: float) -> float:

@@ -38,6 +38,7 @@ from analysis.statistics._series import (
     ar1_surrogates,
     clean_series,
     monte_carlo_p,
+    search_grid,
     trend_projector,
 )
 
@@ -115,15 +116,8 @@ def _power(
 
 def frequency_grid(t: np.ndarray, dt: float) -> np.ndarray:
     """Frequencies (Hz) searched for a series sampled at ``t`` with spacing ``dt``."""
-    span = float(t[-1] - t[0] + dt) if t.size else 0.0
-    if span <= 0:
-        return np.empty(0)
-    f_lo = MIN_CYCLES / span
-    f_hi = 1.0 / (MIN_PERIOD_INTERVALS * dt)
-    if f_lo > f_hi:
-        return np.empty(0)
-    step = 1.0 / (OVERSAMPLE * span)
-    return np.arange(f_lo, f_hi + step / 2, step)
+    return search_grid(t, dt, min_cycles=MIN_CYCLES,
+                       min_period_intervals=MIN_PERIOD_INTERVALS, oversample=OVERSAMPLE)
 
 
 @functools.lru_cache(maxsize=64)

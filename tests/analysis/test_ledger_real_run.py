@@ -17,8 +17,8 @@ from runner.fleet.worker import run_experiment
 from runner.run.sampler import decompress_status
 from store.db import ResultsDB
 from store.models import Sample
-from tests.support.built_server_runs import built_server_experiment
 from tests.support.built_servers import built_server
+from tests.support.server_runs import built_server_experiment
 from tests.support.tiny_experiment import tiny_tpcc_experiment
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]

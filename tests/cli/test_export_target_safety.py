@@ -9,10 +9,8 @@ was — also with ``--force``; an export creates exactly its one file.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,23 +19,9 @@ import pytest
 
 from tests.cli.conftest import CliRun
 from tests.cli.test_bundle_safety import HEAD_DB, bundle
+from tests.support.folder_listing import listing
 
 EXPERIMENT = "study-short"
-
-
-def listing(folder: Path) -> dict[str, tuple[str, str]]:
-    """Every path under ``folder`` (``lstat`` only): kind and a file's sha256 or link target."""
-    out: dict[str, tuple[str, str]] = {}
-    for path in sorted(folder.rglob("*")):
-        rel = str(path.relative_to(folder))
-        mode = path.lstat().st_mode
-        if stat.S_ISLNK(mode):
-            out[rel] = ("link", os.readlink(path))
-        elif stat.S_ISDIR(mode):
-            out[rel] = ("folder", "")
-        else:
-            out[rel] = ("file", hashlib.sha256(path.read_bytes()).hexdigest())
-    return out
 
 
 Build = Callable[[Path], list[str]]

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -31,6 +30,7 @@ import pytest
 from analysis.report_folder import MANIFEST
 from store.migrate import head_revision
 from tests.cli.conftest import CliRun
+from tests.support.folder_listing import listing
 from tests.support.recorded import ROOT
 
 DB = ROOT / "tests" / "fixtures" / "results-db" / f"rev-{head_revision()}.sqlite"
@@ -44,26 +44,6 @@ PRECIOUS = b"the user's own file\n"
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def listing(folder: Path) -> dict[str, tuple[str, str]]:
-    """Every path under ``folder`` (``lstat`` only): kind and a file's sha256 or a link's
-    target; a FIFO is never opened."""
-    out: dict[str, tuple[str, str]] = {}
-    for root, dirs, files in os.walk(folder):
-        for name in [*dirs, *files]:
-            path = Path(root) / name
-            rel = str(path.relative_to(folder))
-            mode = path.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                out[rel] = ("link", os.readlink(path))
-            elif stat.S_ISDIR(mode):
-                out[rel] = ("folder", "")
-            elif stat.S_ISFIFO(mode):
-                out[rel] = ("fifo", "")
-            else:
-                out[rel] = ("file", _sha(path.read_bytes()))
-    return out
 
 
 def run_report(case: Path, cache: Path, *args: str) -> tuple[int, str, str]:

@@ -15,60 +15,25 @@ plugin, no secure-file-priv folder), and the checkpoint age from 8.0.30+'s
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
-from sqlalchemy import select
 
 from runner.fleet.worker import run_experiment
 from runner.run.sampler import decompress_status
 from runner.server.knob_check import check_knobs
 from runner.workloads.tpcc_mysql import locate
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run, RunMetadata, RunVariable, Sample
 from tests.support.debian_servers import fetched_profile, fetched_server
+from tests.support.server_runs import assert_checkpoints_trail_redo, only_run
+from tests.support.tiny_experiment import tiny_tpcc_experiment
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
 KNOBS = ("{doublewrite: off, flush_neighbor_pages: none, log_file_size: 64M,"
          " io_capacity: 400, max_dirty_pages_pct_lwm: 10}")
 SERVERS = ("mysql-9.7", "mariadb-11.8")
-
-
-def _experiment(tmp_path: Path, profile: Path, name: str, driver: str,
-                client: str | None = None) -> Path:
-    path = tmp_path / f"{name}.yaml"
-    if client is not None:
-        driver += f", client: {client}"
-    path.write_text(textwrap.dedent(f"""\
-        version: 1
-        name: {name}
-        server: {profile}
-        base_config: small
-        dataset: {{workload: tpcc, warehouses: 1}}
-        workload: {{driver: {driver}, connections: 1, warmup: 2s, duration: 10s,
-                    report_interval: 2s}}
-        sampling: {{interval: 2s}}
-        pre_run: {{drain_dirty_pages: false}}
-        include:
-          - {KNOBS}
-        """))
-    return path
-
-
-def _the_run(db: ResultsDB, name: str) -> tuple[Run, dict[str, str], RunMetadata, list[Sample]]:
-    with db.session() as s:
-        (run,) = s.scalars(select(Run).join(Cell).join(Experiment)
-                           .where(Experiment.name == name))
-        shown = dict(s.execute(select(RunVariable.name, RunVariable.value)
-                               .where(RunVariable.run_id == run.id)).all())
-        meta = s.get(RunMetadata, run.id)
-        samples = [x for x in s.scalars(select(Sample).where(Sample.run_id == run.id)
-                                        .order_by(Sample.seq)) if not x.missed]
-        s.expunge_all()
-    return run, shown, meta, samples
 
 
 def test_the_fetched_profiles_record_the_suite_and_every_package() -> None:
@@ -109,10 +74,14 @@ def test_a_cell_runs_end_to_end(name: str, driver: str, client: str | None, tmp_
                     " and put it on PATH or set TPCC_MYSQL_BIN")
     experiment = f"debian-{name}-{driver}-{client or 'default'}"
     db = ResultsDB(tmp_path / "r.sqlite")
-    outcome = run_experiment(_experiment(tmp_path, profile, experiment, driver, client), db,
-                             work=work)
+    path = tiny_tpcc_experiment(tmp_path, experiment, f"include:\n  - {KNOBS}\n",
+                                server=profile, duration="10s", driver=driver,
+                                workload=f"client: {client}" if client else "")
+    outcome = run_experiment(path, db, work=work)
     assert (outcome.done, outcome.failed) == (1, 0)
-    run, shown, meta, samples = _the_run(db, experiment)
+    recorded = only_run(db, experiment)
+    run, shown, meta, samples = (recorded.run, recorded.variables, recorded.metadata,
+                                 recorded.samples)
     assert (shown["innodb_doublewrite"], shown["innodb_flush_neighbors"]) == ("OFF", "0")
     assert shown["innodb_io_capacity"] == "400"
     assert float(shown["innodb_max_dirty_pages_pct_lwm"]) == 10
@@ -128,8 +97,8 @@ def test_a_cell_runs_end_to_end(name: str, driver: str, client: str | None, tmp_
         assert shown["have_ssl"] == "DISABLED"
     assert run.driver_summary and run.driver_summary["tpmc"] > 0
     assert len(samples) >= 4
+    assert_checkpoints_trail_redo(samples)
     for sample in samples:
-        assert sample.lsn and sample.checkpoint_lsn and sample.lsn >= sample.checkpoint_lsn
         assert sample.pages_data and sample.pages_dirty is not None
         status = decompress_status(sample.status_z)
         if name.startswith("mysql"):  # 8.0.30+'s own LSN status, no engine status needed
@@ -138,4 +107,3 @@ def test_a_cell_runs_end_to_end(name: str, driver: str, client: str | None, tmp_
         else:
             assert status["Innodb_checkpoint_age"] == sample.lsn - sample.checkpoint_lsn
         assert "Innodb_buffer_pool_pages_flushed" in status
-    assert any(s.lsn > s.checkpoint_lsn for s in samples)  # the workload wrote redo

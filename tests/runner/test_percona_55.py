@@ -20,12 +20,12 @@ from runner.knobs.translate import translate_for_option_list, translate_partial
 from runner.run.sampler import decompress_status
 from runner.server.options import dry_run, dry_run_options, option_list
 from store.db import ResultsDB
-from tests.support.built_server_runs import (
+from tests.support.built_servers import built_server
+from tests.support.server_runs import (
     assert_checkpoints_trail_redo,
     built_server_experiment,
     only_run,
 )
-from tests.support.built_servers import built_server
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow, pytest.mark.optional_tool]
 

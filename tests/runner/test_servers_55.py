@@ -30,13 +30,13 @@ from runner.server import (
 )
 from store.db import ResultsDB
 from tests.runner.run.test_execute import KillMysqldOnFirstMeasure
-from tests.support.built_server_runs import (
+from tests.support.built_servers import BUILT_KINDS, built_server
+from tests.support.server_runs import (
     assert_checkpoints_trail_redo,
     built_server_experiment,
     only_run,
     runs_of,
 )
-from tests.support.built_servers import BUILT_KINDS, built_server
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow, pytest.mark.optional_tool]
 

@@ -15,13 +15,15 @@ from pathlib import Path
 def tiny_tpcc_experiment(tmp_path: Path, name: str, body: str = "", *, duration: str = "6s",
                          report_interval: str = "2s", sampling: str = "2s",
                          repetitions: int = 1, driver: str | None = "tpcc",
-                         connections: int = 1, workload: str = "") -> Path:
+                         connections: int = 1, workload: str = "",
+                         server: str | Path = "mariadb-debian", warmup: str = "2s") -> Path:
     """Write ``<tmp_path>/<name>.yaml`` and return its path.
 
     ``body`` is appended as written (dedented): a ``matrix``, ``fixed`` knobs, a policy.
     Dirty pages are not drained before the run (seconds matter more than a clean start here).
     ``driver=None`` leaves ``workload.driver`` out (the default, ``auto``); ``workload`` adds
-    keys to the workload mapping as written (``rate: 600``).
+    keys to the workload mapping as written (``rate: 600``). ``server`` is a profile's name
+    or file (a fetched, added or built server's).
     """
     more = f", {workload}" if workload else ""
     named = "" if driver is None else f"driver: {driver}, "
@@ -29,11 +31,11 @@ def tiny_tpcc_experiment(tmp_path: Path, name: str, body: str = "", *, duration:
     path.write_text(textwrap.dedent(f"""\
         version: 1
         name: {name}
-        server: mariadb-debian
+        server: {server}
         base_config: small
         dataset: {{workload: tpcc, warehouses: 1}}
         workload:
-          {{{named}connections: {connections}, warmup: 2s, duration: {duration},
+          {{{named}connections: {connections}, warmup: {warmup}, duration: {duration},
             report_interval: {report_interval}{more}}}
         sampling: {{interval: {sampling}}}
         repetitions: {repetitions}

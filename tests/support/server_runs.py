@@ -1,13 +1,12 @@
-"""A tiny experiment on a server ``scripts/build-server.sh`` built (MySQL 5.5, XtraDB 5.5,
-Percona 5.5), and what one of its runs recorded, read back.
+"""What one run of a real-server test recorded, read back, and the experiment file of the
+built servers' tests (MySQL 5.5, XtraDB 5.5, Percona 5.5 from ``scripts/build-server.sh``).
 
-Shared by the end-to-end tests of the built servers (tests/runner/test_servers_55.py,
-tests/runner/test_percona_55.py): the same file, the same read-back, the same redo checks.
+Shared by the end-to-end tests of the built, the fetched (Debian) and the added (binary
+distribution) servers: the same read-back, the same redo checks.
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from sqlalchemy import select
 
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunMetadata, RunVariable, Sample
+from tests.support.tiny_experiment import tiny_tpcc_experiment
 
 
 def built_server_experiment(tmp_path: Path, kind: str, name: str, body: str = "", *,
@@ -26,21 +26,8 @@ def built_server_experiment(tmp_path: Path, kind: str, name: str, body: str = ""
 
     ``body`` is appended as written (dedented): an ``include`` of knobs, a ``matrix``.
     """
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(f"""\
-        version: 1
-        name: {name}
-        server: {kind}
-        base_config: small
-        dataset: {{workload: tpcc, warehouses: 1}}
-        workload:
-          {{driver: tpcc, connections: 2, warmup: {warmup}, duration: {duration},
-            report_interval: 2s}}
-        sampling: {{interval: 2s}}
-        repetitions: {repetitions}
-        pre_run: {{drain_dirty_pages: false}}
-        """) + textwrap.dedent(body))
-    return path
+    return tiny_tpcc_experiment(tmp_path, name, body, server=kind, warmup=warmup,
+                                duration=duration, repetitions=repetitions, connections=2)
 
 
 def runs_of(db: ResultsDB, name: str) -> list[Run]:
@@ -59,7 +46,7 @@ class RecordedRun:
     #: ``SHOW GLOBAL VARIABLES`` right after the start, by name.
     variables: dict[str, str]
     metadata: RunMetadata | None
-    #: The samples taken (the ticks the sampler missed are left out).
+    #: The samples taken, in order (the ticks the sampler missed are left out).
     samples: list[Sample]
 
 
@@ -70,8 +57,8 @@ def only_run(db: ResultsDB, name: str) -> RecordedRun:
         variables = dict(s.execute(select(RunVariable.name, RunVariable.value)
                                    .where(RunVariable.run_id == run.id)).all())
         metadata = s.get(RunMetadata, run.id)
-        samples = [x for x in s.scalars(select(Sample).where(Sample.run_id == run.id))
-                   if not x.missed]
+        samples = [x for x in s.scalars(select(Sample).where(Sample.run_id == run.id)
+                                        .order_by(Sample.seq)) if not x.missed]
     return RecordedRun(run, variables, metadata, samples)
 
 

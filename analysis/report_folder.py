@@ -119,6 +119,9 @@ class ReportFolder:
         if png:
             self._check_figures_folder()
         self.check_names([PAGE])
+        #: The folders this report made (deepest last), removed again when it fails before
+        #: writing anything: a refused report leaves no empty folder behind.
+        self._made = [p for p in (self.out, *self.out.parents) if not p.exists()][::-1]
         self.out.mkdir(parents=True, exist_ok=True)
 
     # -------------------------------------------------------------- what is the report's own
@@ -270,6 +273,10 @@ class ReportFolder:
     def __enter__(self) -> ReportFolder:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         self.close()
+        if kind is not None:
+            for folder in reversed(self._made):
+                with contextlib.suppress(OSError):  # not empty: something was written
+                    folder.rmdir()
 

@@ -25,6 +25,9 @@ APT_PACKAGES=(
   # Host checks the tests run: test filesystems (losetup, addpart, mkfs.ext4, mount), an
   # unprivileged user (setpriv), immutable files (chattr), device-mapper throttles (dmsetup).
   mount util-linux e2fsprogs dmsetup
+  # Essential on every Debian, listed so the tests' tool table holds: the scripts' shell and
+  # coreutils (scripts/pinned.sh's tests lay a PATH of them without git).
+  bash coreutils
 )
 # Every command a test looks for maps to one of these packages in
 # tests/support/system_tools.py; tests/test_setup_installs_tools.py holds the two together.

@@ -1014,10 +1014,12 @@ def _one_spelling_per_server(exp: ExperimentSpec, folder: Path | None) -> None:
             continue
         first = seen.setdefault(profile, (loc, value))
         if first[1] != value:
+            # The same words as preflight's check of a stored experiment (_spelt_twice).
             raise KeyedValueError(
-                f"{value!r} is the profile {first[1]!r} names ({format_loc(first[0])}): two"
-                f" spellings of one server make two cells running the same server — write"
-                f" {first[1]!r} in both places", *loc)
+                f"{value!r} and {first[1]!r} ({format_loc(first[0])}) are one server profile"
+                f" ({profile}), spelt two ways: its cells would be measured twice as two"
+                f" servers — write it one way (e.g. {first[1]!r}) everywhere the experiment"
+                " names it", *loc)
 
 
 def _file_rules(data: dict[str, Any]) -> None:

@@ -152,13 +152,14 @@ ROWS = [
     Row("server-profile-as-name-and-path-is-one-server",
         ["validate", "{tmp}/x.yaml"],
         ["{tmp}/x.yaml: matrix.server[1]", f"'{SERVER_PROFILES_DIR}/mariadb-debian.yaml' and"
-         " 'mariadb-debian' are one server profile", "spelt two ways",
+         " 'mariadb-debian' (server) are one server profile", "spelt two ways",
          "write it one way (e.g. 'mariadb-debian')"],
         setup=servers("mariadb-debian", f"{SERVER_PROFILES_DIR}/mariadb-debian.yaml"),
         marks=(pytest.mark.mysql,)),
     Row("server-profile-with-and-without-dot-slash-is-one-server",
         ["validate", "{tmp}/x.yaml"],
-        ["matrix.server[1]", "'./md.yaml' and 'md.yaml' are one server profile ({tmp}/md.yaml)"],
+        ["matrix.server[1]", "'./md.yaml' and 'md.yaml' (matrix.server[0]) are one server"
+         " profile ({tmp}/md.yaml)"],
         setup=servers("md.yaml", "./md.yaml"), marks=(pytest.mark.mysql,)),
 ]
 

@@ -48,6 +48,12 @@ FROM_SETUP: dict[str, str] = {
     "mkfs.ext4": "e2fsprogs",
     "chattr": "e2fsprogs",
     "dmsetup": "dmsetup",
+    # The shell and tools scripts/pinned.sh runs with (its tests lay a PATH without git).
+    "bash": "bash",
+    "dirname": "coreutils",
+    "basename": "coreutils",
+    "env": "coreutils",
+    "cp": "coreutils",
 }
 
 #: Command → how to get it. No registry ships these; the README lists each as optional, and

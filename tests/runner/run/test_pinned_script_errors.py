@@ -10,7 +10,6 @@ own folder, which must not exist afterwards.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from core.paths import REPO_ROOT
 from runner.run import metadata
 from tests.cli.conftest import CliRun
+from tests.support.system_tools import which
 
 SCRIPT = "scripts/pinned.sh"
 
@@ -36,7 +36,7 @@ def _no_git_path(folder: Path) -> str:
     """A PATH holding the tools the script uses besides git (bash, dirname, basename)."""
     folder.mkdir()
     for tool in ("bash", "dirname", "basename", "env", "cp"):
-        found = shutil.which(tool)
+        found = which(tool)
         assert found, tool
         (folder / tool).symlink_to(found)
     return str(folder)

@@ -8,6 +8,7 @@ of starts falling due).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -20,10 +21,15 @@ from core.paths import tpcc_binary
 
 
 def _driver_socket(deadline: float) -> str | None:
-    """The socket the run's ``tpcc run`` connects to, once it is running."""
+    """The socket this test's own ``tpcc run`` connects to, once it is running: a process of
+    this test's tree (other tests beside it in parallel run drivers of their own)."""
+    me = psutil.Process(os.getpid())
     while time.monotonic() < deadline:
-        for proc in psutil.process_iter(["cmdline"]):
-            argv = proc.info["cmdline"] or []
+        for proc in me.children(recursive=True):
+            try:
+                argv = proc.cmdline()
+            except psutil.Error:  # gone, or a zombie: not the running driver
+                continue
             if len(argv) > 3 and argv[0] == str(tpcc_binary()) and argv[1] == "run" \
                     and "-S" in argv:
                 return argv[argv.index("-S") + 1]

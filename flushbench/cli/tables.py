@@ -50,11 +50,10 @@ class FitTable(Table):
         self.fold_words = fold_words
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if self.fold_words and self.__rich_measure__(console, options).minimum > options.max_width:
-            yield from super().__rich_console__(console, options)
-            return
-        if self.__rich_measure__(console, options).minimum <= options.max_width:
-            widths = self._fitted_widths(console, options)
+        ranges = self._ranges(console, options)
+        fits = sum(low for low, _ in ranges) + self._extra_width <= options.max_width
+        if fits or self.fold_words:
+            widths = self._fitted_widths(ranges, options) if fits else [None] * len(ranges)
             saved = [column.width for column in self.columns]
             try:
                 for column, width in zip(self.columns, widths, strict=True):
@@ -66,20 +65,33 @@ class FitTable(Table):
             return
         yield from self._as_list(console, options.max_width)
 
-    def _fitted_widths(self, console: Console, options: ConsoleOptions) -> list[int | None]:
-        """Column content widths that fit ``options.max_width`` without breaking a word: each
-        column gets its longest word, then a share of the room left in proportion to what
-        more it could use (rich would shrink the widest column first and fold
-        ``innodb_max_dirty_pages_pct=75`` while a column of prose had room to give). None
-        everywhere when the table fits as it is."""
-        ranges = [self._measure_column(console, options, c) for c in self.columns]
+    def _ranges(self, console: Console, options: ConsoleOptions) -> list[tuple[int, int]]:
+        """Each column's (narrowest, natural) width with padding: the narrowest is its
+        longest word, or its natural width for a ``no_wrap`` column."""
+        ranges = []
+        for column in self.columns:
+            m = self._measure_column(console, options, column)
+            ranges.append((m.maximum if column.no_wrap else m.minimum, m.maximum))
+        return ranges
+
+    def _fitted_widths(self, ranges: list[tuple[int, int]],
+                       options: ConsoleOptions) -> list[int | None]:
+        """Column content widths that fit ``options.max_width`` without breaking a word: the
+        widest columns shrink first, to one cap, none below its longest word (rich shrinks
+        them too, but folds ``innodb_max_dirty_pages_pct=75`` to do it). The columns' own
+        widths when the table fits as it is."""
         room = options.max_width - self._extra_width
-        if sum(r.maximum for r in ranges) <= room:
+        if sum(high for _, high in ranges) <= room:
             return [c.width for c in self.columns]
-        spare = room - sum(r.minimum for r in ranges)
-        wants = [r.maximum - r.minimum for r in ranges]
-        total = sum(wants) or 1
-        widths = [r.minimum + spare * w // total for r, w in zip(ranges, wants, strict=True)]
+
+        def at(cap: int) -> list[int]:
+            return [min(high, max(low, cap)) for low, high in ranges]
+
+        low_cap, high_cap = 0, max(high for _, high in ranges)
+        while low_cap < high_cap:  # the widest cap that fits
+            mid = (low_cap + high_cap + 1) // 2
+            low_cap, high_cap = (mid, high_cap) if sum(at(mid)) <= room else (low_cap, mid - 1)
+        widths = at(low_cap)
         return [w - self._get_padding_width(c._index)
                 for w, c in zip(widths, self.columns, strict=True)]
 
@@ -450,7 +462,7 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
         *efficiency_rows,
     ]
     table = FitTable(title=f"run {run_id}", show_header=False, fold_words=True)
-    table.add_column("", style="bold", overflow="fold")
+    table.add_column("", style="bold", no_wrap=True)  # the keys are short: whole, one line
     table.add_column("", overflow="fold")
     for k, v in rows:
         table.add_row(literal(k), literal(v))

@@ -97,7 +97,7 @@ def _print_verdicts(con: Any, cmp: Any, ids: dict[Any, str]) -> None:
 
     cells = cmp.cells.set_index("cell_id")
     if cmp.cells.attrs.get("window_note"):
-        con.print(shown(cmp.cells.attrs["window_note"]), soft_wrap=True)
+        para(con, shown(cmp.cells.attrs["window_note"]))
     if cmp.cells.attrs.get("baselines_note"):
         para(con, shown(cmp.cells.attrs["baselines_note"]))
     con.print("why (the verdict rule: docs/statistics.md; MDE: the change that could hide at"

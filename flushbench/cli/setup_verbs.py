@@ -43,14 +43,13 @@ def validate(
             failures.append(exc)
             continue
         exp = report.experiment
-        console.print(literal(f"{path}: ok: {len(report.cells)} cells ×"
-                              f" {exp.repetitions_label()} on {report.servers_label()}"),
-                      soft_wrap=True)
+        para(console, literal(f"{path}: ok: {len(report.cells)} cells ×"
+                              f" {exp.repetitions_label()} on {report.servers_label()}"))
         controls = report.host_controls_summary()
         if controls is not None:
-            console.print(literal(f"  {controls}"), soft_wrap=True)
+            para(console, literal(f"  {controls}"))
         for note in filter(None, [exp.workload.driver_choice, *report.notes]):
-            console.print(literal(f"  note: {note}"), soft_wrap=True)
+            para(console, literal(f"  note: {note}"))
     if len(failures) == 1 and len(files) == 1:
         raise failures[0]
     if failures:

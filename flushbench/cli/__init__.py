@@ -78,8 +78,13 @@ def build_app() -> typer.Typer:
 
 
 def _register() -> None:
-    """Import the verb modules; each adds its commands to :data:`app`."""
+    """Import the verb modules; each adds its commands to :data:`app`; ``--help`` names
+    types in words."""
     import importlib
+
+    from flushbench.cli.options import use_help_words
+
+    use_help_words()
 
     for module in ("setup_verbs", "run_verbs", "results_verbs", "mext_verb",
                    "bundle_verbs", "plot_verbs", "server_verbs"):

@@ -14,7 +14,7 @@ from typing import Any
 
 from core.units import format_number as number
 from flushbench.cli import tables
-from flushbench.cli.console import make_console, shown
+from flushbench.cli.console import make_console, para, shown
 from flushbench.cli.ledger_output import print_ledger_tables
 
 
@@ -47,8 +47,9 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     con.print("configurations:")
     for cid, c in cells.sort_values("position").iterrows():
         name = names.get(int(cid))
-        con.print(f"  {ids[cid]}  {shown(name + ' · ') if name else ''}{shown(c['cell_label'])}"
-                  + (" (baseline)" if c["is_baseline"] else ""))
+        para(con, f"  {ids[cid]}  {shown(name + ' · ') if name else ''}"
+                  f"{shown(c['cell_label'])}" + (" (baseline)" if c["is_baseline"] else ""),
+             hang=len(ids[cid]) + 2)
     con.print(tables.comparison_table(cmp, ids, m, eff.bound_cells))
     _print_verdicts(con, cmp, ids)
     _print_effects(con, cmp)
@@ -59,7 +60,7 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     print_ledger_tables(con, eff, cmp, ids, m)
     _print_scorecard(con, cmp, reference)
     for w in [*cmp.warnings, *(f"{ids[cid]} {why}" for cid, why in rate_notes.items())]:
-        con.print(f"[yellow]warning:[/] {shown(w)}")
+        para(con, f"[yellow]warning:[/] {shown(w)}")
 
 
 def _missed_rates(db: str | None, cmp: Any, lat: Any) -> dict[Any, str]:
@@ -96,9 +97,9 @@ def _print_verdicts(con: Any, cmp: Any, ids: dict[Any, str]) -> None:
 
     cells = cmp.cells.set_index("cell_id")
     if cmp.cells.attrs.get("window_note"):
-        con.print(shown(cmp.cells.attrs["window_note"]), soft_wrap=True)
+        para(con, shown(cmp.cells.attrs["window_note"]))
     if cmp.cells.attrs.get("baselines_note"):
-        con.print(shown(cmp.cells.attrs["baselines_note"]), soft_wrap=True)
+        para(con, shown(cmp.cells.attrs["baselines_note"]))
     con.print("why (the verdict rule: docs/statistics.md; MDE: the change that could hide at"
               " this design and noise):")
     for _, r in cmp.ranking.iterrows():
@@ -107,11 +108,10 @@ def _print_verdicts(con: Any, cmp: Any, ids: dict[Any, str]) -> None:
             mde = (f" — MDE ±{number(c['mde_pct'], '.1f')}%"
                    if math.isfinite(c["mde_pct"]) and "could hide" not in c["verdict_reason"]
                    else "")
-            con.print(f"  {ids[r['cell_id']]}: {shown(c['verdict_reason'])}{mde}",
-                      soft_wrap=True)
+            para(con, f"  {ids[r['cell_id']]}: {shown(c['verdict_reason'])}{mde}")
     floor = cmp.cells.attrs.get("noise_floor") or {}
     if floor.get("n"):
-        con.print(f"A/A noise floor: {aa_floor_text(floor)}", soft_wrap=True)
+        para(con, f"A/A noise floor: {aa_floor_text(floor)}")
 
 
 def _print_effects(con: Any, cmp: Any) -> None:
@@ -124,8 +124,7 @@ def _print_effects(con: Any, cmp: Any) -> None:
         if me["estimable"].any():
             con.print(tables.main_effects_table(me))
         for _, r in me[~me["estimable"]].drop_duplicates("knob").iterrows():
-            con.print(f"main effect of {shown(r['knob'])}: {shown(r['reason'])}",
-                      soft_wrap=True)
+            para(con, f"main effect of {shown(r['knob'])}: {shown(r['reason'])}")
     if len(cmp.interactions):
         it = cmp.interactions
         if it["estimable"].any():
@@ -135,12 +134,12 @@ def _print_effects(con: Any, cmp: Any) -> None:
         # 2011 flash study's twelve rows printed 36 such lines).
         implied = it["reason"].astype(str).str.startswith(NO_MAIN_EFFECT)
         for _, r in it[~it["estimable"] & ~implied].iterrows():
-            con.print(f"interaction {shown(r['knob_a'])}×{shown(r['knob_b'])}: "
-                      f"{shown(r['reason'])}", soft_wrap=True)
+            para(con, f"interaction {shown(r['knob_a'])}×{shown(r['knob_b'])}: "
+                      f"{shown(r['reason'])}")
         n_implied = int((~it["estimable"] & implied).sum())
         if n_implied:
-            con.print(f"{n_implied} more interaction(s) not estimable: each involves a knob "
-                      "whose main effect is not estimable (above)", soft_wrap=True)
+            para(con, f"{n_implied} more interaction(s) not estimable: each involves a knob "
+                      "whose main effect is not estimable (above)")
 
 
 def _print_latency(con: Any, lat: Any, ids: dict[Any, str], m: Any) -> None:
@@ -155,21 +154,20 @@ def _print_latency(con: Any, lat: Any, ids: dict[Any, str], m: Any) -> None:
         return
     con.print(tables.latency_table(lat, ids, m))
     unit = "New-Order" if m.per_minute else "transaction"
-    con.print(f"{v.name}: a run's is the {v.how}; a cell's the {v.cell_how}. p99.9, max: the"
+    para(con, f"{v.name}: a run's is the {v.how}; a cell's the {v.cell_how}. p99.9, max: the"
               " window's, waits included (a stall is a wait of at least its length; without"
               " histograms p99.9 is what the stalls prove, – when they prove nothing)."
               " stall s: seconds"
               f" of window intervals with no {unit} or {v.name} above {STALL_MULTIPLE:g} × the"
               f" run's median; jitter: CV of the per-interval {v.name} (both the median of the"
-              " runs)", soft_wrap=True)
+              " runs)")
     con.print(f"why ({v.name} verdicts, the throughput verdicts' rule on the window {v.name}):")
     for cell_id, c in lat.cells.iterrows():
         if c["verdict"] != "baseline":
-            con.print(f"  {ids.get(cell_id, str(cell_id))}: {shown(c['verdict_reason'])}",
-                      soft_wrap=True)
+            para(con, f"  {ids.get(cell_id, str(cell_id))}: {shown(c['verdict_reason'])}")
     if lat.missing:
-        con.print(f"no latency histograms (their {v.name} is the driver's per-interval figure):"
-                  f" {shown(latency.missing_text(lat.missing))}", soft_wrap=True)
+        para(con, f"no latency histograms (their {v.name} is the driver's per-interval figure):"
+                  f" {shown(latency.missing_text(lat.missing))}")
 
 
 def _print_cost(con: Any, eff: Any, ids: dict[Any, str], m: Any) -> None:
@@ -183,8 +181,8 @@ def _print_cost(con: Any, eff: Any, ids: dict[Any, str], m: Any) -> None:
     con.print("what bound each row (the attribution most of its runs share; rules:"
               " docs/statistics.md):")
     for cell_id, row in eff.bound_cells.iterrows():
-        con.print(f"  {ids.get(cell_id, str(cell_id))}: {shown(row['bound_text'])}"
-                  f" ({row['bound_runs']} runs)", soft_wrap=True)
+        para(con, f"  {ids.get(cell_id, str(cell_id))}: {shown(row['bound_text'])}"
+                  f" ({row['bound_runs']} runs)")
 
 
 def _print_scorecard(con: Any, cmp: Any, reference: dict[str, Any] | None) -> None:
@@ -198,17 +196,17 @@ def _print_scorecard(con: Any, cmp: Any, reference: dict[str, Any] | None) -> No
         return
     table = scorecard.scorecard(spec, cmp.frames.run_summary, cmp.cells)
     source = (spec.get("reference") or {}).get("source") or "the reference"
-    con.print(f"reproduction scorecard — reference: {shown(source)}", soft_wrap=True)
+    para(con, f"reproduction scorecard — reference: {shown(source)}")
     for i, r in table.iterrows():
-        con.print(f"  R{i + 1}  {shown(r['comparison'])}: {shown(r['a'])} ({r['n_a']} runs)"
-                  f" / {shown(r['b'])} ({r['n_b']} runs)", soft_wrap=True)
+        para(con, f"  R{i + 1}  {shown(r['comparison'])}: {shown(r['a'])} ({r['n_a']} runs)"
+                  f" / {shown(r['b'])} ({r['n_b']} runs)")
     con.print(tables.scorecard_table(table))
     con.print(f"scorecard: {scorecard.headline(table)}")
     con.print("why (* = computed from the two rows' reference values; rule:"
               " docs/statistics.md, 'The reproduction scorecard'):")
     for i, r in table.iterrows():
         note = f" (note: {shown(r['note'])})" if r["note"] else ""
-        con.print(f"  R{i + 1}: {shown(r['reason'])}{note}", soft_wrap=True)
+        para(con, f"  R{i + 1}: {shown(r['reason'])}{note}")
     _print_stability_claims(con, spec, cmp)
 
 
@@ -222,8 +220,8 @@ def _print_stability_claims(con: Any, spec: dict[str, Any], cmp: Any) -> None:
         return
     con.print(f"stability claims: {scorecard.headline(claims)}")
     for i, r in claims.iterrows():
-        con.print(f"  S{i + 1}  {shown(r['claim'])} — {r['verdict']}: ours {shown(r['measured'])}"
-                  f" ({shown(r['reason'])})", soft_wrap=True)
+        para(con, f"  S{i + 1}  {shown(r['claim'])} — {r['verdict']}: ours {shown(r['measured'])}"
+                  f" ({shown(r['reason'])})")
 
 
 def print_cross(sources: list[Any], *, force: bool, on: list[str] | None,
@@ -239,9 +237,8 @@ def print_cross(sources: list[Any], *, force: bool, on: list[str] | None,
     legend = "; ".join(f"{sid[s.label]} = {s.label}" for s in cross.sources)
     con.print("sources:")
     for _, r in sources_table(cross).iterrows():
-        con.print(f"  {sid[r['source']]}  {shown(r['source'])}: experiment "
-                  f"{shown(r['experiment'])} (#{r['experiment_id']}) in {shown(r['database'])}",
-                  soft_wrap=True)
+        para(con, f"  {sid[r['source']]}  {shown(r['source'])}: experiment "
+                  f"{shown(r['experiment'])} (#{r['experiment_id']}) in {shown(r['database'])}")
     con.print(tables.cross_sources_table(sources_table(cross), sid, legend))
     _print_matching(con, cross, pairs)
     con.print(tables.cross_cells_table(cross, sid, legend))
@@ -250,22 +247,21 @@ def print_cross(sources: list[Any], *, force: bool, on: list[str] | None,
     if len(cross.between):
         con.print(tables.between_table(cross, sid, legend))
     for w in cross.warnings:
-        con.print(f"[yellow]warning:[/] {shown(w)}", soft_wrap=True)
+        para(con, f"[yellow]warning:[/] {shown(w)}")
 
 
 def _print_matching(con: Any, cross: Any, pairs: list[list[int]] | None) -> None:
     """What differs between the sources, how the cells were matched, which were left out."""
     for knob, values in cross.context.items():
-        con.print(f"differs between the sources (not matched on): {shown(knob)}: "
-                  + "; ".join(f"{shown(v)} in {shown(s)}" for s, v in values.items()),
-                  soft_wrap=True)
+        para(con, f"differs between the sources (not matched on): {shown(knob)}: "
+                  + "; ".join(f"{shown(v)} in {shown(s)}" for s, v in values.items()))
     how = ("by hand (--pair)" if pairs else
            f"on {', '.join(cross.on)}" if cross.on else "on nothing (one cell each)")
-    con.print(f"cells matched {shown(how)}: "
-              f"{cross.cells['match'].nunique()} matched", soft_wrap=True)
+    para(con, f"cells matched {shown(how)}: "
+              f"{cross.cells['match'].nunique()} matched")
     for u in cross.unmatched:
-        con.print(f"  unmatched, left out: {shown(u)}", soft_wrap=True)
+        para(con, f"  unmatched, left out: {shown(u)}")
     con.print("matched cells:")
     for match, g in cross.cells.groupby("match"):
-        con.print(f"  M{match}  {shown(g['label'].iloc[0])}"
-                  + (" (baseline)" if g["is_baseline"].iloc[0] else ""))
+        para(con, f"  M{match}  {shown(g['label'].iloc[0])}"
+                  + (" (baseline)" if g["is_baseline"].iloc[0] else ""), hang=len(f"M{match}") + 2)

@@ -7,6 +7,11 @@ is not in the file), and an escape sequence in a key must not reach the terminal
 recolour or retitle it). Every writer of user text goes through :func:`shown` (inside markup
 the verb writes itself) or :func:`literal` (a whole line or a table cell), and every console
 is made by :func:`make_console` (no emoji codes, no highlighting).
+
+Every console takes the terminal's real width (``$COLUMNS``, else the tty's, else rich's 80):
+tables shrink to it (:mod:`flushbench.cli.tables`) and free text wraps to it through
+:func:`para`, continuation lines indented under the first word, so every verb fits an 80-column
+terminal.
 """
 
 from __future__ import annotations
@@ -47,6 +52,32 @@ def make_console(*, stderr: bool = False, width: int | None = None,
     ``markup=False`` for a console that only ever prints plain lines (every ``[`` literal).
     """
     return Console(stderr=stderr, highlight=False, emoji=False, width=width, markup=markup)
+
+
+def para(console: Console, text: str | Text, *, hang: int = 2) -> None:
+    """Print a paragraph wrapped to the console's width: ``text`` is markup the verb wrote
+    (user parts through :func:`shown`) or a :class:`~rich.text.Text`; its leading spaces
+    indent every line, and continuation lines ``hang`` more (``  C4: …`` reads as one item).
+    On a console without markup a string prints literally."""
+    if isinstance(text, str):
+        text = console.render_str(text) if console._markup else literal(text)
+    for line in hanging(console, text, console.width, hang=hang):
+        console.print(line, soft_wrap=True)
+
+
+def hanging(console: Console, text: Text, width: int, *, hang: int = 2) -> list[Text]:
+    """``text`` wrapped to ``width`` columns as lines: its leading spaces indent every line,
+    continuation lines (and lines after a newline) ``hang`` more; a word longer than a line
+    folds rather than being cut."""
+    plain = text.plain
+    lead = len(plain) - len(plain.lstrip(" "))
+    body = text[lead:]
+    lines = body.wrap(console, max(width - lead - hang, 20), overflow="fold")
+    out = []
+    for i, line in enumerate(lines):
+        line.rstrip()
+        out.append(Text(" " * (lead + (hang if i else 0))) + line)
+    return out
 
 
 def say(console: Console, text: Any, style: str = "") -> None:

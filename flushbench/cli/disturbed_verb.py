@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from flushbench.cli import app, tables
-from flushbench.cli.console import literal, make_console
+from flushbench.cli.console import literal, make_console, para
 from flushbench.cli.options import DbOption
 
 
@@ -27,4 +27,4 @@ def disturbed_cmd(
         return
     console.print(tables.disturbed_table(experiment, table))
     for _, r in table.iterrows():
-        console.print(literal(f"run {r['run_id']} {r['kind']}: {r['message']}"), soft_wrap=True)
+        para(console, literal(f"run {r['run_id']} {r['kind']}: {r['message']}"))

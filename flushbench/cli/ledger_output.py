@@ -11,7 +11,7 @@ import typer
 
 from core.units import format_number as number
 from flushbench.cli import tables
-from flushbench.cli.console import printable, shown
+from flushbench.cli.console import para, printable, shown
 
 
 def _costs(eff: Any, cmp: Any) -> Any:
@@ -32,18 +32,18 @@ def print_ledger_tables(con: Any, eff: Any, cmp: Any, ids: dict[Any, str], m: An
     unit = "New-Order" if m.per_minute else "transaction"
     con.print(tables.ledger_table(cells, ids, unit))
     off = [ids.get(c, str(c)) for c, r in cells.iterrows() if not ledger.accounted(r)]
-    con.print("write path (rules: docs/statistics.md, \"The write-path ledger\"): device = the"
+    para(con, "write path (rules: docs/statistics.md, \"The write-path ledger\"): device = the"
               " throttle group's written bytes (else /proc/diskstats); pages = every buffer-pool"
               " page write (tables, undo, system, temporary); LRU where the server counts it"
               " (– : not split); residual = device − the parts"
               + (f"; the parts miss the device's bytes by more than "
                  f"{100 * ledger.TOLERANCE:.0f} % in {shown(', '.join(off))}" if off else
                  f"; the parts add up to the device's bytes within "
-                 f"{100 * ledger.TOLERANCE:.0f} % in every row"), soft_wrap=True)
+                 f"{100 * ledger.TOLERANCE:.0f} % in every row"))
     con.print(tables.floor_table(cells, ids, unit))
-    con.print("floor = the redo generated (LSN growth) + the fewest page writes its mean dirty"
+    para(con, "floor = the redo generated (LSN growth) + the fewest page writes its mean dirty"
               " pages allow before the checkpoint age limit forces them (dirty pages × redo"
-              f" per {unit} ÷ the limit); ×floor = device ÷ floor", soft_wrap=True)
+              f" per {unit} ÷ the limit); ×floor = device ÷ floor")
     con.print(tables.write_costs_table(_costs(eff, cmp), ids, unit))
 
 

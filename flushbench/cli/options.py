@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -79,6 +80,42 @@ def dry_run_progress(what: str) -> Iterator[Callable[[int, int], None]]:
 
 
 def stdout_console() -> Console:
-    """A console for results; piped to a log file it keeps lines up to 160 columns wide."""
+    """A console for results at the terminal's width ($COLUMNS, else the tty's); piped to a
+    log file with no $COLUMNS it keeps lines up to 160 columns wide."""
     # Piped to a log file, rich would wrap tables at 80 columns; a log line can be wider.
-    return Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
+    # $COLUMNS is the user saying how wide the output may be: it wins, tty or not.
+    piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS", "").strip().isdigit()
+    return Console(highlight=False, emoji=False, width=160 if piped else None)
+
+
+#: ``--help``'s words for typer's Python type names (``<int>`` reads INTEGER).
+_TYPE_WORDS = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH",
+               "file": "PATH", "directory": "FOLDER", "Path": "PATH"}
+
+
+def help_type(param: typer.core.TyperArgument | typer.core.TyperOption,
+              ctx: object) -> str | None:
+    """The type ``--help`` shows after an option or argument, in words: nothing for a flag,
+    ``TEXT``, ``INTEGER``, ``PATH``, ``a|b`` for choices, ``NAME…`` for a repeatable one
+    (typer itself prints ``<bool>`` and ``<list[str]>``); an explicit metavar wins."""
+    if param.metavar is not None:
+        return param.metavar
+    if getattr(param, "is_flag", False):
+        return None
+    label = param.display_type(ctx).strip("<>")  # type: ignore[arg-type]
+    if label == "bool":
+        return None
+    many = label.startswith("list[") or param.nargs != 1
+    label = label.removeprefix("list[").removesuffix("]")
+    if "|" not in label:
+        label = _TYPE_WORDS.get(label, label.upper())
+    return label + "…" if many else label
+
+
+def use_help_words() -> None:
+    """Make every verb's ``--help`` show :func:`help_type`'s words (called once, by
+    :func:`flushbench.cli.build_app`)."""
+    from typer import core
+
+    core.TyperArgument.display_type_rich = help_type  # type: ignore[method-assign]
+    core.TyperOption.display_type_rich = help_type  # type: ignore[method-assign]

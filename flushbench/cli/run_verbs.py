@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from flushbench.cli import app, tables
-from flushbench.cli.console import say
+from flushbench.cli.console import para, say
 from flushbench.cli.options import DbOption, WorkOption, stdout_console
 
 console = stdout_console()
@@ -317,10 +317,10 @@ def status(db: DbOption = None) -> None:
             queue.mark_abandoned(s)
     rows = queue.status_counts(results)
     per_run = queue.run_seconds(results)
-    console.print(tables.queue_table(rows, per_run))
+    console.print(tables.queue_table(rows, per_run, width=console.width))
     if any(row.get("queued") or row.get("running") for row in rows):
-        console.print("left (est.): queued and running runs × the median wall time of the"
-                      " experiment's finished runs on this database")
+        para(console, "left (est.): queued and running runs × the median wall time of the"
+              " experiment's finished runs on this database")
     workers = worker_rows(results)
     if not workers:
         console.print("no worker has registered")

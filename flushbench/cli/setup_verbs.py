@@ -15,7 +15,7 @@ import typer
 
 from core.errors import ConfigError, FlushbenchError
 from flushbench.cli import app, tables
-from flushbench.cli.console import literal, make_console, shown
+from flushbench.cli.console import literal, make_console, para, shown
 from flushbench.cli.options import DbOption, dry_run_progress
 
 # Plain lines only (paths and URLs the user typed): no markup, so "[/b]" in a path prints.
@@ -43,14 +43,13 @@ def validate(
             failures.append(exc)
             continue
         exp = report.experiment
-        console.print(literal(f"{path}: ok: {len(report.cells)} cells ×"
-                              f" {exp.repetitions_label()} on {report.servers_label()}"),
-                      soft_wrap=True)
+        para(console, literal(f"{path}: ok: {len(report.cells)} cells ×"
+                              f" {exp.repetitions_label()} on {report.servers_label()}"))
         controls = report.host_controls_summary()
         if controls is not None:
-            console.print(literal(f"  {controls}"), soft_wrap=True)
+            para(console, literal(f"  {controls}"))
         for note in filter(None, [exp.workload.driver_choice, *report.notes]):
-            console.print(literal(f"  note: {note}"), soft_wrap=True)
+            para(console, literal(f"  note: {note}"))
     if len(failures) == 1 and len(files) == 1:
         raise failures[0]
     if failures:
@@ -93,11 +92,11 @@ def plan(
     stated_cv = _percent(cv, "--cv") / 100 if cv is not None else None
     exp = load_experiment(file)
     made = make_plan(exp, str(file))
-    wide = make_console(width=max(console.width, 140))
-    tables.print_plan(made, wide)
-    _print_cycles(made, pilot, db, wide)
+    out = make_console()
+    tables.print_plan(made, out)
+    _print_cycles(made, pilot, db, out)
     if effect is not None:
-        _print_power(made, effect, stated_cv, pilot, db, wide)
+        _print_power(made, effect, stated_cv, pilot, db, out)
 
 
 def _print_cycles(made, pilot: str | None, db: str | None, out) -> None:  # noqa: ANN001
@@ -115,7 +114,7 @@ def _print_cycles(made, pilot: str | None, db: str | None, out) -> None:  # noqa
             raise
         return  # no results database yet: nothing ran before
     for text in cycles_warnings(window["end"] - window["start"], configs, periods):
-        out.print(literal(f"warning: {text}"), soft_wrap=True)
+        para(out, literal(f"warning: {text}"))
 
 
 def _percent(text: str, option: str) -> float:
@@ -192,7 +191,7 @@ def doctor(
 
     checks = [*run_doctor(db=db), _database_check(db)]
     table = tables.doctor_table(checks)
-    make_console(width=max(console.width, 160)).print(table)
+    make_console().print(table)
     failed = [c for c in checks if c.status == "FAIL"]
     if failed:
         err_console.print(f"{len(failed)} required check(s) failed: "

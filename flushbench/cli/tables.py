@@ -17,24 +17,114 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
+from rich.text import Text
 
 from core.units import MISSING, format_duration
 from core.units import format_number as number
-from flushbench.cli.console import literal, shown
+from flushbench.cli.console import hanging, literal, para, shown
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from collections.abc import Iterator
+
+    from rich.console import Console, ConsoleOptions, RenderResult
 
     from runner.admission.planning import Plan
 
 __all__ = ["number"]
 
 
+class FitTable(Table):
+    """A table that fits the width it is printed in, never cutting a value short.
+
+    Cells wrap at spaces and fold a word longer than their column (never "…"). When even that
+    cannot fit — the table's narrowest form, each column as wide as its longest word, is wider
+    than the terminal — it prints as a list instead: per row, ``heading: value`` lines under
+    the row's first value, every value in full (an 80-column terminal and ``plan``'s server
+    variables, ``doctor``'s paths).
+    """
+
+    def __init__(self, *args: Any, fold_words: bool = False, **kwargs: Any) -> None:
+        """``fold_words``: too wide even at its narrowest, stay a table and fold the longest
+        words (a two-column key/value table whose one long value would not fit)."""
+        super().__init__(*args, **kwargs)
+        self.fold_words = fold_words
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        ranges = self._ranges(console, options)
+        fits = sum(low for low, _ in ranges) + self._extra_width <= options.max_width
+        if fits or self.fold_words:
+            widths = self._fitted_widths(ranges, options) if fits else [None] * len(ranges)
+            saved = [column.width for column in self.columns]
+            try:
+                for column, width in zip(self.columns, widths, strict=True):
+                    column.width = width
+                yield from super().__rich_console__(console, options)
+            finally:
+                for column, width in zip(self.columns, saved, strict=True):
+                    column.width = width
+            return
+        yield from self._as_list(console, options.max_width)
+
+    def _ranges(self, console: Console, options: ConsoleOptions) -> list[tuple[int, int]]:
+        """Each column's (narrowest, natural) width with padding: the narrowest is its
+        longest word, or its natural width for a ``no_wrap`` column."""
+        ranges = []
+        for column in self.columns:
+            m = self._measure_column(console, options, column)
+            ranges.append((m.maximum if column.no_wrap else m.minimum, m.maximum))
+        return ranges
+
+    def _fitted_widths(self, ranges: list[tuple[int, int]],
+                       options: ConsoleOptions) -> list[int | None]:
+        """Column content widths that fit ``options.max_width`` without breaking a word: the
+        widest columns shrink first, to one cap, none below its longest word (rich shrinks
+        them too, but folds ``innodb_max_dirty_pages_pct=75`` to do it). The columns' own
+        widths when the table fits as it is."""
+        room = options.max_width - self._extra_width
+        if sum(high for _, high in ranges) <= room:
+            return [c.width for c in self.columns]
+
+        def at(cap: int) -> list[int]:
+            return [min(high, max(low, cap)) for low, high in ranges]
+
+        low_cap, high_cap = 0, max(high for _, high in ranges)
+        while low_cap < high_cap:  # the widest cap that fits
+            mid = (low_cap + high_cap + 1) // 2
+            low_cap, high_cap = (mid, high_cap) if sum(at(mid)) <= room else (low_cap, mid - 1)
+        widths = at(low_cap)
+        return [w - self._get_padding_width(c._index)
+                for w, c in zip(widths, self.columns, strict=True)]
+
+    def _as_list(self, console: Console, width: int) -> Iterator[Text]:
+        """The table as ``heading: value`` lines, one block per row."""
+        def text(cell: Any) -> Text:
+            if isinstance(cell, Text):
+                return cell.copy()
+            return console.render_str(str(cell)) if isinstance(cell, str) else Text(str(cell))
+
+        if self.title:
+            yield text(self.title)
+        columns = [(text(c.header).plain.replace("\n", " "), list(c.cells))
+                   for c in self.columns]
+        for row in range(self.row_count):
+            for i, (heading, cells) in enumerate(columns):
+                value = text(cells[row]) if row < len(cells) else Text("")
+                if not value.plain.strip():
+                    continue
+                # The first column names the row; the others hang under it.
+                label = Text(f"{heading}: ", style="bold") if heading else Text("")
+                line = Text("  " if i else "- ") + label + value
+                yield from hanging(console, line, width, hang=2 if i else 4)
+        if self.caption:
+            yield text(self.caption)
+
+
 def _table(title: str, columns: list[tuple[str, str]], **options: Any) -> Table:
-    """A table with these (heading, justify) columns."""
-    table = Table(title=title, **options)
+    """A table with these (heading, justify) columns that fits the terminal
+    (:class:`FitTable`): cells wrap or fold, never end in "…"."""
+    table = FitTable(title=title, **options)
     for heading, justify in columns:
-        table.add_column(heading, justify=justify)  # type: ignore[arg-type]
+        table.add_column(heading, justify=justify, overflow="fold")  # type: ignore[arg-type]
     return table
 
 
@@ -71,9 +161,9 @@ def print_plan(p: Plan, console: Console) -> None:
         console.print(line)
     controls = p.report.host_controls_summary()
     if controls is not None:
-        console.print(shown(controls), soft_wrap=True)
+        para(console, shown(controls))
     for note in p.notes:
-        console.print(f"note: {shown(note)}", soft_wrap=True)
+        para(console, f"note: {shown(note)}")
 
 
 def _plan_heading(p: Plan) -> str:
@@ -162,16 +252,38 @@ def power_table(effect: float, rows: list[tuple[str, Any]]) -> Table:
 QUEUE_STATES = ("queued", "running", "done", "failed", "interrupted", "cancelled")
 
 
-def queue_table(rows: list[dict], seconds_per_run: dict[int, float]) -> Table:
-    """``status``: per experiment, its runs by state and the time left."""
-    table = _table("flushbench queue", [("id", "right"), ("experiment", "left"),
-                                        *((s, "right") for s in QUEUE_STATES),
+def queue_table(rows: list[dict], seconds_per_run: dict[int, float], *,
+                width: int | None = None) -> Table:
+    """``status``: per experiment, its runs by state and the time left. A column per state;
+    narrower than that table (``width``, the terminal's), one "runs" column naming the states
+    that have runs (``3 queued, 1 running, 10 done``) — a state left out has none."""
+    table = _queue_table(rows, seconds_per_run, compact=False)
+    if width is not None and _natural_width(table) > width:
+        return _queue_table(rows, seconds_per_run, compact=True)
+    return table
+
+
+def _queue_table(rows: list[dict], seconds_per_run: dict[int, float], *,
+                 compact: bool) -> Table:
+    states = [("runs", "left")] if compact else [(s, "right") for s in QUEUE_STATES]
+    table = _table("flushbench queue", [("id", "right"), ("experiment", "left"), *states,
                                         ("left (est.)", "right")])
     for row in rows:
-        table.add_row(str(row["experiment_id"]), literal(row["name"]),
-                      *(str(row.get(c, 0)) for c in QUEUE_STATES),
+        counts = [str(row.get(c, 0)) for c in QUEUE_STATES]
+        if compact:
+            counts = [", ".join(f"{n} {c}" for n, c in zip(counts, QUEUE_STATES, strict=True)
+                                if n != "0") or "none"]
+        table.add_row(str(row["experiment_id"]), literal(row["name"]), *counts,
                       _time_left(row, seconds_per_run.get(int(row["experiment_id"]))))
     return table
+
+
+def _natural_width(table: Table) -> int:
+    """The width ``table`` takes when nothing in it wraps."""
+    from rich.console import Console
+
+    probe = Console(width=10_000)
+    return table.__rich_measure__(probe, probe.options).maximum
 
 
 def _time_left(row: dict, seconds_per_run: float | None) -> str:
@@ -349,9 +461,9 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
         ("in verdicts", str(r.get("excluded_reason") or "yes")),
         *efficiency_rows,
     ]
-    table = Table(title=f"run {run_id}", show_header=False)
-    table.add_column("", style="bold")
-    table.add_column("")
+    table = FitTable(title=f"run {run_id}", show_header=False, fold_words=True)
+    table.add_column("", style="bold", no_wrap=True)  # the keys are short: whole, one line
+    table.add_column("", overflow="fold")
     for k, v in rows:
         table.add_row(literal(k), literal(v))
     return table

@@ -137,7 +137,9 @@ def test_matching_refusals(sources: tuple[Path, Path], tmp_path: Path) -> None:
 
 
 def test_cli_compares_a_database_with_a_bundle(sources: tuple[Path, Path], tmp_path: Path,
-                                               cli: CliRun) -> None:
+                                               cli: CliRun,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "300")  # each sentence on one line, as the test reads it
     a, b = sources
     bundle = tmp_path / "last-month.tar.gz"
     code, out, err = cli(["bundle", "stability-2011", "-o", str(bundle), "--db", str(b),

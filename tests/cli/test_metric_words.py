@@ -37,7 +37,9 @@ def test_sysbench_output_never_says_notpm(sysbench_dbs: tuple[Path, Path],
     assert "TPS (95% CI)" in outputs["compare across databases"][1]
 
 
-def test_tpcc_output_says_notpm(tmp_path: Path, cli: CliRun) -> None:
+def test_tpcc_output_says_notpm(tmp_path: Path, cli: CliRun,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # headings on one line (at 80 "(95% CI)" wraps)
     db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
     code, out, err = cli(["compare", "stability-2011", "--db", str(db)])
     assert code == 0, out + err

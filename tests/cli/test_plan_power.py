@@ -12,6 +12,14 @@ from tests.support.recorded import recorded_copy
 
 pytestmark = pytest.mark.mysql  # plan runs preflight: the binary parses each option set
 
+
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal wide enough for the plan's tables to stay tables (tests/cli/
+    test_terminal_width.py checks them at 80 columns)."""
+    monkeypatch.setenv("COLUMNS", "200")
+
+
 ROOT = Path(__file__).resolve().parents[2]
 STUDY = ROOT / "experiments" / "stability-2011.yaml"
 

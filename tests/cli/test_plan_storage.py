@@ -13,6 +13,14 @@ from tests.cli.conftest import CliRun
 
 pytestmark = [pytest.mark.mysql, pytest.mark.host_control("io")]
 
+
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal wide enough for the plan's tables to stay tables (tests/cli/
+    test_terminal_width.py checks them at 80 columns)."""
+    monkeypatch.setenv("COLUMNS", "200")
+
+
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "experiments" / "quickstart.yaml"
 

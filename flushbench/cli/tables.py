@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 __all__ = ["number"]
 
 
+#: The longest word a fitted table keeps whole (a knob setting, a server variable); a longer
+#: one — a path — folds.
+LONG_WORD = 48
+
+
 class FitTable(Table):
     """A table that fits the width it is printed in, never cutting a value short.
 
@@ -71,7 +76,10 @@ class FitTable(Table):
         ranges = []
         for column in self.columns:
             m = self._measure_column(console, options, column)
-            ranges.append((m.maximum if column.no_wrap else m.minimum, m.maximum))
+            # A word longer than LONG_WORD (a path) folds rather than turning a wide
+            # terminal's table into a list; names and settings stay whole.
+            low = m.maximum if column.no_wrap else min(m.minimum, LONG_WORD)
+            ranges.append((low, m.maximum))
         return ranges
 
     def _fitted_widths(self, ranges: list[tuple[int, int]],

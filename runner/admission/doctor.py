@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from core import paths
+from core import import_names, paths
 from core.errors import FlushbenchError
 from runner import knobs as knobs_mod
 from runner.admission.checks import CheckContext, HostCheck, Problem
@@ -206,8 +206,18 @@ def as_row(check: HostCheck, context: CheckContext) -> Check:
     return Check(check.name, True, check.describe(context), required=check.required)
 
 
+def _import_names_check() -> Check:
+    """flushbench's five generic import names are its own in this environment."""
+    found = import_names.clashes()
+    if found:
+        return Check("import names", False, found[0], None)
+    return Check("import names", True,
+                 f"{', '.join(import_names.IMPORT_NAMES)}: flushbench's own "
+                 f"({import_names.ROOT})")
+
+
 def run_doctor(work: Path | None = None, db: str | None = None) -> list[Check]:
     """Run every environment check (a few subprocesses, < 1 s)."""
     context = CheckContext(host=HostFacts(work or paths.work_dir()), db=db)
-    return [*_profile_checks(), _go_check(),
+    return [*_profile_checks(), _go_check(), _import_names_check(),
             *(as_row(c, context) for c in host_checks() if c.applies(context))]

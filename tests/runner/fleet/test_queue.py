@@ -21,6 +21,9 @@ from store.ledger.recorder import RunRecorder
 from store.models import Experiment, Interval, Run, RunEvent
 from tests.support.queueing import enqueue_plain
 
+#: This test process's host id: ``unpin`` takes over the runs of this host's dead workers.
+HERE = local_identity().host_id
+
 
 @pytest.fixture
 def db(results_url: str):  # noqa: ANN201 - a ResultsDB
@@ -86,19 +89,19 @@ def test_unpin_hands_a_pinned_experiment_to_another_class(db: ResultsDB) -> None
     assert first is not None and ledger.claim_next(db, exp_id, identity=b) is None
     # A run still under a live lease: refused, nothing changes.
     with pytest.raises(StoreError, match="1 run\\(s\\) still running under a live lease"):
-        ledger.unpin(db, "stranded")
+        ledger.unpin(db, "stranded", host_id=HERE)
     assert ledger.finish(db, first, "done", owner=a.owner)
-    assert ledger.unpin(db, "stranded") == ["fast"]
+    assert ledger.unpin(db, "stranded", host_id=HERE) == ["fast"]
     second = ledger.claim_next(db, exp_id, identity=b)  # the other class takes over, and pins
     assert second is not None
     with db.session() as s:
         assert s.get(Experiment, exp_id).host_class == "slow"
     assert ledger.claim_next(db, exp_id, identity=a) is None
     assert ledger.finish(db, second, "done", owner=b.owner)
-    assert ledger.unpin(db, "stranded") == ["slow"]
-    assert ledger.unpin(db, "stranded") == []  # already free
+    assert ledger.unpin(db, "stranded", host_id=HERE) == ["slow"]
+    assert ledger.unpin(db, "stranded", host_id=HERE) == []  # already free
     with pytest.raises(StoreError, match="no experiment 'strandd'.*stranded"):
-        ledger.unpin(db, "strandd")
+        ledger.unpin(db, "strandd", host_id=HERE)
 
 
 def test_unpin_takes_over_a_dead_workers_run_first(db: ResultsDB) -> None:
@@ -107,7 +110,7 @@ def test_unpin_takes_over_a_dead_workers_run_first(db: ResultsDB) -> None:
     run_id = ledger.claim_next(db, exp_id, identity=dead)
     assert run_id is not None
     expire(db, run_id)
-    assert ledger.unpin(db, "deadpin") == ["fast"]
+    assert ledger.unpin(db, "deadpin", host_id=HERE) == ["fast"]
     assert ledger.claim_next(db, exp_id, identity=local_identity("b1", "slow")) is not None
 
 

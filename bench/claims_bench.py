@@ -1,8 +1,8 @@
 """Claims under contention, and what a run writes to PostgreSQL.
 
 1. **Claims**: ``--workers`` processes (default 4) drain one queue of ``--runs`` runs (default
-   400) with the real claim (:func:`runner.fleet.queue.claim_next`: the atomic UPDATE … SKIP LOCKED)
-   followed by the real owner-conditional :func:`runner.fleet.queue.finish` — each claim a run
+   400) with the real claim (:func:`store.ledger.claim_next`: the atomic UPDATE … SKIP LOCKED)
+   followed by the real owner-conditional :func:`store.ledger.finish` — each claim a run
    start, each finish a run end, nothing in between. Per backend (a throwaway PostgreSQL
    cluster, a SQLite file on the local disk): claims per second over the whole drain (first
    claim to last finish, all workers) and the latency of one ``claim_next`` call (p50, p95,
@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sqlalchemy as sa  # noqa: E402
 
-from runner.fleet import queue  # noqa: E402
-from runner.fleet.identity import local_identity  # noqa: E402
+from runner.host.identity import local_identity  # noqa: E402
+from store import ledger  # noqa: E402
 from store.db import ResultsDB  # noqa: E402
 from tests.support.pgcluster import PgCluster  # noqa: E402
 from tests.support.queueing import enqueue_plain  # noqa: E402
@@ -61,13 +61,13 @@ def _drain(url: str, index: int, start: mp.Event, out: mp.Queue) -> None:
     start.wait()
     while True:
         t0 = time.perf_counter()
-        run_id = queue.claim_next(db, identity=me)
+        run_id = ledger.claim_next(db, identity=me)
         latencies.append(time.perf_counter() - t0)
         if run_id is None:
             latencies.pop()  # the empty-queue call is not a claim
             break
         first = first if first is not None else t0
-        queue.finish(db, run_id, "done", owner=me.owner)
+        ledger.finish(db, run_id, "done", owner=me.owner)
         last = time.perf_counter()
     db.dispose()
     out.put({"latencies": latencies, "first": first, "last": last})

@@ -1,4 +1,6 @@
 """flushbench: its command line (``flushbench.cli``) and its version; the pieces every package
-shares (errors, units, paths) live in ``core``."""
+shares (errors, units, paths, the version string itself: ``core.version``) live in ``core``."""
 
-__version__ = "0.1.0"
+from core.version import VERSION as __version__
+
+__all__ = ["__version__"]

@@ -1,4 +1,5 @@
-"""Results database: SQLAlchemy models, Alembic migrations, sessions."""
+"""Results database: SQLAlchemy models, Alembic migrations, sessions, and the run ledger
+(:mod:`store.ledger`: every statement on the state of a run or a worker)."""
 
 from store.db import ResultsDB, resolve_url, upgrade
 from store.models import (

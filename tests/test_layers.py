@@ -23,16 +23,14 @@ FORBIDDEN: tuple[tuple[str, str, str], ...] = (
     ("analysis", "runner", "the analysis never starts a process"),
     ("store", "runner", "the store knows nothing of how runs are made"),
     ("store", "analysis", "the store knows nothing of how results are read"),
-    ("store", "flushbench.cli", "the store is below the CLI"),
-    ("runner", "flushbench.cli", "the CLI calls the runner, never the reverse"),
-    ("analysis", "flushbench.cli", "the CLI calls the analysis, never the reverse"),
+    *((low, "flushbench", "the command calls the packages below it, never the reverse (the"
+       " version is core.version)") for low in ("runner", "analysis", "store")),
     ("runner.knobs", "runner.server", "knob translation is pure: no server"),
     ("runner.knobs", "runner.host", "knob translation is pure: no host control"),
     *((low, high, "calls go one way: worker → execute (one run) → measure")
-      for low, highs in (("runner.run.execute", ("runner.fleet.worker",)),
-                         ("runner.run.measure", ("runner.fleet.worker", "runner.run.execute")),
+      for low, highs in (("runner.run.measure", ("runner.run.execute",)),
                          ("runner.admission.run_context",
-                          ("runner.fleet.worker", "runner.run.execute", "runner.run.measure")))
+                          ("runner.run.execute", "runner.run.measure")))
       for high in highs),
     *(("core", target, "the core (errors, units, models, flavors…) imports nothing of ours")
       for target in ("flushbench", "runner", "analysis", "store")),
@@ -42,12 +40,15 @@ FORBIDDEN: tuple[tuple[str, str, str], ...] = (
       for target in ("runner.admission", "runner.fleet", "runner.run", "runner.server",
                      "runner.datasets")),
     *(("runner.admission", target, "admission is checked before a run: it calls no run or worker")
-      for target in ("runner.run", "runner.fleet.worker")),
+      for target in ("runner.run",)),
+    # experiment → admission → run → fleet, one way: the fleet hands its lease down to a run
+    # (runner.run.run_lease) and both speak to the store's ledger, never to the fleet.
+    *((low, "runner.fleet", "the fleet calls admission and a run, never the reverse")
+      for low in ("runner.run", "runner.admission")),
     *((low, target, "the wings use servers, hosts, knobs and workloads; never the reverse")
       for low in ("runner.server", "runner.host", "runner.knobs", "runner.workloads",
                   "runner.connection", "runner.proc", "runner.datasets")
       for target in ("runner.admission", "runner.fleet", "runner.run")),
-    ("runner.run", "runner.fleet.worker", "the worker hands a run to execute, never the reverse"),
 )
 
 
@@ -124,9 +125,16 @@ def test_the_project_keeps_its_layers() -> None:
     ("analysis/more.py", "from runner.fleet import queue\n", "never starts a process"),
     ("store/more.py", "from ..runner.fleet.queue import enqueue\n", "how runs are made"),
     ("core/units.py", "from flushbench.cli import app\n", "imports nothing of ours"),
-    ("runner/run/execute.py", "def f():\n    from runner.fleet.worker import serve\n", "one way"),
+    ("runner/run/execute.py", "def f():\n    from runner.fleet.worker import serve\n",
+     "never the reverse"),
+    ("runner/run/measure.py", "from runner.fleet.lease import Heartbeat\n", "never the reverse"),
+    ("runner/admission/run_context.py", "from runner.fleet import queue\n",
+     "never the reverse"),
+    ("runner/run/metadata.py", "from flushbench import __version__\n", "core.version"),
+    ("store/ledger/x.py", "import flushbench\n", "core.version"),
 ], ids=["knobs-server", "lazy-runner-analysis", "analysis-runner", "relative-store-runner",
-        "core-cli", "execute-worker"])
+        "core-cli", "execute-worker", "run-fleet", "admission-fleet", "run-command",
+        "store-command"])
 def test_a_forbidden_import_is_caught(tmp_path: Path, module_path: str, source: str,
                                       rule: str) -> None:
     """The checker itself: each kind of forbidden import added to a module is reported."""

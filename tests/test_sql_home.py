@@ -1,13 +1,15 @@
-"""Where the results database's SQL lives (docs/architecture.md): in ``store/``, in the queue
-module (``runner/fleet/queue.py``: claim, lease, cancel together) and in one query module per
-package (``analysis/query.py``) — nowhere else.
+"""Where the results database's SQL lives (docs/architecture.md): in ``store/`` and in one query
+module per package (``analysis/query.py``) — nowhere else; and within ``store/``, every statement
+that changes the state of a run or a worker is the run ledger's (``store/ledger/``).
 
 Every module of ``core/``, ``flushbench/``, ``runner/`` and ``analysis/`` is read with ``ast``
 and each call that builds a statement is reported: SQLAlchemy's ``select``, ``update``,
 ``insert``, ``delete`` and ``text`` (imported by name, under an alias, or reached through the
 ``sqlalchemy`` module), and ``.execute(``, ``.scalar(``, ``.scalars(``,
 ``.exec_driver_sql(`` given a string literal (raw SQL). Only the modules of
-:data:`SQL_HOMES` may hold them.
+:data:`SQL_HOMES` may hold them. A statement writing a run-state table (``update(Run)``,
+``insert(Worker)``…) or a new row of one (``Run(…)``, ``RunEvent(…)``, ``Worker(…)``) is
+reported anywhere but under :data:`LEDGER` (``store/`` included).
 
 The runner also speaks SQL to the server it measures (``SHOW GLOBAL STATUS``, ``SET GLOBAL``,
 ``CREATE DATABASE`` over PyMySQL): that is no statement on the results database. The modules
@@ -27,7 +29,16 @@ SCANNED = ("core", "flushbench", "runner", "analysis")
 
 #: Modules allowed to build statements, as paths relative to the repository (a folder: every
 #: module under it).
-SQL_HOMES = ("store/", "runner/fleet/queue.py", "analysis/query.py")
+SQL_HOMES = ("store/", "analysis/query.py")
+#: The run ledger: the only home of statements that change a run's or a worker's state.
+LEDGER = "store/ledger/"
+#: The tables of run state (models of ``store/models.py``): runs, their events, workers.
+RUN_STATE_TABLES = frozenset({"Run", "RunEvent", "Worker"})
+#: Builders that change a table.
+WRITERS = frozenset({"update", "insert", "delete"})
+#: Modules that name the run-state models without writing them: their definitions and the
+#: frozen migration history.
+RUN_STATE_DEFINITIONS = ("store/models.py", "store/migrations/")
 
 #: Modules whose literal SQL goes to the mysqld under test (PyMySQL cursors), with what it is.
 SERVER_UNDER_TEST = {
@@ -152,11 +163,80 @@ def misplaced_sql(root: Path, packages: tuple[str, ...] = SCANNED) -> list[SqlCa
     return out
 
 
-def test_sql_lives_in_the_store_the_queue_and_the_query_modules() -> None:
+def run_state_writes(source: str, path: str) -> list[SqlCall]:
+    """Every call in ``source`` that writes a run-state table: a writing builder given one
+    (``update(Run)``, ``sa.delete(Worker)``) or a new row of one (``RunEvent(…)``)."""
+    tree = ast.parse(source, filename=path)
+    builders, modules = _sqlalchemy_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in RUN_STATE_TABLES:
+            found.append(SqlCall(path, node.lineno, f"{func.id}("))
+            continue
+        if isinstance(func, ast.Name) and builders.get(func.id) in WRITERS:
+            builder = builders[func.id]
+        elif (isinstance(func, ast.Attribute) and func.attr in WRITERS
+              and _root_name(func.value) in modules):
+            builder = func.attr
+        else:
+            continue
+        table = node.args[0] if node.args else None
+        if isinstance(table, ast.Name) and table.id in RUN_STATE_TABLES:
+            found.append(SqlCall(path, node.lineno, f"{builder}({table.id})"))
+    return sorted(found, key=lambda c: c.line)
+
+
+def run_state_outside_the_ledger(root: Path, packages: tuple[str, ...] = (*SCANNED, "store")
+                                 ) -> list[SqlCall]:
+    """The writes of run state in modules of ``packages`` outside :data:`LEDGER`."""
+    out = []
+    for package in packages:
+        for file in sorted((root / package).rglob("*.py")):
+            path = file.relative_to(root).as_posix()
+            if path.startswith(LEDGER) or path.startswith(RUN_STATE_DEFINITIONS):
+                continue
+            out.extend(run_state_writes(file.read_text(encoding="utf-8"), path))
+    return out
+
+
+def test_sql_lives_in_the_store_and_the_query_modules() -> None:
     misplaced = misplaced_sql(ROOT)
     assert not misplaced, (
-        "statements outside store/, runner/fleet/queue.py and analysis/query.py (move each"
-        " into a named function there):\n" + "\n".join(f"  {c}" for c in misplaced))
+        "statements outside store/ and analysis/query.py (move each into a named function"
+        " there; run state: the ledger, store/ledger/):\n"
+        + "\n".join(f"  {c}" for c in misplaced))
+
+
+def test_run_state_changes_only_in_the_ledger() -> None:
+    found = run_state_outside_the_ledger(ROOT)
+    assert not found, (
+        "run-state writes outside store/ledger/ (move each into the ledger module of its"
+        " job):\n" + "\n".join(f"  {c}" for c in found))
+
+
+def test_the_checker_reports_a_run_state_write_outside_the_ledger(tmp_path: Path) -> None:
+    (tmp_path / "store" / "ledger").mkdir(parents=True)
+    (tmp_path / "store" / "bundles.py").write_text(
+        "import sqlalchemy as sa\n"
+        "from sqlalchemy import update\n"
+        "from store.models import Experiment, Run, RunEvent, Worker\n\n"
+        "def f(s):\n"
+        "    s.execute(update(Run).values(status='done'))\n"
+        "    s.execute(sa.delete(Worker))\n"
+        "    s.add(RunEvent(run_id=1))\n"
+        "    s.execute(update(Experiment).values(host_class=None))\n")
+    (tmp_path / "store" / "ledger" / "finish.py").write_text(
+        "from sqlalchemy import update\nfrom store.models import Run\n\n"
+        "def f(s):\n    s.execute(update(Run))\n    s.add(Run())\n")
+    found = [str(c) for c in run_state_outside_the_ledger(tmp_path, ("store",))]
+    assert found == [
+        "store/bundles.py:6 update(Run)",
+        "store/bundles.py:7 delete(Worker)",
+        "store/bundles.py:8 RunEvent(",
+    ], found
 
 
 def test_the_server_under_test_modules_still_speak_sql_to_it() -> None:
@@ -179,6 +259,7 @@ def test_the_checker_reports_a_module_building_sql(tmp_path: Path) -> None:
         "    s.scalar(sa.text('SELECT 1'))\n"
         "    return s.scalars(pick(Run.id)).all()\n"
     )
+    # A module that used to be a SQL home is no longer one.
     (tmp_path / "runner" / "fleet" / "queue.py").write_text(
         "from sqlalchemy import select\n\ndef q():\n    return select(1)\n")
     (tmp_path / "store").mkdir()
@@ -190,6 +271,7 @@ def test_the_checker_reports_a_module_building_sql(tmp_path: Path) -> None:
     sandbox.write_text("import sqlite3\n\ndef f(cur):\n    cur.execute('SHUTDOWN')\n")
     found = [str(c) for c in misplaced_sql(tmp_path, ("runner", "store"))]
     assert found == [
+        "runner/fleet/queue.py:4 select(",
         "runner/fleet/sneaky.py:6 update(",
         "runner/fleet/sneaky.py:7 .execute(<literal SQL>)",
         "runner/fleet/sneaky.py:8 sa.text(",

@@ -158,7 +158,7 @@ def run(
 
     from flushbench.cli.logs import LogReporter
     from flushbench.cli.progress import LiveReporter
-    from runner.fleet.identity import local_identity
+    from runner.host.identity import local_identity
 
     identity = local_identity(host_id, host_class)
     if sys.stdout.isatty() and log_file is None:
@@ -193,14 +193,14 @@ def queue_add(
     fresh: Annotated[bool, typer.Option("--fresh")] = False,
 ) -> None:
     """Preflight an experiment and queue its runs for `flushbench worker` (nothing starts)."""
+    from runner.admission.queue_record import enqueue
     from runner.admission.run_context import prepare
-    from runner.fleet import queue
     from store.db import ResultsDB, refuse_read_only
 
     refuse_read_only(db)  # a study bundle: refused before preflight starts anything
     _check_work(work)
     ctx = prepare(file, work)
-    enq = queue.enqueue(ResultsDB(db), ctx.queued(), fresh=fresh)
+    enq = enqueue(ResultsDB(db), ctx.queued(), fresh=fresh)
     console.print(
         f"queued {enq.queued + enq.requeued} run(s) of {ctx.exp.name}"
         f" ({enq.kept_done} done already)"
@@ -224,12 +224,12 @@ def queue_cancel(
     A cancelled rerun leaves the run it was to replace standing in the analysis.
     """
     from flushbench.cli.options import check_run_id
-    from runner.fleet import queue
+    from store import ledger
     from store.db import ResultsDB
 
     for run_id in run or ():
         check_run_id(run_id, where="--run", fix="name a queued run of the experiment")
-    n = queue.cancel(ResultsDB(db, create=False), experiment, run_ids=run)
+    n = ledger.cancel(ResultsDB(db, create=False), experiment, run_ids=run)
     missed = len(set(run)) - n if run else 0
     say(console, f"cancelled {n} queued run(s) of {experiment}" + (
         f"; {missed} of the runs named are not queued runs of it (`flushbench queue list`)"
@@ -290,10 +290,12 @@ def queue_unpin(
 
     The next worker of any allowed class takes the remaining runs; finished runs stay.
     """
-    from runner.fleet import queue
+    from runner.host.identity import local_identity
+    from store import ledger
     from store.db import ResultsDB
 
-    pinned = queue.unpin(ResultsDB(db, create=False), experiment)
+    pinned = ledger.unpin(ResultsDB(db, create=False), experiment,
+                          host_id=local_identity().host_id)
     if not pinned:
         say(console, f"{experiment} was not pinned to a host class")
         return
@@ -306,17 +308,18 @@ def queue_unpin(
 @app.command()
 def status(db: DbOption = None) -> None:
     """What is queued, running, done and failed, per experiment; live and stale workers."""
-    from runner.fleet import queue
     from runner.fleet.workers import worker_rows
+    from runner.host.identity import local_identity
+    from store import ledger
     from store.db import ResultsDB
 
     # A mistyped path must not create a database; a study bundle is read (never written).
     results = ResultsDB(db, create=False, write=False)
     if results.bundle is None:  # a bundle's runs have no worker left to take over
         with results.session() as s, s.begin():
-            queue.mark_abandoned(s)
-    rows = queue.status_counts(results)
-    per_run = queue.run_seconds(results)
+            ledger.mark_abandoned(s, host_id=local_identity().host_id)
+    rows = ledger.status_counts(results)
+    per_run = ledger.run_seconds(results)
     console.print(tables.queue_table(rows, per_run, width=console.width))
     if any(row.get("queued") or row.get("running") for row in rows):
         para(console, "left (est.): queued and running runs × the median wall time of the"
@@ -350,8 +353,8 @@ def worker(
     keeps two workers on one host from measuring at the same time (docs/hosts.md).
     """
     from flushbench.cli.logs import LogReporter, check_log_file
-    from runner.fleet.identity import local_identity
     from runner.fleet.worker import ContextExecutor, WorkerOptions, serve
+    from runner.host.identity import local_identity
     from store.db import ResultsDB, redacted, resolve_url
 
     _sigterm_as_interrupt()

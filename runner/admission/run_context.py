@@ -16,11 +16,11 @@ from typing import Any, Protocol
 
 from core.paths import work_dir
 from runner.admission.preflight import PreflightReport, preflight
+from runner.admission.queue_record import load_queued
 from runner.connection import ConnectionInfo
 from runner.datasets import DatasetKey, Snapshot, ensure_dataset
 from runner.experiment.queued import QueuedExperiment
 from runner.experiment.spec import CellSpec, ExperimentSpec, expand, load_experiment
-from runner.fleet.queue import load_queued
 from runner.server import ResolvedServer
 from runner.workloads import adapter_class, get_workload
 from store.db import ResultsDB

@@ -24,9 +24,9 @@ class QueuedExperiment:
     hold by then. So the queue keeps the validated spec, the files it named as preflight read
     them (:meth:`PreflightReport.queued_files`), and per cell the translation preflight
     checked with the server version it was checked against (:meth:`translation_entry`).
-    :func:`runner.fleet.queue.load_queued` reads it back, :meth:`write_files` puts the files
-    where preflight reads them again, and :meth:`reusable` hands preflight the translations
-    this host's binary may reuse.
+    :func:`runner.admission.queue_record.load_queued` reads it back, :meth:`write_files` puts
+    the files where preflight reads them again, and :meth:`reusable` hands preflight the
+    translations this host's binary may reuse.
     """
 
     exp: ExperimentSpec

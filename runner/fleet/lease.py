@@ -6,6 +6,9 @@ When the lease cannot be renewed — another worker took the run over, or the da
 unreachable past the lease's expiry — the heartbeat says the lease is *lost*: it sets
 :attr:`Heartbeat.lost` (the run checks it between phases and the measure loop stops the
 driver on it) and records why, so a worker never finishes a run someone else restarted.
+
+The statements are the ledger's (:mod:`store.ledger.lease`, :mod:`store.ledger.workers`); the
+run sees the heartbeat only as its :class:`runner.run.run_lease.RunLease`.
 """
 
 from __future__ import annotations
@@ -18,29 +21,20 @@ from collections.abc import Callable
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from core.errors import FlushbenchError
-from runner.fleet.identity import Identity
-from runner.fleet.queue import (
-    LEASE_S,
-    db_now,
-    extend_lease,
-    mark_worker_stopped,
-    record_heartbeat,
-    register_worker,
-    run_holder,
-)
+from runner.host.identity import Identity
+from runner.run.run_lease import LeaseLost
 from store.db import ResultsDB
+from store.ledger.clock import db_now
+from store.ledger.lease import LEASE_S, extend_lease, run_holder
+from store.ledger.workers import mark_worker_stopped, record_heartbeat, register_worker
 
 #: The heartbeat period as a fraction of the lease: three beats may fail before it expires.
 BEAT_FRACTION = 0.25
 
 
-class LeaseLost(FlushbenchError):
-    """This worker no longer holds its run (taken over, or the database was down too long)."""
-
-
 class Heartbeat:
-    """Keeps a worker's row and its held run's lease alive from a daemon thread.
+    """Keeps a worker's row and its held run's lease alive from a daemon thread (a
+    :class:`~runner.run.run_lease.RunLease` for the run it holds).
 
     Parameters
     ----------

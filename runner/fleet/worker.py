@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from runner.admission.queue_record import enqueue
 from runner.admission.run_context import (
     ExperimentContext,
     NullReporter,
@@ -34,15 +35,18 @@ from runner.admission.run_context import (
     prepare,
     prepare_stored,
 )
-from runner.experiment.spec import CellSpec
-from runner.fleet import queue
 from runner.fleet.hostlock import HostLock
-from runner.fleet.identity import Identity, local_identity
 from runner.fleet.lease import Heartbeat
+from runner.host.identity import Identity, local_identity
 from runner.run.execute import execute_run
+from store import ledger
 from store.db import ResultsDB
-from store.models import Cell, Experiment, Run, RunStatus
-from store.runs import run_dirs_without_result_of_experiment, run_dirs_without_result_on_host
+from store.ledger.runs import (
+    run_dirs_without_result_of_experiment,
+    run_dirs_without_result_on_host,
+    run_place,
+)
+from store.models import Experiment, RunStatus
 
 #: Seconds between looks at an empty queue while waiting for work (``--idle-timeout``).
 POLL_S = 2.0
@@ -77,7 +81,7 @@ class WorkerOptions:
         When set, the loop returns before claiming another run.
     """
 
-    lease_s: float = queue.LEASE_S
+    lease_s: float = ledger.LEASE_S
     experiment_id: int | None = None
     idle_timeout: float = 0.0
     max_runs: int | None = None
@@ -154,11 +158,12 @@ def serve(
                 log(f"killed mysqld pid {pid} left behind by a dead worker of host"
                     f" {identity.host_id}")
             with db.session() as s, s.begin():
-                taken = queue.requeue_abandoned(s, opts.experiment_id, identity.host_id)
+                taken = ledger.requeue_abandoned(s, opts.experiment_id,
+                                                  host_id=identity.host_id)
             for old, new in taken:
                 log(f"run {old} was abandoned by its worker (lease expired or process gone):"
                     f" queued again as run {new}")
-            candidates = queue.claimable_experiments(db, identity)
+            candidates = ledger.claimable_experiments(db, identity)
             if opts.experiment_id is not None:
                 if opts.experiment_id not in candidates and not told_pinned:
                     why = _why_not_claimable(db, opts.experiment_id, identity)
@@ -207,7 +212,7 @@ def _one_run(
             heartbeat.set_state("preparing", f"experiment {exp_id}")
             executor.prepare(exp_id)
             prepared.add(exp_id)
-        run_id = queue.claim_next(db, exp_id, identity=identity, lease_s=opts.lease_s)
+        run_id = ledger.claim_next(db, exp_id, identity=identity, lease_s=opts.lease_s)
         if run_id is None:
             heartbeat.set_state("idle")
             return None  # another worker took the last one meanwhile
@@ -223,7 +228,7 @@ def _one_run(
 def _why_not_claimable(db: ResultsDB, experiment_id: int, identity: Identity) -> str | None:
     with db.session() as s:
         row = s.get(Experiment, experiment_id)
-        if row is None or queue.queued_run_count(s, experiment_id) == 0:
+        if row is None or ledger.queued_run_count(s, experiment_id) == 0:
             return None
         if row.hosts and identity.host_class not in row.hosts:
             return (f"experiment {row.name} runs on host classes {', '.join(row.hosts)};"
@@ -258,20 +263,20 @@ def run_experiment(
     retry_failed: bool = False,
     reporter: Reporter | None = None,
     work: Path | None = None,
-    on_prepared: Callable[[ExperimentContext, queue.EnqueueResult], None] | None = None,
+    on_prepared: Callable[[ExperimentContext, ledger.EnqueueResult], None] | None = None,
     identity: Identity | None = None,
-    lease_s: float = queue.LEASE_S,
+    lease_s: float = ledger.LEASE_S,
     stop: threading.Event | None = None,
 ) -> ExperimentOutcome:
     """Preflight (unless given a prepared context), enqueue, then execute the queued runs.
 
     Rerunning resumes: finished runs are kept, interrupted ones are redone (see
-    :mod:`runner.fleet.queue`). Failed runs do not stop the queue; setting ``stop`` does, between
+    :mod:`store.ledger.enqueue`). Failed runs do not stop the queue; setting ``stop`` does, between
     runs (the run in progress finishes).
     """
     reporter = reporter or NullReporter()
     ctx = experiment if isinstance(experiment, ExperimentContext) else prepare(experiment, work)
-    enq = queue.enqueue(db, ctx.queued(), fresh=fresh, retry_failed=retry_failed)
+    enq = enqueue(db, ctx.queued(), fresh=fresh, retry_failed=retry_failed)
     reap_leftover_servers(db, enq.experiment_id)
     if on_prepared is not None:
         on_prepared(ctx, enq)
@@ -314,13 +319,10 @@ class ContextExecutor:
 
     def execute(self, run_id: int, heartbeat: Heartbeat) -> str:
         """Execute one claimed run of a prepared experiment."""
-        with self.db.session() as s:
-            run = s.get(Run, run_id)
-            assert run is not None
-            exp_id = s.get(Cell, run.cell_id).experiment_id
-            total = _count_queued(self.db, exp_id) + 1
+        exp_id, cell_key, repetition = run_place(self.db, run_id)
+        total = _count_queued(self.db, exp_id) + 1
         ctx = self.contexts[exp_id]
-        cell, repetition = _cell_of(self.db, ctx, run_id)
+        cell = ctx.cells_by_key[cell_key]
         self.index += 1
         self.reporter.run_started(self.index, self.index - 1 + total, cell, repetition, run_id)
         return execute_run(self.db, ctx, run_id, cell, self.reporter, heartbeat=heartbeat)
@@ -339,7 +341,7 @@ def work_queue(
     reporter: Reporter,
     *,
     identity: Identity | None = None,
-    lease_s: float = queue.LEASE_S,
+    lease_s: float = ledger.LEASE_S,
     stop: threading.Event | None = None,
 ) -> ExperimentOutcome:
     """Claim and execute the experiment's queued runs until none is left (the worker loop,
@@ -370,12 +372,5 @@ def reap_leftover_servers(db: ResultsDB, experiment_id: int) -> list[int]:
 
 def _count_queued(db: ResultsDB, experiment_id: int) -> int:
     with db.session() as s:
-        return queue.queued_run_count(s, experiment_id)
+        return ledger.queued_run_count(s, experiment_id)
 
-
-def _cell_of(db: ResultsDB, ctx: ExperimentContext, run_id: int) -> tuple[CellSpec, int]:
-    with db.session() as s:
-        run = s.get(Run, run_id)
-        assert run is not None
-        key = s.get(Cell, run.cell_id).cell_key
-        return ctx.cells_by_key[key], run.repetition

@@ -18,9 +18,9 @@ from pathlib import Path
 import psutil
 
 from core.clock import as_utc
-from runner.fleet.queue import db_now
 from store.db import ResultsDB
-from store.workers import workers_heard_since
+from store.ledger.clock import db_now
+from store.ledger.workers import workers_heard_since
 
 #: Stale workers older than this are no longer listed (their runs were taken over long ago).
 STALE_LISTED_FOR = dt.timedelta(days=1)

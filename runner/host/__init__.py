@@ -14,6 +14,8 @@ Modules (one job each):
 - :mod:`runner.host.cpus` — CPU lists and pinning (affinity or cpuset);
 - :mod:`runner.host.thp` — transparent huge pages set per run and restored, also after a crash;
 - :mod:`runner.host.capabilities` — what this host can do, for ``doctor`` and preflight;
+- :mod:`runner.host.identity` — who a worker on this host is (host id, host class, pid): the
+  lease owner the ledger writes, the host lock's name;
 - :mod:`runner.host.facts` — the host's figures (memory, huge pages, free disk, capabilities),
   read once per run of the checks (the checks themselves are admission's:
   :mod:`runner.admission.checks`).

@@ -24,17 +24,14 @@ from runner.admission.disk import dispose_datadir
 from runner.admission.run_context import ExperimentContext, Reporter, dataset_key
 from runner.datasets import DatasetError, Snapshot, restore
 from runner.experiment.spec import CellSpec, measurement_hash, start_jitter, start_offset
-from runner.fleet import queue
-from runner.fleet.identity import local_identity
-from runner.fleet.lease import Heartbeat, LeaseLost
 from runner.host.cgroups import reap_stale_groups
 from runner.host.controls import RunHostControls
 from runner.host.thp import ThpState, restore_leftover_thp, thp_setting
 from runner.knobs import Translation
 from runner.run.measure import measure
 from runner.run.metadata import code_version, host_facts
-from runner.run.recorder import RunRecorder, retrying
 from runner.run.run_checks import apply_policy
+from runner.run.run_lease import LeaseLost, RunLease
 from runner.server import (
     MysqldSandbox,
     ResolvedServer,
@@ -43,7 +40,9 @@ from runner.server import (
     write_mycnf,
 )
 from runner.server.options import option_list
+from store import ledger
 from store.db import ResultsDB
+from store.ledger.recorder import RunRecorder, retrying
 from store.models import RunStatus
 
 #: How long a finished run waits for the results database to write its buffered rows and its
@@ -54,7 +53,7 @@ FINAL_WRITE_PATIENCE_S = 60.0
 class _PhaseTee:
     """Passes every reporter call through, and tells the heartbeat the current phase."""
 
-    def __init__(self, reporter: Reporter, heartbeat: Heartbeat) -> None:
+    def __init__(self, reporter: Reporter, heartbeat: RunLease) -> None:
         self._reporter = reporter
         self._heartbeat = heartbeat
 
@@ -74,23 +73,16 @@ def execute_run(
     cell: CellSpec,
     reporter: Reporter,
     stop_event: threading.Event | None = None,
-    heartbeat: Heartbeat | None = None,
+    *,
+    heartbeat: RunLease,
 ) -> str:
     """Execute one claimed run; return its final status. Never raises for expected failures.
 
-    ``heartbeat`` renews the run's lease for the whole run (a private one is started when
-    None). When it reports the lease lost, the run stops at the next phase boundary or driver
+    ``heartbeat`` renews the run's lease for the whole run (the worker's, holding this run).
+    When it reports the lease lost, the run stops at the next phase boundary or driver
     interval, records why, and leaves the run's outcome to whoever took it over.
     """
-    own_heartbeat = heartbeat is None
-    if heartbeat is None:
-        heartbeat = Heartbeat(db, local_identity()).start()
-        heartbeat.hold(run_id)
-    try:
-        return _execute_run(db, ctx, run_id, cell, reporter, stop_event, heartbeat)
-    finally:
-        if own_heartbeat:
-            heartbeat.stop()
+    return _execute_run(db, ctx, run_id, cell, reporter, stop_event, heartbeat)
 
 
 @dataclass
@@ -102,7 +94,7 @@ class _Run:
     run_id: int
     cell: CellSpec
     reporter: Reporter
-    heartbeat: Heartbeat
+    heartbeat: RunLease
     rec: RunRecorder
     run_dir: Path
     layout: SandboxLayout
@@ -127,7 +119,7 @@ class _Run:
             self.heartbeat.check()  # lost meanwhile: not ours to call done
         self.heartbeat.release()
         owner = self.heartbeat.identity.owner
-        return retrying(lambda: queue.finish(self.db, self.run_id, status, error, owner=owner),
+        return retrying(lambda: ledger.finish(self.db, self.run_id, status, error, owner=owner),
                         patience, f"record run {self.run_id} as {status}", self.db)
 
 
@@ -138,7 +130,7 @@ def _execute_run(
     cell: CellSpec,
     reporter: Reporter,
     stop_event: threading.Event | None,
-    heartbeat: Heartbeat,
+    heartbeat: RunLease,
 ) -> str:
     run = _open_run(db, ctx, run_id, cell, reporter, heartbeat)
     try:
@@ -160,11 +152,11 @@ def _execute_run(
     finally:
         run.layout.cleanup()
         _dispose(ctx, run.layout, run.run_dir, run.rec, run.ended)
-        run.rec.close()  # the disk reserve kept for recording a failure (runner.run.recorder)
+        run.rec.close()  # the disk reserve kept for recording a failure (store.ledger.recorder)
 
 
 def _open_run(db: ResultsDB, ctx: ExperimentContext, run_id: int, cell: CellSpec,
-              reporter: Reporter, heartbeat: Heartbeat) -> _Run:
+              reporter: Reporter, heartbeat: RunLease) -> _Run:
     """The run's recorder, what it runs, and a fresh run directory (its path recorded on
     the run)."""
     rec = RunRecorder(db, run_id)
@@ -299,7 +291,7 @@ def _record_lease_lost(run: _Run, exc: LeaseLost) -> str:
     run.rec.event("error", "lease-lost", exc.render(), heartbeat.lost_reason)
     if run.final(RunStatus.INTERRUPTED, f"lease lost: {heartbeat.lost_reason or exc.what}"):
         # Nobody took it over (the database was down): give it back as a new attempt.
-        retrying(lambda: queue.queue_new_attempt(run.db, run.run_id),
+        retrying(lambda: ledger.queue_new_attempt(run.db, run.run_id),
                  max(heartbeat.lease_s, FINAL_WRITE_PATIENCE_S),
                  f"queue run {run.run_id} again", run.db)
     run.reporter.run_finished(run.run_id, RunStatus.INTERRUPTED, exc.what)

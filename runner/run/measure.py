@@ -21,15 +21,15 @@ from core.clock import as_utc
 from core.errors import ServerError, WorkloadError
 from runner.admission.run_context import ExperimentContext, Reporter
 from runner.experiment.spec import CellSpec, WorkloadSpec, start_offset
-from runner.fleet.lease import Heartbeat
 from runner.host.clock import ClockWatch, pause_warning
 from runner.host.controls import RunHostControls
 from runner.host.proof import IoCounters
-from runner.run.recorder import RunRecorder
 from runner.run.run_checks import record_checks
+from runner.run.run_lease import RunLease
 from runner.run.sampler import Sampler
 from runner.server import MysqldSandbox, SandboxLayout
 from runner.workloads import get_workload
+from store.ledger.recorder import RunRecorder
 
 if TYPE_CHECKING:
     from runner.workloads.base import RunningWorkload, Workload, WorkloadOutcome
@@ -69,7 +69,7 @@ class _Measurement:
     run_dir: Path
     stop_event: threading.Event | None
     controls: RunHostControls
-    heartbeat: Heartbeat
+    heartbeat: RunLease
     kept: _Kept = field(default_factory=_Kept)
 
     def on_sample(self, sample: Any) -> None:
@@ -154,7 +154,7 @@ def measure(
     run_dir: Path,
     stop_event: threading.Event | None,
     controls: RunHostControls,
-    heartbeat: Heartbeat,
+    heartbeat: RunLease,
 ) -> None:
     """Measure one run on a started, verified server; raise when the run cannot count.
 

@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from core.paths import REPO_ROOT
-from flushbench import __version__
+from core.version import VERSION
 
 #: The parts of the checkout whose changes change what a run measures or records (the docs'
 #: and tests' do not): a run says "modified" only when one of these differs from its commit.
@@ -72,7 +72,7 @@ def code_version() -> dict[str, Any]:
     commit = _git("rev-parse", "--verify", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS) \
         if commit else None
-    return {"version": __version__, "commit": commit,
+    return {"version": VERSION, "commit": commit,
             "modified": None if status is None else bool(status)}
 
 

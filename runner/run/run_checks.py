@@ -17,17 +17,10 @@ from typing import Any
 
 from runner.experiment.spec import ExperimentSpec
 from runner.run.disturbance import Finding, assess
-from runner.run.recorder import RunRecorder
 from runner.run.steady import choose_start
 from store.db import ResultsDB
-from store.models import Run, RunEvent, RunStatus
-from store.runs import (
-    add_attempt,
-    disturbance_warnings,
-    disturbed_done_attempts,
-    experiment_id_of_cell,
-    last_order_index,
-)
+from store.ledger.recorder import RunRecorder
+from store.ledger.runs import disturbance_warnings, queue_disturbed_rerun
 
 
 def record_checks(exp: ExperimentSpec, rec: RunRecorder, intervals: Sequence[Any],
@@ -76,21 +69,4 @@ def apply_policy(db: ResultsDB, exp: ExperimentSpec, run_id: int) -> int | None:
     kinds = disturbances(db, run_id)
     if not kinds:
         return None
-    with db.session() as s, s.begin():
-        run = s.get(Run, run_id)
-        if run is None or run.status != RunStatus.DONE:
-            return None
-        disturbed_before = disturbed_done_attempts(s, run.cell_id, run.repetition)
-        reruns = disturbed_before - 1  # the first disturbed attempt is the original
-        if reruns >= exp.disturbed.max_reruns:
-            s.add(RunEvent(run_id=run_id, level="info", kind="rerun",
-                           message=f"disturbed ({', '.join(sorted(set(kinds)))}); not rerun:"
-                                   f" {reruns} of {exp.disturbed.max_reruns} reruns used"))
-            return None
-        experiment_id = experiment_id_of_cell(s, run.cell_id)
-        new = add_attempt(s, run, last_order_index(s, experiment_id) + 1)
-        s.add(RunEvent(run_id=run_id, level="info", kind="rerun",
-                       message=f"disturbed ({', '.join(sorted(set(kinds)))}): rerun "
-                               f"{reruns + 1} of {exp.disturbed.max_reruns} queued as attempt "
-                               f"{new.attempt} (run {new.id})"))
-        return new.id
+    return queue_disturbed_rerun(db, run_id, kinds, exp.disturbed.max_reruns)

@@ -209,9 +209,9 @@ def test_the_run_log_and_the_crash_log_never_hold_the_password(
 
 @pytest.mark.parametrize("pw", PASSWORDS, ids=PASSWORD_IDS)
 def test_the_stored_rows_never_hold_the_password(pw: Password, case_dir: Path) -> None:
-    from runner.fleet import queue
-    from runner.run.recorder import RunRecorder
+    from store import ledger
     from store.db import ResultsDB
+    from store.ledger.recorder import RunRecorder
     from store.models import Run, RunEvent
     from tests.support.queueing import one_running_run
 
@@ -224,7 +224,7 @@ def test_the_stored_rows_never_hold_the_password(pw: Password, case_dir: Path) -
                         "report_password": pw.text, "innodb_io_capacity": "200"})
     assert recorder.flush()
     recorder.close()
-    queue.finish(db, run_id, "failed", "\n".join(_messages(pw)))
+    ledger.finish(db, run_id, "failed", "\n".join(_messages(pw)))
     with db.session() as s:
         stored = [s.get(Run, run_id).error or "",
                   *(e.message for e in s.query(RunEvent).filter_by(run_id=run_id))]
@@ -238,9 +238,9 @@ def test_the_stored_rows_never_hold_the_password(pw: Password, case_dir: Path) -
 def _store_with_every_password(path: Path) -> None:
     """A small finished experiment whose rows went through the real writers with every
     password: a failed run's error and events (masked as they are written)."""
-    from runner.fleet import queue
-    from runner.run.recorder import RunRecorder
+    from store import ledger
     from store.db import ResultsDB
+    from store.ledger.recorder import RunRecorder
     from store.models import Run
     from tests.support.synthetic_store import SynthCell, build_store
 
@@ -257,7 +257,7 @@ def _store_with_every_password(path: Path) -> None:
             recorder.event("error", "driver", message, evidence=message)
     assert recorder.flush()
     recorder.close()
-    queue.finish(db, failed, "failed", "\n".join(m for pw in PASSWORDS for m in _messages(pw)))
+    ledger.finish(db, failed, "failed", "\n".join(m for pw in PASSWORDS for m in _messages(pw)))
     db.dispose()
 
 

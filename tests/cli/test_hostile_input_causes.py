@@ -512,9 +512,9 @@ def test_no_credential_in_run_log_or_database(form: str, text: str, kept: str,
     import io
 
     from flushbench.cli.logs import LogReporter
-    from runner.fleet import queue
-    from runner.run.recorder import RunRecorder
+    from store import ledger
     from store.db import ResultsDB
+    from store.ledger.recorder import RunRecorder
     from store.models import Run, RunEvent
     from tests.support.queueing import one_running_run
 
@@ -527,7 +527,7 @@ def test_no_credential_in_run_log_or_database(form: str, text: str, kept: str,
     recorder = RunRecorder(db, run_id)
     recorder.event("error", "driver", f"driver failed: {text}", evidence=f"argv: {text}")
     assert recorder.flush()
-    queue.finish(db, run_id, "failed", f"cannot connect with {text}")
+    ledger.finish(db, run_id, "failed", f"cannot connect with {text}")
     assert SECRET not in stream.getvalue() and "worker on" in stream.getvalue()
     assert SECRET not in log_file.read_text()
     assert stat.S_IMODE(log_file.stat().st_mode) == 0o600

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, text
 
-from runner.fleet.queue import db_now
 from runner.fleet.workers import is_worker_command, pid_max, valid_pid
 from store.db import ResultsDB
+from store.ledger import db_now
 from store.models import Worker
 from tests.runner.fleet.test_claim_race import wait_registered
 from tests.support.cli_runner import run_cli

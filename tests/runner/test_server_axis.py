@@ -18,10 +18,10 @@ from sqlalchemy import select
 
 from core import paths
 from core.errors import PreflightError
+from runner.admission import queue_record
 from runner.admission.preflight import preflight
 from runner.admission.run_context import prepare, prepare_stored
 from runner.experiment.spec import load_experiment, measurement_hash
-from runner.fleet import queue
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Interval, Run, RunMetadata, RunVariable, Sample
 from tests.support.built_servers import built_server
@@ -118,7 +118,7 @@ def test_the_queue_keeps_every_servers_profile_and_a_worker_runs_those(
     assert set(ctx.files["servers"]) == {"mariadb-debian", str(again)}
     assert "server" not in ctx.files
     db = ResultsDB(tmp_path / "r.sqlite")
-    enq = queue.enqueue(db, ctx.queued())
+    enq = queue_record.enqueue(db, ctx.queued())
 
     # Editing one server's profile is a different measurement, as with the one server.
     before = measurement_hash(ctx.exp, ctx.files)
@@ -142,7 +142,7 @@ def test_a_one_server_experiment_is_queued_as_before(tmp_path: Path) -> None:
     assert set(ctx.files) == {"base_config", "server"}
     assert ctx.files["server"]["name"] == "mariadb-debian"
     db = ResultsDB(tmp_path / "r.sqlite")
-    enq = queue.enqueue(db, ctx.queued())
+    enq = queue_record.enqueue(db, ctx.queued())
     worker = prepare_stored(db, enq.experiment_id, tmp_path / "work")
     assert worker.exp.server == "mariadb-debian"
     assert [c.key for c in worker.cells] == [c.key for c in ctx.cells]

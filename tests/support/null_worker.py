@@ -10,8 +10,8 @@ from __future__ import annotations
 import signal
 import sys
 
-from runner.fleet.identity import local_identity
 from runner.fleet.worker import WorkerOptions, serve
+from runner.host.identity import local_identity
 from store.db import ResultsDB
 from tests.support.queueing import NullExecutor
 

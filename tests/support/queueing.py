@@ -11,10 +11,11 @@ import os
 import time
 from typing import Any
 
+from runner.admission import queue_record
 from runner.experiment.queued import QueuedExperiment
 from runner.experiment.spec import ExperimentSpec, expand
-from runner.fleet import queue
 from runner.fleet.lease import Heartbeat
+from store import ledger
 from store.db import ResultsDB
 from store.models import RunEvent
 
@@ -32,7 +33,7 @@ def enqueue_plain(
     }
     exp = ExperimentSpec.model_validate(spec)
     queued = QueuedExperiment(exp, f"{name}.yaml", expand(exp, f"{name}.yaml"))
-    return queue.enqueue(db, queued).experiment_id
+    return queue_record.enqueue(db, queued).experiment_id
 
 
 class NullExecutor:
@@ -63,7 +64,7 @@ class NullExecutor:
             heartbeat.check()
             time.sleep(min(0.1, self.hold_s))
         heartbeat.release()
-        if not queue.finish(self.db, run_id, "done", owner=owner):
+        if not ledger.finish(self.db, run_id, "done", owner=owner):
             return "interrupted"
         return "done"
 

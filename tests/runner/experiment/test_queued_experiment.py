@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from core.errors import StoreError
+from runner.admission.queue_record import enqueue, load_queued
 from runner.experiment.queued import QueuedExperiment
 from runner.experiment.spec import ExperimentSpec, expand, measurement_hash
-from runner.fleet.queue import enqueue, load_queued
 from runner.knobs import Translation
 from store.db import ResultsDB
 from store.models import Experiment

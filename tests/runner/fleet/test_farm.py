@@ -24,8 +24,8 @@ import pytest
 from sqlalchemy import select
 
 from core.paths import REPO_ROOT
+from runner.admission import queue_record
 from runner.admission.run_context import prepare
-from runner.fleet import queue
 from store.db import ResultsDB
 from store.models import Interval, Run, RunEvent, Sample, Worker
 from tests.support.pgcluster import PgCluster
@@ -71,7 +71,7 @@ def queue_experiment(db: ResultsDB, tmp_path: Path, work: Path, name: str, *,
     path = tiny_tpcc_experiment(tmp_path, name, "matrix: {doublewrite: [on]}\n",
                                 duration=duration, sampling=sampling, repetitions=repetitions)
     ctx = prepare(path, work)
-    return queue.enqueue(db, ctx.queued()).experiment_id
+    return queue_record.enqueue(db, ctx.queued()).experiment_id
 
 
 def worker(db_url: str, host_id: str, env: dict[str, str], log: Path, *extra: str,

@@ -12,14 +12,17 @@ import pytest
 from sqlalchemy import select, update
 
 from core.errors import StoreError
-from runner.fleet import queue
-from runner.fleet.identity import local_identity
 from runner.fleet.lease import Heartbeat
 from runner.fleet.workers import worker_rows
-from runner.run.recorder import RunRecorder
+from runner.host.identity import local_identity
+from store import ledger
 from store.db import ResultsDB
+from store.ledger.recorder import RunRecorder
 from store.models import Experiment, Interval, Run, RunEvent
 from tests.support.queueing import enqueue_plain
+
+#: This test process's host id: ``unpin`` takes over the runs of this host's dead workers.
+HERE = local_identity().host_id
 
 
 @pytest.fixture
@@ -46,7 +49,7 @@ def expire(db: ResultsDB, run_id: int) -> None:
 def test_claims_in_order_then_none(db: ResultsDB) -> None:
     enqueue_plain(db, "order", 4)
     me = local_identity("host-a")
-    claimed = [queue.claim_next(db, identity=me) for _ in range(5)]
+    claimed = [ledger.claim_next(db, identity=me) for _ in range(5)]
     assert claimed[-1] is None and len(set(claimed[:4])) == 4
     with db.session() as s:
         rows = {r.id: r for r in s.scalars(select(Run))}
@@ -57,13 +60,13 @@ def test_claims_in_order_then_none(db: ResultsDB) -> None:
 
 def test_cancel_only_the_named_queued_runs(db: ResultsDB) -> None:
     enqueue_plain(db, "cancelling", 4)
-    claimed = queue.claim_next(db, identity=local_identity("host-a"))
+    claimed = ledger.claim_next(db, identity=local_identity("host-a"))
     with db.session() as s:
         ids = [r.id for r in s.scalars(select(Run).order_by(Run.order_index))]
     # The claimed (running) run is not queued: named, it is left alone and not counted.
-    assert queue.cancel(db, "cancelling", run_ids=[ids[2], claimed]) == 1
+    assert ledger.cancel(db, "cancelling", run_ids=[ids[2], claimed]) == 1
     assert [st for _, _, st in statuses(db)] == ["running", "queued", "cancelled", "queued"]
-    assert queue.cancel(db, "cancelling") == 2  # without ids: every queued run
+    assert ledger.cancel(db, "cancelling") == 2  # without ids: every queued run
     assert [st for _, _, st in statuses(db)] == ["running", "cancelled", "cancelled",
                                                  "cancelled"]
 
@@ -71,10 +74,10 @@ def test_cancel_only_the_named_queued_runs(db: ResultsDB) -> None:
 def test_placement_one_pins_the_first_host_class(db: ResultsDB) -> None:
     exp_id = enqueue_plain(db, "pinned", 4)
     a, b = local_identity("a1", "fast"), local_identity("b1", "slow")
-    assert queue.claim_next(db, exp_id, identity=a) is not None
-    assert queue.claim_next(db, exp_id, identity=b) is None  # pinned to "fast"
-    assert queue.claimable_experiments(db, b) == []
-    assert queue.claim_next(db, exp_id, identity=local_identity("a2", "fast")) is not None
+    assert ledger.claim_next(db, exp_id, identity=a) is not None
+    assert ledger.claim_next(db, exp_id, identity=b) is None  # pinned to "fast"
+    assert ledger.claimable_experiments(db, b) == []
+    assert ledger.claim_next(db, exp_id, identity=local_identity("a2", "fast")) is not None
     with db.session() as s:
         assert s.get(Experiment, exp_id).host_class == "fast"
 
@@ -82,62 +85,62 @@ def test_placement_one_pins_the_first_host_class(db: ResultsDB) -> None:
 def test_unpin_hands_a_pinned_experiment_to_another_class(db: ResultsDB) -> None:
     exp_id = enqueue_plain(db, "stranded", 4)
     a, b = local_identity("a1", "fast"), local_identity("b1", "slow")
-    first = queue.claim_next(db, exp_id, identity=a)
-    assert first is not None and queue.claim_next(db, exp_id, identity=b) is None
+    first = ledger.claim_next(db, exp_id, identity=a)
+    assert first is not None and ledger.claim_next(db, exp_id, identity=b) is None
     # A run still under a live lease: refused, nothing changes.
     with pytest.raises(StoreError, match="1 run\\(s\\) still running under a live lease"):
-        queue.unpin(db, "stranded")
-    assert queue.finish(db, first, "done", owner=a.owner)
-    assert queue.unpin(db, "stranded") == ["fast"]
-    second = queue.claim_next(db, exp_id, identity=b)  # the other class takes over, and pins
+        ledger.unpin(db, "stranded", host_id=HERE)
+    assert ledger.finish(db, first, "done", owner=a.owner)
+    assert ledger.unpin(db, "stranded", host_id=HERE) == ["fast"]
+    second = ledger.claim_next(db, exp_id, identity=b)  # the other class takes over, and pins
     assert second is not None
     with db.session() as s:
         assert s.get(Experiment, exp_id).host_class == "slow"
-    assert queue.claim_next(db, exp_id, identity=a) is None
-    assert queue.finish(db, second, "done", owner=b.owner)
-    assert queue.unpin(db, "stranded") == ["slow"]
-    assert queue.unpin(db, "stranded") == []  # already free
+    assert ledger.claim_next(db, exp_id, identity=a) is None
+    assert ledger.finish(db, second, "done", owner=b.owner)
+    assert ledger.unpin(db, "stranded", host_id=HERE) == ["slow"]
+    assert ledger.unpin(db, "stranded", host_id=HERE) == []  # already free
     with pytest.raises(StoreError, match="no experiment 'strandd'.*stranded"):
-        queue.unpin(db, "strandd")
+        ledger.unpin(db, "strandd", host_id=HERE)
 
 
 def test_unpin_takes_over_a_dead_workers_run_first(db: ResultsDB) -> None:
     exp_id = enqueue_plain(db, "deadpin", 2)
     dead = local_identity("gone", "fast")
-    run_id = queue.claim_next(db, exp_id, identity=dead)
+    run_id = ledger.claim_next(db, exp_id, identity=dead)
     assert run_id is not None
     expire(db, run_id)
-    assert queue.unpin(db, "deadpin") == ["fast"]
-    assert queue.claim_next(db, exp_id, identity=local_identity("b1", "slow")) is not None
+    assert ledger.unpin(db, "deadpin", host_id=HERE) == ["fast"]
+    assert ledger.claim_next(db, exp_id, identity=local_identity("b1", "slow")) is not None
 
 
 def test_placement_spread_and_hosts_list(db: ResultsDB) -> None:
     spread = enqueue_plain(db, "spread", 2, placement="spread")
     only = enqueue_plain(db, "only-big", 2, hosts=["big"])
     a, b = local_identity("a1", "fast"), local_identity("b1", "slow")
-    assert queue.claim_next(db, spread, identity=a) is not None
-    assert queue.claim_next(db, spread, identity=b) is not None  # spread: both classes
-    assert queue.claim_next(db, only, identity=a) is None  # not in hosts:
-    assert queue.claimable_experiments(db, local_identity("c1", "big")) == [only]
+    assert ledger.claim_next(db, spread, identity=a) is not None
+    assert ledger.claim_next(db, spread, identity=b) is not None  # spread: both classes
+    assert ledger.claim_next(db, only, identity=a) is None  # not in hosts:
+    assert ledger.claimable_experiments(db, local_identity("c1", "big")) == [only]
 
 
 def test_expired_lease_is_taken_over_as_a_new_attempt(db: ResultsDB) -> None:
     enqueue_plain(db, "takeover", 2)
     dead = local_identity("gone-host")
-    run_id = queue.claim_next(db, identity=dead)
+    run_id = ledger.claim_next(db, identity=dead)
     assert run_id is not None
     with db.session() as s, s.begin():  # a live lease of another host: left alone
-        assert queue.requeue_abandoned(s, host_id="other") == []
+        assert ledger.requeue_abandoned(s, host_id="other") == []
     expire(db, run_id)
     with db.session() as s, s.begin():
-        ((old, new),) = queue.requeue_abandoned(s, host_id="other")
+        ((old, new),) = ledger.requeue_abandoned(s, host_id="other")
     assert old == run_id
     assert statuses(db) == [(0, 1, "interrupted"), (0, 2, "queued"), (1, 1, "queued")]
     with db.session() as s, s.begin():  # a second pass finds nothing more to take over
-        assert queue.requeue_abandoned(s, host_id="other") == []
+        assert ledger.requeue_abandoned(s, host_id="other") == []
     # the dead worker, back from the dead, can neither renew nor finish the run it lost
-    assert not queue.renew_lease(db, run_id, dead.owner)
-    assert not queue.finish(db, run_id, "done", owner=dead.owner)
+    assert not ledger.renew_lease(db, run_id, dead.owner)
+    assert not ledger.finish(db, run_id, "done", owner=dead.owner)
     assert statuses(db)[0] == (0, 1, "interrupted")
 
 
@@ -147,15 +150,15 @@ def test_dead_pid_on_this_host_is_taken_over_without_waiting(db: ResultsDB) -> N
                            capture_output=True, text=True, check=True)
     gone = local_identity("here")
     owner = f"here:{int(child.stdout)}"  # that process has exited
-    assert queue.claim_next(db, owner=owner, identity=gone) is not None
+    assert ledger.claim_next(db, owner=owner, identity=gone) is not None
     with db.session() as s, s.begin():
-        assert len(queue.requeue_abandoned(s, host_id="here")) == 1
+        assert len(ledger.requeue_abandoned(s, host_id="here")) == 1
 
 
 def test_heartbeat_renews_and_detects_a_takeover(db: ResultsDB) -> None:
     enqueue_plain(db, "beat", 2)
     me = local_identity("hb-host")
-    run_id = queue.claim_next(db, identity=me, lease_s=60)
+    run_id = ledger.claim_next(db, identity=me, lease_s=60)
     assert run_id is not None
     hb = Heartbeat(db, me, lease_s=60)
     # Held before the thread starts: a first beat in flight with the idle state would
@@ -172,7 +175,7 @@ def test_heartbeat_renews_and_detects_a_takeover(db: ResultsDB) -> None:
         assert [w.run_id for w in worker_rows(db) if w.pid == os.getpid()] == [run_id]
         expire(db, run_id)
         with db.session() as s, s.begin():
-            queue.requeue_abandoned(s, host_id="someone-else")
+            ledger.requeue_abandoned(s, host_id="someone-else")
         hb.beat()
         assert hb.lost.is_set() and "interrupted" in (hb.lost_reason or "")
     finally:
@@ -184,7 +187,7 @@ def test_recorder_writes_in_order_and_buffers_nothing_when_up(db: ResultsDB) -> 
     from runner.workloads.base import IntervalRecord
 
     enqueue_plain(db, "rec", 2)
-    run_id = queue.claim_next(db, identity=local_identity("r"))
+    run_id = ledger.claim_next(db, identity=local_identity("r"))
     rec = RunRecorder(db, run_id)
     now = dt.datetime.now(dt.UTC)
     for seq in range(1, 4):

@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import select
 
 from flushbench.cli import run_verbs
-from runner.fleet.queue import db_now
 from store.db import ResultsDB
+from store.ledger import db_now
 from store.models import Run, Worker
 from tests.runner.fleet.test_claim_race import start_workers, wait_registered
 from tests.support.cli_runner import run_cli

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.fleet.queue import Resume, resume_decision
+from store.ledger import Resume, resume_decision
 from store.models import RunStatus
 
 R = Resume

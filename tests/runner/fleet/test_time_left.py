@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from runner.fleet import queue
+from store import ledger
 from store.db import ResultsDB
 from store.models import Run
 from tests.support.cli_runner import run_cli
@@ -38,7 +38,7 @@ def test_time_left_from_the_finished_runs(tmp_path: Path,
     _finish(db, ids[0], "done", 10)
     _finish(db, ids[1], "failed", 14)   # a failed run took machine time too
     _finish(db, ids[2], "done", 12)
-    assert queue.run_seconds(db) == {exp_id: 12 * 60}
+    assert ledger.run_seconds(db) == {exp_id: 12 * 60}
     _, out, _ = run_cli(["status", "--db", url], capsys)
     assert "≈ 36m" in out  # 3 queued × 12 min
     assert "median wall time" in out

@@ -4,7 +4,7 @@ a disk that fills up (issue 19, item 5).
 Real parts only: ``flushbench run`` as a subprocess on a real MariaDB sandbox with the real Go
 driver (1 warehouse, seconds of workload), a reader process holding long read transactions
 like a notebook, ``flushbench report`` in a third process, a real SIGKILL at a point the
-recorder's test hook (``runner.run.recorder.STALL_ENV``) holds still, and a real tmpfs that fills.
+recorder's test hook (``store.ledger.recorder.STALL_ENV``) holds still, and a real tmpfs that fills.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from analysis import frames
 from analysis.compare import compare
 from core.errors import AnalysisError
 from core.paths import REPO_ROOT
-from runner.run.recorder import STALL_ENV
 from store.db import ResultsDB
+from store.ledger.recorder import STALL_ENV
 from store.models import Interval, Run, RunEvent, Sample
 from tests.support.tiny_experiment import tiny_tpcc_experiment
 from tests.support.tmpfs import mounted_tmpfs

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from core.redaction import MASK, redact_server_variables
-from runner.run.recorder import RunRecorder
 from runner.server import MysqldSandbox, write_mycnf
 from store.db import ResultsDB
+from store.ledger.recorder import RunRecorder
 from store.models import RunVariable
 from tests.support.queueing import one_running_run
 

@@ -197,15 +197,15 @@ def test_the_stored_choice_survives_a_changed_host(no_tpcc_start: Path, tmp_path
                                                    present_at_queue: bool) -> None:
     """What the queue stores (the validated spec) is read back with the driver it chose,
     whatever the host has by then: a resumed queue never switches clients."""
+    from runner.admission import queue_record
     from runner.experiment.spec import expand
-    from runner.fleet import queue
 
     fake = _fake_tpcc_start(no_tpcc_start) if present_at_queue else None
     exp = load_experiment(tiny_tpcc_experiment(tmp_path, "kept", driver=None))
     chosen = "tpcc-mysql" if present_at_queue else "tpcc"
     assert exp.workload.driver == chosen
     db = ResultsDB(tmp_path / "r.sqlite")
-    queue.enqueue(db, QueuedExperiment(exp, "kept.yaml", expand(exp, "kept.yaml")))
+    queue_record.enqueue(db, QueuedExperiment(exp, "kept.yaml", expand(exp, "kept.yaml")))
 
     if fake is not None:
         fake.unlink()

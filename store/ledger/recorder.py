@@ -30,8 +30,8 @@ from sqlalchemy.orm import Session
 from core.errors import StoreError
 from core.redaction import redact_server_variables
 from store.db import ResultsDB, redacted
+from store.ledger.runs import set_run_columns
 from store.models import Interval, RunEvent, RunMetadata, RunVariable, Sample
-from store.runs import set_run_columns
 
 #: Evidence text kept per event (an error-log tail, the driver's stderr...).
 MAX_EVIDENCE_CHARS = 20_000

@@ -1,15 +1,15 @@
-"""The runner's statements about runs outside the queue's claim and lease: attempts, the run
-dirs a dead worker left, a run's columns, its warnings.
+"""A run's attempts, columns and warnings outside the claim and lease: new attempts (a
+disturbed run's replacement among them), the run dirs a dead worker left.
 
 Functions taking a :class:`~sqlalchemy.orm.Session` run inside the caller's transaction (the
 caller groups several of them, e.g. a rerun decision and the new attempt it queues); those
-taking a :class:`~store.db.ResultsDB` read in a session of their own.
+taking a :class:`~store.db.ResultsDB` work in a session (and transaction) of their own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
@@ -23,6 +23,24 @@ from store.models import (
     RunEvent,
     RunStatus,
 )
+
+
+class RunPlace(NamedTuple):
+    """Where a claimed run belongs: its experiment, its cell's key, its repetition."""
+
+    experiment_id: int
+    cell_key: str
+    repetition: int
+
+
+def run_place(db: ResultsDB, run_id: int) -> RunPlace:
+    """The experiment, cell key and repetition of a run (which must exist)."""
+    with db.session() as s:
+        run = s.get(Run, run_id)
+        assert run is not None
+        cell = s.get(Cell, run.cell_id)
+        assert cell is not None
+        return RunPlace(cell.experiment_id, cell.cell_key, run.repetition)
 
 
 def last_attempt(session: Session, cell_id: int, repetition: int) -> int:
@@ -107,3 +125,29 @@ def run_dirs_without_result_of_experiment(db: ResultsDB, experiment_id: int
                 Run.run_dir.is_not(None),
             )
         ))
+
+
+def queue_disturbed_rerun(db: ResultsDB, run_id: int, kinds: Sequence[str], max_reruns: int
+                          ) -> int | None:
+    """Queue a replacement of a disturbed ``done`` run (``kinds``: its disturbance warnings),
+    placed after every run of its experiment, unless ``max_reruns`` replacements of its
+    repetition were queued already; an ``info`` event on the run says which. Returns the new
+    run's id, or None (also when the run is not ``done``)."""
+    with db.session() as s, s.begin():
+        run = s.get(Run, run_id)
+        if run is None or run.status != RunStatus.DONE:
+            return None
+        disturbed_before = disturbed_done_attempts(s, run.cell_id, run.repetition)
+        reruns = disturbed_before - 1  # the first disturbed attempt is the original
+        if reruns >= max_reruns:
+            s.add(RunEvent(run_id=run_id, level="info", kind="rerun",
+                           message=f"disturbed ({', '.join(sorted(set(kinds)))}); not rerun:"
+                                   f" {reruns} of {max_reruns} reruns used"))
+            return None
+        experiment_id = experiment_id_of_cell(s, run.cell_id)
+        new = add_attempt(s, run, last_order_index(s, experiment_id) + 1)
+        s.add(RunEvent(run_id=run_id, level="info", kind="rerun",
+                       message=f"disturbed ({', '.join(sorted(set(kinds)))}): rerun "
+                               f"{reruns + 1} of {max_reruns} queued as attempt "
+                               f"{new.attempt} (run {new.id})"))
+        return new.id

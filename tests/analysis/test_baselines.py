@@ -22,7 +22,7 @@ import yaml
 
 from analysis.baselines import baseline_note, baseline_of
 from analysis.compare import compare
-from analysis.report_sentences import summary
+from analysis.report.sentences import summary
 from core.errors import ConfigError
 from runner.experiment.spec import expand, load_experiment
 from tests.support.recorded import copy_recorded

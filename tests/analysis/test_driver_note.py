@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis import frames
-from analysis.report_sentences import GO_DRIVER_RESIDUAL, driver_fidelity_note
+from analysis.report.sentences import GO_DRIVER_RESIDUAL, driver_fidelity_note
 
 
 def test_the_go_driver_study_carries_the_residual(recorded_study: Path) -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from analysis import plots, scorecard, two_cells
 from analysis.compare import UNSET_LEVEL, compare
-from analysis.report import ReportModel, build_report_model
+from analysis.report.build import ReportModel, build_report_model
 
 EXPERIMENT = "stability-2011-flash"
 #: Figures that draw configurations: each must mark its traces (``plots.cell_meta``).

@@ -99,7 +99,7 @@ def test_host_effect_by_one_way_anova() -> None:
 def test_the_report_says_each_aa_cell_by_host(tmp_path: Path) -> None:
     """A study run over sessions (host ids, one hostname): the ranking section gives every
     A/A cell's runs per session and the host-effect test."""
-    from analysis.report import build_report_model
+    from analysis.report.build import build_report_model
 
     path = tmp_path / "r.sqlite"
     cells = [SynthCell(knobs={"doublewrite": True}, notpm=40000, noise_pct=1.0),

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from analysis import latency
 from analysis.frames import load
-from analysis.report import build_report_model
+from analysis.report.build import build_report_model
 from analysis.small_multiples import STALL_COLOUR, latency_grid_spec
 from core.errors import AnalysisError
 from flushbench.cli import build_app

@@ -10,7 +10,8 @@ import plotly.graph_objects as go
 import pytest
 
 from analysis import plots
-from analysis.report import ReportModel, build_report_model, render
+from analysis.report.build import ReportModel, build_report_model
+from analysis.report.render import render
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +101,7 @@ def test_knob_levels_are_named_as_the_cell_labels_name_them() -> None:
     every cell label says 320M and 80M."""
     import pandas as pd
 
-    from analysis.report import level_names
+    from analysis.report.sections import level_names
 
     cells = pd.DataFrame({
         "cell_label": ["server=a log_file_size=80M doublewrite=on",
@@ -118,7 +119,7 @@ def test_methodology_lines_for_two_servers() -> None:
     twelve long labels on one line), and every repetition rule of the spec is said."""
     import pandas as pd
 
-    from analysis.report_sentences import repetitions_text, varies_text
+    from analysis.report.sentences import repetitions_text, varies_text
 
     values = pd.Series({1: "5.5.62", 2: "5.5.62", 3: "5.5.62", 4: "5.5.44-MariaDB"})
     labels = {1: "a", 2: "b", 3: "c", 4: "server=xtradb"}

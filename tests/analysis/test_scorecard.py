@@ -311,7 +311,7 @@ def test_every_non_knob_field_of_an_include_row_is_known() -> None:
 def test_the_overview_figures_name_the_rows_as_the_reference_does(tmp_path: Path) -> None:
     """With row names (the reference's), the figures that put configurations on an axis use
     them: "dw-off-50", not a label of 50–130 characters."""
-    from analysis.report import build_report_model
+    from analysis.report.build import build_report_model
 
     db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
     model = build_report_model(db, "stability-2011", reference=_spec())
@@ -345,7 +345,7 @@ def test_compare_counts_interactions_its_main_effects_rule_out(cli: CliRun,
 
 def test_report_counts_interactions_its_main_effects_rule_out(tmp_path: Path) -> None:
     """The report's interactions table lists only pairs with a reason of their own."""
-    from analysis.report import write_report
+    from analysis.report.writer import write_report
     from analysis.statistics.design import NO_MAIN_EFFECT
 
     db = copy_recorded("stability-2011", tmp_path / "study.sqlite")

@@ -2,10 +2,10 @@
 
 Every part of a report page is made of these: :func:`esc` for any text (masked, escaped),
 :func:`core.units.format_number` for any figure, :func:`ci` for an interval, :func:`table` for
-a table. :func:`render` turns a :class:`analysis.report_model.ReportModel` into
+a table. :func:`render` turns a :class:`analysis.report.build.ReportModel` into
 ``report.html`` — figures as interactive divs (plotly.js inlined once in ``<head>``, so the
 file opens offline), a link under each to its PNG — while the PNG renderers finish.
-The comparison across databases (:mod:`analysis.cross_report`) uses the same pieces.
+The comparison across databases (:mod:`analysis.report.cross`) uses the same pieces.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ import plotly.io as pio
 
 from analysis import latency, plots
 from analysis.png_export import PngExporter
-from analysis.report_folder import ReportFolder
+from analysis.report.folder import ReportFolder
 from core.redaction import redact
 from core.units import format_number as number
 
 if TYPE_CHECKING:
-    from analysis.report_figures import ReportFigure
-    from analysis.report_model import ReportModel
+    from analysis.report.build import ReportModel
+    from analysis.report.figures import ReportFigure
 
 CSS = """
 body{font-family:Inter,'Helvetica Neue',Helvetica,Arial,sans-serif;color:#222;margin:0;
@@ -205,7 +205,7 @@ def render(
     problems: list[str] | None = None,
 ) -> Path:
     """Write ``report.html`` (self-contained) and, with ``png``, ``figures/NN-kind.png``
-    into the report folder, by the rules of :mod:`analysis.report_folder` (only the report's
+    into the report folder, by the rules of :mod:`analysis.report.folder` (only the report's
     own files are replaced or removed; ``overwrite`` replaces a user's file at one of its
     names, never writing through a link).
 

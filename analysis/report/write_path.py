@@ -10,7 +10,7 @@ import pandas as pd
 from analysis import efficiency, ledger, write_costs
 from analysis.baselines import baseline_of
 from analysis.metric import MetricView
-from analysis.report_html import esc, named, table
+from analysis.report.render import esc, named, table
 from core.units import format_number as number
 
 #: The ledger table's figure columns: (header, column, number format).

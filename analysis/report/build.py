@@ -3,7 +3,7 @@
 :func:`read_report_data` reads the store once (the comparison, the representative runs'
 samples and variables, memory, I/O, cost, response time, the claims); :func:`build_report_model`
 turns that into a :class:`ReportModel`: the sentences, the figures in page order and the page's
-sections (:mod:`analysis.report_sections`), which :func:`analysis.report_html.render` draws.
+sections (:mod:`analysis.report.sections`), which :func:`analysis.report.render.render` draws.
 """
 
 from __future__ import annotations
@@ -29,10 +29,9 @@ from analysis.frames import (
 )
 from analysis.memory import cell_memory, memory_matters
 from analysis.metric import MetricView, metric_view, window_detail_rate
-from analysis.report_figures import FigureList, ReportFigure, overview
-from analysis.report_html import CLAIMS, PNG_SUMMARY, named
-from analysis.report_ledger import write_path_section
-from analysis.report_sections import (
+from analysis.report.figures import FigureList, ReportFigure, overview
+from analysis.report.render import CLAIMS, PNG_SUMMARY, named
+from analysis.report.sections import (
     cell_section,
     effects,
     efficiency_section,
@@ -42,7 +41,8 @@ from analysis.report_sections import (
     methodology,
     ranking,
 )
-from analysis.report_sentences import claims, summary
+from analysis.report.sentences import claims, summary
+from analysis.report.write_path import write_path_section
 from analysis.run_digest import run_digests
 from store.models import RunStatus
 
@@ -51,9 +51,9 @@ from store.models import RunStatus
 class ReportModel:
     """What a report says, before any of it is drawn: the data, the sentences, the figures.
 
-    Built by :func:`build_report_model`, drawn by :func:`analysis.report_html.render`.
+    Built by :func:`build_report_model`, drawn by :func:`analysis.report.render.render`.
     ``sections`` are the page's parts in order (tables already as HTML); a figure appears in
-    them as a marker naming its slug and the claims as :data:`analysis.report_html.CLAIMS`,
+    them as a marker naming its slug and the claims as :data:`analysis.report.render.CLAIMS`,
     so the same model renders with or without PNGs.
     """
 

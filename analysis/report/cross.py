@@ -18,8 +18,8 @@ import plotly.graph_objects as go
 from analysis import plots
 from analysis.crossdb import CrossComparison, Source, cross_compare, sources_table
 from analysis.png_export import PngExporter
-from analysis.report_folder import ReportFolder
-from analysis.report_html import esc, generated_at, html_page, table
+from analysis.report.folder import ReportFolder
+from analysis.report.render import esc, generated_at, html_page, table
 from core.units import format_number as number
 
 #: The one figure's name (its PNG file and its div id).
@@ -74,7 +74,7 @@ def write_cross_report(sources: list[Source], out_dir: str | os.PathLike[str], *
                        force: bool = False, png: bool = True, overwrite: bool = False,
                        problems: list[str] | None = None) -> Path:
     """Write ``report.html`` (and ``figures/01-ratio-per-source.png``) for several sources,
-    by the report folder's rules (:mod:`analysis.report_folder`; ``overwrite`` and
+    by the report folder's rules (:mod:`analysis.report.folder`; ``overwrite`` and
     ``problems`` as in :func:`analysis.report.write_report`)."""
     cross = cross_compare(sources, on=on, pairs=pairs, force=force)
     with ReportFolder(out_dir, png=png, overwrite=overwrite) as folder:

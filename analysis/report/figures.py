@@ -4,7 +4,7 @@
 figure ``NN-kind`` (its PNG file and its div id), hands it to the PNG renderers at once, and
 returns the marker that stands for it in a section. The functions below draw each part's
 figures (:mod:`analysis.plots`, :mod:`analysis.small_multiples`,
-:mod:`analysis.distributions`); the sections around them are :mod:`analysis.report_sections`.
+:mod:`analysis.distributions`); the sections around them are :mod:`analysis.report.sections`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from analysis.frames import varying_knobs
 from analysis.metric import MetricView
 
 if TYPE_CHECKING:
-    from analysis.report_model import ReportData
+    from analysis.report.build import ReportData
 
 #: Most panels a small-multiples figure draws (cells in the experiment's row order).
 MAX_PANELS = 16
@@ -60,7 +60,7 @@ class ReportFigure:
 class FigureList:
     """Collects the figures in page order while the model is built.
 
-    ``add`` returns a marker that :func:`analysis.report_html.render` replaces with the
+    ``add`` returns a marker that :func:`analysis.report.render.render` replaces with the
     figure's div; ``on_figure`` (optional) hears of each figure as soon as it is final, so
     the PNG export can start drawing while the rest of the model is built.
     """

@@ -2,8 +2,8 @@
 
 The ranking, the knobs' effects, response time, what each transaction wrote, cost and what
 bound each row, memory, one part per configuration and the methodology. Each is composed of
-:mod:`analysis.report_sentences`' words, :mod:`analysis.report_figures`' figure markers and
-:mod:`analysis.report_html`'s tables; :func:`analysis.report_model.build_report_model`
+:mod:`analysis.report.sentences`' words, :mod:`analysis.report.figures`' figure markers and
+:mod:`analysis.report.render`'s tables; :func:`analysis.report.build.build_report_model`
 puts them in page order.
 """
 
@@ -19,8 +19,8 @@ from analysis.compare import Comparison
 from analysis.frames import KEY_VARIABLES, varying_knobs
 from analysis.memory import memory_matters
 from analysis.metric import MetricView, metric_view
-from analysis.report_figures import FigureList, cell_figures, io_figure, latency_figures, rss_figure
-from analysis.report_html import (
+from analysis.report.figures import FigureList, cell_figures, io_figure, latency_figures, rss_figure
+from analysis.report.render import (
     ci,
     esc,
     latency_verdict_html,
@@ -29,7 +29,7 @@ from analysis.report_html import (
     text_of,
     verdict_html,
 )
-from analysis.report_sentences import (
+from analysis.report.sentences import (
     aa_line,
     code_versions_text,
     dataset_text,
@@ -43,7 +43,7 @@ from analysis.statistics.design import NO_MAIN_EFFECT
 from core.units import format_number as number
 
 if TYPE_CHECKING:
-    from analysis.report_model import ReportData
+    from analysis.report.build import ReportData
 
 #: The transaction types as the per-type latency table heads them.
 _TYPE_NAMES = {"new_order": "New-Order", "payment": "Payment", "order_status": "Order-Status",

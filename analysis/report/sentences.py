@@ -6,7 +6,7 @@ says of the verdict rule, the design and the driver, and the phrases the tables 
 (repetitions, a variable that varies, the dataset). Nothing here is written by hand about a
 particular study: a sentence holds for the runs it is computed from, or names the runs it
 does not hold for. :func:`claims` returns plain text; the rest return HTML (escaped text
-with inline emphasis) that :mod:`analysis.report_sections` places on the page.
+with inline emphasis) that :mod:`analysis.report.sections` places on the page.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from analysis.compare import AA_MIN_REPETITIONS, BASELINE, Comparison, aa_floor_
 from analysis.disturbed import counted
 from analysis.hosts import host_effect
 from analysis.metric import metric_view
-from analysis.report_html import bold_named, esc, named
+from analysis.report.render import bold_named, esc, named
 from analysis.stability_verdicts import STEADIER, steadiness
 from analysis.window_cycles import WINDOW_DEPENDENT
 from core.units import format_number as number

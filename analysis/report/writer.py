@@ -5,16 +5,17 @@ The page answers the researcher's questions in order: which configuration gives 
 real (ratios, CIs, Mann-Whitney verdicts), and why (checkpoint age vs dirty pages per cell).
 plotly.js is inlined once in ``<head>``; figures reference it, so the file opens offline.
 
-This module is the entry point (:func:`write_report`); the report is made in two steps by
-modules with one job each:
+This module is the entry point (:func:`write_report`) of the report wing
+(:mod:`analysis.report`); the report is made in two steps by modules with one job each:
 
-- :mod:`analysis.report.build` — :func:`build_report_model` reads the store once and decides
-  what the report says (:class:`ReportModel`);
-- :mod:`analysis.report.sentences` — the words, computed from the runs;
-- :mod:`analysis.report.figures` — the figures, numbered in page order;
-- :mod:`analysis.report.sections` — each part of the page as HTML;
-- :mod:`analysis.report.render` — the HTML pieces and :func:`render`, which draws a model as
-  the page and the PNGs.
+- :mod:`analysis.report.build` — :func:`~analysis.report.build.build_report_model` reads the
+  store once and decides what the report says: a
+  :class:`~analysis.report.model.ReportModel` whose sections are typed blocks
+  (:mod:`analysis.report.model`), from :mod:`analysis.report.sentences` (the words),
+  :mod:`analysis.report.figures` (the figures, numbered in page order) and
+  :mod:`analysis.report.sections` (each part of the page);
+- :mod:`analysis.report.render` — :func:`~analysis.report.render.render` draws a model as the
+  page (the only HTML of the wing) and the PNGs.
 
 :func:`write_report` does both steps and starts the PNG renderers on each figure as soon as
 the model has built it.

@@ -43,6 +43,7 @@ from analysis.report.model import (
 from core.redaction import redact
 
 if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
     from analysis.report.model import ReportFigure, ReportModel
 
@@ -224,6 +225,23 @@ def html_page(title: str, body: str, *, browser_hooks: bool = True) -> str:
         + f"<script type='text/javascript'>{get_plotlyjs()}</script></head>"
         f"<body><main>{body}</main></body></html>"
     )
+
+
+def cross_page(title: str, subtitle: str, blocks: list[Block],
+               figures: Mapping[str, go.Figure], png_note: Paragraph | None) -> str:
+    """The page of the comparison across databases (:mod:`analysis.report.cross`): its
+    heading, ``blocks``, each figure an interactive div with ``png_note`` under it (the PNG's
+    link, or why there is none)."""
+    divs = {}
+    for slug, fig in figures.items():
+        fig.update_layout(width=None, autosize=True)  # the page sizes it; the PNG is drawn
+        div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{slug}",
+                          config={"displaylogo": False, "responsive": True})
+        divs[slug] = (f"<div class='figure'>{div}"
+                      f"{block_html(png_note) if png_note is not None else ''}</div>")
+    body = (f"<h1>{esc(title)}</h1><p class='sub'>{esc(subtitle)} · generated {generated_at()}"
+            "</p>" + blocks_html(blocks, divs))
+    return html_page(title, body, browser_hooks=False)
 
 
 def _page(model: ReportModel, divs: dict[str, str]) -> str:

@@ -10,8 +10,9 @@ import plotly.graph_objects as go
 import pytest
 
 from analysis import plots
-from analysis.report.build import ReportModel, build_report_model
-from analysis.report.render import render
+from analysis.report.build import build_report_model
+from analysis.report.model import Figure, ReportModel
+from analysis.report.render import render, sections_html
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +33,12 @@ def test_the_model_holds_the_figures_sentences_and_data(model: ReportModel) -> N
     cells = {int(c) for c in model.comparison.cells["cell_id"]}
     assert len(cells) == 8
     assert {int(s.rsplit("cell", 1)[1]) for s in slugs if "-throughput-cell" in s} == cells
-    # Every figure is placed exactly once in the sections, by its marker.
-    text = "".join(model.sections)
+    # Every figure is placed exactly once in the sections, as a block naming it; the
+    # sections hold blocks, never HTML (analysis/report/model.py).
+    placed = [b.slug for section in model.sections for b in section if isinstance(b, Figure)]
+    assert sorted(placed) == sorted(slugs)
+    assert not any(isinstance(b, str) for section in model.sections for b in section)
+    text = sections_html(model)
     assert sorted(re.findall(r"<!--figure:([\w.-]+)-->", text)) == sorted(slugs)
 
 
@@ -83,7 +88,7 @@ def test_a_queue_in_progress_reads_without_nan(recorded_study: Path, tmp_path: P
                     [("running" if i == ids[0] else "queued", i) for i in ids])
     con.commit()
     con.close()
-    page = "".join(build_report_model(db, "stability-2011").sections)
+    page = sections_html(build_report_model(db, "stability-2011"))
     text = re.sub(r"<!--.*?-->|<[^>]+>", " ", page)
     assert "queued" in text and "running" in text
     assert not re.search(r"\bnan\b", text, re.IGNORECASE), re.search(

@@ -177,20 +177,21 @@ def test_figure_draws_every_comparison(rerun: Frames) -> None:
 
 
 def test_report_section(rerun: Frames) -> None:
-    added: list[str] = []
+    from analysis.report.figures import FigureList
+    from analysis.report.render import blocks_html
+    from analysis.report.sections import scorecard_section
 
-    def add(name: str, fig: object) -> str:
-        added.append(name)
-        return f"<div id='{name}'></div>"
-
-    page = scorecard.section(_spec(), rerun.run_summary, rerun.cell_summary, add)
-    assert added == ["scorecard"] and "<div id='scorecard'></div>" in page
+    figs = FigureList()
+    blocks = scorecard_section(_spec(), rerun.run_summary, rerun.cell_summary, figs)
+    assert [f.slug for f in figs.items] == ["01-scorecard"]
+    page = blocks_html(blocks, {"01-scorecard": "<div id='scorecard'></div>"})
+    assert "<div id='scorecard'></div>" in page
     assert "<h2 id='scorecard'>Reproduction scorecard</h2>" in page
     assert "<b>4 contradicts</b>" in page
     assert "<td class='l'>doublewrite off vs on at 50/20000</td>" in page
     # The stored experiment (queued before the reference was written) has no section.
-    assert scorecard.section(rerun.experiment["spec"], rerun.run_summary, rerun.cell_summary,
-                             add) == ""
+    assert scorecard_section(rerun.experiment["spec"], rerun.run_summary, rerun.cell_summary,
+                             FigureList()) == []
 
 
 def test_report_carries_the_scorecard(cli: CliRun, tmp_path: Path) -> None:

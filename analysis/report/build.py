@@ -107,7 +107,7 @@ def build_report_model(
 ) -> ReportModel:
     """Everything one experiment's report says: data, sentences and figures, not yet drawn.
 
-    Parameters are those of :func:`analysis.report.write_report`; ``on_figure`` is called
+    Parameters are those of :func:`analysis.report.writer.write_report`; ``on_figure`` is called
     with each figure as soon as it is final (the PNG export starts drawing while the rest is
     built). The sections are built in the order their figures are numbered.
     """

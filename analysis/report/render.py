@@ -279,9 +279,10 @@ def render(
     names, never writing through a link).
 
     ``out_dir``: the folder, or the :class:`ReportFolder` the figures were already submitted
-    to with ``exporter`` (by :func:`analysis.report.write_report` while the model was built);
-    without an exporter, every figure is submitted here. It is closed before returning. A PNG
-    failure is said in the page and appended to ``problems`` (when given), not raised.
+    to with ``exporter`` (by :func:`analysis.report.writer.write_report` while the model was
+    built); without an exporter, every figure is submitted here. It is closed before
+    returning. A PNG failure is said in the page and appended to ``problems`` (when given),
+    not raised.
     """
     if isinstance(out_dir, ReportFolder):
         return _render(model, out_dir, png, exporter, problems)

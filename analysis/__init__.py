@@ -9,6 +9,6 @@ Never starts a process and never imports ``runner``. Public API:
   ranking``
 - :mod:`analysis.plots` — ``throughput, checkpoint_dirty, notpm_bars, score_bars,
   stability_heatmap, memory, flushing, threads_sweep``
-- :mod:`analysis.report` — ``write_report``
+- :mod:`analysis.report` — the report wing: ``analysis.report.writer.write_report``
 - :mod:`analysis.cli` — ``register(app)`` adds report/compare/show/export to ``flushbench``
 """

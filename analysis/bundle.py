@@ -120,7 +120,7 @@ def make_bundle(db_path: Path, experiment: ExperimentRef, target: Path, *,
         database is bundled by exporting it first; not supported yet), or a file of the
         bundle would carry a credential (nothing is written then).
     """
-    from analysis.report import write_report
+    from analysis.report.writer import write_report
 
     info = _describe(db_path, experiment)
     with tempfile.TemporaryDirectory(prefix="flushbench-bundle-") as tmp:

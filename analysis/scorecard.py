@@ -27,7 +27,6 @@ spec dict the caller read from a file) by the include row's own knob values.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,7 +40,6 @@ from analysis import plots
 from analysis.statistics import blocked
 from analysis.statistics.verdicts import FASTER, SLOWER, Verdict, design_verdict
 from analysis.transients import not_steady_cells
-from core.redaction import redact, redact_url
 
 #: A reference ratio within this factor of 1 claims "no difference", and an interval inside
 #: it is "no effect" (docs/statistics.md).
@@ -363,92 +361,3 @@ def stability_figure(stability: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(range=[-2, 102], title="the row's median stability score (100 = flat)")
     fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names)
     return _legend_above(fig, subtitle, len(stability))
-
-
-def section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame,
-            add_figure: Callable[[str, go.Figure], str],
-            stability: pd.DataFrame | None = None) -> str:
-    """The report's scorecard section (table and figure), or ``""`` without a reference.
-
-    ``add_figure(name, fig)`` places a figure and returns its HTML (the report's figures);
-    ``stability``: the reference's stability claims graded
-    (:func:`analysis.stability_claims.stability_scorecard`), a panel and a table of their own.
-    """
-    if not has_reference(spec):
-        return ""
-    table = scorecard(spec, run_summary, cells)
-    ref = spec.get("reference") or {}
-    source = redact(str(ref.get("source") or "the reference"))
-    if table.empty:
-        return ("<h2 id='scorecard'>Reproduction scorecard</h2><p class='sub'>The experiment "
-                f"carries reference results ({html.escape(source)}) but no comparison can be "
-                "made: give the baseline row a reference value, or list "
-                "<code>reference.comparisons</code>.</p>")
-
-    def num(value: float, fmt: str = ".2f") -> str:
-        return format(value, fmt) if math.isfinite(value) else "–"
-
-    rows = []
-    for _, r in table.iterrows():
-        colour = VERDICT_COLOURS[r["verdict"]]
-        share = (f" ({100 * r['share']:.0f}% of its effect)"
-                 if r["verdict"] in (SMALLER, LARGER) and math.isfinite(r["share"]) else "")
-        note = (f"<br><span class='muted'>note: {html.escape(str(r['note']))}</span>"
-                if r["note"] else "")
-        rows.append(
-            f"<tr><td class='l'>{html.escape(str(r['comparison']))}{note}</td>"
-            f"<td class='l'>{html.escape(str(r['a']))} / {html.escape(str(r['b']))}</td>"
-            f"<td>{r['n_a']} / {r['n_b']}</td>"
-            f"<td>{num(r['reference_ratio'])}×{'' if r['stated'] else ' *'}</td>"
-            f"<td>{num(r['ratio'])}×</td><td>{num(r['ci_low'])} – {num(r['ci_high'])}</td>"
-            f"<td class='l'>{html.escape(str(r['our_verdict']))}</td>"
-            f"<td class='l' style='color:{colour};font-weight:600'>{r['verdict']}{share}"
-            + (f"<br><span class='warn'>{html.escape(str(r['not_steady']))} not at steady"
-               " state</span>" if r["not_steady"] else "") + "</td>"
-            f"<td class='l'>{html.escape(str(r['reason']))}</td></tr>")
-    head = "".join(f"<th class='{'l' if i < 2 or i > 5 else ''}'>{h}</th>" for i, h in
-                   enumerate(["comparison", "a / b", "runs", "reference", "ours",
-                              "95% CI", "our verdict", "reproduction", "why"]))
-    # Masked: a stored experiment may predate the refusal of URLs with credentials.
-    link = (f" (<a href='{html.escape(redact_url(str(ref['url'])))}'>source</a>)"
-            if str(ref.get("url") or "").lower().startswith(("https://", "http://")) else "")
-    band, tol = f"±{100 * (MARGIN - 1):g}%", f"{100 * (TOLERANCE - 1):g}%"
-    return (
-        "<h2 id='scorecard'>Reproduction scorecard</h2>"
-        f"<p class='sub'>Each comparison the reference makes — {html.escape(source)}{link} — "
-        "as its ratio a / b beside ours, with the interval and verdict of the report's own "
-        "verdict rule. <b>Reproduced</b>: our verdict has the reference's direction and our "
-        f"interval holds its ratio, or ours is within {tol} of it (a reference within {band} "
-        f"of 1: our interval inside that margin); <b>same direction, smaller/larger</b>: the "
-        "direction holds, the size does not (the share of the reference's effect on the log "
-        f"scale); <b>no effect</b>: our interval inside {band} of 1; <b>contradicts</b>: the "
-        "opposite direction, or an interval that excludes the reference's ratio while "
-        "covering 1; <b>inconclusive</b>: the interval covers both 1 and the reference's "
-        f"ratio. <b>{html.escape(headline(table))}</b>. * the quotient of the two rows' "
-        "reference values (the reference states no ratio). Rule: docs/statistics.md.</p>"
-        + add_figure("scorecard", figure(table, source=source))
-        + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        + _stability_html(stability, add_figure))
-
-
-def _stability_html(stability: pd.DataFrame | None,
-                    add_figure: Callable[[str, go.Figure], str]) -> str:
-    """The stability claims' panel and table (``""`` without any)."""
-    if stability is None or stability.empty:
-        return ""
-    rows = "".join(
-        f"<tr><td class='l'>{html.escape(str(r['claim']))}</td>"
-        f"<td class='l'>{html.escape(str(r['stated']))}</td><td>{r['runs']}</td>"
-        f"<td class='l'>{html.escape(str(r['measured']))}</td>"
-        f"<td class='l' style='color:{VERDICT_COLOURS[r['verdict']]};font-weight:600'>"
-        f"{r['verdict']}</td><td class='l'>{html.escape(str(r['reason']))}</td></tr>"
-        for _, r in stability.iterrows())
-    head = "".join(f"<th class='l'>{h}</th>" for h in
-                   ("claim", "the reference says", "runs", "ours", "reproduction", "why"))
-    return ("<h3>Stability claims</h3><p class='sub'>What the reference says of each line, "
-            "against each row's runs: the stability score (100 × p5 / median), the "
-            "oscillation test and intervals without a transaction. "
-            f"<b>{html.escape(headline(stability))}</b>. Rule: docs/statistics.md, "
-            "\"Stability claims\".</p>"
-            + add_figure("scorecard-stability", stability_figure(stability))
-            + f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")

@@ -119,7 +119,7 @@ def main() -> None:
 
     from analysis import frames, plots
     from analysis.compare import compare
-    from analysis.report import write_report
+    from analysis.report.writer import write_report
 
     plots.template()
     frames.experiments(db)

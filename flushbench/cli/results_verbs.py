@@ -96,7 +96,7 @@ def report_cmd(
     problems: list[str] = []
     sources = parse_sources([_experiment(e) for e in experiments], db)
     if len(sources) > 1:
-        from analysis.cross_report import write_cross_report
+        from analysis.report.cross import write_cross_report
 
         if reference is not None:
             raise AnalysisError("--reference scores one experiment", where="--reference",
@@ -105,7 +105,7 @@ def report_cmd(
                                   force=force, png=not no_png, overwrite=overwrite,
                                   problems=problems)
     else:
-        from analysis.report import write_report
+        from analysis.report.writer import write_report
 
         if on is not None or pair:
             raise AnalysisError("--on and --pair match cells across experiments",

@@ -421,7 +421,7 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
     ``latency_rows`` and ``efficiency_rows`` (:func:`latency_rows`, :func:`efficiency_rows`)
     go beside the stability score and last; ``cycle_rows`` (:func:`cycle_rows`) after the
     period inside the window."""
-    from analysis.report_sentences import code_text
+    from analysis.report.sentences import code_text
 
     rows = [
         ("configuration", (f"{name} · " if name else "") + r["cell_label"]

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from analysis import frames
 from analysis.export import export
 from analysis.memory import load_memory
-from analysis.report import write_report
+from analysis.report.writer import write_report
 from flushbench.cli import build_app
 from flushbench.cli.summary import print_cell_summary
 from runner.fleet.worker import run_experiment

@@ -22,7 +22,8 @@ import yaml
 
 from analysis.baselines import baseline_note, baseline_of
 from analysis.compare import compare
-from analysis.report_sentences import summary
+from analysis.report.render import block_html
+from analysis.report.sentences import summary
 from core.errors import ConfigError
 from runner.experiment.spec import expand, load_experiment
 from tests.support.recorded import copy_recorded
@@ -115,7 +116,7 @@ def test_the_summary_counts_rows_against_their_own_baselines(flash: Path) -> Non
     """The report's first list: the other server's baseline is a baseline, not a row with "no
     clear difference", and the best row's ratio names the baseline it is against."""
     cmp = compare(flash, FLASH)
-    text = summary(cmp, {})
+    text = block_html(summary(cmp, {}))
     counts = re.search(r"Against their own baselines \(2\): (\d+) faster, (\d+) slower, "
                        r"(\d+) no clear difference(?:, (\d+) with too few)?", text)
     assert counts, text

@@ -69,7 +69,7 @@ def test_the_report_prints_the_claims_with_their_exceptions(recorded_study: Path
     import html
     import re
 
-    from analysis.report import write_report
+    from analysis.report.writer import write_report
 
     page = write_report(recorded_study, "stability-2011", tmp_path / "r", png=False).read_text()
     section = page[page.index("What the runs did"):]
@@ -117,7 +117,7 @@ def test_checkpoint_age_sentences_collapse_when_rows_agree() -> None:
     sentence per such row, and one for the rest."""
     import pandas as pd
 
-    from analysis.report_sentences import checkpoint_age_claims
+    from analysis.report.sentences import checkpoint_age_claims
 
     rs = pd.DataFrame({"run_id": [1, 2, 3, 4, 5], "cell_id": [1, 1, 2, 2, 3],
                        "status": ["done"] * 4 + ["queued"]})

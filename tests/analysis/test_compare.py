@@ -168,7 +168,7 @@ def test_unknown_experiment_names_the_known_ones(study_db: Path) -> None:
 
 def test_a_baseline_run_five_times_is_the_a_a_noise_floor(tmp_path: Path) -> None:
     from analysis.compare import aa_floor_text
-    from analysis.report import write_report
+    from analysis.report.writer import write_report
     from tests.support.synthetic_store import SynthCell, build_store
 
     path = tmp_path / "aa.sqlite"

@@ -168,7 +168,7 @@ def test_compare_prints_the_excluded_count_and_reasons(tmp_path: Path) -> None:
 
 
 def test_the_report_shades_a_steady_window_from_the_runs_own_start(tmp_path: Path) -> None:
-    from analysis.report import write_report
+    from analysis.report.writer import write_report
 
     db, run_id = store(tmp_path, "exclude")
     with db.session() as s, s.begin():

@@ -19,7 +19,9 @@ import pytest
 
 from analysis import plots, scorecard, two_cells
 from analysis.compare import UNSET_LEVEL, compare
-from analysis.report import ReportModel, build_report_model
+from analysis.report.build import build_report_model
+from analysis.report.model import ReportModel
+from analysis.report.render import sections_html
 
 EXPERIMENT = "stability-2011-flash"
 #: Figures that draw configurations: each must mark its traces (``plots.cell_meta``).
@@ -150,7 +152,7 @@ def test_an_unset_knob_level_reads_as_the_server_default(model: ReportModel,
                                                          recorded_flash: Path) -> None:
     """The flash study's knobs that only XtraDB rows set: the other rows' level read "nan"
     (``compare``) or "(not set)" (the report)."""
-    text = re.sub(r"<[^>]+>", " ", "".join(model.sections))
+    text = re.sub(r"<[^>]+>", " ", sections_html(model))
     assert "keep_average vs default" in text and "(not set)" not in text
     me = compare(recorded_flash, EXPERIMENT).main_effects
     levels = pd.concat([me["level"], me["reference"]])

@@ -99,7 +99,8 @@ def test_host_effect_by_one_way_anova() -> None:
 def test_the_report_says_each_aa_cell_by_host(tmp_path: Path) -> None:
     """A study run over sessions (host ids, one hostname): the ranking section gives every
     A/A cell's runs per session and the host-effect test."""
-    from analysis.report import build_report_model
+    from analysis.report.build import build_report_model
+    from analysis.report.render import sections_html
 
     path = tmp_path / "r.sqlite"
     cells = [SynthCell(knobs={"doublewrite": True}, notpm=40000, noise_pct=1.0),
@@ -110,7 +111,7 @@ def test_the_report_says_each_aa_cell_by_host(tmp_path: Path) -> None:
         for i, meta in enumerate(s.scalars(select(RunMetadata).order_by(RunMetadata.run_id))):
             meta.extra = {**(meta.extra or {}), "host_id": f"vm-session-{8 + i % 3}"}
     db.dispose()
-    text = "".join(build_report_model(path, "sessions").sections)
+    text = sections_html(build_report_model(path, "sessions"))
     lines = [line for line in text.split("<p class='sub'>") if line.startswith("<b>By host</b>")]
     assert len(lines) == 2, lines  # both cells ran 6 times
     assert "vm-session-8: " in lines[0] and "(2 runs)" in lines[0]

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from analysis import latency
 from analysis.frames import load
-from analysis.report import build_report_model
+from analysis.report.build import build_report_model
+from analysis.report.render import sections_html
 from analysis.small_multiples import STALL_COLOUR, latency_grid_spec
 from core.errors import AnalysisError
 from flushbench.cli import build_app
@@ -112,7 +113,7 @@ def test_the_report_has_the_section_figures_and_types(go_db: Path) -> None:
     model = build_report_model(go_db, "go")
     slugs = [f.slug.split("-", 1)[1] for f in model.figures]
     assert "latency-per-cell" in slugs and "latency-distribution" in slugs
-    page = "".join(model.sections)
+    page = sections_html(model)
     section = page[page.index("<h2>Response time</h2>"):]
     section = section[:section.index("<h2>", 5)]
     assert "exact within 1/128" in section and "higher (worse)" in section
@@ -128,7 +129,7 @@ def test_the_report_has_the_section_figures_and_types(go_db: Path) -> None:
 def test_reports_of_the_committed_studies_build_with_the_drivers_own_figures(
         name: str, said: str, request: pytest.FixtureRequest) -> None:
     model = build_report_model(request.getfixturevalue(name), None)
-    page = "".join(model.sections)
+    page = sections_html(model)
     assert "<h2>Response time</h2>" in page and said in page
     assert "exact within 1/128" not in page
     assert any(f.slug.endswith("latency-per-cell") for f in model.figures)

@@ -19,7 +19,7 @@ import pytest
 
 from analysis import png_export
 from analysis.png_export import PngExporter
-from analysis.report_folder import MANIFEST
+from analysis.report.folder import MANIFEST
 from store.migrate import head_revision
 from tests.cli.conftest import CliRun
 from tests.support.recorded import ROOT

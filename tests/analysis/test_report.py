@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from analysis.report import write_report
+from analysis.report.writer import write_report
 from flushbench.cli import build_app
 from tests.support import system_tools
 from tests.support.parallel import REAL_RUN_GROUP

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.report import write_report
+from analysis.report.writer import write_report
 from tests.support import system_tools
 
 CHROMIUM = system_tools.which("chromium") or system_tools.which("chromium-browser")

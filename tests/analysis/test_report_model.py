@@ -10,7 +10,9 @@ import plotly.graph_objects as go
 import pytest
 
 from analysis import plots
-from analysis.report import ReportModel, build_report_model, render
+from analysis.report.build import build_report_model
+from analysis.report.model import Figure, ReportModel
+from analysis.report.render import render, sections_html
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +33,12 @@ def test_the_model_holds_the_figures_sentences_and_data(model: ReportModel) -> N
     cells = {int(c) for c in model.comparison.cells["cell_id"]}
     assert len(cells) == 8
     assert {int(s.rsplit("cell", 1)[1]) for s in slugs if "-throughput-cell" in s} == cells
-    # Every figure is placed exactly once in the sections, by its marker.
-    text = "".join(model.sections)
+    # Every figure is placed exactly once in the sections, as a block naming it; the
+    # sections hold blocks, never HTML (analysis/report/model.py).
+    placed = [b.slug for section in model.sections for b in section if isinstance(b, Figure)]
+    assert sorted(placed) == sorted(slugs)
+    assert not any(isinstance(b, str) for section in model.sections for b in section)
+    text = sections_html(model)
     assert sorted(re.findall(r"<!--figure:([\w.-]+)-->", text)) == sorted(slugs)
 
 
@@ -82,7 +88,7 @@ def test_a_queue_in_progress_reads_without_nan(recorded_study: Path, tmp_path: P
                     [("running" if i == ids[0] else "queued", i) for i in ids])
     con.commit()
     con.close()
-    page = "".join(build_report_model(db, "stability-2011").sections)
+    page = sections_html(build_report_model(db, "stability-2011"))
     text = re.sub(r"<!--.*?-->|<[^>]+>", " ", page)
     assert "queued" in text and "running" in text
     assert not re.search(r"\bnan\b", text, re.IGNORECASE), re.search(
@@ -100,7 +106,7 @@ def test_knob_levels_are_named_as_the_cell_labels_name_them() -> None:
     every cell label says 320M and 80M."""
     import pandas as pd
 
-    from analysis.report import level_names
+    from analysis.report.sections import level_names
 
     cells = pd.DataFrame({
         "cell_label": ["server=a log_file_size=80M doublewrite=on",
@@ -118,7 +124,7 @@ def test_methodology_lines_for_two_servers() -> None:
     twelve long labels on one line), and every repetition rule of the spec is said."""
     import pandas as pd
 
-    from analysis.report_sentences import repetitions_text, varies_text
+    from analysis.report.sentences import repetitions_text, varies_text
 
     values = pd.Series({1: "5.5.62", 2: "5.5.62", 3: "5.5.62", 4: "5.5.44-MariaDB"})
     labels = {1: "a", 2: "b", 3: "c", 4: "server=xtradb"}

@@ -177,20 +177,21 @@ def test_figure_draws_every_comparison(rerun: Frames) -> None:
 
 
 def test_report_section(rerun: Frames) -> None:
-    added: list[str] = []
+    from analysis.report.figures import FigureList
+    from analysis.report.render import blocks_html
+    from analysis.report.sections import scorecard_section
 
-    def add(name: str, fig: object) -> str:
-        added.append(name)
-        return f"<div id='{name}'></div>"
-
-    page = scorecard.section(_spec(), rerun.run_summary, rerun.cell_summary, add)
-    assert added == ["scorecard"] and "<div id='scorecard'></div>" in page
+    figs = FigureList()
+    blocks = scorecard_section(_spec(), rerun.run_summary, rerun.cell_summary, figs)
+    assert [f.slug for f in figs.items] == ["01-scorecard"]
+    page = blocks_html(blocks, {"01-scorecard": "<div id='scorecard'></div>"})
+    assert "<div id='scorecard'></div>" in page
     assert "<h2 id='scorecard'>Reproduction scorecard</h2>" in page
     assert "<b>4 contradicts</b>" in page
     assert "<td class='l'>doublewrite off vs on at 50/20000</td>" in page
     # The stored experiment (queued before the reference was written) has no section.
-    assert scorecard.section(rerun.experiment["spec"], rerun.run_summary, rerun.cell_summary,
-                             add) == ""
+    assert scorecard_section(rerun.experiment["spec"], rerun.run_summary, rerun.cell_summary,
+                             FigureList()) == []
 
 
 def test_report_carries_the_scorecard(cli: CliRun, tmp_path: Path) -> None:
@@ -311,7 +312,7 @@ def test_every_non_knob_field_of_an_include_row_is_known() -> None:
 def test_the_overview_figures_name_the_rows_as_the_reference_does(tmp_path: Path) -> None:
     """With row names (the reference's), the figures that put configurations on an axis use
     them: "dw-off-50", not a label of 50–130 characters."""
-    from analysis.report import build_report_model
+    from analysis.report.build import build_report_model
 
     db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
     model = build_report_model(db, "stability-2011", reference=_spec())
@@ -345,7 +346,7 @@ def test_compare_counts_interactions_its_main_effects_rule_out(cli: CliRun,
 
 def test_report_counts_interactions_its_main_effects_rule_out(tmp_path: Path) -> None:
     """The report's interactions table lists only pairs with a reason of their own."""
-    from analysis.report import write_report
+    from analysis.report.writer import write_report
     from analysis.statistics.design import NO_MAIN_EFFECT
 
     db = copy_recorded("stability-2011", tmp_path / "study.sqlite")

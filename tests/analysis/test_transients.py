@@ -15,7 +15,7 @@ from sqlalchemy import event
 from analysis import claims, frames, run_digest, transients
 from analysis.compare import compare
 from analysis.query import session_scope
-from analysis.report import build_report_model
+from analysis.report.build import build_report_model
 from analysis.scorecard import row_names
 from analysis.series import samples
 from analysis.transients import (

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.report_folder import MANIFEST
+from analysis.report.folder import MANIFEST
 from store.migrate import head_revision
 from tests.cli.conftest import CliRun
 from tests.support.folder_listing import listing

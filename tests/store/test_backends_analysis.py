@@ -40,7 +40,7 @@ def test_frames_compare_export_report_match_across_backends(
     from analysis import frames
     from analysis.compare import compare
     from analysis.export import export
-    from analysis.report import write_report
+    from analysis.report.writer import write_report
 
     counts = copy_store(f"sqlite:///{real_results_db}", results_url)
     assert counts["intervals"] > 0 and counts["samples"] > 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.report_sentences import code_text, code_versions_text
+from analysis.report.sentences import code_text, code_versions_text
 from core.paths import REPO_ROOT
 from flushbench import __version__
 from runner.run import metadata

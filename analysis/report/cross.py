@@ -18,17 +18,30 @@ import plotly.graph_objects as go
 from analysis import plots
 from analysis.crossdb import CrossComparison, Source, cross_compare, sources_table
 from analysis.png_export import PngExporter
-from analysis.report_folder import ReportFolder
-from analysis.report_html import esc, generated_at, html_page, table
+from analysis.report.folder import ReportFolder
+from analysis.report.model import (
+    Bullets,
+    Figure,
+    Heading,
+    Link,
+    Paragraph,
+    Rich,
+    Section,
+    Table,
+    Value,
+    code,
+    rich,
+)
+from analysis.report.render import cross_page
 from core.units import format_number as number
 
 #: The one figure's name (its PNG file and its div id).
 _FIGURE = "01-ratio-per-source"
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
+def _table(headers: list[str], rows: list[list[Rich]]) -> Table:
     """A table with every column left-aligned (sources and cells are words here)."""
-    return table(headers, rows, left=len(headers))
+    return Table(tuple(headers), tuple(tuple(r) for r in rows), left=len(headers))
 
 
 def ratio_figure(cross: CrossComparison) -> go.Figure:
@@ -74,8 +87,9 @@ def write_cross_report(sources: list[Source], out_dir: str | os.PathLike[str], *
                        force: bool = False, png: bool = True, overwrite: bool = False,
                        problems: list[str] | None = None) -> Path:
     """Write ``report.html`` (and ``figures/01-ratio-per-source.png``) for several sources,
-    by the report folder's rules (:mod:`analysis.report_folder`; ``overwrite`` and
-    ``problems`` as in :func:`analysis.report.write_report`)."""
+    by the report folder's rules (:mod:`analysis.report.folder`; ``overwrite`` and
+    ``problems`` as in :func:`analysis.report.writer.write_report`). The page is typed blocks
+    drawn by :func:`analysis.report.render.cross_page`."""
     cross = cross_compare(sources, on=on, pairs=pairs, force=force)
     with ReportFolder(out_dir, png=png, overwrite=overwrite) as folder:
         folder.check_figures([_FIGURE])
@@ -83,23 +97,19 @@ def write_cross_report(sources: list[Source], out_dir: str | os.PathLike[str], *
         written, error = _export_png(fig, folder) if png else ([], None)
         if error and problems is not None:
             problems.append(f"{error}; report.html is complete without its PNG")
-        png_note = "" if not png else (
-            f"<p class='muted'>PNG export failed: {esc(error)}</p>" if error else
-            f"<p class='muted'>PNG: <a href='figures/{_FIGURE}.png'>{_FIGURE}.png</a></p>")
-        fig.update_layout(width=None, autosize=True)
-        div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{_FIGURE}",
-                          config={"displaylogo": False, "responsive": True})
+        png_note = None if not png else (
+            Paragraph(("PNG export failed: ", Value(error)), "muted") if error else
+            Paragraph(("PNG: ", Link(f"figures/{_FIGURE}.png", (f"{_FIGURE}.png",))), "muted"))
         names = " · ".join(s.label for s in cross.sources)
-        body = (f"<h1>{esc(names)}</h1><p class='sub'>experiments compared across databases"
-                f" · generated {generated_at()}</p>"
-                + _sources_part(cross) + _matching_part(cross, pairs) + _per_source_part(cross)
-                + f"<div class='figure'>{div}{png_note}</div>"
-                + _pooled_part(cross, names) + _between_part(cross)
-                + "<h2>Warnings</h2><ul>"
-                + ("".join(f"<li>{esc(w)}</li>" for w in cross.warnings) or "<li>none</li>")
-                + "</ul>")
-        return folder.commit(html_page(names, body, browser_hooks=False), written,
-                             complete=error is None)
+        blocks: Section = [
+            *_sources_part(cross), *_matching_part(cross, pairs), *_per_source_part(cross),
+            Figure(_FIGURE), *_pooled_part(cross, names), *_between_part(cross),
+            Heading(2, ("Warnings",)),
+            Bullets(tuple((Value(w),) for w in cross.warnings) or (("none",),)),
+        ]
+        page = cross_page(names, "experiments compared across databases", blocks,
+                          {_FIGURE: fig}, png_note)
+        return folder.commit(page, written, complete=error is None)
 
 
 def _export_png(fig: go.Figure, folder: ReportFolder) -> tuple[list[Path], str | None]:
@@ -112,32 +122,36 @@ def _export_png(fig: go.Figure, folder: ReportFolder) -> tuple[list[Path], str |
     return list(exporter.written), error
 
 
-def _sources_part(cross: CrossComparison) -> str:
+def _sources_part(cross: CrossComparison) -> Section:
     """The sources (experiment, database, server, hosts, window) and what differs."""
-    rows = [[esc(r["source"]), esc(f"{r['experiment']} (#{r['experiment_id']})"),
-             esc(r["database"]), esc(r["server"]), esc(r["hosts"]), str(r["cells"]),
-             str(r["runs_done"]), esc(r["window"])]
-            for _, r in sources_table(cross).iterrows()]
-    context = "".join(
-        f"<li><code>{esc(k)}</code>: " + "; ".join(f"{esc(v)} in {esc(s)}" for s, v in vs.items())
-        + "</li>" for k, vs in cross.context.items())
-    return ("<h2>Sources</h2>"
-            + _table(["source", "experiment", "database", "server", "hosts", "cells", "runs",
-                      "window"], rows)
-            + (f"<p>Differs between the sources (not matched on):</p><ul>{context}</ul>"
-               if context else ""))
+    rows: list[list[Rich]] = [
+        [(Value(r["source"]),), (Value(f"{r['experiment']} (#{r['experiment_id']})"),),
+         (Value(r["database"]),), (Value(r["server"]),), (Value(r["hosts"]),),
+         (str(r["cells"]),), (str(r["runs_done"]),), (Value(r["window"]),)]
+        for _, r in sources_table(cross).iterrows()]
+    context = tuple(
+        rich(code(Value(k)), ": ",
+             *[rich("; " if i else "", Value(v), " in ", Value(s))
+               for i, (s, v) in enumerate(vs.items())])
+        for k, vs in cross.context.items())
+    return [Heading(2, ("Sources",)),
+            _table(["source", "experiment", "database", "server", "hosts", "cells", "runs",
+                    "window"], rows),
+            *([Paragraph(("Differs between the sources (not matched on):",)), Bullets(context)]
+              if context else [])]
 
 
-def _matching_part(cross: CrossComparison, pairs: list[list[int]] | None) -> str:
+def _matching_part(cross: CrossComparison, pairs: list[list[int]] | None) -> Section:
     """How the cells were matched, the matched cells and those left out."""
-    matched = "".join(
-        f"<li>M{r['match']}: {esc(r['label'])}{' (baseline)' if r['is_baseline'] else ''}</li>"
+    matched = tuple(
+        (f"M{r['match']}: ", Value(r["label"]), " (baseline)" if r["is_baseline"] else "")
         for _, r in cross.cells.drop_duplicates("match").iterrows())
-    unmatched = "".join(f"<li>{esc(u)}</li>" for u in cross.unmatched) or "<li>none</li>"
-    return ("<h2>Matching</h2><p class='sub'>Cells matched "
-            + ("by hand (<code>--pair</code>)" if pairs else
-               f"on {esc(', '.join(cross.on) or 'nothing (one cell each)')}")
-            + f".</p><ul>{matched}</ul><p>Left out:</p><ul>{unmatched}</ul>")
+    unmatched = tuple((Value(u),) for u in cross.unmatched) or (("none",),)
+    how: Rich = (("by hand (", code("--pair"), ")") if pairs else
+                 ("on ", Value(", ".join(cross.on) or "nothing (one cell each)")))
+    return [Heading(2, ("Matching",)), Paragraph(rich("Cells matched ", how, "."), "sub"),
+            Bullets(tuple(rich(*m) for m in matched)), Paragraph(("Left out:",)),
+            Bullets(unmatched)]
 
 
 def _ratio(ratio: object, low: object, high: object) -> str:
@@ -145,44 +159,53 @@ def _ratio(ratio: object, low: object, high: object) -> str:
     return f"{number(ratio, '.2f')}× ({number(low, '.2f')} – {number(high, '.2f')})"
 
 
-def _per_source_part(cross: CrossComparison) -> str:
+def _per_source_part(cross: CrossComparison) -> Section:
     """Each matched cell in each source: throughput and ratio to the source's baseline."""
     m = cross.metric_name
     scale = 1.0 if m == "NOTPM" else 1 / 60
-    rows = [[f"M{r['match']}", esc(r["source"]), esc(r["cell_label"]), str(r["n_done"]),
-             f"{number(r['mean'] * scale)} ({number(r['ci_low'] * scale)} – "
-             f"{number(r['ci_high'] * scale)})",
-             "–" if r["is_baseline"] else _ratio(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]),
-             esc(r["verdict"]), number(r["score_median"], ".0f")]
-            for _, r in cross.cells.iterrows()]
-    return (f"<h2>Per source</h2><p class='sub'>{esc(m)} (mean of repetitions, 95% CI) and the "
-            "ratio to the source's own baseline with its verdict.</p>"
-            + _table(["cell", "source", "configuration", "runs", f"{m} (95% CI)",
-                      "ratio (95% CI)", "verdict", "stability"], rows))
+    rows: list[list[Rich]] = [
+        [(f"M{r['match']}",), (Value(r["source"]),), (Value(r["cell_label"]),),
+         (str(r["n_done"]),),
+         (f"{number(r['mean'] * scale)} ({number(r['ci_low'] * scale)} – "
+          f"{number(r['ci_high'] * scale)})",),
+         ("–" if r["is_baseline"] else
+          _ratio(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]),),
+         (Value(r["verdict"]),), (number(r["score_median"], ".0f"),)]
+        for _, r in cross.cells.iterrows()]
+    return [Heading(2, ("Per source",)),
+            Paragraph((Value(m), " (mean of repetitions, 95% CI) and the ratio to the source's"
+                       " own baseline with its verdict."), "sub"),
+            _table(["cell", "source", "configuration", "runs", f"{m} (95% CI)",
+                    "ratio (95% CI)", "verdict", "stability"], rows)]
 
 
-def _pooled_part(cross: CrossComparison, names: str) -> str:
+def _pooled_part(cross: CrossComparison, names: str) -> Section:
     """The ratio to the baseline pooled over the sources as blocks, and whether they agree."""
     matches = dict(zip(cross.cells["key"], cross.cells["match"], strict=False))
-    rows = [[f"M{matches[r['key']]}", str(r["n_sources"]),
-             "–" if r["verdict"] == "baseline" else
-             _ratio(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]),
-             number(r["p_value"], ".3f"), esc(r["verdict"]), number(r["heterogeneity_p"], ".3g"),
-             esc(r["verdict_reason"])] for _, r in cross.pooled.iterrows()]
-    return ("<h2>Pooled over the sources</h2><p class='sub'>Each source is a block, as hosts are "
-            "for a spread experiment: the ratio to the baseline within each source, pooled with "
-            "inverse-variance weights, van Elteren's stratified rank test; Cochran's Q p below "
-            f"0.05 says the sources disagree ({esc(names)}).</p>"
-            + _table(["cell", "sources", "ratio (95% CI)", "p", "verdict", "Cochran's Q p",
-                      "why"], rows))
+    rows: list[list[Rich]] = [
+        [(f"M{matches[r['key']]}",), (str(r["n_sources"]),),
+         ("–" if r["verdict"] == "baseline" else
+          _ratio(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]),),
+         (number(r["p_value"], ".3f"),), (Value(r["verdict"]),),
+         (number(r["heterogeneity_p"], ".3g"),), (Value(r["verdict_reason"]),)]
+        for _, r in cross.pooled.iterrows()]
+    return [Heading(2, ("Pooled over the sources",)),
+            Paragraph(("Each source is a block, as hosts are for a spread experiment: the ratio"
+                       " to the baseline within each source, pooled with inverse-variance"
+                       " weights, van Elteren's stratified rank test; Cochran's Q p below 0.05"
+                       " says the sources disagree (", Value(names), ")."), "sub"),
+            _table(["cell", "sources", "ratio (95% CI)", "p", "verdict", "Cochran's Q p",
+                    "why"], rows)]
 
 
-def _between_part(cross: CrossComparison) -> str:
+def _between_part(cross: CrossComparison) -> Section:
     """The same cell in each source against the first source."""
     matches = dict(zip(cross.cells["key"], cross.cells["match"], strict=False))
-    rows = [[f"M{matches[r['key']]}", esc(f"{r['source']} / {r['versus']}"),
-             f"{r['n_other']} vs {r['n_first']}", _ratio(r["ratio"], r["ci_low"], r["ci_high"]),
-             number(r["p_value"], ".3f"), esc(r["verdict"]), esc(r["reason"])]
-            for _, r in cross.between.iterrows()]
-    return (f"<h2>The same cell, source against {esc(cross.sources[0].label)}</h2>"
-            + _table(["cell", "sources", "runs", "ratio (95% CI)", "p", "verdict", "why"], rows))
+    rows: list[list[Rich]] = [
+        [(f"M{matches[r['key']]}",), (Value(f"{r['source']} / {r['versus']}"),),
+         (f"{r['n_other']} vs {r['n_first']}",),
+         (_ratio(r["ratio"], r["ci_low"], r["ci_high"]),), (number(r["p_value"], ".3f"),),
+         (Value(r["verdict"]),), (Value(r["reason"]),)]
+        for _, r in cross.between.iterrows()]
+    return [Heading(2, ("The same cell, source against ", Value(cross.sources[0].label))),
+            _table(["cell", "sources", "runs", "ratio (95% CI)", "p", "verdict", "why"], rows)]

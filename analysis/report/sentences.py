@@ -5,8 +5,9 @@ noise floor and the by-host lines beside the ranking, the methodology paragraph 
 says of the verdict rule, the design and the driver, and the phrases the tables quote
 (repetitions, a variable that varies, the dataset). Nothing here is written by hand about a
 particular study: a sentence holds for the runs it is computed from, or names the runs it
-does not hold for. :func:`claims` returns plain text; the rest return HTML (escaped text
-with inline emphasis) that :mod:`analysis.report_sections` places on the page.
+does not hold for. :func:`claims` and the phrases return plain text; the rest return the
+typed blocks and rich text of :mod:`analysis.report.model` (no HTML) that
+:mod:`analysis.report.sections` places on the page.
 """
 
 from __future__ import annotations
@@ -21,7 +22,20 @@ from analysis.compare import AA_MIN_REPETITIONS, BASELINE, Comparison, aa_floor_
 from analysis.disturbed import counted
 from analysis.hosts import host_effect
 from analysis.metric import metric_view
-from analysis.report_html import bold_named, esc, named
+from analysis.report.model import (
+    Bullets,
+    Note,
+    Paragraph,
+    Rich,
+    Value,
+    bold,
+    bold_named,
+    code,
+    italic,
+    named,
+    rich,
+    warn,
+)
 from analysis.stability_verdicts import STEADIER, steadiness
 from analysis.window_cycles import WINDOW_DEPENDENT
 from core.units import format_number as number
@@ -35,7 +49,7 @@ GO_DRIVER_RESIDUAL = ("1.03–1.12× at every point of 1–10 warehouses × 4–
                       " server) — 0.74–0.99× with flushbench builds before 0f70ccc, 2026-11-26 —")
 
 
-def _steadiest(ranked: pd.DataFrame, rs: pd.DataFrame, names: dict[int, str]) -> str:
+def _steadiest(ranked: pd.DataFrame, rs: pd.DataFrame, names: dict[int, str]) -> Rich:
     """The summary's line on stability: "Steadiest line" only when the verdict rule on the
     runs' CV separates the top row from every other (analysis/stability_verdicts.py); else
     the highest median score, said to be no ranking."""
@@ -47,72 +61,71 @@ def _steadiest(ranked: pd.DataFrame, rs: pd.DataFrame, names: dict[int, str]) ->
     top = cvs.get(int(flat["cell_id"]), [])
     others = [c for c in cvs if c != int(flat["cell_id"])]
     if others and all(steadiness(cvs[c], top).word == STEADIER for c in others):
-        return (f"Steadiest line: {who}, {score}; steadier than every other row by the verdict"
-                " rule on the runs' CV")
-    return (f"Highest median stability score: {who}, {score} — not a ranking: the verdict rule"
-            " on the runs' CV does not separate it from every other row")
+        return rich("Steadiest line: ", who, f", {score}; steadier than every other row by the"
+                    " verdict rule on the runs' CV")
+    return rich("Highest median stability score: ", who, f", {score} — not a ranking: the"
+                " verdict rule on the runs' CV does not separate it from every other row")
 
 
-def summary(cmp: Comparison, names: dict[int, str]) -> str:
+def summary(cmp: Comparison, names: dict[int, str]) -> Bullets:
     """The page's first list: most throughput, the steadiest line (by a test), verdicts, runs,
     warnings."""
     cells = cmp.cells
     rs = cmp.frames.run_summary
     ranked = cmp.ranking
-    items = []
+    items: list[Rich] = []
     best = ranked.iloc[0]
     m = metric_view(cmp.experiment)
     # An experiment with one baseline per server compares each cell with its own; the
     # summary names which one instead of "the baseline".
     n_baselines = int(cells["verdict"].eq(BASELINE).sum())
     several = n_baselines > 1
-    own = "the baseline"
+    own: Rich = ("the baseline",)
     if several and "baseline_id" in cells:
         base = cells.set_index("cell_id").loc[best["cell_id"]]
         # The baseline's row name when the experiment names its rows, else its label.
-        own = f"its baseline {esc(names.get(int(base['baseline_id'])) or base['baseline_label'])}"
-    items.append(
-        f"Most throughput: {bold_named(best['cell_label'], names.get(int(best['cell_id'])))} with "
-        f"{number(m.of(best['notpm_mean']))} {m.name}"
-        + (f" ({number(best['ratio'], '.2f')}× {own}, {esc(best['verdict'])})"
-           if not best["is_baseline"] else (" (a baseline)" if several else " (the baseline)"))
-    )
+        own = ("its baseline ",
+               Value(names.get(int(base['baseline_id'])) or base['baseline_label']))
+    items.append(rich(
+        "Most throughput: ", bold_named(best['cell_label'], names.get(int(best['cell_id']))),
+        f" with {number(m.of(best['notpm_mean']))} {m.name}",
+        rich(f" ({number(best['ratio'], '.2f')}× ", own, ", ", Value(best['verdict']), ")")
+        if not best["is_baseline"] else (" (a baseline)" if several else " (the baseline)"),
+    ))
     items.append(_steadiest(ranked, rs, names))
     faster = cells[cells["verdict"] == "faster"]
     slower = cells[cells["verdict"] == "slower"]
     unsure = cells[cells["verdict"] == "not enough repetitions"]
     moving = cells[cells["verdict"] == WINDOW_DEPENDENT]
     compared = len(cells) - n_baselines
-    items.append(
+    items.append((
         (f"Against their own baselines ({n_baselines}): " if several else "Against the baseline: ")
         + f"{len(faster)} faster, {len(slower)} slower, "
         + (f"{len(moving)} window-dependent (the verdict changes with where the window starts),"
            " " if len(moving) else "")
         + f"{compared - len(faster) - len(slower) - len(unsure) - len(moving)} no clear"
         " difference"
-        + (f", {len(unsure)} with too few repetitions for a verdict" if len(unsure) else "")
-    )
+        + (f", {len(unsure)} with too few repetitions for a verdict" if len(unsure) else ""),
+    ))
     items += _run_counts(rs)
-    return "<ul class='summary'>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
+    return Bullets(tuple(items), "summary")
 
 
-def _run_counts(rs: pd.DataFrame) -> list[str]:
+def _run_counts(rs: pd.DataFrame) -> list[Rich]:
     """The summary's lines on the runs: done, failed, not finished, without data, noisy."""
     n_done = int((rs["status"] == RunStatus.DONE).sum())
     n_failed = int((rs["status"] == RunStatus.FAILED).sum())
     n_other = len(rs) - n_done - n_failed
-    items = [
-        f"Runs: {n_done} done, {n_failed} failed" + (f", {n_other} not finished" if n_other else "")
-    ]
+    items: list[Rich] = [(f"Runs: {n_done} done, {n_failed} failed"
+                          + (f", {n_other} not finished" if n_other else ""),)]
     no_data = rs["warnings"].str.startswith("done, no data in window")
     if no_data.any():
-        items.append(f"<span class='warn'>{int(no_data.sum())} run(s) done, no data in window: "
-                     f"run {esc(', '.join(str(int(r)) for r in rs.loc[no_data, 'run_id']))}"
-                     "</span>")
+        items.append((warn(f"{int(no_data.sum())} run(s) done, no data in window: run ",
+                           Value(", ".join(str(int(r)) for r in rs.loc[no_data, "run_id"]))),))
     noisy = int((rs["warnings"].str.len().gt(0) & ~no_data).sum())
     if noisy:
-        items.append(f"<span class='warn'>{noisy} run(s) noisy (CV ≥ 10 %) or oscillating — "
-                     "see the warnings below</span>")
+        items.append((warn(f"{noisy} run(s) noisy (CV ≥ 10 %) or oscillating — see the"
+                           " warnings below"),))
     return items
 
 
@@ -164,19 +177,19 @@ def checkpoint_age_claims(rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Serie
     return out
 
 
-def aa_line(cmp: Comparison) -> str:
+def aa_line(cmp: Comparison) -> Paragraph:
     """The A/A noise floor beside the verdicts: what one configuration run again varies by."""
     floor = cmp.cells.attrs.get("noise_floor") or {}
     if not floor.get("n"):
-        return ("<p class='sub'>No A/A noise floor: run the baseline at least 5 times "
-                "(<code>baseline_repetitions: 5</code>) to measure how much one configuration "
-                "varies from run to run.</p>")
-    return (f"<p class='sub'><b>A/A noise floor</b> — {esc(aa_floor_text(floor))}. A difference "
-            "smaller than this is what the same configuration does from run to run; every "
-            "verdict's MDE is at least this CV.</p>")
+        return Paragraph(("No A/A noise floor: run the baseline at least 5 times (",
+                          code("baseline_repetitions: 5"), ") to measure how much one"
+                          " configuration varies from run to run."), "sub")
+    return Paragraph((bold("A/A noise floor"), " — ", Value(aa_floor_text(floor)),
+                      ". A difference smaller than this is what the same configuration does"
+                      " from run to run; every verdict's MDE is at least this CV."), "sub")
 
 
-def host_lines(cmp: Comparison, names: dict[int, str]) -> str:
+def host_lines(cmp: Comparison, names: dict[int, str]) -> list[Paragraph]:
     """Per A/A cell (5 or more counted runs) of a study spread over hosts (sessions): its runs
     by host and whether the hosts differ (:func:`analysis.hosts.host_effect`)."""
     m = metric_view(cmp.experiment)
@@ -191,70 +204,72 @@ def host_lines(cmp: Comparison, names: dict[int, str]) -> str:
         effect = host_effect(rs, cid)
         if effect is None:
             continue
-        per = "; ".join(f"{esc(h)}: {number(m.of(mean))}" + (f" ({n} runs)" if n > 1 else "")
-                        for h, (n, mean) in effect["per_host"].items())
+        per: list[Rich] = []
+        for i, (h, (n, mean)) in enumerate(effect["per_host"].items()):
+            per.append(rich("; " if i else "", Value(h), f": {number(m.of(mean))}"
+                            + (f" ({n} runs)" if n > 1 else "")))
         if math.isfinite(effect["p"]):
             df1, df2 = effect["df"]
-            test = (f"one-way F test on log {esc(m.name)}: p = {effect['p']:.2g} "
-                    f"({df1}, {df2} df)" + (" — the hosts differ" if effect["p"] < 0.05
-                                            else ", no host effect shown"))
+            test = rich("one-way F test on log ", Value(m.name), f": p = {effect['p']:.2g} "
+                        f"({df1}, {df2} df)" + (" — the hosts differ" if effect["p"] < 0.05
+                                                else ", no host effect shown"))
         else:
-            test = "no host ran it twice: no within-host spread to test a host effect against"
-        out.append(f"<p class='sub'><b>By host</b> — {named(cell['cell_label'], names.get(cid))}"
-                   f": {per}; {test}.</p>")
-    return "".join(out)
+            test = ("no host ran it twice: no within-host spread to test a host effect against",)
+        out.append(Paragraph(rich(bold("By host"), " — ", named(cell["cell_label"], names.get(cid)),
+                                  ": ", *per, "; ", test, "."), "sub"))
+    return out
 
 
-def driver_fidelity_note(workload: dict[str, Any]) -> str:
+def driver_fidelity_note(workload: dict[str, Any]) -> Note | None:
     """The Go driver's measured gap to tpcc_start, on every report made with it.
 
     Absolute NOTPM from the built-in driver is not the same as tpcc_start's on a CPU-saturated
     host: the two clients take different shares of the CPU the server needs.
     """
     if workload.get("driver", "tpcc") != "tpcc" or workload.get("mode") == "batched":
-        return ""
-    return ("<div class='note'>Measured with flushbench's built-in Go TPC-C driver "
-            "(tpcc_start's statements). On a CPU-saturated 2-vCPU machine its TpmC was "
-            f"{GO_DRIVER_RESIDUAL} of tpcc_start's on the same data (docs/tpcc.md): compare "
-            "this report's NOTPM with published tpcc-mysql figures only after measuring the "
-            "gap on your host (<code>bench/tpcc_vs_tpcc_mysql.py --grid</code>), or run the "
-            "experiment with <code>driver: tpcc-mysql</code>. Cells measured with the same "
-            "driver are compared with each other as usual.</div>")
+        return None
+    return Note(("Measured with flushbench's built-in Go TPC-C driver (tpcc_start's statements)."
+                 f" On a CPU-saturated 2-vCPU machine its TpmC was {GO_DRIVER_RESIDUAL} of"
+                 " tpcc_start's on the same data (docs/tpcc.md): compare this report's NOTPM"
+                 " with published tpcc-mysql figures only after measuring the gap on your host"
+                 " (", code("bench/tpcc_vs_tpcc_mysql.py --grid"), "), or run the experiment"
+                 " with ", code("driver: tpcc-mysql"), ". Cells measured with the same driver"
+                 " are compared with each other as usual."))
 
 
-def methods(cmp: Comparison) -> str:
+def methods(cmp: Comparison) -> Paragraph:
     """The methodology's paragraph: the metric, the interval, the verdict rule (independent
     and blocked), the noise floor, the stability score and the sampled levels."""
     exp = cmp.experiment
-    return (
-        f"<p>Throughput is the driver's primary count per report interval (New-Orders for "
-        f"TPC-C, transactions for sysbench); the {esc(metric_view(exp).name)} of a run "
-        f"({esc(metric_view(exp).unit)}) is the window average (Σ count / Σ seconds, × 60 "
-        "per minute). Each configuration's figure is "
-        "the mean over its repetitions with a lognormal (Cox) 95% interval, which keeps its "
-        "coverage at 3 repetitions. Every verdict in this report, its tables, figures and "
-        "scorecard comes from one rule. Independent runs: a configuration is <i>faster</i>/"
-        "<i>slower</i> than its baseline only when an exact two-sided Mann-Whitney test gives "
-        "p &lt; 0.05 <b>and</b> the Welch-on-log 95% interval of the ratio excludes 1 (when "
-        "the group sizes cannot reach p &lt; 0.05 — 3 vs 3 — the verdict is <i>not enough "
-        "repetitions</i>). Runs in blocks (rounds or hosts): one model of log throughput with "
-        "a configuration and a block effect, its noise pooled over every configuration, whose "
-        "95% interval must exclude 1 and hold with any one block left out (or pass van "
-        "Elteren's stratified rank test where the blocks can reach p &lt; 0.05). Beside each "
-        "verdict: its reason and the minimum detectable effect (MDE, 80% power) at that "
-        "design and that noise"
-        f"{noise_floor_text(cmp)}. The <b>stability score</b> is 100 × p5 / median "
-        "(nearest-rank percentile) of a run's per-interval series over the window (100 = flat "
-        "line); a run is flagged when its CV is ≥ 10%, when a periodogram peak stands out of "
-        "its own red noise (false-alarm p ≤ 1%, two cycles in the window), and for holes, "
-        "steps and drifts. Methods and their simulated error rates: docs/statistics.md. "
-        "Dirty pages % uses InnoDB's formula 100 × dirty / (1 + data + free); checkpoint age "
-        "is LSN − last checkpoint LSN.</p>"
-    )
+    return Paragraph((
+        "Throughput is the driver's primary count per report interval (New-Orders for TPC-C,"
+        " transactions for sysbench); the ", Value(metric_view(exp).name), " of a run (",
+        Value(metric_view(exp).unit), ") is the window average (Σ count / Σ seconds, × 60"
+        " per minute). Each configuration's figure is the mean over its repetitions with a"
+        " lognormal (Cox) 95% interval, which keeps its coverage at 3 repetitions. Every"
+        " verdict in this report, its tables, figures and scorecard comes from one rule."
+        " Independent runs: a configuration is ", italic("faster"), "/", italic("slower"),
+        " than its baseline only when an exact two-sided Mann-Whitney test gives p < 0.05 ",
+        bold("and"), " the Welch-on-log 95% interval of the ratio excludes 1 (when the group"
+        " sizes cannot reach p < 0.05 — 3 vs 3 — the verdict is ",
+        italic("not enough repetitions"), "). Runs in blocks (rounds or hosts): one model of"
+        " log throughput with a configuration and a block effect, its noise pooled over every"
+        " configuration, whose 95% interval must exclude 1 and hold with any one block left"
+        " out (or pass van Elteren's stratified rank test where the blocks can reach p <"
+        " 0.05). Beside each verdict: its reason and the minimum detectable effect (MDE, 80%"
+        " power) at that design and that noise", Value(noise_floor_text(cmp)), ". The ",
+        bold("stability score"), " is 100 × p5 / median (nearest-rank percentile) of a run's"
+        " per-interval series over the window (100 = flat line); a run is flagged when its CV"
+        " is ≥ 10%, when a periodogram peak stands out of its own red noise (false-alarm p ≤"
+        " 1%, two cycles in the window), and for holes, steps and drifts. Methods and their"
+        " simulated error rates: docs/statistics.md. Dirty pages % uses InnoDB's formula 100 ×"
+        " dirty / (1 + data + free); checkpoint age is LSN − last checkpoint LSN.",
+    ))
 
 
 def noise_floor_text(cmp: Comparison) -> str:
-    """What the methodology says after the verdict rule (the caller ends the sentence)."""
+    """What the methodology says after the verdict rule (the caller ends the sentence), as
+    plain text."""
     own = cmp.cells.attrs.get("baselines_note")
     hosts = cmp.cells.attrs.get("hosts_note")
     floor = cmp.cells.attrs.get("noise_floor") or {}
@@ -267,7 +282,7 @@ def noise_floor_text(cmp: Comparison) -> str:
         text = "; no A/A noise floor was measured (repeat the baseline at least 5 times for one)"
     if own:
         text = text.rstrip(".") + ". " + own
-    return esc(text.rstrip("."))
+    return text.rstrip(".")
 
 
 def repetitions_text(spec: dict[str, Any]) -> str:
@@ -281,7 +296,7 @@ def repetitions_text(spec: dict[str, Any]) -> str:
     if own:
         extra.append(f"{len(own)} include row{'s' if len(own) > 1 else ''}: "
                      + ", ".join(own))
-    return esc(text + (f" ({'; '.join(extra)})" if extra else ""))
+    return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
 def varies_text(values: pd.Series, labels: dict[int, str]) -> str:
@@ -292,7 +307,7 @@ def varies_text(values: pd.Series, labels: dict[int, str]) -> str:
         cells = [labels.get(int(c), str(c)) for c, v in values.items() if v == value]
         listed = f": {'; '.join(cells)}" if len(cells) <= 2 else ""
         parts.append(f"{value} ({len(cells)} cell{'s' if len(cells) > 1 else ''}{listed})")
-    return "varies — " + esc("; ".join(parts))
+    return "varies — " + "; ".join(parts)
 
 
 def code_text(extra: Any) -> str:

@@ -1,22 +1,23 @@
 """What one experiment's report holds, decided before any of it is drawn.
 
 :func:`read_report_data` reads the store once (the comparison, the representative runs'
-samples and variables, memory, I/O, cost, response time, the claims); :func:`build_report_model`
-turns that into a :class:`ReportModel`: the sentences, the figures in page order and the page's
-sections (:mod:`analysis.report_sections`), which :func:`analysis.report_html.render` draws.
+samples and variables, memory, I/O, cost, response time, the claims) into a
+:class:`~analysis.report.model.ReportData`; :func:`build_report_model` turns that into a
+:class:`~analysis.report.model.ReportModel`: the sentences, the figures in page order and the
+page's sections as typed blocks (:mod:`analysis.report.sections`), which
+:func:`analysis.report.render.render` draws.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from analysis import efficiency, io_breakdown, latency, scorecard, stability_claims
 from analysis.blas import one_blas_thread
-from analysis.compare import Comparison, compare
+from analysis.compare import compare
 from analysis.frames import (
     DB,
     ExperimentRef,
@@ -28,11 +29,21 @@ from analysis.frames import (
     varying_knobs,
 )
 from analysis.memory import cell_memory, memory_matters
-from analysis.metric import MetricView, metric_view, window_detail_rate
-from analysis.report_figures import FigureList, ReportFigure, overview
-from analysis.report_html import CLAIMS, PNG_SUMMARY, named
-from analysis.report_ledger import write_path_section
-from analysis.report_sections import (
+from analysis.metric import metric_view, window_detail_rate
+from analysis.report.figures import FigureList, overview
+from analysis.report.model import (
+    Bullets,
+    Claims,
+    Heading,
+    Link,
+    PngSummary,
+    ReportData,
+    ReportFigure,
+    ReportModel,
+    Section,
+    named,
+)
+from analysis.report.sections import (
     cell_section,
     effects,
     efficiency_section,
@@ -41,55 +52,12 @@ from analysis.report_sections import (
     memory_section,
     methodology,
     ranking,
+    scorecard_section,
 )
-from analysis.report_sentences import claims, summary
+from analysis.report.sentences import claims, summary
+from analysis.report.write_path import write_path_section
 from analysis.run_digest import run_digests
 from store.models import RunStatus
-
-
-@dataclass
-class ReportModel:
-    """What a report says, before any of it is drawn: the data, the sentences, the figures.
-
-    Built by :func:`build_report_model`, drawn by :func:`analysis.report_html.render`.
-    ``sections`` are the page's parts in order (tables already as HTML); a figure appears in
-    them as a marker naming its slug and the claims as :data:`analysis.report_html.CLAIMS`,
-    so the same model renders with or without PNGs.
-    """
-
-    experiment: dict[str, Any]
-    comparison: Comparison
-    #: Sentences computed from the runs ("N of M runs noisy"…), exceptions named.
-    claims: list[str]
-    #: Figures in page order.
-    figures: list[ReportFigure]
-    sections: list[str]
-    #: Forced-comparison warnings shown at the top.
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def title(self) -> str:
-        """The experiment's name, the page's heading."""
-        return str(self.experiment["name"])
-
-
-@dataclass
-class ReportData:
-    """Everything the report reads from the store, in one session."""
-
-    cmp: Comparison
-    reps: dict[int, int]
-    smp: pd.DataFrame
-    variables: pd.DataFrame
-    metric: MetricView
-    qps: dict[int, float]
-    cell_mem: pd.DataFrame
-    io_table: pd.DataFrame
-    claims: list[str]
-    #: Cost per transaction and what bound each run and row (analysis/efficiency.py).
-    efficiency: efficiency.Efficiency
-    #: Response time per run, cell and type, and its verdicts (analysis/latency.py).
-    latency: latency.Latency
 
 
 def read_report_data(db: DB, experiment: ExperimentRef, force: bool) -> ReportData:
@@ -139,7 +107,7 @@ def build_report_model(
 ) -> ReportModel:
     """Everything one experiment's report says: data, sentences and figures, not yet drawn.
 
-    Parameters are those of :func:`analysis.report.write_report`; ``on_figure`` is called
+    Parameters are those of :func:`analysis.report.writer.write_report`; ``on_figure`` is called
     with each figure as soon as it is final (the PNG export starts drawing while the rest is
     built). The sections are built in the order their figures are numbered.
     """
@@ -150,18 +118,18 @@ def build_report_model(
     # The rows' own short names (the reference's `dw-on-50`), where the experiment has them.
     names = scorecard.row_names(reference or exp["spec"], cells)
     overview_figures = overview(d, figs, names)
-    io_html = io_section(figs, d.io_table, metric,
+    io_part = io_section(figs, d.io_table, metric,
                          {str(c["cell_label"]): names[int(c["cell_id"])]
                           for _, c in cells.iterrows() if int(c["cell_id"]) in names})
     # The reproduction scorecard, when the experiment (or --reference) has references.
     claims_spec = reference or exp["spec"]
-    score_html = scorecard.section(claims_spec, rs, cells, figs.add,
+    score_part = scorecard_section(claims_spec, rs, cells, figs,
                                    stability=stability_claims.stability_scorecard(
                                        claims_spec, rs, cells))
-    memory_html = memory_section(cmp, figs, d.cell_mem, d.reps, d.smp, names)
-    efficiency_html = efficiency_section(d.efficiency, cells, metric, names)
-    write_path_html = write_path_section(d.efficiency, cells, metric, names)
-    latency_html = latency_section(d, figs, names)
+    memory_part = memory_section(cmp, figs, d.cell_mem, d.reps, d.smp, names)
+    efficiency_part = efficiency_section(d.efficiency, cells, metric, names)
+    write_path_part = write_path_section(d.efficiency, cells, metric, names)
+    latency_part = latency_section(d, figs, names)
     draw_memory = memory_matters(d.cell_mem, varying_knobs(rs))[0] if len(d.cell_mem) else False
     cell_sections = [
         cell_section(cmp, figs, cell, d.reps.get(int(cell["cell_id"])), d.smp,
@@ -172,15 +140,15 @@ def build_report_model(
     # The methodology names a cell by its row's own name where it has one.
     labels = {int(d.reps[c]): names.get(int(c), lbl) for c, lbl
               in zip(cells["cell_id"], cells["cell_label"], strict=True) if c in d.reps}
-    toc = "".join(f"<li><a href='#cell-{int(c['cell_id'])}'>"
-                  f"{named(c['cell_label'], names.get(int(c['cell_id'])))}</a></li>"
-                  for _, c in cells.iterrows())
-    sections = [
-        f"<h2>Summary</h2>{summary(cmp, names)}{PNG_SUMMARY}",
+    toc = tuple((Link(f"#cell-{int(c['cell_id'])}",
+                      named(c["cell_label"], names.get(int(c["cell_id"])))),)
+                for _, c in cells.iterrows())
+    sections: list[Section] = [
+        [Heading(2, ("Summary",)), summary(cmp, names), PngSummary()],
         ranking(cmp, d.qps, names),
-        score_html, CLAIMS, *overview_figures, latency_html, io_html, efficiency_html,
-        write_path_html, memory_html, effects(cmp),
-        f"<h2>Configurations</h2><ul>{toc}</ul>", *cell_sections,
+        score_part, [Claims()], overview_figures, latency_part, io_part, efficiency_part,
+        write_path_part, memory_part, effects(cmp),
+        [Heading(2, ("Configurations",)), Bullets(toc)], *cell_sections,
         methodology(cmp, d.variables, labels),
     ]
     return ReportModel(

@@ -1,11 +1,11 @@
-"""The HTML of the reports: the page's style, escaping, tables, and the page around a model.
+"""The HTML of the reports — the one module of the wing that writes it.
 
-Every part of a report page is made of these: :func:`esc` for any text (masked, escaped),
-:func:`core.units.format_number` for any figure, :func:`ci` for an interval, :func:`table` for
-a table. :func:`render` turns a :class:`analysis.report_model.ReportModel` into
-``report.html`` — figures as interactive divs (plotly.js inlined once in ``<head>``, so the
-file opens offline), a link under each to its PNG — while the PNG renderers finish.
-The comparison across databases (:mod:`analysis.cross_report`) uses the same pieces.
+:func:`render` draws a :class:`analysis.report.model.ReportModel` as ``report.html``:
+each section's typed blocks as HTML (:func:`blocks_html`), any text from the store masked and
+escaped (:func:`esc`), the figures as interactive divs (plotly.js inlined once in ``<head>``,
+so the file opens offline) with a link under each to its PNG, drawn while the PNG renderers
+finish. The comparison across databases (:mod:`analysis.report.cross`) is drawn by
+:func:`write_cross_page` with the same pieces.
 """
 
 from __future__ import annotations
@@ -14,20 +14,38 @@ import datetime as dt
 import html
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import plotly.io as pio
 
-from analysis import latency, plots
+from analysis import plots
 from analysis.png_export import PngExporter
-from analysis.report_folder import ReportFolder
+from analysis.report.folder import ReportFolder
+from analysis.report.model import (
+    Block,
+    Break,
+    Bullets,
+    Cell,
+    Claims,
+    Figure,
+    Heading,
+    Link,
+    Note,
+    Paragraph,
+    PngSummary,
+    Rich,
+    Span,
+    Table,
+    Value,
+)
 from core.redaction import redact
-from core.units import format_number as number
 
 if TYPE_CHECKING:
-    from analysis.report_figures import ReportFigure
-    from analysis.report_model import ReportModel
+    import plotly.graph_objects as go
+
+    from analysis.report.model import ReportFigure, ReportModel
 
 CSS = """
 body{font-family:Inter,'Helvetica Neue',Helvetica,Arial,sans-serif;color:#222;margin:0;
@@ -54,14 +72,14 @@ _ERROR_HOOK = (
     "window.__errors.join(' | '));});"
 )
 
-#: Where a figure goes in a section (``<!--figure:SLUG-->``, made by the figure list).
+#: Where a figure goes in sections drawn without their figures (:func:`sections_html`).
 FIGURE_MARKER = re.compile(r"<!--figure:([\w.-]+)-->")
 #: Where the page says how the PNG export went (known only once every figure was drawn).
-PNG_SUMMARY = "<!--png-summary-->"
-#: Where the generated claims go (rendered from the model's sentences).
-CLAIMS = "<!--claims-->"
+_PNG_SUMMARY = "<!--png-summary-->"
 #: Where a figure's PNG link goes (known only once its PNG was written).
 _PNG_LINK = re.compile(r"<!--png:([\w.-]+)-->")
+#: How each :data:`analysis.report.model.Style` is drawn: a tag, or a class of :data:`CSS`.
+_TAGS = {"bold": "b", "italic": "i", "code": "code"}
 
 
 def esc(value: Any) -> str:
@@ -70,54 +88,51 @@ def esc(value: Any) -> str:
     return html.escape(redact(str(value)))
 
 
-def ci(low: Any, high: Any, fmt: str = ",.0f") -> str:
-    """An interval as ``3,100 – 3,400``, or "–" when either end is missing."""
-    lo, hi = number(low, fmt, ""), number(high, fmt, "")
-    return f"{lo} – {hi}" if lo and hi else "–"
+def inline(text: Rich) -> str:
+    """Rich text as HTML: the code's own words escaped as written (quotes kept), values
+    masked and escaped, spans as their tags or classes."""
+    out = []
+    for part in text:
+        if isinstance(part, str):
+            out.append(html.escape(part, quote=False))
+        elif isinstance(part, Value):
+            out.append(esc(part.value))
+        elif isinstance(part, Span):
+            tag = _TAGS.get(part.style)
+            out.append(f"<{tag}>{inline(part.parts)}</{tag}>" if tag else
+                       f"<span class='{part.style}'>{inline(part.parts)}</span>")
+        elif isinstance(part, Link):
+            out.append(f"<a href='{html.escape(part.href)}'>{inline(part.parts)}</a>")
+        elif isinstance(part, Break):
+            out.append("<br>")
+        else:
+            raise TypeError(f"not a piece of rich text: {part!r}")
+    return "".join(out)
 
 
-def table(headers: list[str], rows: list[list[str]], left: int = 1,
-          row_classes: list[str] | None = None) -> str:
-    """An HTML table: ``headers`` escaped, ``rows`` already HTML, the first ``left`` columns
-    left-aligned (figures align right), ``row_classes`` one class per row (``base``)."""
-    head = "".join(
-        f"<th class='{'l' if i < left else ''}'>{esc(h)}</th>" for i, h in enumerate(headers)
-    )
+def table_html(t: Table) -> str:
+    """A table: headers escaped, words left-aligned and figures right-aligned by column."""
+    head = "".join(f"<th class='{'l' if t.is_left_header(i) else ''}'>{esc(h)}</th>"
+                   for i, h in enumerate(t.headers))
     body = []
-    for r, row in enumerate(rows):
-        cls = (row_classes or [""] * len(rows))[r]
-        cells = "".join(
-            f"<td class='{'l' if i < left else ''}'>{c}</td>" for i, c in enumerate(row)
-        )
-        body.append(f"<tr class='{cls}'>{cells}</tr>")
+    for r, row in enumerate(t.rows):
+        cells = []
+        for i, c in enumerate(row):
+            left = t.is_left(i)
+            if isinstance(c, Cell):
+                cells.append(f"<td class='l' style='color:{c.colour};font-weight:600'>"
+                             f"{inline(c.text)}</td>")
+            elif t.compact:
+                cells.append(f"<td class='l'>{inline(c)}</td>" if left else
+                             f"<td>{inline(c)}</td>")
+            else:
+                cells.append(f"<td class='{'l' if left else ''}'>{inline(c)}</td>")
+        if t.compact:
+            body.append(f"<tr>{''.join(cells)}</tr>")
+        else:
+            cls = t.row_classes[r] if t.row_classes is not None else ""
+            body.append(f"<tr class='{cls}'>{''.join(cells)}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def verdict_html(verdict: str) -> str:
-    """A throughput verdict, green when faster, red when slower."""
-    cls = {"faster": "faster", "slower": "slower"}.get(verdict, "muted")
-    return f"<span class='{cls}'>{esc(verdict)}</span>"
-
-
-def latency_verdict_html(verdict: str) -> str:
-    """A response-time verdict, green when lower, red when higher."""
-    cls = {latency.LOWER: "faster", latency.HIGHER: "slower"}.get(verdict, "muted")
-    return f"<span class='{cls}'>{esc(verdict)}</span>"
-
-
-def named(label: str, name: str | None) -> str:
-    """A cell's label as HTML, after the row's own short name in bold when it has one."""
-    return f"<b>{esc(name)}</b> · {esc(label)}" if name else esc(label)
-
-
-def bold_named(label: str, name: str | None) -> str:
-    """:func:`named`, the label in bold when there is no name (the summary's emphasis)."""
-    return named(label, name) if name else f"<b>{esc(label)}</b>"
-
-
-def text_of(value: Any) -> str:
-    """A text cell's value, or "" where there is none (a queued run's warnings are NaN)."""
-    return value if isinstance(value, str) else ""
 
 
 def claims_html(items: list[str]) -> str:
@@ -126,6 +141,44 @@ def claims_html(items: list[str]) -> str:
     return ("<h2>What the runs did</h2><p class='sub'>Computed from the recorded runs; a"
             " statement about every run is made only when no run contradicts it.</p>"
             f"<ul class='claims'>{rows}</ul>")
+
+
+def block_html(block: Block, divs: Mapping[str, str] | None = None,
+               claims: list[str] | None = None) -> str:
+    """One block as HTML; a figure as its div from ``divs`` (slug → HTML), or as its marker
+    when there are none; the claims from ``claims``."""
+    if isinstance(block, Heading):
+        anchor = f" id='{block.anchor}'" if block.anchor else ""
+        return f"<h{block.level}{anchor}>{inline(block.text)}</h{block.level}>"
+    if isinstance(block, Paragraph):
+        kind = f" class='{block.kind}'" if block.kind else ""
+        return f"<p{kind}>{inline(block.text)}</p>"
+    if isinstance(block, Note):
+        return f"<div class='note'>{inline(block.text)}</div>"
+    if isinstance(block, Bullets):
+        kind = f" class='{block.kind}'" if block.kind else ""
+        return f"<ul{kind}>" + "".join(f"<li>{inline(i)}</li>" for i in block.items) + "</ul>"
+    if isinstance(block, Table):
+        return table_html(block)
+    if isinstance(block, Figure):
+        return divs[block.slug] if divs is not None else f"<!--figure:{block.slug}-->"
+    if isinstance(block, PngSummary):
+        return _PNG_SUMMARY
+    if isinstance(block, Claims):
+        return claims_html(claims or [])
+    raise TypeError(f"not a block of the report: {block!r}")
+
+
+def blocks_html(blocks: list[Block], divs: Mapping[str, str] | None = None,
+                claims: list[str] | None = None) -> str:
+    """Blocks as HTML, in order (:func:`block_html`)."""
+    return "".join(block_html(b, divs, claims) for b in blocks)
+
+
+def sections_html(model: ReportModel) -> str:
+    """The model's sections as HTML, each figure as its marker ``<!--figure:SLUG-->`` (what
+    the tests read of a model without drawing its figures)."""
+    return "".join(blocks_html(section, None, model.claims) for section in model.sections)
 
 
 def figure_div(item: ReportFigure) -> str:
@@ -174,6 +227,23 @@ def html_page(title: str, body: str, *, browser_hooks: bool = True) -> str:
     )
 
 
+def cross_page(title: str, subtitle: str, blocks: list[Block],
+               figures: Mapping[str, go.Figure], png_note: Paragraph | None) -> str:
+    """The page of the comparison across databases (:mod:`analysis.report.cross`): its
+    heading, ``blocks``, each figure an interactive div with ``png_note`` under it (the PNG's
+    link, or why there is none)."""
+    divs = {}
+    for slug, fig in figures.items():
+        fig.update_layout(width=None, autosize=True)  # the page sizes it; the PNG is drawn
+        div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{slug}",
+                          config={"displaylogo": False, "responsive": True})
+        divs[slug] = (f"<div class='figure'>{div}"
+                      f"{block_html(png_note) if png_note is not None else ''}</div>")
+    body = (f"<h1>{esc(title)}</h1><p class='sub'>{esc(subtitle)} · generated {generated_at()}"
+            "</p>" + blocks_html(blocks, divs))
+    return html_page(title, body, browser_hooks=False)
+
+
 def _page(model: ReportModel, divs: dict[str, str]) -> str:
     """The HTML page of a model, figures as ``divs`` (slug → HTML), PNG links still markers."""
     exp = model.experiment
@@ -182,9 +252,8 @@ def _page(model: ReportModel, divs: dict[str, str]) -> str:
         f"<p class='sub'>{esc(exp['description'] or '')} · experiment #{exp['id']} · "
         f"generated {generated_at()}</p>"
         + "".join(f"<div class='note'>{esc(w)}</div>" for w in model.notes)
-        + "".join(model.sections).replace(CLAIMS, claims_html(model.claims), 1)
+        + "".join(blocks_html(section, divs, model.claims) for section in model.sections)
     )
-    body = FIGURE_MARKER.sub(lambda m: divs[m.group(1)], body)
     return html_page(model.title, body)
 
 
@@ -205,14 +274,15 @@ def render(
     problems: list[str] | None = None,
 ) -> Path:
     """Write ``report.html`` (self-contained) and, with ``png``, ``figures/NN-kind.png``
-    into the report folder, by the rules of :mod:`analysis.report_folder` (only the report's
+    into the report folder, by the rules of :mod:`analysis.report.folder` (only the report's
     own files are replaced or removed; ``overwrite`` replaces a user's file at one of its
     names, never writing through a link).
 
     ``out_dir``: the folder, or the :class:`ReportFolder` the figures were already submitted
-    to with ``exporter`` (by :func:`analysis.report.write_report` while the model was built);
-    without an exporter, every figure is submitted here. It is closed before returning. A PNG
-    failure is said in the page and appended to ``problems`` (when given), not raised.
+    to with ``exporter`` (by :func:`analysis.report.writer.write_report` while the model was
+    built); without an exporter, every figure is submitted here. It is closed before
+    returning. A PNG failure is said in the page and appended to ``problems`` (when given),
+    not raised.
     """
     if isinstance(out_dir, ReportFolder):
         return _render(model, out_dir, png, exporter, problems)
@@ -246,6 +316,6 @@ def _render(model: ReportModel, folder: ReportFolder, png: bool,
         return (f"<div class='png'>PNG: <a href='figures/{name}'>{name}</a></div>"
                 if name in written else "")
 
-    page = _PNG_LINK.sub(link, page).replace(PNG_SUMMARY, _png_summary(model, png, error), 1)
+    page = _PNG_LINK.sub(link, page).replace(_PNG_SUMMARY, _png_summary(model, png, error), 1)
     return folder.commit(page, exporter.written if exporter is not None else [],
                          complete=error is None)

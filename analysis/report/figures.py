@@ -2,17 +2,16 @@
 
 :class:`FigureList` collects the figures while the model is built: each ``add`` names the
 figure ``NN-kind`` (its PNG file and its div id), hands it to the PNG renderers at once, and
-returns the marker that stands for it in a section. The functions below draw each part's
-figures (:mod:`analysis.plots`, :mod:`analysis.small_multiples`,
-:mod:`analysis.distributions`); the sections around them are :mod:`analysis.report_sections`.
+returns the :class:`~analysis.report.model.Figure` block that stands for it in a section. The
+functions below draw each part's figures (:mod:`analysis.plots`,
+:mod:`analysis.small_multiples`, :mod:`analysis.distributions`); the sections around them are
+:mod:`analysis.report.sections`.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -22,9 +21,10 @@ from analysis import distributions, io_breakdown, latency, plots, small_multiple
 from analysis.compare import Comparison
 from analysis.frames import varying_knobs
 from analysis.metric import MetricView
+from analysis.report.model import Figure, ReportFigure
 
 if TYPE_CHECKING:
-    from analysis.report_model import ReportData
+    from analysis.report.model import ReportData
 
 #: Most panels a small-multiples figure draws (cells in the experiment's row order).
 MAX_PANELS = 16
@@ -32,36 +32,11 @@ MAX_PANELS = 16
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
-@dataclass(frozen=True)
-class ReportFigure:
-    """One figure of the report: its name (``NN-kind``, the PNG file and the div id) and the
-    figure as drawn for the PNG (fixed width and height): a plotly figure, or the plain-dict
-    :data:`analysis.plots.FigureSpec` of the figures drawn once per cell (not validated here:
-    ``tests/analysis/test_report_model.py`` validates every figure of its reports)."""
-
-    slug: str
-    figure: go.Figure | plots.FigureSpec
-
-    @functools.cached_property
-    def spec(self) -> dict[str, Any]:
-        """The figure as plotly.js reads it, made once for the PNG and the HTML (plotly's
-        ``to_dict`` deep-copies each time). Read-only by convention: both readers only
-        serialize it."""
-        if isinstance(self.figure, dict):
-            return plots.resolved(self.figure)
-        return self.figure.to_dict()
-
-    @property
-    def height(self) -> int:
-        """The figure's own height in pixels (the template's when it sets none)."""
-        return int(self.spec.get("layout", {}).get("height") or plots.HEIGHT)
-
-
 class FigureList:
     """Collects the figures in page order while the model is built.
 
-    ``add`` returns a marker that :func:`analysis.report_html.render` replaces with the
-    figure's div; ``on_figure`` (optional) hears of each figure as soon as it is final, so
+    ``add`` returns the :class:`~analysis.report.model.Figure` block that stands for it in a
+    section; ``on_figure`` (optional) hears of each figure as soon as it is final, so
     the PNG export can start drawing while the rest of the model is built.
     """
 
@@ -69,13 +44,13 @@ class FigureList:
         self.items: list[ReportFigure] = []
         self._on_figure = on_figure
 
-    def add(self, name: str, fig: go.Figure | plots.FigureSpec) -> str:
-        """Register a figure; return the marker that stands for it in the page."""
+    def add(self, name: str, fig: go.Figure | plots.FigureSpec) -> Figure:
+        """Register a figure; return the block that stands for it in the page."""
         item = ReportFigure(f"{len(self.items) + 1:02d}-{name}", fig)
         self.items.append(item)
         if self._on_figure is not None:
             self._on_figure(item)
-        return f"<!--figure:{item.slug}-->"
+        return Figure(item.slug)
 
 
 def display_cells(cells: pd.DataFrame, names: dict[int, str]) -> pd.DataFrame:
@@ -108,7 +83,7 @@ def throughput_kwargs(cmp: Comparison, m: MetricView) -> dict[str, Any]:
             "y_title": f"{m.name} ({m.unit})"}
 
 
-def overview(d: ReportData, figs: FigureList, names: dict[int, str]) -> list[str]:
+def overview(d: ReportData, figs: FigureList, names: dict[int, str]) -> list[Figure]:
     """The experiment-wide figures: throughput bars and distributions, stability, small
     multiples (panels titled with the rows' own ``names`` where the experiment gives them),
     heatmaps (factorial designs only), the thread sweep."""
@@ -142,7 +117,7 @@ def overview(d: ReportData, figs: FigureList, names: dict[int, str]) -> list[str
 
 def _small_multiples(cmp: Comparison, figs: FigureList, reps: dict[int, int],
                      smp: pd.DataFrame, metric: MetricView, names: dict[int, str]
-                     ) -> list[str]:
+                     ) -> list[Figure]:
     """One panel per cell, in row order: throughput of every run, and the representative
     run's checkpoint age and dirty pages (when the server reported them)."""
     rs = cmp.frames.run_summary
@@ -170,7 +145,7 @@ def _small_multiples(cmp: Comparison, figs: FigureList, reps: dict[int, int],
 def cell_figures(cmp: Comparison, figs: FigureList, cell: pd.Series, runs: pd.DataFrame,
                  rep_run: int | None, run_smp: pd.DataFrame, cell_int: pd.DataFrame, *,
                  metric: MetricView, window: tuple[float, float], name: str | None,
-                 memory_figures: bool) -> list[str]:
+                 memory_figures: bool) -> list[Figure]:
     """One configuration's figures: every repetition's throughput (``cell_int``), then the
     representative run's (``run_smp``) checkpoint age and dirty pages, flushing and (when
     memory matters) memory."""
@@ -197,7 +172,7 @@ def cell_figures(cmp: Comparison, figs: FigureList, cell: pd.Series, runs: pd.Da
     return out
 
 
-def latency_figures(d: ReportData, figs: FigureList, names: dict[int, str]) -> list[str]:
+def latency_figures(d: ReportData, figs: FigureList, names: dict[int, str]) -> list[Figure]:
     """The percentile over time per cell (small multiples) and its spread per cell."""
     lat, cmp = d.latency, d.cmp
     v = lat.view
@@ -227,7 +202,7 @@ def latency_figures(d: ReportData, figs: FigureList, names: dict[int, str]) -> l
     return [figs.add("latency-per-cell", grid), figs.add("latency-distribution", boxes)]
 
 
-def io_figure(figs: FigureList, table: pd.DataFrame, unit: str, shown: dict[str, str]) -> str:
+def io_figure(figs: FigureList, table: pd.DataFrame, unit: str, shown: dict[str, str]) -> Figure:
     """What each transaction wrote per configuration; ``shown`` renames a configuration
     label on the axis (the row's own name)."""
     return figs.add("io-per-transaction", io_breakdown.figure(
@@ -235,7 +210,7 @@ def io_figure(figs: FigureList, table: pd.DataFrame, unit: str, shown: dict[str,
 
 
 def rss_figure(cmp: Comparison, figs: FigureList, reps: dict[int, int], smp: pd.DataFrame,
-               names: dict[int, str]) -> str | None:
+               names: dict[int, str]) -> Figure | None:
     """RSS per configuration over time (median repetitions), each line in its row's colour
     (:func:`analysis.plots.cell_colours`, as in every figure) and dashed by one varying knob
     (the allocator where it varies); the legend names a row by its own name where it has

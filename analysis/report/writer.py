@@ -5,16 +5,17 @@ The page answers the researcher's questions in order: which configuration gives 
 real (ratios, CIs, Mann-Whitney verdicts), and why (checkpoint age vs dirty pages per cell).
 plotly.js is inlined once in ``<head>``; figures reference it, so the file opens offline.
 
-This module is the entry point (:func:`write_report`); the report is made in two steps by
-modules with one job each:
+This module is the entry point (:func:`write_report`) of the report wing
+(:mod:`analysis.report`); the report is made in two steps by modules with one job each:
 
-- :mod:`analysis.report_model` — :func:`build_report_model` reads the store once and decides
-  what the report says (:class:`ReportModel`);
-- :mod:`analysis.report_sentences` — the words, computed from the runs;
-- :mod:`analysis.report_figures` — the figures, numbered in page order;
-- :mod:`analysis.report_sections` — each part of the page as HTML;
-- :mod:`analysis.report_html` — the HTML pieces and :func:`render`, which draws a model as
-  the page and the PNGs.
+- :mod:`analysis.report.build` — :func:`~analysis.report.build.build_report_model` reads the
+  store once and decides what the report says: a
+  :class:`~analysis.report.model.ReportModel` whose sections are typed blocks
+  (:mod:`analysis.report.model`), from :mod:`analysis.report.sentences` (the words),
+  :mod:`analysis.report.figures` (the figures, numbered in page order) and
+  :mod:`analysis.report.sections` (each part of the page);
+- :mod:`analysis.report.render` — :func:`~analysis.report.render.render` draws a model as the
+  page (the only HTML of the wing) and the PNGs.
 
 :func:`write_report` does both steps and starts the PNG renderers on each figure as soon as
 the model has built it.
@@ -28,15 +29,9 @@ from typing import Any
 
 from analysis.frames import DB, ExperimentRef
 from analysis.png_export import PngExporter
-from analysis.report_figures import ReportFigure
-from analysis.report_folder import ReportFolder
-from analysis.report_html import render, submit_png
-from analysis.report_model import ReportModel, build_report_model
-from analysis.report_sections import level_names
-from analysis.report_sentences import GO_DRIVER_RESIDUAL
-
-__all__ = ["GO_DRIVER_RESIDUAL", "ReportFigure", "ReportModel", "build_report_model",
-           "level_names", "render", "write_report"]
+from analysis.report.build import build_report_model
+from analysis.report.folder import ReportFolder
+from analysis.report.render import render, submit_png
 
 
 def write_report(
@@ -63,7 +58,7 @@ def write_report(
         Name, id, or None for the latest experiment.
     out_dir:
         Folder to write into (created). Only the report's own files there are replaced or
-        removed (:mod:`analysis.report_folder`); a name of the report held by anything else
+        removed (:mod:`analysis.report.folder`); a name of the report held by anything else
         is refused before the report is built.
     png:
         Also export every figure as PNG through kaleido; a failure is reported in the page

@@ -49,7 +49,7 @@ class BundleReference:
     """An experiment file whose reference results the bundled report scores against.
 
     ``spec`` is that file validated
-    (``runner.experiment.spec.load_experiment(path).model_dump()``: the CLI reads it, since the
+    (``core.experiment.loading.load_experiment(path).model_dump()``: the CLI reads it, since the
     analysis never imports the runner); ``path`` is copied verbatim.
     """
 

@@ -201,7 +201,7 @@ def window_of(stored: dict[str, Any]) -> Window:
     """The measurement window the queue stored with an experiment (``experiments.window``).
 
     The rule that resolves it (default: the second half of the run) lives in one place,
-    ``runner.experiment.spec.WindowSpec.resolve``; the analysis only reads its result.
+    ``core.experiment.sections.WindowSpec.resolve``; the analysis only reads its result.
     """
     return Window(**{k: float(stored[k]) for k in
                      ("warmup", "duration", "start", "end", "report_interval")},

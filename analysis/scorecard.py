@@ -1,7 +1,7 @@
 """The reproduction scorecard: each comparison a reference makes, against what was measured.
 
 An experiment file may carry the published results it reproduces
-(``runner/experiment/references.py``: a ``reference`` per include row and a top-level
+(``core/experiment/references.py``: a ``reference`` per include row and a top-level
 ``reference`` with the comparisons). For each
 comparison — row *a* over row *b* — the scorecard puts the reference's ratio beside ours: the
 ratio, its 95 % interval and its verdict from the one verdict rule every table uses
@@ -82,7 +82,7 @@ def has_reference(spec: dict[str, Any]) -> bool:
 
 
 #: Keys of an include row that are not knobs
-#: (``runner.experiment.references.IncludeCell``'s own fields: a test keeps the two in step).
+#: (``core.experiment.references.IncludeCell``'s own fields: a test keeps the two in step).
 #: ``variables`` holds raw knobs, matched as ``var.NAME``.
 ROW_SETTINGS = ("name", "reference", "repetitions", "variables")
 

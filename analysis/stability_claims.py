@@ -3,7 +3,7 @@
 A reproduced study is about how the line looks as much as how high it is. The experiment's
 reference may say of a row that its line is ``flat``, ``unsteady``, ``oscillating`` (with the
 period it saw) or that it ``stalls`` to zero, and that one row is the most stable of a set
-(``runner/experiment/references.py``). Each claim is scored with the figures every run already has
+(``core/experiment/references.py``). Each claim is scored with the figures every run already has
 (:mod:`analysis.stability`): the stability score (100 × p5 / median of the window's intervals),
 the oscillation test (a period that stands out of the run's own red noise) and the intervals
 without a single transaction. The grades are the scorecard's (:mod:`analysis.scorecard`):

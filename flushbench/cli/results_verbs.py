@@ -123,7 +123,7 @@ def _reference_spec(path: Path | None) -> dict[str, Any] | None:
     """The experiment file's spec (its reference results), or None."""
     if path is None:
         return None
-    from runner.experiment.spec import load_experiment
+    from core.experiment.loading import load_experiment
 
     return load_experiment(path).model_dump(mode="json")
 

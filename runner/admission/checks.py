@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import FlushbenchError
+from core.experiment.spec import CellSpec, ExperimentSpec
+from core.experiment.translation import Translation
 from core.units import parse_size
-from runner.experiment.spec import CellSpec, ExperimentSpec
 from runner.host.facts import HostFacts
-from runner.knobs import Translation
 from runner.server.profiles import ResolvedServer
 
 

@@ -25,25 +25,22 @@ from typing import Any
 
 from core import paths
 from core.errors import ConfigError, FlushbenchError, PreflightError
+from core.experiment.cells import cell_server, expand
+from core.experiment.loading import load_experiment
+from core.experiment.queued import QueuedExperiment
+from core.experiment.spec import CellSpec, ExperimentSpec
+from core.experiment.storage import StorageSpec
+from core.experiment.translation import Translation
 from core.validation import close_matches
 from runner.admission.checks import CheckContext, KeyPaths, Problem, as_int, run_checks
 from runner.admission.checks_host import EXPERIMENT_CHECKS, disk_figures
 from runner.admission.checks_host import dataset_bytes as dataset_bytes  # re-exported for callers
 from runner.admission.checks_server import SERVER_CHECKS, TRANSLATION_CHECKS
 from runner.admission.disk import DiskNeed
-from runner.experiment.queued import QueuedExperiment
-from runner.experiment.spec import (
-    CellSpec,
-    ExperimentSpec,
-    cell_server,
-    expand,
-    load_experiment,
-)
 from runner.host.devices import resolve_device
 from runner.host.facts import HostFacts
 from runner.host.facts import human_size as human_size  # re-exported for callers
-from runner.knobs import Translation, translate_for_option_list, translate_partial
-from runner.knobs.storage import StorageSpec
+from runner.knobs import translate_for_option_list, translate_partial
 from runner.server.optionfiles import (
     SANDBOX_OWNED,
     base_config_path,
@@ -243,7 +240,7 @@ def preflight(
         Every run keeps its datadir (``--keep-datadirs``): the disk check counts them all.
     stored:
         Cell key → the translation stored when the experiment was queued
-        (:meth:`runner.experiment.queued.QueuedExperiment.translation_entry`). When the
+        (:meth:`core.experiment.queued.QueuedExperiment.translation_entry`). When the
         binary here is the one it was made for, a worker runs exactly that and skips the
         per-cell checks already done; host checks always run.
     profile_files:
@@ -258,7 +255,7 @@ def preflight(
     Raises
     ------
     ConfigError
-        The matrix itself does not expand (from :func:`runner.experiment.spec.expand`).
+        The matrix itself does not expand (from :func:`core.experiment.cells.expand`).
     PreflightError
         Every other problem, one line each (``.problems`` holds the list).
     """

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from core.experiment.cells import expand
+from core.experiment.loading import load_experiment
+from core.experiment.queued import QueuedExperiment
+from core.experiment.spec import CellSpec, ExperimentSpec
 from core.paths import work_dir
 from runner.admission.preflight import PreflightReport, preflight
 from runner.connection import ConnectionInfo
 from runner.datasets import DatasetKey, Snapshot, ensure_dataset
-from runner.experiment.queued import QueuedExperiment
-from runner.experiment.spec import CellSpec, ExperimentSpec, expand, load_experiment
 from runner.fleet.queue import load_queued
 from runner.server import ResolvedServer
 from runner.workloads import adapter_class, get_workload

@@ -35,10 +35,11 @@ from sqlalchemy.orm import Session
 
 from core.clock import as_utc
 from core.errors import StoreError
+from core.experiment.cells import run_order
+from core.experiment.hashes import measurement_hash
+from core.experiment.queued import QueuedExperiment
 from core.redaction import redact
 from core.validation import did_you_mean
-from runner.experiment.queued import QueuedExperiment
-from runner.experiment.spec import measurement_hash, run_order
 from runner.fleet.identity import Identity, local_identity
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunEvent, RunStatus, Worker, utcnow

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from core.experiment.spec import CellSpec
 from runner.admission.run_context import (
     ExperimentContext,
     NullReporter,
@@ -34,7 +35,6 @@ from runner.admission.run_context import (
     prepare,
     prepare_stored,
 )
-from runner.experiment.spec import CellSpec
 from runner.fleet import queue
 from runner.fleet.hostlock import HostLock
 from runner.fleet.identity import Identity, local_identity

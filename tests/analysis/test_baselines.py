@@ -24,7 +24,8 @@ from analysis.baselines import baseline_note, baseline_of
 from analysis.compare import compare
 from analysis.report_sentences import summary
 from core.errors import ConfigError
-from runner.experiment.spec import expand, load_experiment
+from core.experiment.cells import expand
+from core.experiment.loading import load_experiment
 from tests.support.recorded import copy_recorded
 
 FLASH = "stability-2011-flash"

@@ -15,7 +15,7 @@ import pytest
 from analysis import plots, scorecard
 from analysis.compare import compare
 from analysis.statistics.verdicts import FASTER, NO_DIFFERENCE, NOT_ENOUGH, SLOWER
-from runner.experiment.spec import load_experiment
+from core.experiment.loading import load_experiment
 from tests.support.cli_runner import CliRun
 from tests.support.recorded import copy_recorded
 

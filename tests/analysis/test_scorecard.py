@@ -20,7 +20,7 @@ from scipy import stats
 from analysis import scorecard
 from analysis.frames import Frames, load
 from analysis.statistics.verdicts import Verdict
-from runner.experiment.spec import load_experiment
+from core.experiment.loading import load_experiment
 from tests.support.cli_runner import CliRun
 from tests.support.recorded import copy_recorded
 
@@ -301,8 +301,8 @@ def test_compare_names_each_configuration_as_the_experiment_file_does(cli: CliRu
 def test_every_non_knob_field_of_an_include_row_is_known() -> None:
     """The scorecard reads stored specs without importing the runner: its list of an include
     row's own settings must hold every field the runner's row has beyond the knobs."""
-    from runner.experiment.references import IncludeCell
-    from runner.knobs.models import Knobs
+    from core.experiment.knobs import Knobs
+    from core.experiment.references import IncludeCell
 
     own = set(IncludeCell.model_fields) - set(Knobs.model_fields)
     assert own <= set(scorecard.ROW_SETTINGS), own

@@ -12,7 +12,7 @@ import pytest
 from analysis import stability_claims
 from analysis.frames import load
 from core.errors import ConfigError
-from runner.experiment.spec import load_experiment
+from core.experiment.loading import load_experiment
 from tests.support.recorded import copy_recorded
 
 ROOT = Path(__file__).resolve().parents[2]

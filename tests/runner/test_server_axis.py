@@ -18,9 +18,10 @@ from sqlalchemy import select
 
 from core import paths
 from core.errors import PreflightError
+from core.experiment.hashes import measurement_hash
+from core.experiment.loading import load_experiment
 from runner.admission.preflight import preflight
 from runner.admission.run_context import prepare, prepare_stored
-from runner.experiment.spec import load_experiment, measurement_hash
 from runner.fleet import queue
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Interval, Run, RunMetadata, RunVariable, Sample

@@ -11,8 +11,9 @@ import os
 import time
 from typing import Any
 
-from runner.experiment.queued import QueuedExperiment
-from runner.experiment.spec import ExperimentSpec, expand
+from core.experiment.cells import expand
+from core.experiment.queued import QueuedExperiment
+from core.experiment.spec import ExperimentSpec
 from runner.fleet import queue
 from runner.fleet.lease import Heartbeat
 from store.db import ResultsDB

@@ -11,10 +11,12 @@ import pytest
 import yaml
 
 from core.errors import StoreError
-from runner.experiment.queued import QueuedExperiment
-from runner.experiment.spec import ExperimentSpec, expand, measurement_hash
+from core.experiment.cells import expand
+from core.experiment.hashes import measurement_hash
+from core.experiment.queued import QueuedExperiment
+from core.experiment.spec import ExperimentSpec
+from core.experiment.translation import Translation
 from runner.fleet.queue import enqueue, load_queued
-from runner.knobs import Translation
 from store.db import ResultsDB
 from store.models import Experiment
 

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import StoreError
-from runner.experiment.spec import CellSpec, ExperimentSpec, expand
-from runner.knobs import Translation
+from core.experiment.cells import expand
+from core.experiment.spec import CellSpec, ExperimentSpec
+from core.experiment.translation import Translation
 
 
 @dataclass(frozen=True)

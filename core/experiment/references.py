@@ -30,10 +30,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from core.experiment.knobs import Knobs
 from core.redaction import url_credentials
 from core.units import parse_duration
 from core.validation import KeyedValueError, StrictModel
-from runner.knobs import Knobs
 
 #: A reference number: a positive, finite throughput or ratio.
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]

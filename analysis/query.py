@@ -30,6 +30,7 @@ from sqlalchemy import Integer, String, case, cast, func, select, tuple_, type_c
 from sqlalchemy.orm import Session
 
 from core.errors import AnalysisError
+from core.experiment.stored import StoredExperiment
 from store.db import ResultsDB
 from store.models import (
     DISTURBANCE_KINDS,
@@ -277,14 +278,16 @@ def experiments(db: DB) -> pd.DataFrame:
 
 
 def experiment_info(db: DB, experiment: ExperimentRef = None) -> dict[str, Any]:
-    """The experiment's id, name, description, spec and resolved :class:`Window`."""
+    """The experiment's id, name, description, stored spec (``stored``: a
+    :class:`~core.experiment.stored.StoredExperiment`, read typed) and resolved
+    :class:`Window`."""
     with session_scope(db) as s:
         exp = resolve_experiment(s, experiment)
         return {
             "id": exp.id,
             "name": exp.name,
             "description": exp.description,
-            "spec": exp.spec,
+            "stored": StoredExperiment.from_row(exp),
             "measurement_hash": exp.measurement_hash,
             "created_at": exp.created_at,
             "window": window_of(exp.window),

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from analysis.frames import DB, ExperimentRef
 from analysis.png_export import PngExporter
@@ -34,6 +34,9 @@ from analysis.report_html import render, submit_png
 from analysis.report_model import ReportModel, build_report_model
 from analysis.report_sections import level_names
 from analysis.report_sentences import GO_DRIVER_RESIDUAL
+
+if TYPE_CHECKING:
+    from core.experiment.spec import ExperimentSpec
 
 __all__ = ["GO_DRIVER_RESIDUAL", "ReportFigure", "ReportModel", "build_report_model",
            "level_names", "render", "write_report"]
@@ -46,7 +49,7 @@ def write_report(
     *,
     png: bool = True,
     force: bool = False,
-    reference: dict[str, Any] | None = None,
+    reference: ExperimentSpec | None = None,
     overwrite: bool = False,
     problems: list[str] | None = None,
 ) -> Path:

@@ -174,11 +174,11 @@ def methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str]
     """How the figures were made, then the server, workload, hardware, key variables and
     the comparison's warnings; ``labels`` names a representative run's configuration."""
     exp = cmp.experiment
-    spec = exp["spec"]
+    spec = exp["stored"].spec
     win = exp["window"]
     md = cmp.metadata
-    wl = spec.get("workload", {})
-    ds = spec.get("dataset", {})
+    wl = spec.workload
+    ds = spec.dataset
 
     def one(key: str) -> str:
         return esc(", ".join(md.get(key, [])) or "–")
@@ -193,15 +193,15 @@ def methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str]
     srv = table(["", ""], [
         ["server", f"{one('server_flavor')} {one('server_version')}"],
         ["dataset", f"{one('dataset_key')} ({esc(dataset_text(ds))})"],
-        ["driver", f"{one('driver')} — {wl.get('connections', '?')} connections"],
+        ["driver", f"{one('driver')} — {wl.connections} connections"],
         ["warmup (excluded)", f"{win.warmup:g} s"],
         ["run length after warmup", f"{win.duration:g} s"],
         ["measurement window", f"{win.start:g} s – {win.end:g} s after warmup "
                                f"({win.length / 60:g} min)"],
         ["report interval", f"{win.report_interval:g} s"],
         ["repetitions", f"{repetitions_text(spec)}; run order "
-                        f"{esc((spec.get('order') or {}).get('mode', '?'))}"],
-        ["sampling", f"every {(spec.get('sampling') or {}).get('interval', '?')} s"],
+                        f"{esc(spec.order.mode)}"],
+        ["sampling", f"every {spec.sampling.interval} s"],
         ["recorded by", esc(code_versions_text(_run_extras(cmp)))],
     ])
     warnings = "".join(f"<li>{esc(w)}</li>" for w in cmp.warnings) or "<li>none</li>"

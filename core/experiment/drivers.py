@@ -18,13 +18,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from core.errors import ConfigError
 from core.validation import did_you_mean
-
-if TYPE_CHECKING:
-    from core.experiment.sections import WorkloadSpec
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +50,23 @@ NOTPM = Metric("NOTPM", "New-Order transactions per minute", "New-Order transact
                per_minute=True)
 TPS = Metric("TPS", "transactions per second", "transactions", per_minute=False)
 
+class WorkloadOptions(Protocol):
+    """The options of the ``workload:`` section a driver's facts are checked against
+    (:class:`core.experiment.sections.WorkloadSpec` has them; named here so that this table
+    stays below the sections that use it)."""
+
+    test: str | None
+    mode: str | None
+    client: str | None
+    rate: float | None
+    arrivals: str | None
+
+
 #: A problem of the ``workload:`` section: the message and the key path under ``workload``.
 SpecProblem = tuple[str, tuple[str, ...]]
 
 
-def _libmariadb_is_tpcc_mysql_mode(spec: WorkloadSpec) -> SpecProblem | None:
+def _libmariadb_is_tpcc_mysql_mode(spec: WorkloadOptions) -> SpecProblem | None:
     """The C client runs the tpcc-mysql mode only."""
     if spec.client == "libmariadb" and spec.mode == "batched":
         return ("client: libmariadb runs the tpcc-mysql mode only — remove `mode: "
@@ -93,7 +102,7 @@ class DriverDef:
     own_options: tuple[str, ...] = ()
     required: tuple[tuple[str, str], ...] = ()
     holds_rate: bool = False
-    combinations: tuple[Callable[[WorkloadSpec], SpecProblem | None], ...] = ()
+    combinations: tuple[Callable[[WorkloadOptions], SpecProblem | None], ...] = ()
 
 
 #: Every driver, in name order (the order ``driver_names`` lists them).
@@ -135,7 +144,7 @@ def _owner(option: str) -> str:
     return next(d.name for d in DRIVERS if option in d.own_options)
 
 
-def spec_problems(driver: DriverDef, spec: WorkloadSpec) -> list[SpecProblem]:
+def spec_problems(driver: DriverDef, spec: WorkloadOptions) -> list[SpecProblem]:
     """Problems of the ``workload:`` section for ``driver``: (message, key path) pairs; the
     first one is reported."""
     for option, example in driver.required:
@@ -152,7 +161,7 @@ def spec_problems(driver: DriverDef, spec: WorkloadSpec) -> list[SpecProblem]:
     return []
 
 
-def closed_loop_rate(driver: str, spec: WorkloadSpec) -> SpecProblem | None:
+def closed_loop_rate(driver: str, spec: WorkloadOptions) -> SpecProblem | None:
     """The problem of a ``rate`` (or ``arrivals``) given to a closed-loop driver, which
     cannot hold one; None without."""
     key = "rate" if spec.rate is not None else "arrivals" if spec.arrivals is not None else None

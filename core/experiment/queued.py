@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from core.errors import StoreError
@@ -77,9 +76,9 @@ class QueuedExperiment:
     hold by then. So the queue keeps the validated spec, the files it named as preflight read
     them (:meth:`PreflightReport.queued_files`), and per cell the translation preflight
     checked with the server version it was checked against (:meth:`translation_entry`).
-    :func:`runner.fleet.queue.load_queued` reads it back, :meth:`write_files` puts the files
-    where preflight reads them again, and :meth:`reusable` hands preflight the translations
-    this host's binary may reuse.
+    :func:`runner.fleet.queue.load_queued` reads it back, preflight reads the files from it
+    (never from disk) and :meth:`reusable` hands preflight the translations this host's
+    binary may reuse.
     """
 
     exp: ExperimentSpec
@@ -88,8 +87,9 @@ class QueuedExperiment:
     cells: list[CellSpec]
     #: Cell key → :meth:`translation_entry` (empty: every cell is translated again).
     translations: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: The base config's text and the server profile(s) (:meth:`files_of`); part of the
-    #: measurement hash, so editing either makes a new measurement.
+    #: The base config's text and the server profile(s), as preflight read them
+    #: (``PreflightReport.queued_files``); part of the measurement hash, so editing either
+    #: makes a new measurement.
     files: dict[str, Any] | None = None
 
     @staticmethod
@@ -142,22 +142,3 @@ class QueuedExperiment:
                 read_translation_entry(entry, where=f"experiments.id={experiment_id}, cell {key}")
         exp = ExperimentSpec.model_validate(spec)
         return cls(exp, source, expand(exp, source), translations, files)
-
-    def write_files(self, folder: Path) -> tuple[ExperimentSpec, dict[str, Path]]:
-        """Copies of the files the experiment was queued with (written in ``folder``): the
-        experiment pointing at the base config's copy, and server name → its profile's copy."""
-        import yaml  # only a worker replaying a queued experiment needs it
-
-        assert self.files is not None
-        folder.mkdir(parents=True, exist_ok=True)
-        base = folder / "base.cnf"
-        base.write_text(self.files["base_config"]["text"], encoding="utf-8")
-        entries = self.files.get("servers") or {self.files["server"]["name"]:
-                                                self.files["server"]}
-        profile_files: dict[str, Path] = {}
-        for index, (name, entry) in enumerate(entries.items()):
-            profile = folder / f"server-{index}.yaml"
-            profile.write_text(yaml.safe_dump(entry["profile"], sort_keys=False),
-                               encoding="utf-8")
-            profile_files[name] = profile
-        return self.exp.model_copy(update={"base_config": str(base)}), profile_files

@@ -137,6 +137,37 @@ def test_the_queue_keeps_every_servers_profile_and_a_worker_runs_those(
     assert measurement_hash(worker.exp, worker.files) == queued_hash
 
 
+def test_a_worker_runs_the_record_as_it_is_writing_nothing_and_expanding_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's context comes from the queued record: the base config and profiles from
+    its files (none written under the work folder), the cells as the record expanded them
+    (the context and preflight expand nothing again)."""
+    import runner.admission.preflight as preflight_module
+    import runner.admission.run_context as run_context
+
+    base = tmp_path / "mine.cnf"
+    base.write_text("[mysqld]\nskip-name-resolve\ninnodb_io_capacity = 300\n")
+    path = experiment(tmp_path, "record",
+                      f"base_config: {base}\nmatrix: {{doublewrite: [on, off]}}\n")
+    ctx = prepare(path, tmp_path / "work")
+    db = ResultsDB(tmp_path / "r.sqlite")
+    enq = queue.enqueue(db, ctx.queued())
+    base.unlink()  # gone: the worker reads the record's copy
+
+    def expanded_again(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the worker expanded the cells a second time")
+
+    monkeypatch.setattr(run_context, "expand", expanded_again)
+    monkeypatch.setattr(preflight_module, "expand", expanded_again)
+    work = tmp_path / "worker-work"
+    worker = prepare_stored(db, enq.experiment_id, work)
+    assert worker.report.base_cnf_text == ctx.report.base_cnf_text
+    assert worker.report.base_options["innodb_io_capacity"] == "300"
+    assert [c.key for c in worker.cells] == [c.key for c in ctx.cells]
+    assert worker.exp == ctx.exp and worker.files == ctx.files
+    assert not (work / "queued").exists()
+
+
 def test_a_one_server_experiment_is_queued_as_before(tmp_path: Path) -> None:
     path = experiment(tmp_path, "one", "matrix: {doublewrite: [on, off]}\n")
     ctx = prepare(path, tmp_path / "work")

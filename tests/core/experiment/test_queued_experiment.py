@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from core.errors import StoreError
 from core.experiment.cells import expand
@@ -74,20 +73,6 @@ def test_what_is_queued_is_what_a_worker_reads_back(tmp_path: Path) -> None:
     assert {k: t.server_options for k, t in reused.items()} == {
         c.key: {"innodb_max_dirty_pages_pct": str(c.knobs["max_dirty_pages_pct"])}
         for c in back.cells}
-
-
-def test_the_queued_files_are_written_where_preflight_reads_them(tmp_path: Path) -> None:
-    two = {"base_config": {"name": "small", "text": "[mysqld]\n"},
-           "servers": {"a": {"name": "a", "profile": PROFILE},
-                       "b": {"name": "b", "profile": {**PROFILE, "name": "b"}}}}
-    for files, names in ((queued().files, ["mariadb-debian"]), (two, ["a", "b"])):
-        folder = tmp_path / names[0]
-        exp, profiles = queued(files).write_files(folder)
-        assert Path(exp.base_config).read_text() == files["base_config"]["text"]
-        assert list(profiles) == names
-        entries = files.get("servers") or {files["server"]["name"]: files["server"]}
-        for name, path in profiles.items():
-            assert yaml.safe_load(path.read_text()) == entries[name]["profile"]
 
 
 @pytest.mark.parametrize("files", [None, {}, {"base_config": {"name": "x", "text": ""}},

@@ -1,9 +1,13 @@
-"""The experiment model: typed experiment files, matrix expansion, reference results, and
-what the queue keeps of an experiment.
+"""The experiment model: pure, below the runner and the analysis.
 
-Owns: ``spec`` (the YAML model and its cells), ``references`` (published figures a study is
-scored against), ``file_credentials`` (an experiment file carries no credentials), ``queued``
-(the record a worker replays). Nothing here starts a process or touches a server: it may
-import ``core``, ``runner.knobs`` (pure translation) and the workload registry's static facts
-(driver names, dataset kinds, the spec problems an adapter refuses), nothing else of the runner.
+Owns the experiment file's typed model (``spec``: the whole file and its cell; ``sections``:
+dataset, workload, window…; ``cells``: expanding the matrix, naming and ordering cells;
+``hashes``: the measurement and spec hashes; ``loading``: reading a file and the rules only a
+file is held to), the knobs (``knob_table``: every knob once; ``knobs``: the typed models
+generated from it; ``storage``: emulated storage profiles), the workload drivers as facts
+(``drivers``), reference results (``references``), ``file_credentials`` (a file carries no
+credentials), a cell's knobs in server terms (``translation``), the record a worker replays
+(``queued``, with its format version) and the typed reader of a stored experiment
+(``stored``). It imports only ``core`` and third-party libraries; translating knobs for a
+server is ``runner.knobs``, running a driver ``runner.workloads``.
 """

@@ -4,8 +4,8 @@ An experiment names a driver (``workload.driver``, ``dataset.loader``); to valid
 model needs only facts about it — the dataset kind it runs on, its primary metric, which
 ``workload:`` options are its own, which it cannot run without, whether it holds a fixed rate.
 Those facts live here, so the model never imports the adapters that run the drivers
-(``runner/workloads/``); the adapters take their name, dataset kind and metric from this table,
-and a contract test checks that the registry's adapters and this table name the same drivers.
+(``runner/workloads/``); the adapters declare the same name, dataset kind and metric, and a test
+(``tests/runner/workloads/test_driver_table.py``) checks the registry and this table agree.
 
 ``workload.driver: auto`` is the one question the table cannot answer alone: whether tpcc-mysql's
 ``tpcc_start`` is on this host. :func:`choose_auto` answers what the file decides (``mode`` and
@@ -221,7 +221,7 @@ def choose_auto(binaries: Mapping[str, str] | None = None, *, mode: str | None =
                       f"using tpcc-mysql's tpcc_start from workload.binaries ({named})")
     if _probe is None:
         raise ValueError("`driver: auto` looks for tpcc_start on this host, and no host look"
-                         " is installed here (runner.workloads is not imported) — name the"
+                         " is installed here (the runner is not imported) — name the"
                          f" driver ({', '.join(DRIVER_NAMES)})")
     return _probe(binaries)
 

@@ -29,6 +29,7 @@ import math
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from core.experiment.knobs import Knobs
 from core.redaction import url_credentials
@@ -167,10 +168,16 @@ def _refuse_non_row(value: Any, key: str) -> Any:
     return value
 
 
+#: The longest ``reference.source`` an experiment file may give.
+SOURCE_MAX_CHARS = 300
+
+
 class ReferenceSpec(StrictModel):
     """The experiment's top-level ``reference``: its source and the comparisons it makes."""
 
-    source: Annotated[str, Field(min_length=1, max_length=300)]
+    #: At most :data:`SOURCE_MAX_CHARS` in a file; a stored experiment is read whatever it
+    #: holds (:meth:`_source_length`).
+    source: Annotated[str, Field(min_length=1)]
     #: Where the source is published: an http(s) link, shown in reports (so no credentials).
     url: Annotated[str, Field(max_length=500)] = ""
     #: Empty: every referenced row against the baseline.
@@ -179,6 +186,17 @@ class ReferenceSpec(StrictModel):
     #: "X is the most stable of these rows" claims (each row's own line: ``stability``).
     most_stable: Annotated[list[MostStableClaim], Field(max_length=1000)] = Field(
         default_factory=list)
+
+    @field_validator("source")
+    @classmethod
+    def _source_length(cls, value: str, info: ValidationInfo) -> str:
+        # A stored record is read as it was stored (the analysis masks what it shows); a file
+        # gets pydantic's own refusal, word for word.
+        if len(value) > SOURCE_MAX_CHARS and not (info.context or {}).get("stored"):
+            raise PydanticCustomError("string_too_long",
+                                      "String should have at most {max_length} characters",
+                                      {"max_length": SOURCE_MAX_CHARS})
+        return value
 
     @field_validator("url")
     @classmethod

@@ -48,8 +48,8 @@ class StoredExperiment:
         from pydantic import ValidationError
 
         try:
-            # "stored": rules that came after it was stored do not refuse it (a reference URL
-            # with credentials is read, and every report shows it masked).
+            # "stored": what a file may not say but a record may hold does not refuse it (a
+            # reference URL with credentials, a long source: read, and every report masks them).
             return ExperimentSpec.model_validate(self.stored_spec, context={"stored": True})
         except ValidationError as exc:
             problem = exc.errors()[0]

@@ -50,6 +50,7 @@ from store.models import RunStatus
 
 if TYPE_CHECKING:
     from analysis.run_digest import RunDigests
+    from core.experiment.spec import ExperimentSpec
 
 #: Status counters whose window growth the attribution reads (from the digest's window).
 COUNTERS = ("Innodb_row_lock_time", "Innodb_buffer_pool_wait_free")
@@ -320,10 +321,10 @@ def storage_proofs(db: DB, run_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     return out
 
 
-def connections_of(run_summary: pd.DataFrame, spec: Mapping[str, Any]) -> pd.Series:
+def connections_of(run_summary: pd.DataFrame, spec: ExperimentSpec) -> pd.Series:
     """Per run (index: run id), the driver's connections: the cell's ``connections`` knob
     where it sets one, else the experiment's ``workload.connections``."""
-    default = float(((spec or {}).get("workload") or {}).get("connections") or math.nan)
+    default = float(spec.workload.connections or math.nan)
     values = pd.Series(default, index=run_summary["run_id"].astype(int).to_numpy(), dtype=float)
     if "connections" in run_summary:
         own = pd.to_numeric(run_summary["connections"], errors="coerce").to_numpy(dtype=float)
@@ -332,7 +333,7 @@ def connections_of(run_summary: pd.DataFrame, spec: Mapping[str, Any]) -> pd.Ser
 
 
 def per_run(db: DB, run_summary: pd.DataFrame, digests: RunDigests,
-            spec: Mapping[str, Any]) -> pd.DataFrame:
+            spec: ExperimentSpec) -> pd.DataFrame:
     """Per done run of ``run_summary`` (index: run id): ``bound`` (a :data:`KINDS` key or
     :data:`NONE`), ``bound_also`` (the others past their thresholds, ``, ``-joined),
     ``bound_text`` (:func:`sentence`) and the :data:`FIGURES`. Runs without window samples
@@ -419,7 +420,7 @@ def short(kind: str) -> str:
 
 
 def for_runs(db: DB, digests: RunDigests, run_summary: pd.DataFrame,
-             spec: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+             spec: ExperimentSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`per_run` and :func:`per_cell` of ``run_summary``'s runs, from their digests."""
     runs = per_run(db, run_summary, digests, spec)
     return runs, per_cell(runs, run_summary)

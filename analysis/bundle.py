@@ -23,6 +23,8 @@ import yaml
 
 from analysis.query import DB, ExperimentRef, host_rows, resolve_experiment, session_scope
 from core.errors import AnalysisError
+from core.experiment.spec import ExperimentSpec
+from core.experiment.stored import StoredExperiment
 from core.redaction import MASK, SECRET_SERVER_VARIABLES, redact, redact_url
 from store.bundle_database import read_only, secret_variables_set, single_file, trimmed_copy
 from store.bundle_manifest import BundleHost
@@ -48,13 +50,12 @@ _PLOTLY_JS = re.compile(r"<script[^>]*>\s*/\*\*\s*\* plotly\.js v.*?</script>", 
 class BundleReference:
     """An experiment file whose reference results the bundled report scores against.
 
-    ``spec`` is that file validated
-    (``runner.experiment.spec.load_experiment(path).model_dump()``: the CLI reads it, since the
-    analysis never imports the runner); ``path`` is copied verbatim.
+    ``spec`` is that file validated (``core.experiment.loading.load_experiment(path)``: the
+    CLI reads it); ``path`` is copied verbatim.
     """
 
     path: Path
-    spec: dict[str, Any]
+    spec: ExperimentSpec
 
 
 def _flushbench_version() -> str:
@@ -71,7 +72,8 @@ def _describe(db: DB, experiment: ExperimentRef) -> dict[str, Any]:
         rows = host_rows(s, exp.id, ENVIRONMENT)
         environment = [dict(zip(ENVIRONMENT, r, strict=True)) for r in sorted(set(rows))]
         return {"id": exp.id, "name": exp.name, "measurement_hash": exp.measurement_hash,
-                "spec": exp.spec, "files": exp.files or {}, "created_at": exp.created_at,
+                "stored": StoredExperiment.from_row(exp), "files": exp.files or {},
+                "created_at": exp.created_at,
                 "environment": environment, "revision": current_revision(s.connection())}
 
 
@@ -129,7 +131,7 @@ def make_bundle(db_path: Path, experiment: ExperimentRef, target: Path, *,
         counts = trimmed_copy(db_path, info["id"], folder / RESULTS)
         (folder / "experiment.yaml").write_text(
             f"# {info['name']} as it was queued ({info['created_at']})\n"
-            + yaml.safe_dump(info["spec"], sort_keys=False))
+            + yaml.safe_dump(info["stored"].as_stored, sort_keys=False))
         files = info["files"]
         if isinstance(files.get("base_config"), dict) and files["base_config"].get("text"):
             (folder / "base_config.cnf").write_text(files["base_config"]["text"])

@@ -48,6 +48,7 @@ from analysis.statistics.verdicts import (
     verdict,
 )
 from core.errors import AnalysisError
+from core.experiment.spec import ExperimentSpec
 from store.models import RunStatus
 
 BASELINE = "baseline"
@@ -151,7 +152,7 @@ def noise_floor(run_summary_df: pd.DataFrame, cell_id: int) -> tuple[float, int]
     return float(values.std(ddof=1) / values.mean()), int(values.size)
 
 
-def design_blocks(run_summary_df: pd.DataFrame, spec: dict[str, Any]
+def design_blocks(run_summary_df: pd.DataFrame, spec: ExperimentSpec
                   ) -> tuple[pd.Series | None, str]:
     """Each run's block in the experiment's design, and what a block is, in words.
 
@@ -159,8 +160,8 @@ def design_blocks(run_summary_df: pd.DataFrame, spec: dict[str, Any]
     hosts); an experiment spread over several hosts makes each host a block; otherwise
     (None, "") — the cells are compared as independent samples.
     """
-    spread = spec.get("placement") == "spread" and host_of(run_summary_df).nunique() > 1
-    by_round = (spec.get("order") or {}).get("mode") == "blocks"
+    spread = spec.placement == "spread" and host_of(run_summary_df).nunique() > 1
+    by_round = spec.order.mode == "blocks"
     if by_round:
         return block_of(run_summary_df, by_host=spread, by_repetition=True), "round"
     if spread:
@@ -367,7 +368,7 @@ def compare(
     fr = frames if frames is not None else load(db, experiment, cycles=cycles)
     rs = fr.run_summary
     done = require_finished(fr)
-    spread = (fr.experiment["spec"].get("placement") == "spread"
+    spread = (fr.experiment["stored"].spec.placement == "spread"
               and host_of(done).nunique() > 1)
     # Spread over hosts, runs are never compared across hosts: the host is a block, so a
     # differing hostname is expected rather than a reason to refuse.
@@ -378,7 +379,7 @@ def compare(
     floor = aa_floor(rs, int(base_ids.iloc[0])) if len(base_ids) else aa_floor(rs, -1)
     floors = {int(b): aa_floor(rs, int(b)) for b in base_ids}
     aa = {b: f["cv_pct"] / 100 if f["n"] else None for b, f in floors.items()}
-    blocks, unit = design_blocks(rs, fr.experiment["spec"])
+    blocks, unit = design_blocks(rs, fr.experiment["stored"].spec)
     cells = compare_cells(rs, fr.cell_summary, noise_floor_cv=aa, blocks=blocks,
                           block_unit=unit)
     # The verdicts over every plausible window start (flush cycles: analysis/window_cycles.py).

@@ -45,7 +45,7 @@ def load(db: DB, fr: Frames, digests: RunDigests | None = None) -> Efficiency:
         digests = run_digests(db, [int(r) for r in rs.loc[rs["status"] == RunStatus.DONE,
                                                           "run_id"]])
     costs = cost.for_runs(digests, fr.intervals, rs)
-    runs, cells = bound.for_runs(db, digests, rs, fr.experiment["spec"])
+    runs, cells = bound.for_runs(db, digests, rs, fr.experiment["stored"].spec)
     written = ledger.for_runs(db, digests, fr.intervals, rs)
     return Efficiency(cost_runs=costs, cost_cells=cost.per_cell(costs, rs), bound_runs=runs,
                       bound_cells=cells, ledger_runs=written,

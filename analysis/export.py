@@ -13,6 +13,8 @@ from store.models import RunStatus
 if TYPE_CHECKING:
     import pandas as pd
 
+    from core.experiment.spec import ExperimentSpec
+
 
 #: The names a file of each format may have (pandas compresses a CSV by these suffixes).
 SUFFIXES = {"csv": (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst"),
@@ -111,7 +113,7 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     else:
         df = frames.run_summary(db, experiment)
         df[metric_col] = df["notpm"] * m.scale  # the window average in the metric's unit
-        df = _with_efficiency(db, df, info["spec"])
+        df = _with_efficiency(db, df, info["stored"].spec)
     if metric_col != "notpm":
         df = _in_metric(df, metric_col, m.scale)
     if df.empty:
@@ -140,7 +142,7 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     return path
 
 
-def _with_efficiency(db: Any, run_summary: pd.DataFrame, spec: dict[str, Any]) -> pd.DataFrame:
+def _with_efficiency(db: Any, run_summary: pd.DataFrame, spec: ExperimentSpec) -> pd.DataFrame:
     """The run summaries with each done run's cost per transaction of the metric
     (``mysqld_cpu_us_per_tx`` … ``row_lock_waits_per_tx``: :func:`analysis.cost.with_cost`),
     its write-path ledger (``ledger_*``: :func:`analysis.ledger.with_ledger`) and what bound

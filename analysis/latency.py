@@ -50,6 +50,7 @@ from analysis.query import DB
 from analysis.series import intervals
 from analysis.statistics import blocked
 from analysis.statistics.verdicts import FASTER, SLOWER, design_verdict
+from core.experiment.spec import ExperimentSpec
 from store.latency_codec import TXN_TYPES
 from store.models import RunStatus
 
@@ -350,7 +351,7 @@ def _cells(rs: pd.DataFrame, fr: Frames, runs: pd.DataFrame, view: LatencyView,
         }
     out = pd.DataFrame.from_dict(rows, orient="index")
     out.index.name = "cell_id"
-    verdicts = latency_verdicts(runs, rs, fr.cell_summary, fr.experiment["spec"])
+    verdicts = latency_verdicts(runs, rs, fr.cell_summary, fr.experiment["stored"].spec)
     return out.join(verdicts)
 
 
@@ -366,7 +367,7 @@ def _median(values: pd.Series) -> float:
 
 
 def latency_verdicts(runs: pd.DataFrame, rs: pd.DataFrame, cells_df: pd.DataFrame,
-                     spec: dict[str, Any]) -> pd.DataFrame:
+                     spec: ExperimentSpec) -> pd.DataFrame:
     """Per cell (index: cell id): the ratio of its runs' window figure (``runs.value_ms``) to
     its baseline's, with the verdict rule of throughput (blocks as the design has them);
     ``verdict`` is :data:`LOWER`/:data:`HIGHER` where the rule finds a difference."""

@@ -30,6 +30,7 @@ from sqlalchemy import Integer, String, case, cast, func, select, tuple_, type_c
 from sqlalchemy.orm import Session
 
 from core.errors import AnalysisError
+from core.experiment.stored import StoredExperiment
 from store.db import ResultsDB
 from store.models import (
     DISTURBANCE_KINDS,
@@ -201,7 +202,7 @@ def window_of(stored: dict[str, Any]) -> Window:
     """The measurement window the queue stored with an experiment (``experiments.window``).
 
     The rule that resolves it (default: the second half of the run) lives in one place,
-    ``runner.experiment.spec.WindowSpec.resolve``; the analysis only reads its result.
+    ``core.experiment.sections.WindowSpec.resolve``; the analysis only reads its result.
     """
     return Window(**{k: float(stored[k]) for k in
                      ("warmup", "duration", "start", "end", "report_interval")},
@@ -277,14 +278,16 @@ def experiments(db: DB) -> pd.DataFrame:
 
 
 def experiment_info(db: DB, experiment: ExperimentRef = None) -> dict[str, Any]:
-    """The experiment's id, name, description, spec and resolved :class:`Window`."""
+    """The experiment's id, name, description, stored spec (``stored``: a
+    :class:`~core.experiment.stored.StoredExperiment`, read typed) and resolved
+    :class:`Window`."""
     with session_scope(db) as s:
         exp = resolve_experiment(s, experiment)
         return {
             "id": exp.id,
             "name": exp.name,
             "description": exp.description,
-            "spec": exp.spec,
+            "stored": StoredExperiment.from_row(exp),
             "measurement_hash": exp.measurement_hash,
             "created_at": exp.created_at,
             "window": window_of(exp.window),

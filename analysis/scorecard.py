@@ -1,7 +1,7 @@
 """The reproduction scorecard: each comparison a reference makes, against what was measured.
 
 An experiment file may carry the published results it reproduces
-(``runner/experiment/references.py``: a ``reference`` per include row and a top-level
+(``core/experiment/references.py``: a ``reference`` per include row and a top-level
 ``reference`` with the comparisons). For each
 comparison — row *a* over row *b* — the scorecard puts the reference's ratio beside ours: the
 ratio, its 95 % interval and its verdict from the one verdict rule every table uses
@@ -21,8 +21,9 @@ block model), and grades the reproduction (:func:`grade`; rule and rationale in
   reference claims none;
 - **inconclusive** — our interval covers both 1 and the reference's ratio, or there is none.
 
-The analysis never imports the runner: rows are matched to cells from the stored spec (or a
-spec dict the caller read from a file) by the include row's own knob values.
+The analysis never imports the runner: rows are matched to cells from the stored spec (read
+typed: :class:`core.experiment.stored.StoredExperiment`) or one read from a file, by the include
+row's own knob values.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,8 @@ from analysis import plots
 from analysis.statistics import blocked
 from analysis.statistics.verdicts import FASTER, SLOWER, Verdict, design_verdict
 from analysis.transients import not_steady_cells
+from core.experiment.references import ComparisonSpec
+from core.experiment.spec import ExperimentSpec
 
 #: A reference ratio within this factor of 1 claims "no difference", and an interval inside
 #: it is "no effect" (docs/statistics.md).
@@ -73,81 +75,57 @@ class Row:
     problem: str = ""
 
 
-def has_reference(spec: dict[str, Any]) -> bool:
+def has_reference(spec: ExperimentSpec) -> bool:
     """Whether a stored (or file) spec carries any reference result."""
-    return bool(spec.get("reference")) or any(
-        isinstance(inc, dict) and inc.get("reference") for inc in spec.get("include") or [])
+    return spec.reference is not None or any(inc.reference for inc in spec.include)
 
 
-#: Keys of an include row that are not knobs
-#: (``runner.experiment.references.IncludeCell``'s own fields: a test keeps the two in step).
-#: ``variables`` holds raw knobs, matched as ``var.NAME``.
-ROW_SETTINGS = ("name", "reference", "repetitions", "variables")
-
-
-def _partial_knobs(include: dict[str, Any]) -> dict[str, Any]:
-    """An include row's own knob values as cells store them (``var.NAME`` for raw ones)."""
-    out = {k: v for k, v in include.items() if k not in ROW_SETTINGS and v is not None}
-    out.update({f"var.{k}": v for k, v in (include.get("variables") or {}).items()})
-    return out
-
-
-def _value(ref: dict[str, Any]) -> float | None:
-    for key in ("notpm", "tps"):
-        if ref.get(key) is not None:
-            return float(ref[key])
-    return None
-
-
-def match_rows(spec: dict[str, Any], cells: pd.DataFrame) -> list[Row]:
+def match_rows(spec: ExperimentSpec, cells: pd.DataFrame) -> list[Row]:
     """The include rows that carry a reference, each matched to the one cell it ran as.
 
     A row matches a cell whose knobs hold all the row's own values (the experiment's fixed
     values are not needed, so a file whose ``fixed`` changed since still matches). A row that
     matches no cell (not run) or several (ambiguous) keeps ``cell_id`` None and says why.
     """
-    return [row for row in include_rows(spec, cells)
-            if spec["include"][row.index].get("reference")]
+    return [row for row in include_rows(spec, cells) if spec.include[row.index].reference]
 
 
-def include_rows(spec: dict[str, Any], cells: pd.DataFrame) -> list[Row]:
+def include_rows(spec: ExperimentSpec, cells: pd.DataFrame) -> list[Row]:
     """Every include row, named (its ``name``, its reference's, else its index) and matched
     to the one cell it ran as (see :func:`match_rows`)."""
     rows = []
-    for i, inc in enumerate(spec.get("include") or []):
-        if not isinstance(inc, dict):
-            continue
-        ref = inc.get("reference") or {}
-        partial = _partial_knobs(inc)
+    for i, inc in enumerate(spec.include):
+        ref = inc.reference
+        partial = inc.values()  # the row's own knobs, as cells store them (var.NAME for raw)
         hits = [int(c["cell_id"]) for _, c in cells.iterrows()
                 if all((c["knobs"] or {}).get(k) == v for k, v in partial.items())]
         problem = ("" if len(hits) == 1 else "not run in this experiment" if not hits
                    else f"matches {len(hits)} cells")
-        rows.append(Row(i, inc.get("name") or ref.get("name") or str(i), _value(ref),
-                        hits[0] if len(hits) == 1 else None, problem))
+        rows.append(Row(i, inc.name or (ref.name if ref else None) or str(i),
+                        ref.value() if ref else None, hits[0] if len(hits) == 1 else None,
+                        problem))
     return rows
 
 
-def row_names(spec: dict[str, Any], cells: pd.DataFrame) -> dict[int, str]:
+def row_names(spec: ExperimentSpec, cells: pd.DataFrame) -> dict[int, str]:
     """Cell id → the name its include row gives it (``dw-on-50``: the row's ``name``, or its
     reference's): the short name the study itself uses, for panel titles and headings. Cells
     without one are absent."""
-    named = [i for i, inc in enumerate(spec.get("include") or []) if isinstance(inc, dict)
-             and (inc.get("name") or (inc.get("reference") or {}).get("name"))]
+    named = [i for i, inc in enumerate(spec.include)
+             if inc.name or (inc.reference and inc.reference.name)]
     return {r.cell_id: r.name for r in include_rows(spec, cells)
             if r.cell_id is not None and r.index in named}
 
 
-def _comparisons(spec: dict[str, Any], rows: list[Row], base_id: int | None
-                 ) -> list[dict[str, Any]]:
+def _comparisons(spec: ExperimentSpec, rows: list[Row], base_id: int | None
+                 ) -> list[ComparisonSpec]:
     """The reference's comparisons, or every referenced row against the baseline's row."""
-    ref = spec.get("reference") or {}
-    if ref.get("comparisons"):
-        return list(ref["comparisons"])
+    if spec.reference is not None and spec.reference.comparisons:
+        return list(spec.reference.comparisons)
     base = next((r for r in rows if r.cell_id is not None and r.cell_id == base_id), None)
     if base is None:
         return []
-    return [{"name": f"{r.name} vs {base.name}", "a": r.index, "b": base.index, "ratio": None}
+    return [ComparisonSpec(name=f"{r.name} vs {base.name}", a=r.index, b=base.index)
             for r in rows if r is not base and r.value is not None]
 
 
@@ -206,14 +184,15 @@ def headline(table: pd.DataFrame) -> str:
     return ", ".join(f"{int(counts[g])} {words.get(g, g)}" for g in GRADES if counts.get(g))
 
 
-def scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame,
+def scorecard(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFrame,
               *, margin: float = MARGIN) -> pd.DataFrame:
     """One row per comparison of the reference: reference ratio, measured ratio, verdict.
 
     Parameters
     ----------
     spec:
-        The experiment's stored spec (``Frames.experiment["spec"]``) or one read from a file.
+        The experiment's stored spec (:class:`~core.experiment.stored.StoredExperiment`'s
+        ``spec``) or one read from a file.
     run_summary, cells:
         :func:`analysis.summaries.run_summary` and :func:`analysis.summaries.cell_summary`
         of the experiment (``notpm``: each run's window average).
@@ -235,15 +214,15 @@ def scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFra
     transient = not_steady_cells(run_summary)
     out = []
     for comp in _comparisons(spec, rows, int(base.iloc[0]) if len(base) else None):
-        a, b = (by_index.get(comp[s]) if isinstance(comp[s], int) else by_name.get(comp[s])
-                for s in ("a", "b"))
-        stated = comp.get("ratio") is not None
-        ref = float(comp["ratio"]) if stated else (
+        a, b = (by_index.get(side) if isinstance(side, int) else by_name.get(side)
+                for side in (comp.a, comp.b))
+        stated = comp.ratio is not None
+        ref = float(comp.ratio) if comp.ratio is not None else (
             a.value / b.value if a and b and a.value and b.value else math.nan)
-        record = {"comparison": comp["name"], "a": a.name if a else str(comp["a"]),
-                  "b": b.name if b else str(comp["b"]), "reference_ratio": ref,
-                  "stated": stated, "note": str(comp.get("note") or ""), "not_steady": ""}
-        missing = [f"{side} ({r.name if r else comp[side]}): "
+        record = {"comparison": comp.name, "a": a.name if a else str(comp.a),
+                  "b": b.name if b else str(comp.b), "reference_ratio": ref,
+                  "stated": stated, "note": str(comp.note or ""), "not_steady": ""}
+        missing = [f"{side} ({r.name if r else getattr(comp, side)}): "
                    f"{r.problem if r else 'no such include row'}"
                    for side, r in (("a", a), ("b", b)) if r is None or r.cell_id is None]
         if missing:
@@ -270,7 +249,7 @@ def scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFra
     return pd.DataFrame(out, columns=list(COLUMNS))
 
 
-def _judge_in_design(run_summary: pd.DataFrame, spec: dict[str, Any]
+def _judge_in_design(run_summary: pd.DataFrame, spec: ExperimentSpec
                      ) -> Callable[[int, int], Verdict]:
     """``judge(b, a)``: the one verdict rule for cell a against cell b in this experiment's
     design (its blocks, the model fitted once), over its counted runs."""

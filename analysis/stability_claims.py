@@ -3,7 +3,7 @@
 A reproduced study is about how the line looks as much as how high it is. The experiment's
 reference may say of a row that its line is ``flat``, ``unsteady``, ``oscillating`` (with the
 period it saw) or that it ``stalls`` to zero, and that one row is the most stable of a set
-(``runner/experiment/references.py``). Each claim is scored with the figures every run already has
+(``core/experiment/references.py``). Each claim is scored with the figures every run already has
 (:mod:`analysis.stability`): the stability score (100 × p5 / median of the window's intervals),
 the oscillation test (a period that stands out of the run's own red noise) and the intervals
 without a single transaction. The grades are the scorecard's (:mod:`analysis.scorecard`):
@@ -38,6 +38,7 @@ from analysis.disturbed import counted
 from analysis.scorecard import CONTRADICTS, INCONCLUSIVE, REPRODUCED, include_rows
 from analysis.stability_verdicts import LESS_STEADY, STEADIER, steadiness
 from analysis.transients import not_steady_cells
+from core.experiment.spec import ExperimentSpec
 
 #: A median stability score at or above this is a flat line (p5 within 30 % of the median).
 FLAT_SCORE = 70.0
@@ -131,7 +132,7 @@ def grade_most_stable(row: str, figures: Mapping[str, dict[str, Any]]) -> tuple[
                           + ", ".join(f"{figures[o]['score']:.0f}" for o in unsure))
 
 
-def stability_scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame,
+def stability_scorecard(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFrame,
                         *, not_steady: Mapping[int, str] | None = None) -> pd.DataFrame:
     """One row per stability claim of the reference: the claim, what the runs show, grade.
 
@@ -154,31 +155,31 @@ def stability_scorecard(spec: dict[str, Any], run_summary: pd.DataFrame, cells: 
     done = run_summary[counted(run_summary)]
     figures = {name: _row_figures(done[done["cell_id"] == r.cell_id])
                for name, r in rows.items()}
-    include = spec.get("include") or []
     out = []
     for name, r in rows.items():
-        claim = ((include[r.index] or {}).get("reference") or {}).get("stability")
+        row_ref = spec.include[r.index].reference
+        claim = row_ref.stability if row_ref else None
         if not claim:
             continue
         f = figures[name]
-        verdict, reason = grade_shape(claim["shape"], f, claim.get("period"))
+        verdict, reason = grade_shape(claim.shape, f, claim.period)
         if not_steady and r.cell_id in not_steady:
             why = not_steady[r.cell_id]
             verdict, reason = INCONCLUSIVE, (why if why.startswith("not at steady state")
                                              else f"not at steady state: {why}")
-        stated = claim["shape"] + (f" ({claim['says']})" if claim.get("says") else "")
-        out.append({"claim": f"{name}: {claim['shape']}", "row": name, "stated": stated,
+        stated = claim.shape + (f" ({claim.says})" if claim.says else "")
+        out.append({"claim": f"{name}: {claim.shape}", "row": name, "stated": stated,
                     "runs": f["n"], "measured": _measured(f), "verdict": verdict,
                     "reason": reason})
     names = {i: r.name for r in rows.values() for i in [r.index]}
-    for claim in (spec.get("reference") or {}).get("most_stable") or []:
-        row = names.get(claim["row"], claim["row"])
-        among = [names.get(a, a) for a in claim["among"]]
+    for most in spec.reference.most_stable if spec.reference else []:
+        row = names.get(most.row, most.row)
+        among = [names.get(a, a) for a in most.among]
         subset = {a: figures[a] for a in dict.fromkeys([row, *among]) if a in figures}
         verdict, reason = grade_most_stable(row, subset)
-        out.append({"claim": claim["name"], "row": row,
+        out.append({"claim": most.name, "row": row,
                     "stated": f"the most stable of {', '.join(dict.fromkeys([row, *among]))}"
-                              + (f" ({claim['says']})" if claim.get("says") else ""),
+                              + (f" ({most.says})" if most.says else ""),
                     "runs": figures.get(row, {}).get("n", 0),
                     "measured": _measured(figures[row]) if row in figures else "not run",
                     "verdict": verdict, "reason": reason})

@@ -46,7 +46,7 @@ def table(db: Path, experiment: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     fr = frames.load(db, experiment)
     eff = efficiency.load(db, fr)
     rs = fr.run_summary.set_index("run_id")
-    names = row_names(fr.experiment["spec"], fr.cell_summary)
+    names = row_names(fr.experiment["stored"].spec, fr.cell_summary)
     runs = eff.bound_runs.join(rs[["cell_id", "cell_label"]])
     rows = []
     for cell_id, cell in eff.bound_cells.iterrows():

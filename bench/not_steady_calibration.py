@@ -38,7 +38,7 @@ def run_figures(db: Path, experiment: str) -> pd.DataFrame:
     """One row per done run: its row's name, the rule's inputs and its warning."""
     fr = frames.load(db, experiment)
     rs = fr.run_summary[fr.run_summary["status"] == RunStatus.DONE]
-    names = row_names(fr.experiment["spec"], fr.cell_summary)
+    names = row_names(fr.experiment["stored"].spec, fr.cell_summary)
     digests = run_digests(db, [int(r) for r in rs["run_id"]]).transients
     rows = []
     for r in rs.itertuples():

@@ -398,7 +398,7 @@ def study_runs(name: str, folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndar
     upgrade(copy, i_have_a_backup=True)
     fr = frames.load(str(copy))
     runs = compare.counted_runs(fr.run_summary)
-    blocks, unit = compare.design_blocks(fr.run_summary, fr.experiment["spec"])
+    blocks, unit = compare.design_blocks(fr.run_summary, fr.experiment["stored"].spec)
     if blocks is None:
         blocks, unit = "round " + fr.run_summary["repetition"].astype(int).astype(str), "round"
     notpm = runs["notpm"].to_numpy(dtype=float)

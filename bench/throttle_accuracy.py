@@ -34,12 +34,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.experiment.storage import StorageSpec  # noqa: E402
 from core.paths import work_dir  # noqa: E402
 from core.units import format_size  # noqa: E402
 from runner.host.cgroups import ThrottleGroup, find_hierarchy  # noqa: E402
 from runner.host.devices import resolve_device  # noqa: E402
 from runner.host.proof import IoCounters  # noqa: E402
-from runner.knobs.storage import StorageSpec  # noqa: E402
 from runner.proc import child  # noqa: E402
 
 #: Random ``bs``-byte writes into a preallocated file, fsync every ``sync_every`` (0: never).

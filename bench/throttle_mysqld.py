@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pymysql  # noqa: E402
 
+from core.experiment.storage import StorageSpec  # noqa: E402
 from core.paths import work_dir  # noqa: E402
 from runner import proc  # noqa: E402
 from runner.host.cgroups import ThrottleGroup, find_hierarchy  # noqa: E402
 from runner.host.devices import resolve_device  # noqa: E402
 from runner.host.proof import judge, read_proc_io  # noqa: E402
-from runner.knobs.storage import StorageSpec  # noqa: E402
 
 MARIADBD = "/usr/sbin/mariadbd"
 INSTALL_DB = "/usr/bin/mariadb-install-db"

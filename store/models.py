@@ -101,7 +101,7 @@ class Experiment(Base):
     name: Mapped[str] = mapped_column(String(200), index=True)
     description: Mapped[str] = mapped_column(Text, default="")
     source_path: Mapped[str] = mapped_column(Text, default="")
-    #: ``runner.experiment.spec.measurement_hash``: experiments that measure alike share it.
+    #: ``core.experiment.hashes.measurement_hash``: experiments that measure alike share it.
     measurement_hash: Mapped[str] = mapped_column(String(64))
     #: The validated experiment as JSON (the typed model's dump), so analysis never re-reads YAML.
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)

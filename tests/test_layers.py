@@ -32,13 +32,14 @@ FORBIDDEN: tuple[tuple[str, str, str], ...] = (
                          ("runner.admission.run_context",
                           ("runner.run.execute", "runner.run.measure")))
       for high in highs),
+    # The experiment model is in the core: below the runner and the analysis, it reads no
+    # workload adapter, host, store or CLI (the drivers are a table of facts there).
+    *(("core.experiment", target, "the experiment model is pure: it imports nothing of ours")
+      for target in ("runner", "analysis", "store", "flushbench")),
     *(("core", target, "the core (errors, units, models, flavors…) imports nothing of ours")
       for target in ("flushbench", "runner", "analysis", "store")),
-    # The runner's wings (docs/architecture.md): the experiment model is pure; admission is
-    # below the queue's worker and one run's life; the parts the wings use know none of them.
-    *(("runner.experiment", target, "the experiment model starts nothing: no server, queue or run")
-      for target in ("runner.admission", "runner.fleet", "runner.run", "runner.server",
-                     "runner.datasets")),
+    # The runner's wings (docs/architecture.md): admission is below the queue's worker and one
+    # run's life; the parts the wings use know none of them.
     *(("runner.admission", target, "admission is checked before a run: it calls no run or worker")
       for target in ("runner.run",)),
     # experiment → admission → run → fleet, one way: the fleet hands its lease down to a run
@@ -66,7 +67,7 @@ class Violation:
 
 
 def module_name(path: Path, root: Path) -> str:
-    """``runner/knobs/table.py`` → ``runner.knobs.table``; a package's ``__init__`` → its name."""
+    """``runner/knobs/rules.py`` → ``runner.knobs.rules``; a package's ``__init__`` → its name."""
     parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -132,9 +133,13 @@ def test_the_project_keeps_its_layers() -> None:
      "never the reverse"),
     ("runner/run/metadata.py", "from flushbench import __version__\n", "core.version"),
     ("store/ledger/x.py", "import flushbench\n", "core.version"),
+    ("core/experiment/spec.py", "def f():\n    from runner.workloads.registry import adapters\n",
+     "experiment model is pure"),
+    ("core/experiment/stored.py", "from store.models import Experiment\n",
+     "experiment model is pure"),
 ], ids=["knobs-server", "lazy-runner-analysis", "analysis-runner", "relative-store-runner",
         "core-cli", "execute-worker", "run-fleet", "admission-fleet", "run-command",
-        "store-command"])
+        "store-command", "model-workloads", "model-store"])
 def test_a_forbidden_import_is_caught(tmp_path: Path, module_path: str, source: str,
                                       rule: str) -> None:
     """The checker itself: each kind of forbidden import added to a module is reported."""
@@ -152,24 +157,28 @@ def test_allowed_imports_pass(tmp_path: Path) -> None:
     assert violations(tmp_path, packages=("analysis",)) == []
 
 
-def _runtime_imports(tree: ast.AST) -> ast.AST:
-    """``tree`` without its ``if TYPE_CHECKING:`` blocks (annotations only: never a cycle)."""
+def _runtime_imports(tree: ast.AST, type_checking: bool = False) -> ast.AST:
+    """``tree`` without its ``if TYPE_CHECKING:`` blocks (annotations only: never a cycle at
+    run time), or whole with ``type_checking``."""
+    if type_checking:
+        return tree
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             node.body = [ast.Pass()]
     return tree
 
 
-def module_graph(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
+def module_graph(root: Path, packages: tuple[str, ...] = PACKAGES, *,
+                 type_checking: bool = False) -> dict[str, set[str]]:
     """Module → the project modules it imports at run time (function-level imports included,
-    ``TYPE_CHECKING`` blocks aside; ``from a import b`` resolved to ``a.b`` when that is a
-    module, else to ``a``)."""
+    ``TYPE_CHECKING`` blocks aside unless ``type_checking``; ``from a import b`` resolved to
+    ``a.b`` when that is a module, else to ``a``)."""
     paths = {module_name(p, root): p for package in packages
              for p in sorted((root / package).rglob("*.py"))
              if not ("migrations" in p.parts and p.name != "env.py")}
     graph: dict[str, set[str]] = {}
     for module, path in paths.items():
-        tree = _runtime_imports(ast.parse(path.read_text(), filename=str(path)))
+        tree = _runtime_imports(ast.parse(path.read_text(), filename=str(path)), type_checking)
         targets = set()
         for _, imported in imported_modules(tree, module, path.name == "__init__.py"):
             parts = imported.split(".")
@@ -241,8 +250,42 @@ def test_a_circle_is_caught_even_through_a_function_level_import(tmp_path: Path)
     assert import_cycles(module_graph(tmp_path, ("analysis",))) == []
 
 
+#: Modules that may take no part in any circle, not even one closed by an annotation: the
+#: experiment model and the workload drivers once formed one (the spec imported the registry
+#: inside functions, the adapters the spec's types).
+NO_TYPE_CIRCLES = ("core.experiment", "runner.workloads")
+
+
+def type_circles_through(graph: dict[str, set[str]], prefixes: tuple[str, ...]
+                         ) -> list[list[str]]:
+    """The circles of ``graph`` with a module under one of ``prefixes``."""
+    return [group for group in import_cycles(graph)
+            if any(_within(m, p) for m in group for p in prefixes)]
+
+
+def test_the_experiment_model_and_the_drivers_form_no_circle_even_in_annotations() -> None:
+    cycles = type_circles_through(module_graph(ROOT, type_checking=True), NO_TYPE_CIRCLES)
+    assert cycles == [], "circles counting TYPE_CHECKING imports:\n" + "\n".join(
+        " → ".join(group) for group in cycles)
+
+
+def test_a_circle_closed_by_an_annotation_is_caught_where_none_may_be(tmp_path: Path) -> None:
+    """The check itself: spec ⇄ driver closed only under ``TYPE_CHECKING`` is a circle here."""
+    (tmp_path / "core" / "experiment").mkdir(parents=True)
+    (tmp_path / "runner" / "workloads").mkdir(parents=True)
+    (tmp_path / "core" / "experiment" / "spec.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from runner.workloads.base import Workload\n")
+    (tmp_path / "runner" / "workloads" / "base.py").write_text(
+        "from core.experiment.spec import ExperimentSpec\n")
+    graph = module_graph(tmp_path, ("core", "runner"), type_checking=True)
+    assert type_circles_through(graph, NO_TYPE_CIRCLES) == [
+        ["core.experiment.spec", "runner.workloads.base"]]
+    assert import_cycles(module_graph(tmp_path, ("core", "runner"))) == []  # run time: none
+
+
 def test_the_runner_root_holds_at_most_eight_modules() -> None:
-    """runner/ is in wings (experiment, admission, fleet, run, server, host, knobs,
-    workloads); its root keeps only what every wing shares."""
+    """runner/ is in wings (admission, fleet, run, server, host, knobs, workloads); its root
+    keeps only what every wing shares."""
     root_files = sorted(p.name for p in (ROOT / "runner").glob("*.py"))
     assert len(root_files) <= 8, root_files

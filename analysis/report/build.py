@@ -11,7 +11,7 @@ page's sections as typed blocks (:mod:`analysis.report.sections`), which
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -59,6 +59,9 @@ from analysis.report.write_path import write_path_section
 from analysis.run_digest import run_digests
 from store.models import RunStatus
 
+if TYPE_CHECKING:
+    from core.experiment.spec import ExperimentSpec
+
 
 def read_report_data(db: DB, experiment: ExperimentRef, force: bool) -> ReportData:
     """Load the comparison and every series the figures draw (bulk reads, one session)."""
@@ -102,7 +105,7 @@ def build_report_model(
     experiment: ExperimentRef,
     *,
     force: bool = False,
-    reference: dict[str, Any] | None = None,
+    reference: ExperimentSpec | None = None,
     on_figure: Callable[[ReportFigure], None] | None = None,
 ) -> ReportModel:
     """Everything one experiment's report says: data, sentences and figures, not yet drawn.
@@ -116,13 +119,14 @@ def build_report_model(
     exp, cells, rs = cmp.experiment, cmp.cells, cmp.frames.run_summary
     figs = FigureList(on_figure)
     # The rows' own short names (the reference's `dw-on-50`), where the experiment has them.
-    names = scorecard.row_names(reference or exp["spec"], cells)
+    names = scorecard.row_names(reference if reference is not None else exp["stored"].spec,
+                                cells)
     overview_figures = overview(d, figs, names)
     io_part = io_section(figs, d.io_table, metric,
                          {str(c["cell_label"]): names[int(c["cell_id"])]
                           for _, c in cells.iterrows() if int(c["cell_id"]) in names})
     # The reproduction scorecard, when the experiment (or --reference) has references.
-    claims_spec = reference or exp["spec"]
+    claims_spec = reference if reference is not None else exp["stored"].spec
     score_part = scorecard_section(claims_spec, rs, cells, figs,
                                    stability=stability_claims.stability_scorecard(
                                        claims_spec, rs, cells))

@@ -59,6 +59,7 @@ from core.units import format_number as number
 if TYPE_CHECKING:
 
     from analysis.report.model import ReportData
+    from core.experiment.spec import ExperimentSpec
 
 #: The transaction types as the per-type latency table heads them.
 _TYPE_NAMES = {"new_order": "New-Order", "payment": "Payment", "order_status": "Order-Status",
@@ -226,11 +227,11 @@ def methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str]
     """How the figures were made, then the server, workload, hardware, key variables and
     the comparison's warnings; ``labels`` names a representative run's configuration."""
     exp = cmp.experiment
-    spec = exp["spec"]
+    spec = exp["stored"].spec
     win = exp["window"]
     md = cmp.metadata
-    wl = spec.get("workload", {})
-    ds = spec.get("dataset", {})
+    wl = spec.workload
+    ds = spec.dataset
 
     def one(key: str) -> Value:
         return Value(", ".join(md.get(key, [])) or "–")
@@ -246,15 +247,15 @@ def methodology(cmp: Comparison, variables: pd.DataFrame, labels: dict[int, str]
     srv = table(["", ""], [
         [("server",), (one("server_flavor"), " ", one("server_version"))],
         [("dataset",), (one("dataset_key"), " (", Value(dataset_text(ds)), ")")],
-        [("driver",), (one("driver"), f" — {wl.get('connections', '?')} connections")],
+        [("driver",), (one("driver"), f" — {wl.connections} connections")],
         [("warmup (excluded)",), (f"{win.warmup:g} s",)],
         [("run length after warmup",), (f"{win.duration:g} s",)],
         [("measurement window",), (f"{win.start:g} s – {win.end:g} s after warmup "
                                    f"({win.length / 60:g} min)",)],
         [("report interval",), (f"{win.report_interval:g} s",)],
         [("repetitions",), (Value(repetitions_text(spec)), "; run order ",
-                            Value((spec.get('order') or {}).get('mode', '?')))],
-        [("sampling",), (f"every {(spec.get('sampling') or {}).get('interval', '?')} s",)],
+                            Value(spec.order.mode))],
+        [("sampling",), (f"every {spec.sampling.interval} s",)],
         [("recorded by",), (Value(code_versions_text(_run_extras(cmp))),)],
     ])
     note = driver_fidelity_note(wl)
@@ -521,7 +522,7 @@ def _memory_table(cell_mem: pd.DataFrame) -> Table:
                   "warnings"], rows)
 
 
-def scorecard_section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd.DataFrame,
+def scorecard_section(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFrame,
                       figs: FigureList, stability: pd.DataFrame | None = None) -> Section:
     """The reproduction scorecard (table and figure, :mod:`analysis.scorecard`), or nothing
     without a reference; ``stability``: the reference's stability claims graded
@@ -530,8 +531,8 @@ def scorecard_section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd
     if not scorecard.has_reference(spec):
         return []
     graded = scorecard.scorecard(spec, run_summary, cells)
-    ref = spec.get("reference") or {}
-    source = redact(str(ref.get("source") or "the reference"))
+    ref = spec.reference
+    source = redact(str((ref.source if ref else None) or "the reference"))
     heading = Heading(2, ("Reproduction scorecard",), "scorecard")
     if graded.empty:
         return [heading, Paragraph((
@@ -561,9 +562,9 @@ def scorecard_section(spec: dict[str, Any], run_summary: pd.DataFrame, cells: pd
                  scorecard.VERDICT_COLOURS[r["verdict"]]),
             (Value(r["reason"]),)))
     # Masked: a stored experiment may predate the refusal of URLs with credentials.
-    link: Rich = ((" (", Link(redact_url(str(ref["url"])), ("source",)), ")")
-                  if str(ref.get("url") or "").lower().startswith(("https://", "http://"))
-                  else ())
+    url = (ref.url if ref else None) or ""
+    link: Rich = ((" (", Link(redact_url(str(url)), ("source",)), ")")
+                  if str(url).lower().startswith(("https://", "http://")) else ())
     band = f"±{100 * (scorecard.MARGIN - 1):g}%"
     tol = f"{100 * (scorecard.TOLERANCE - 1):g}%"
     return [

@@ -38,6 +38,8 @@ from analysis.report.model import (
 )
 from analysis.stability_verdicts import STEADIER, steadiness
 from analysis.window_cycles import WINDOW_DEPENDENT
+from core.experiment.sections import DatasetSpec, WorkloadSpec
+from core.experiment.spec import ExperimentSpec
 from core.units import format_number as number
 from store.models import RunStatus
 
@@ -220,13 +222,13 @@ def host_lines(cmp: Comparison, names: dict[int, str]) -> list[Paragraph]:
     return out
 
 
-def driver_fidelity_note(workload: dict[str, Any]) -> Note | None:
+def driver_fidelity_note(workload: WorkloadSpec) -> Note | None:
     """The Go driver's measured gap to tpcc_start, on every report made with it.
 
     Absolute NOTPM from the built-in driver is not the same as tpcc_start's on a CPU-saturated
     host: the two clients take different shares of the CPU the server needs.
     """
-    if workload.get("driver", "tpcc") != "tpcc" or workload.get("mode") == "batched":
+    if workload.driver != "tpcc" or workload.mode == "batched":
         return None
     return Note(("Measured with flushbench's built-in Go TPC-C driver (tpcc_start's statements)."
                  f" On a CPU-saturated 2-vCPU machine its TpmC was {GO_DRIVER_RESIDUAL} of"
@@ -285,14 +287,13 @@ def noise_floor_text(cmp: Comparison) -> str:
     return text.rstrip(".")
 
 
-def repetitions_text(spec: dict[str, Any]) -> str:
+def repetitions_text(spec: ExperimentSpec) -> str:
     """``4 declared per cell (baseline 6; 1 include row: 6)`` from the stored spec."""
-    text = f"{spec.get('repetitions', '?')} declared per cell"
+    text = f"{spec.repetitions} declared per cell"
     extra = []
-    if spec.get("baseline_repetitions"):
-        extra.append(f"baseline {spec['baseline_repetitions']}")
-    own = [str(inc["repetitions"]) for inc in spec.get("include") or []
-           if isinstance(inc, dict) and inc.get("repetitions")]
+    if spec.baseline_repetitions:
+        extra.append(f"baseline {spec.baseline_repetitions}")
+    own = [str(inc.repetitions) for inc in spec.include if inc.repetitions]
     if own:
         extra.append(f"{len(own)} include row{'s' if len(own) > 1 else ''}: "
                      + ", ".join(own))
@@ -343,8 +344,8 @@ def code_versions_text(extras: Any) -> str:
                      for text, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def dataset_text(ds: dict[str, Any]) -> str:
+def dataset_text(ds: DatasetSpec) -> str:
     """The dataset as the methodology names it (``TPC-C 10 warehouses``)."""
-    if ds.get("workload") == "sysbench":
-        return f"sysbench {ds.get('tables')} tables × {ds.get('table_size')} rows"
-    return f"TPC-C {ds.get('warehouses')} warehouses"
+    if ds.workload == "sysbench":
+        return f"sysbench {ds.tables} tables × {ds.table_size} rows"
+    return f"TPC-C {ds.warehouses} warehouses"

@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from analysis.frames import DB, ExperimentRef
 from analysis.png_export import PngExporter
 from analysis.report.build import build_report_model
 from analysis.report.folder import ReportFolder
 from analysis.report.render import render, submit_png
+
+if TYPE_CHECKING:
+    from core.experiment.spec import ExperimentSpec
 
 
 def write_report(
@@ -41,7 +44,7 @@ def write_report(
     *,
     png: bool = True,
     force: bool = False,
-    reference: dict[str, Any] | None = None,
+    reference: ExperimentSpec | None = None,
     overwrite: bool = False,
     problems: list[str] | None = None,
 ) -> Path:

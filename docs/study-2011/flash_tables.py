@@ -47,6 +47,7 @@ from analysis.study_tables import (
     markdown_table,
     script_main,
 )
+from core.experiment.spec import ExperimentSpec
 
 EXPERIMENT = "stability-2011-flash"
 #: The baseline row of each server: the post's first run for MySQL, the MySQL-compatible
@@ -65,7 +66,7 @@ def _calibration() -> Any:
     return module
 
 
-def row_table(fr: frames.Frames, names: dict[int, str], spec: dict[str, Any]) -> str:
+def row_table(fr: frames.Frames, names: dict[int, str], spec: ExperimentSpec) -> str:
     """Table 1: each row's NOTPM and its ratio to its own server's baseline, ours and the post's."""
     rs = fr.run_summary[counted(fr.run_summary)]
     cells = fr.cell_summary.sort_values("position")
@@ -99,7 +100,7 @@ def row_table(fr: frames.Frames, names: dict[int, str], spec: dict[str, Any]) ->
                 "interval CV % (median)", "runs that oscillate (period)"], rows)
 
 
-def scorecard_table(fr: frames.Frames, spec: dict[str, Any]) -> str:
+def scorecard_table(fr: frames.Frames, spec: ExperimentSpec) -> str:
     """Table 2: every comparison the post makes, its ratio against ours with our verdict and
     the reproduction grade (`analysis.scorecard`, the rule of docs/statistics.md)."""
     table = scorecard.scorecard(spec, fr.run_summary, fr.cell_summary)
@@ -118,7 +119,7 @@ def scorecard_table(fr: frames.Frames, spec: dict[str, Any]) -> str:
                        "our verdict", "reproduction", "size"], rows)
 
 
-def stability_table(fr: frames.Frames, spec: dict[str, Any]) -> str:
+def stability_table(fr: frames.Frames, spec: ExperimentSpec) -> str:
     """Table 2b: what the post says of each line, graded against each row's runs
     (`analysis.stability_claims`, the rule of docs/statistics.md)."""
     claims = stability_claims.stability_scorecard(spec, fr.run_summary, fr.cell_summary)
@@ -270,7 +271,7 @@ def main(argv: list[str]) -> int:
 def print_tables(db: Path) -> None:
     """Every table of the write-up, as markdown, from the database at ``db``."""
     fr = frames.load(db, EXPERIMENT)
-    spec = fr.experiment["spec"]
+    spec = fr.experiment["stored"].spec
     names = scorecard.row_names(spec, fr.cell_summary)
     print("## Rows\n\n" + row_table(fr, names, spec))
     print("\n## Scorecard\n\n" + scorecard_table(fr, spec)

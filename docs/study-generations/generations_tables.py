@@ -49,6 +49,7 @@ from analysis.study_tables import (
     markdown_table,
     script_main,
 )
+from core.experiment.spec import ExperimentSpec
 
 EXPERIMENT = "generations"
 #: The generation every other is compared with: 2011's MySQL 5.5 at its defaults.
@@ -66,7 +67,7 @@ def kind(knobs: dict[str, Any]) -> str:
     return "defaults"
 
 
-def row_names(spec: dict[str, Any], cells: pd.DataFrame) -> dict[int, str]:
+def row_names(spec: ExperimentSpec, cells: pd.DataFrame) -> dict[int, str]:
     """Cell id → the row's name in the experiment file (``mariadb-10.2-dw-off``), else
     ``server · kind``."""
     named = scorecard.row_names(spec, cells)
@@ -126,7 +127,7 @@ def generations_table(cmp: comparison.Comparison, names: dict[int, str],
     stability, p99 and what each New-Order cost."""
     fr = cmp.frames
     rs = fr.run_summary[counted(fr.run_summary)]
-    blocks, unit = comparison.design_blocks(rs, fr.experiment["spec"])
+    blocks, unit = comparison.design_blocks(rs, fr.experiment["stored"].spec)
     defaults = {(c.knobs or {}).get("server"): int(c.cell_id)
                 for c in cmp.cells.itertuples() if kind(c.knobs or {}) == "defaults"}
     oldest = defaults.get(OLDEST)
@@ -212,7 +213,7 @@ def print_tables(db: Path) -> None:
     with session_scope(str(db)) as s:
         cmp = comparison.compare(s, EXPERIMENT)
         fr = cmp.frames
-        names = row_names(fr.experiment["spec"], cmp.cells)
+        names = row_names(fr.experiment["stored"].spec, cmp.cells)
         rs = fr.run_summary
         digest = run_digests(s, [int(r) for r in rs.loc[rs["status"] == "done", "run_id"]])
         eff = efficiency.load(s, fr, digest)

@@ -10,16 +10,19 @@ from several databases, cells matched by knobs. Numbers come from :mod:`analysis
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.units import format_number as number
 from flushbench.cli import tables
 from flushbench.cli.console import make_console, para, shown
 from flushbench.cli.ledger_output import print_ledger_tables
 
+if TYPE_CHECKING:
+    from core.experiment.spec import ExperimentSpec
+
 
 def print_comparison(experiment: str, db: str | None, *, force: bool,
-                     reference: dict[str, Any] | None, cycles: str | None = None) -> None:
+                     reference: ExperimentSpec | None, cycles: str | None = None) -> None:
     """``compare`` of one experiment: the tables, then its scorecard when it has one
     (``cycles``: ``--cycles``, how periodic runs' windows are cut)."""
     from analysis import efficiency, latency, scorecard
@@ -43,7 +46,7 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     cells = cmp.cells.set_index("cell_id")
     ids = {cid: f"C{int(cells.loc[cid, 'position']) + 1}" for cid in cells.index}
     # The rows' names in the experiment file (`name:`), as the report titles them.
-    names = scorecard.row_names(exp["spec"], cmp.cells[["cell_id", "knobs"]])
+    names = scorecard.row_names(exp["stored"].spec, cmp.cells[["cell_id", "knobs"]])
     con.print("configurations:")
     for cid, c in cells.sort_values("position").iterrows():
         name = names.get(int(cid))
@@ -185,17 +188,17 @@ def _print_cost(con: Any, eff: Any, ids: dict[Any, str], m: Any) -> None:
                   f" ({row['bound_runs']} runs)")
 
 
-def _print_scorecard(con: Any, cmp: Any, reference: dict[str, Any] | None) -> None:
+def _print_scorecard(con: Any, cmp: Any, reference: ExperimentSpec | None) -> None:
     """The reproduction scorecard: the reference's ratios against the measured ones."""
     from analysis import scorecard
 
-    spec = reference if reference is not None else cmp.experiment["spec"]
+    spec = reference if reference is not None else cmp.experiment["stored"].spec
     if not scorecard.has_reference(spec):
         if reference is not None:
             con.print("scorecard: the experiment file carries no `reference:` results")
         return
     table = scorecard.scorecard(spec, cmp.frames.run_summary, cmp.cells)
-    source = (spec.get("reference") or {}).get("source") or "the reference"
+    source = (spec.reference.source if spec.reference else None) or "the reference"
     para(con, f"reproduction scorecard — reference: {shown(source)}")
     for i, r in table.iterrows():
         para(con, f"  R{i + 1}  {shown(r['comparison'])}: {shown(r['a'])} ({r['n_a']} runs)"
@@ -210,7 +213,7 @@ def _print_scorecard(con: Any, cmp: Any, reference: dict[str, Any] | None) -> No
     _print_stability_claims(con, spec, cmp)
 
 
-def _print_stability_claims(con: Any, spec: dict[str, Any], cmp: Any) -> None:
+def _print_stability_claims(con: Any, spec: ExperimentSpec, cmp: Any) -> None:
     """What the reference says of each line, graded against each row's runs."""
     from analysis import scorecard
     from analysis.stability_claims import stability_scorecard

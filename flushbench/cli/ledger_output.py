@@ -58,7 +58,7 @@ def print_markdown(experiment: str, db: str | None, *, force: bool) -> None:
     m = metric_view(cmp.experiment)
     eff = efficiency.load(db, cmp.frames)
     unit = "New-Order" if m.per_minute else "transaction"
-    names = scorecard.row_names(cmp.experiment["spec"], cmp.cells[["cell_id", "knobs"]])
+    names = scorecard.row_names(cmp.experiment["stored"].spec, cmp.cells[["cell_id", "knobs"]])
     # Labels are user text: credentials masked, control characters escaped.
     labels = {int(c): printable(names.get(int(c)) or label)
               for c, label in zip(cmp.cells["cell_id"], cmp.cells["cell_label"], strict=True)}

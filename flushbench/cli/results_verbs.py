@@ -7,7 +7,7 @@ imports (pandas, scipy, plotly) happen inside the verbs so ``flushbench --help``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -16,6 +16,9 @@ from core.filecheck import check_output_dir, check_output_file
 from flushbench.cli import app, tables
 from flushbench.cli.console import make_console, say, shown
 from flushbench.cli.options import DbOption, check_experiment_ref, check_run_id
+
+if TYPE_CHECKING:
+    from core.experiment.spec import ExperimentSpec
 
 ForceOption = Annotated[
     bool, typer.Option("--force", help="Compare runs even if host/server/dataset differ.")
@@ -119,13 +122,13 @@ def report_cmd(
     say(_console(), f"report: {path}")
 
 
-def _reference_spec(path: Path | None) -> dict[str, Any] | None:
+def _reference_spec(path: Path | None) -> ExperimentSpec | None:
     """The experiment file's spec (its reference results), or None."""
     if path is None:
         return None
-    from runner.experiment.spec import load_experiment
+    from core.experiment.loading import load_experiment
 
-    return load_experiment(path).model_dump(mode="json")
+    return load_experiment(path)
 
 
 def _knob_list(on: str | None) -> list[str] | None:
@@ -210,7 +213,8 @@ def show_cmd(
     info = frames.experiment_info(db, int(r["experiment_id"]))
     m = metric_view(info)
     # The row's name in the experiment file (`name:` on an include row), as the report titles it.
-    name = scorecard.row_names(info["spec"], rdf[["cell_id", "knobs"]]).get(int(r["cell_id"]))
+    name = scorecard.row_names(info["stored"].spec, rdf[["cell_id", "knobs"]]).get(
+        int(r["cell_id"]))
     # A run not done has no response time, cost or bound to show.
     done = r["status"] == RunStatus.DONE
     rate = _rate_rows(db, run_id) if done else []
@@ -261,7 +265,7 @@ def _efficiency_rows(db: Any, rs: Any, m: Any) -> list[tuple[str, str]]:
     r = rs.iloc[0]
     run_id = int(r["run_id"])
     digests = run_digests(db, [run_id])
-    spec = frames.experiment_info(db, int(r["experiment_id"]))["spec"]
+    spec = frames.experiment_info(db, int(r["experiment_id"]))["stored"].spec
     what = bound.per_run(db, rs, digests, spec)
     intervals = frames.intervals(db, run_ids=[run_id], detail=False)
     costs = cost.per_run(digests.window, digests.usage, intervals, [run_id]).iloc[0]

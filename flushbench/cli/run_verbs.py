@@ -101,7 +101,7 @@ def _stop_between_runs_on_sigusr1() -> threading.Event:
     return stop
 
 
-def _run_seconds(exp) -> float:  # noqa: ANN001 - a runner.experiment.spec.Experiment
+def _run_seconds(exp) -> float:  # noqa: ANN001 - a core.experiment.spec.ExperimentSpec
     # restore + start + stop overhead on top of warmup + duration (plan shows the detailed ETA)
     return exp.workload.warmup + exp.workload.duration + 30.0
 

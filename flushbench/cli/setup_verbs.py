@@ -79,8 +79,8 @@ def plan(
     Warns when the window cannot hold 5 flush cycles of a period seen in earlier runs of the
     same configuration in the database (--pilot: that experiment's).
     """
+    from core.experiment.loading import load_experiment
     from runner.admission.planning import plan as make_plan
-    from runner.experiment.spec import load_experiment
 
     if detect is None and cv is not None:
         raise ConfigError("--cv only goes with --detect", where="plan",

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import FlushbenchError
+from core.experiment.spec import CellSpec, ExperimentSpec
+from core.experiment.translation import Translation
 from core.units import parse_size
-from runner.experiment.spec import CellSpec, ExperimentSpec
 from runner.host.facts import HostFacts
-from runner.knobs import Translation
 from runner.server.profiles import ResolvedServer
 
 
@@ -109,6 +109,8 @@ class CheckContext:
     translations: Mapping[str, Translation] = field(default_factory=dict)
     base: Mapping[str, str] = field(default_factory=dict)
     base_path: Path = Path()
+    #: The base config's text, as the sandbox writes it under each cell's options.
+    base_text: str = ""
     keys: KeyPaths | None = None
     #: Profile name → resolved binary, and → its option list (every server that resolved).
     servers: Mapping[str, ResolvedServer] = field(default_factory=dict)

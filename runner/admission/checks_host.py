@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import FlushbenchError
+from core.experiment.cells import cell_server
+from core.experiment.sections import DatasetSpec
+from core.experiment.spec import CellSpec
 from core.flavors import DEFAULT_LOG_FILE_SIZE, redo_capacity
 from core.units import format_size
 from core.validation import close_matches
 from runner import knobs as knobs_mod
 from runner.admission.checks import CheckContext, HostCheck, Problem
 from runner.admission.disk import DiskNeed, disk_needed
-from runner.experiment.spec import CellSpec, DatasetSpec, cell_server
 from runner.host.capabilities import Capability
 from runner.host.cpus import validate_cpus
 from runner.host.facts import DROP_CACHES, human_size

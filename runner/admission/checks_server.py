@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from core.experiment.spec import CellSpec
+from core.experiment.translation import Translation
 from core.flavors import values_equal
 from core.units import format_size
 from runner import knobs as knobs_mod
 from runner.admission.checks import CheckContext, HostCheck, Problem, as_int, is_on
-from runner.experiment.spec import CellSpec
 from runner.host.facts import human_size
-from runner.knobs import Translation
 from runner.server.optionfiles import SANDBOX_OWNED
 from runner.server.options import dry_run, variables_in_message
 from runner.workloads.registry import adapter_class

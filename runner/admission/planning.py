@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.experiment.cells import expand, run_order
+from core.experiment.spec import CellSpec, ExperimentSpec, start_jitter
 from runner.admission.preflight import PreflightReport, preflight
-from runner.experiment.spec import CellSpec, ExperimentSpec, expand, run_order, start_jitter
 from runner.workloads.registry import adapter_class
 
 COPY_BYTES_PER_S = 300 * 1024**2
@@ -90,7 +91,7 @@ def plan(exp: ExperimentSpec, source: str) -> Plan:
     Raises
     ------
     ConfigError, PreflightError
-        As :func:`runner.experiment.spec.expand` and :func:`runner.admission.preflight.preflight`.
+        As :func:`core.experiment.cells.expand` and :func:`runner.admission.preflight.preflight`.
     """
     cells = expand(exp, source)
     report = preflight(exp, source, cells)

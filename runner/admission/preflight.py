@@ -23,36 +23,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from core import paths
 from core.errors import ConfigError, FlushbenchError, PreflightError
-from core.validation import close_matches
+from core.experiment.cells import cell_server, expand
+from core.experiment.loading import load_experiment
+from core.experiment.queued import QueuedExperiment
+from core.experiment.spec import CellSpec, ExperimentSpec
+from core.experiment.storage import StorageSpec
+from core.experiment.translation import Translation
+from core.validation import close_matches, config_error_from
+from core.yamlio import read_text_file
 from runner.admission.checks import CheckContext, KeyPaths, Problem, as_int, run_checks
 from runner.admission.checks_host import EXPERIMENT_CHECKS, disk_figures
 from runner.admission.checks_host import dataset_bytes as dataset_bytes  # re-exported for callers
 from runner.admission.checks_server import SERVER_CHECKS, TRANSLATION_CHECKS
 from runner.admission.disk import DiskNeed
-from runner.experiment.queued import QueuedExperiment
-from runner.experiment.spec import (
-    CellSpec,
-    ExperimentSpec,
-    cell_server,
-    expand,
-    load_experiment,
-)
 from runner.host.devices import resolve_device
 from runner.host.facts import HostFacts
 from runner.host.facts import human_size as human_size  # re-exported for callers
-from runner.knobs import Translation, translate_for_option_list, translate_partial
-from runner.knobs.storage import StorageSpec
+from runner.knobs import translate_for_option_list, translate_partial
 from runner.server.optionfiles import (
     SANDBOX_OWNED,
     base_config_path,
     carried_redo_names,
-    read_mycnf,
+    parse_mycnf,
     sandbox_problem,
 )
 from runner.server.options import option_list
-from runner.server.profiles import ResolvedServer, load_profile, profile_path, resolve_server
+from runner.server.profiles import (
+    ResolvedServer,
+    ServerProfile,
+    load_profile,
+    profile_path,
+    resolve_server,
+)
 
 
 @dataclass
@@ -219,7 +225,7 @@ def preflight(
     stored: dict[str, dict] | None = None,
     keep_datadirs: bool = False,
     progress: Callable[[int, int], None] | None = None,
-    profile_files: Mapping[str, Path] | None = None,
+    queued_files: Mapping[str, Any] | None = None,
 ) -> PreflightReport:
     """Check everything about an experiment that can be checked without starting a server.
 
@@ -243,12 +249,14 @@ def preflight(
         Every run keeps its datadir (``--keep-datadirs``): the disk check counts them all.
     stored:
         Cell key → the translation stored when the experiment was queued
-        (:meth:`runner.experiment.queued.QueuedExperiment.translation_entry`). When the
+        (:meth:`core.experiment.queued.QueuedExperiment.translation_entry`). When the
         binary here is the one it was made for, a worker runs exactly that and skips the
         per-cell checks already done; host checks always run.
-    profile_files:
-        Server name (as the experiment or a cell writes it) → the profile file to read instead
-        of ``configs/servers/NAME.yaml``: the copies of the profiles as queued.
+    queued_files:
+        The base config and server profiles as the experiment was queued
+        (:attr:`core.experiment.queued.QueuedExperiment.files`): read from the record instead
+        of ``configs/`` or the paths the experiment names (a worker runs what was queued,
+        not what the files hold now); the servers are still resolved and checked here.
 
     Returns
     -------
@@ -258,18 +266,20 @@ def preflight(
     Raises
     ------
     ConfigError
-        The matrix itself does not expand (from :func:`runner.experiment.spec.expand`).
+        The matrix itself does not expand (from :func:`core.experiment.cells.expand`).
     PreflightError
         Every other problem, one line each (``.problems`` holds the list).
     """
     cells = cells if cells is not None else expand(exp, source)
     problems = _Problems()
     keys = KeyPaths(exp, cells, source)
-    servers, option_lists = _resolve_servers(exp, cells, keys, profile_files, problems)
-    base_path, base = _read_base_config(exp, source, servers, option_lists, problems)
+    servers, option_lists = _resolve_servers(exp, cells, keys, queued_files, problems)
+    base_path, base_text, base = _read_base_config(exp, source, servers, option_lists,
+                                                   queued_files, problems)
     context = CheckContext(
         host=HostFacts(work_dir or paths.work_dir()), experiment=exp, source=source,
-        cells=cells, base=base, base_path=base_path, keys=keys, servers=servers,
+        cells=cells, base=base, base_path=base_path, base_text=base_text, keys=keys,
+        servers=servers,
         option_lists=option_lists, keep_datadirs=keep_datadirs, progress=progress,
     )
     translations = _translate(context, stored, problems)
@@ -284,19 +294,30 @@ def preflight(
     return _report(context, translations, problems.notes)
 
 
+def _queued_profiles(queued_files: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Server name → its profile as queued (``servers``, or the one ``server``)."""
+    entries = queued_files.get("servers") or {queued_files["server"]["name"]:
+                                               queued_files["server"]}
+    return {name: entry["profile"] for name, entry in entries.items()}
+
+
 def _resolve_servers(exp: ExperimentSpec, cells: list[CellSpec], keys: KeyPaths,
-                     profile_files: Mapping[str, Path] | None, problems: _Problems,
+                     queued_files: Mapping[str, Any] | None, problems: _Problems,
                      ) -> tuple[dict[str, ResolvedServer], dict[str, dict[str, str]]]:
     """Every server a cell names, resolved to its binary, and each one's option list."""
     servers: dict[str, ResolvedServer] = {}
     option_lists: dict[str, dict[str, str]] = {}
     src_dir = Path(keys.source).parent
     spelt: dict[Path, str] = {}  # profile file → the first name that reached it
+    queued = _queued_profiles(queued_files) if queued_files else None
     for name, first in _server_names(exp, cells).items():
         named_at = f"{keys.source}: {keys.path(first, 'server')}"
-        if _spelt_twice(name, src_dir, named_at, profile_files, spelt, problems):
+        if queued is not None:  # one entry per name: spellings were checked when queued
+            resolved = _resolve_queued_server(name, queued.get(name), named_at, problems)
+        elif _spelt_twice(name, src_dir, named_at, spelt, problems):
             continue
-        resolved = _resolve_server(name, src_dir, named_at, profile_files, problems)
+        else:
+            resolved = _resolve_server(name, src_dir, named_at, problems)
         if resolved is None:
             continue
         try:
@@ -309,14 +330,23 @@ def _resolve_servers(exp: ExperimentSpec, cells: list[CellSpec], keys: KeyPaths,
 
 
 def _read_base_config(exp: ExperimentSpec, source: str, servers: dict[str, ResolvedServer],
-                      option_lists: dict[str, dict[str, str]], problems: _Problems,
-                      ) -> tuple[Path, dict[str, str]]:
-    """The base config's path and options; what the sandbox owns or no server knows refused."""
+                      option_lists: dict[str, dict[str, str]],
+                      queued_files: Mapping[str, Any] | None, problems: _Problems,
+                      ) -> tuple[Path, str, dict[str, str]]:
+    """The base config's path (as queued: its name), text and options; what the sandbox owns
+    or no server knows refused."""
     base_path = Path(exp.base_config)
+    text = ""
     base: dict[str, str] = {}
     try:
-        base_path = base_config_path(exp.base_config, relative_to=Path(source).parent)
-        base = read_mycnf(base_path)
+        if queued_files:
+            queued = queued_files["base_config"]
+            base_path = Path(f"{queued['name']} (as queued)")
+            text = queued["text"]
+        else:
+            base_path = base_config_path(exp.base_config, relative_to=Path(source).parent)
+            text = read_text_file(base_path, "base config")
+        base = parse_mycnf(text, str(base_path))
     except ConfigError as exc:
         if exc.where == "base_config":
             problems.error(f"{source}: base_config", exc.what, exc.fix)
@@ -338,7 +368,7 @@ def _read_base_config(exp: ExperimentSpec, source: str, servers: dict[str, Resol
                                f"not a variable of {server.label} (server {server_name})",
                                f"did you mean {', '.join(close)}?" if close else
                                "remove it or check `mysqld --verbose --help`")
-    return base_path, base
+    return base_path, text, base
 
 
 def _translate(context: CheckContext, stored: dict[str, dict] | None,
@@ -407,7 +437,7 @@ def _report(context: CheckContext, translations: dict[str, Translation],
         disk=disk.need,
         disk_free=disk.free,
         notes=notes,
-        base_cnf_text=context.base_path.read_text(encoding="utf-8"),
+        base_cnf_text=context.base_text,
         servers=dict(context.servers),
         option_lists={k: dict(v) for k, v in context.option_lists.items()},
         throttled_device=(resolve_device(context.host.work_dir).describe()
@@ -423,14 +453,12 @@ def _server_names(exp: ExperimentSpec, cells: list[CellSpec]) -> dict[str, CellS
     return out
 
 
-def _spelt_twice(name: str, src_dir: Path, named_at: str,
-                 profile_files: Mapping[str, Path] | None, spelt: dict[Path, str],
+def _spelt_twice(name: str, src_dir: Path, named_at: str, spelt: dict[Path, str],
                  problems: _Problems) -> bool:
     """Whether ``name`` reaches a profile file an earlier name reached (``mariadb-debian`` and
     ``configs/servers/mariadb-debian.yaml``, or ``./x.yaml`` and ``x.yaml``): that would be
     two servers with identical cells, each measured. Refused, naming both spellings."""
-    path = profile_files.get(name) if profile_files else None
-    path = path or profile_path(name, src_dir)
+    path = profile_path(name, src_dir)
     if not path.exists():
         return False  # _resolve_server says what is missing
     identity = path.resolve()
@@ -444,24 +472,40 @@ def _spelt_twice(name: str, src_dir: Path, named_at: str,
 
 
 def _resolve_server(name: str, src_dir: Path, named_at: str,
-                    profile_files: Mapping[str, Path] | None,
                     problems: _Problems) -> ResolvedServer | None:
     """The binary of one server profile, or None with the problem added.
 
     ``named_at`` is ``file: key path`` of the key that named it (``server``,
-    ``matrix.server[1]``, ``include[0].server``); ``profile_files`` maps a name to the
-    profile as it was queued (a worker runs what was queued, not what the file holds now).
+    ``matrix.server[1]``, ``include[0].server``).
     """
-    path = profile_files.get(name) if profile_files else None
     try:
-        profile = load_profile(str(path) if path else name, relative_to=src_dir)
-        return resolve_server(profile, str(path or profile_path(name, src_dir)))
+        profile = load_profile(name, relative_to=src_dir)
+        return resolve_server(profile, str(profile_path(name, src_dir)))
     except ConfigError as exc:
         if exc.where == "server":  # unknown or not built: the fix names the build command
             problems.error(named_at, exc.what, exc.fix)
         else:
             for line in exc.problem_lines():
                 problems.add(f"{line} (profile named by {named_at})")
+    except PreflightError as exc:
+        problems.add(f"{exc.render()} (profile named by {named_at})")
+    return None
+
+
+def _resolve_queued_server(name: str, stored: dict[str, Any] | None, named_at: str,
+                           problems: _Problems) -> ResolvedServer | None:
+    """The binary of one server profile as the experiment was queued with it (the record's
+    copy, never the file), or None with the problem added."""
+    where = f"server profile {name!r} as queued"
+    if stored is None:
+        problems.error(named_at, f"the queued record holds no profile of server {name!r}",
+                       "queue the experiment again (`flushbench queue add FILE`)")
+        return None
+    try:
+        return resolve_server(ServerProfile.model_validate(stored), where)
+    except ValidationError as exc:
+        for line in config_error_from(exc, where).problem_lines():
+            problems.add(f"{line} (profile named by {named_at})")
     except PreflightError as exc:
         problems.add(f"{exc.render()} (profile named by {named_at})")
     return None

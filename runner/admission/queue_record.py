@@ -2,14 +2,15 @@
 (:func:`ledger_entry`, :func:`enqueue`), and what a worker reads back (:func:`load_queued`).
 
 The statements are the ledger's (:mod:`store.ledger.enqueue`); this module only translates
-between a :class:`~runner.experiment.queued.QueuedExperiment` and the plain values the ledger
+between a :class:`~core.experiment.queued.QueuedExperiment` and the plain values the ledger
 stores, and fills in this host's id where the ledger takes over a dead worker's runs.
 """
 
 from __future__ import annotations
 
-from runner.experiment.queued import QueuedExperiment
-from runner.experiment.spec import measurement_hash, run_order
+from core.experiment.cells import run_order
+from core.experiment.hashes import measurement_hash
+from core.experiment.queued import QueuedExperiment
 from runner.host.identity import local_identity
 from store import ledger
 from store.db import ResultsDB

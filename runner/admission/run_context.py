@@ -2,9 +2,10 @@
 
 :func:`prepare` (an experiment file: ``flushbench run``, ``queue add``) and
 :func:`prepare_stored` (what the queue stored: ``flushbench worker``) both end in
-:func:`prepare_experiment`: expand the cells, preflight them on this host. The dataset each
-server's runs start from is loaded (or its snapshot reused) once per context by
-:func:`ensure_experiment_dataset`. Nothing here starts a measurement.
+:func:`prepare_experiment`: preflight the cells on this host (a file's cells expanded there, a
+queued record's as it holds them, with the files it was queued with — nothing is written).
+The dataset each server's runs start from is loaded (or its snapshot reused) once per context
+by :func:`ensure_experiment_dataset`. Nothing here starts a measurement.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from core.experiment.cells import expand
+from core.experiment.loading import load_experiment
+from core.experiment.queued import QueuedExperiment
+from core.experiment.spec import CellSpec, ExperimentSpec
 from core.paths import work_dir
 from runner.admission.preflight import PreflightReport, preflight
 from runner.admission.queue_record import load_queued
 from runner.connection import ConnectionInfo
 from runner.datasets import DatasetKey, Snapshot, ensure_dataset
-from runner.experiment.queued import QueuedExperiment
-from runner.experiment.spec import CellSpec, ExperimentSpec, expand, load_experiment
 from runner.server import ResolvedServer
 from runner.workloads import adapter_class, get_workload
 from store.db import ResultsDB
@@ -94,13 +97,15 @@ def prepare_experiment(
     stored: dict[str, dict] | None = None,
     *,
     keep_datadirs: bool = False,
-    profile_files: dict[str, Path] | None = None,
+    cells: list[CellSpec] | None = None,
+    queued_files: dict[str, Any] | None = None,
 ) -> ExperimentContext:
-    """Expand and preflight an already validated experiment (``stored``, ``profile_files``:
-    see :func:`runner.admission.preflight.preflight`)."""
-    cells = expand(exp, source)
+    """Preflight an already validated experiment: its ``cells`` (expanded here when not
+    given); ``stored`` and ``queued_files``: see :func:`runner.admission.preflight.preflight`.
+    """
+    cells = cells if cells is not None else expand(exp, source)
     report = preflight(exp, source, cells, work_dir=work or work_dir(), stored=stored,
-                       keep_datadirs=keep_datadirs, profile_files=profile_files)
+                       keep_datadirs=keep_datadirs, queued_files=queued_files)
     return ExperimentContext(
         exp=exp,
         source=source,
@@ -109,7 +114,7 @@ def prepare_experiment(
         work=(work or work_dir()),
         cells_by_key={c.key: c for c in cells},
         keep_datadirs=keep_datadirs,
-        files=report.queued_files(),
+        files=dict(queued_files) if queued_files is not None else report.queued_files(),
     )
 
 
@@ -118,18 +123,16 @@ def prepare_stored(
 ) -> ExperimentContext:
     """The context of a queued experiment, from what the queue stored — not from files.
 
-    The spec is validated again (cheap, and a newer flushbench may read an older row), the
-    cells are expanded, and each cell runs the translation stored at ``queue add`` when this
-    host's binary is the one it was checked against; host checks run here either way.
+    The record (:func:`runner.admission.queue_record.load_queued`: the spec validated again,
+    its cells expanded once) is preflighted as it is: the servers resolved from its profiles
+    and the base config read from its text, nothing written to disk; each cell runs the translation stored
+    at ``queue add`` when this host's binary is the one it was checked against, and the host
+    checks run here either way.
     """
     queued = load_queued(db, experiment_id)
-    exp, profile_files = queued.write_files(
-        (work or work_dir()) / "queued" / f"experiment-{experiment_id}")
-    ctx = prepare_experiment(exp, queued.source, work, queued.translations,
-                             keep_datadirs=keep_datadirs, profile_files=profile_files)
-    # As queued (names included, not the copies' paths), so the measurement hash is the queue's.
-    ctx.files, ctx.exp = queued.files, queued.exp
-    return ctx
+    return prepare_experiment(queued.exp, queued.source, work, queued.translations,
+                              keep_datadirs=keep_datadirs, cells=queued.cells,
+                              queued_files=queued.files)
 
 
 def dataset_key(ctx: ExperimentContext, server_name: str | None = None) -> DatasetKey:

@@ -4,7 +4,7 @@ the machine rather than the server's configuration.
 Modules (one job each):
 
 - (the storage profiles themselves — limits and presets, pure values — are a knob:
-  :mod:`runner.knobs.storage`);
+  :mod:`core.experiment.storage`);
 - :mod:`runner.host.devices` — the block device a directory's I/O reaches, as the throttle
   must name it;
 - :mod:`runner.host.cgroups` — per-server cgroups (I/O throttle), joining them before exec,

@@ -17,12 +17,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.cpu_list import format_cpu_list
 from core.errors import FlushbenchError, PreflightError
+from core.experiment.storage import StorageSpec
 from runner.host.cgroups import ThrottleGroup, find_hierarchy
-from runner.host.cpus import format_cpu_list, online_cpus
+from runner.host.cpus import online_cpus
 from runner.host.devices import DeviceResolution, resolve_device
 from runner.host.thp import THP_DIR, read_thp
-from runner.knobs.storage import StorageSpec
 from runner.proc import is_root
 
 #: A limit far above any real device: the probe changes nothing for the probing process.

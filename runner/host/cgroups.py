@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import PreflightError
+from core.experiment.storage import StorageSpec
 from runner.host.devices import BlockDevice, parse_mountinfo
 from runner.host.proof import IoCounters, parse_io_stat, parse_v1_counters
-from runner.knobs.storage import StorageSpec
 
 #: Directory under each hierarchy's root holding flushbench's groups.
 PARENT = "flushbench"

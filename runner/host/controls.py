@@ -14,12 +14,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.cpu_list import parse_cpu_list
 from core.errors import PreflightError
+from core.experiment.storage import StorageSpec
 from runner.host.cgroups import ThrottleGroup, find_hierarchy
-from runner.host.cpus import CpuPin, parse_cpu_list
+from runner.host.cpus import CpuPin
 from runner.host.devices import resolve_device
 from runner.host.proof import IoCounters, Verdict, judge
-from runner.knobs.storage import StorageSpec
 
 
 class RunHostControls(contextlib.AbstractContextManager["RunHostControls"]):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.knobs.storage import StorageSpec
+from core.experiment.storage import StorageSpec
 
 #: Measured rate may exceed the limit by this fraction before the limit is "not in force".
 DEFAULT_TOLERANCE = 0.10

@@ -1,7 +1,7 @@
 """The per-flavor rules that turn one knob value into server variables (docs/domain.md §2).
 
-The knob table (:mod:`runner.knobs.table`) names one rule per knob; a rule writes to a
-:class:`Builder` for one cell and one server.
+The knob table (:mod:`core.experiment.knob_table`) declares the knobs; :data:`KNOB_RULES` here
+gives each its rule, which writes to a :class:`Builder` for one cell and one server.
 
 An experiment says ``log_file_size: 4000M`` (the *total* redo size) and
 ``flush_neighbor_pages: area``; what goes into my.cnf depends on the server. Where a knob's
@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core import flavors
 from core.errors import ConfigError
+from core.experiment.translation import Translation
 from core.units import format_size, parse_size
 
 MiB = 1024**2
@@ -59,52 +59,6 @@ REDO_LIMITS = {
     "5.6": 512 * GiB,  # innodb_log_file_size × innodb_log_files_in_group <= 512G
     "8.0.30": 128 * GiB,  # innodb_redo_log_capacity
 }
-
-
-@dataclass
-class Translation:
-    """One cell's knobs in server terms.
-
-    Attributes
-    ----------
-    server_options:
-        my.cnf lines (underscored name → value text).
-    expected:
-        What ``SHOW GLOBAL VARIABLES`` must show after start, in the server's representation
-        (ON/OFF, bytes, enum names, ``60.000000``); compare with
-        :func:`core.flavors.values_equal`.
-    allocator:
-        Library to ``LD_PRELOAD`` (None for glibc's malloc).
-    large_pages:
-        Whether the server is asked to use huge pages.
-    thp:
-        The host's transparent huge pages mode (``always``/``madvise``/``never``) to set
-        before mysqld starts and restore after it stopped; None: leave the host as it is.
-    connections:
-        Client connections (None: the workload's default).
-    rate:
-        The Go tpcc driver's fixed rate in NOTPM (None: ``workload.rate``, or the closed
-        loop).
-    storage:
-        The emulated storage's limits, applied by a cgroup I/O throttle around mysqld.
-    origin:
-        Server variable → the knob it came from (``var.NAME`` for raw variables), to map a
-        server complaint back to an experiment key.
-    notes:
-        Things worth saying in ``plan`` (a knob that is built-in behaviour on this server).
-    """
-
-    server_options: dict[str, str] = field(default_factory=dict)
-    expected: dict[str, str] = field(default_factory=dict)
-    allocator: str | None = None
-    large_pages: bool = False
-    thp: str | None = None
-    connections: int | None = None
-    rate: float | None = None
-    #: I/O limits (``runner.knobs.storage.StorageSpec`` as a dict), None: the machine's disk.
-    storage: dict[str, Any] | None = None
-    origin: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 def family(flavor: str, version: tuple[int, ...]) -> str:
@@ -488,7 +442,7 @@ def allocator(b: Builder, knob: str, value: str) -> None:
 
 def storage(b: Builder, knob: str, value: Any) -> None:
     """Host side: the I/O limits put on mysqld's datadir device for the server's whole life."""
-    from runner.knobs.storage import resolve_storage
+    from core.experiment.storage import resolve_storage
 
     spec = resolve_storage(value)
     b.out.storage = spec.model_dump() if spec.limited else None
@@ -508,3 +462,32 @@ def server(b: Builder, knob: str, value: str) -> None:
     """Runner side: which server profile runs the cell. Preflight resolved it to the binary
     this builder translates for, so nothing reaches my.cnf (docs/servers.md, "Several
     servers in one experiment")."""
+
+
+#: A knob's rule: writes the value's server variables for the builder's flavor, or a problem.
+Rule = Callable[[Builder, str, Any], None]
+
+#: Knob name → its rule, one for every knob of :data:`core.experiment.knob_table.KNOBS`.
+KNOB_RULES: dict[str, Rule] = {
+    "server": server,
+    "doublewrite": switch("innodb_doublewrite"),
+    "max_dirty_pages_pct": percent("innodb_max_dirty_pages_pct"),
+    "max_dirty_pages_pct_lwm": percent("innodb_max_dirty_pages_pct_lwm", absent_on_55=True),
+    "io_capacity": plain("innodb_io_capacity"),
+    "io_capacity_max": io_capacity_max,
+    "log_file_size": log_file_size,
+    "flush_neighbor_pages": flush_neighbor_pages,
+    "change_buffering": change_buffering,
+    "adaptive_flushing": switch("innodb_adaptive_flushing"),
+    "adaptive_checkpoint": adaptive_checkpoint,
+    "buffer_pool_size": plain("innodb_buffer_pool_size"),
+    "buffer_pool_instances": buffer_pool_instances,
+    "flush_log_at_trx_commit": plain("innodb_flush_log_at_trx_commit"),
+    "flush_method": flush_method,
+    "allocator": allocator,
+    "large_pages": large_pages,
+    "transparent_hugepages": transparent_hugepages,
+    "connections": connections,
+    "rate": rate,
+    "storage": storage,
+}

@@ -1,9 +1,10 @@
 """Translate one cell's knobs for a server flavor and version, by walking the knob table.
 
-:func:`translate` returns a :class:`~runner.knobs.rules.Translation`: the my.cnf options, the
-values ``SHOW GLOBAL VARIABLES`` must show after start (in the server's own spelling), and the
-client-side knobs (allocator library, connections). A knob the server lacks is a
-:class:`ConfigError` naming the related variables that do exist.
+:func:`translate` returns a :class:`~core.experiment.translation.Translation`: the my.cnf
+options, the values ``SHOW GLOBAL VARIABLES`` must show after start (in the server's own
+spelling), and the client-side knobs (allocator library, connections). A knob the server lacks
+is a :class:`ConfigError` naming the related variables that do exist. Each knob's rule is
+:data:`runner.knobs.rules.KNOB_RULES`.
 """
 
 from __future__ import annotations
@@ -12,17 +13,18 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from core.errors import ConfigError
+from core.experiment.knob_table import KNOBS, RELATED
+from core.experiment.knobs import Knobs
+from core.experiment.translation import Translation
 from core.validation import close_matches
-from runner.knobs.models import Knobs
 from runner.knobs.ownership import sandbox_problem
 from runner.knobs.rules import (
+    KNOB_RULES,
     Builder,
-    Translation,
     flushing_method_note,
     raw_expected,
     raw_value_text,
 )
-from runner.knobs.table import KNOBS, RELATED
 
 
 def translate_partial(
@@ -46,7 +48,7 @@ def translate_partial(
     for knob in KNOBS:
         value = getattr(knobs, knob.name)
         if value is not None:
-            knob.rule(b, knob.name, value)
+            KNOB_RULES[knob.name](b, knob.name, value)
     for name, value in knobs.variables.items():
         knob_key = f"var.{name}"
         refusal = sandbox_problem(name, raw_value_text(value), allowed)
@@ -76,7 +78,7 @@ def translate(
     Parameters
     ----------
     knobs:
-        A :class:`~runner.knobs.models.Knobs` model or a cell's knob dict (``var.NAME`` for
+        A :class:`~core.experiment.knobs.Knobs` model or a cell's knob dict (``var.NAME`` for
         raw ones).
     flavor, version:
         From :class:`~runner.server.profiles.ResolvedServer`.

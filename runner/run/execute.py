@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import FlushbenchError, StoreError
+from core.experiment.hashes import measurement_hash
+from core.experiment.spec import CellSpec, start_jitter, start_offset
+from core.experiment.translation import Translation
 from runner.admission.disk import dispose_datadir
 from runner.admission.run_context import ExperimentContext, Reporter, dataset_key
 from runner.datasets import DatasetError, Snapshot, restore
-from runner.experiment.spec import CellSpec, measurement_hash, start_jitter, start_offset
 from runner.host.cgroups import reap_stale_groups
 from runner.host.controls import RunHostControls
 from runner.host.thp import ThpState, restore_leftover_thp, thp_setting
-from runner.knobs import Translation
 from runner.run.measure import measure
 from runner.run.metadata import code_version, host_facts
 from runner.run.run_checks import apply_policy

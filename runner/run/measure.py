@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from core.clock import as_utc
 from core.errors import ServerError, WorkloadError
+from core.experiment.sections import WorkloadSpec
+from core.experiment.spec import CellSpec, start_offset
 from runner.admission.run_context import ExperimentContext, Reporter
-from runner.experiment.spec import CellSpec, WorkloadSpec, start_offset
 from runner.host.clock import ClockWatch, pause_warning
 from runner.host.controls import RunHostControls
 from runner.host.proof import IoCounters

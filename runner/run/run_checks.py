@@ -15,7 +15,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runner.experiment.spec import ExperimentSpec
+from core.experiment.spec import ExperimentSpec
 from runner.run.disturbance import Finding, assess
 from runner.run.steady import choose_start
 from store.db import ResultsDB

@@ -209,7 +209,15 @@ def base_config_path(name_or_path: str, relative_to: Path | None = None) -> Path
 
 
 def read_mycnf(path: Path) -> dict[str, str]:
-    """The server options of a base config file, names underscored — checked line by line.
+    """The server options of a base config file (:func:`parse_mycnf` of its text)."""
+    return parse_mycnf(read_text_file(path, "base config"), str(path))
+
+
+def parse_mycnf(text: str, source: str) -> dict[str, str]:
+    """The server options of a base config's text, names underscored — checked line by line.
+
+    ``source`` names the text in messages (``file:line``): its path, or the base config as
+    an experiment was queued with it.
 
     The file is written into the sandbox's my.cnf as it is, so everything in it must be safe
     there: only the sections a sandboxed server reads for itself (:data:`SERVER_SECTIONS`),
@@ -228,10 +236,10 @@ def read_mycnf(path: Path) -> dict[str, str]:
     problems: list[str] = []
 
     def problem(lineno: int, what: str, fix: str) -> None:
-        problems.append(ConfigError(what, where=f"{path}:{lineno}", fix=fix).render())
+        problems.append(ConfigError(what, where=f"{source}:{lineno}", fix=fix).render())
 
     section: str | None = None
-    for lineno, raw in enumerate(read_text_file(path, "base config").splitlines(), 1):
+    for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith(("#", ";")):
             continue

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from runner.workloads.base import (
     IntervalRecord,
-    Metric,
     RunningWorkload,
     Workload,
     WorkloadOutcome,
@@ -20,7 +19,6 @@ from runner.workloads.registry import adapter_class, driver_names, get_workload
 
 __all__ = [
     "IntervalRecord",
-    "Metric",
     "RunningWorkload",
     "Workload",
     "WorkloadOutcome",

@@ -26,11 +26,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from core.clock import utcnow
 from core.errors import WorkloadError
+from core.experiment.drivers import NOTPM, Metric
 from runner import proc
 from runner.connection import ConnectionInfo
 
 if TYPE_CHECKING:  # the spec validates driver names through the registry: no import cycle
-    from runner.experiment.spec import DatasetSpec, WorkloadSpec
+    from core.experiment.sections import DatasetSpec, WorkloadSpec
 
 Phase = Literal["warmup", "measure"]
 
@@ -448,21 +449,6 @@ class RunningWorkload(contextlib.AbstractContextManager):
         )
 
 
-@dataclass(frozen=True)
-class Metric:
-    """A workload's primary throughput figure, as tables and figures name it.
-
-    ``per_minute`` says whether the rate is per minute (NOTPM) or per second (TPS); the store
-    keeps raw counts per interval (``primary_count``) and the analysis scales them.
-    """
-
-    name: str
-    unit: str
-    #: What one ``primary_count`` counts ("New-Order transactions", "transactions").
-    counts: str
-    per_minute: bool
-
-
 class Workload(abc.ABC):
     """A workload driver behind the common interface, declaring everything it needs.
 
@@ -483,9 +469,8 @@ class Workload(abc.ABC):
     reports_warmup: ClassVar[bool] = True
     #: Executable names a user may point at in ``workload.binaries``.
     binary_names: ClassVar[tuple[str, ...]] = ()
-    #: The primary throughput figure.
-    metric: ClassVar[Metric] = Metric("NOTPM", "New-Order transactions per minute",
-                                      "New-Order transactions", per_minute=True)
+    #: The primary throughput figure (as the driver table, core/experiment/drivers.py, has it).
+    metric: ClassVar[Metric] = NOTPM
 
     def __init__(self, binaries: Mapping[str, str] | None = None) -> None:
         self.binaries = dict(binaries or {})
@@ -500,19 +485,6 @@ class Workload(abc.ABC):
     @abc.abstractmethod
     def found_binaries(self) -> list[Path]:
         """The executables this adapter will run, where they were found (for ``doctor``)."""
-
-    @classmethod
-    def spec_problems(cls, spec: WorkloadSpec) -> list[tuple[str, tuple[str, ...]]]:
-        """Problems of the ``workload:`` section for this driver: (message, key path) pairs."""
-        if spec.test is not None:
-            return [("`test` is only for the sysbench driver", ("test",))]
-        if spec.mode is not None:
-            return [("`mode` is only for the tpcc driver", ("mode",))]
-        if spec.client is not None:
-            return [("`client` is only for the tpcc driver", ("client",))]
-        if problem := closed_loop_rate(cls.name, spec):
-            return [problem]
-        return []
 
     @classmethod
     @abc.abstractmethod
@@ -568,16 +540,6 @@ class Workload(abc.ABC):
         log_path: Path,
     ) -> RunningWorkload:
         """Prepare the driver run; enter the returned context manager to start it."""
-
-
-def closed_loop_rate(driver: str, spec: WorkloadSpec) -> tuple[str, tuple[str, ...]] | None:
-    """The problem of a ``rate`` (or ``arrivals``) given to a closed-loop driver, which
-    cannot hold one; None without."""
-    key = "rate" if spec.rate is not None else "arrivals" if spec.arrivals is not None else None
-    if key is None:
-        return None
-    return (f"`{key}` needs the Go tpcc driver: {driver} runs a closed loop and cannot hold a"
-            " fixed rate — use `driver: tpcc` (or `auto`), or remove `rate`", (key,))
 
 
 def find_binary(explicit: str | os.PathLike[str] | None, name: str) -> Path | None:

@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.errors import WorkloadError
+from core.experiment.drivers import TPS
 from runner.connection import ConnectionInfo
 from runner.workloads.base import (
-    Metric,
     RunningWorkload,
     Workload,
     binary_problem,
     client_env,
-    closed_loop_rate,
     create_database,
     run_to_completion,
     whole_seconds,
@@ -34,7 +33,7 @@ from runner.workloads.base import (
 from runner.workloads.sysbench_output import SysbenchParser
 
 if TYPE_CHECKING:
-    from runner.experiment.spec import DatasetSpec, WorkloadSpec
+    from core.experiment.sections import DatasetSpec, WorkloadSpec
 
 TOOL = "sysbench 1.0"
 DEFAULT_DATABASE = "sbtest"
@@ -73,20 +72,7 @@ class SysbenchWorkload(Workload):
     dataset_kind = "sysbench"
     database = DEFAULT_DATABASE
     binary_names = ("sysbench",)
-    metric = Metric("TPS", "transactions per second", "transactions", per_minute=False)
-
-    @classmethod
-    def spec_problems(cls, spec: WorkloadSpec) -> list[tuple[str, tuple[str, ...]]]:
-        """sysbench needs the OLTP test to run; the tpcc driver's ``mode`` and ``client``
-        are not its."""
-        if spec.test is None:
-            return [("the sysbench driver needs `test` (e.g. oltp_read_only)", ("test",))]
-        for key in ("mode", "client"):
-            if getattr(spec, key) is not None:
-                return [(f"`{key}` is only for the tpcc driver", (key,))]
-        if problem := closed_loop_rate(cls.name, spec):
-            return [problem]
-        return []
+    metric = TPS
 
     @classmethod
     def dataset_bytes(cls, dataset: DatasetSpec) -> int:

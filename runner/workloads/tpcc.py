@@ -39,7 +39,7 @@ from runner.workloads.base import (
 from runner.workloads.tpcc_format import FORMAT_VERSION, STALE_FIX, TpccJsonParser
 
 if TYPE_CHECKING:
-    from runner.experiment.spec import DatasetSpec, WorkloadSpec
+    from core.experiment.sections import DatasetSpec, WorkloadSpec
 
 DEFAULT_DATABASE = "tpcc"
 #: InnoDB data per TPC-C warehouse (~100 MB) with 30 % for indexes/fragmentation after load.
@@ -150,17 +150,6 @@ class TpccWorkload(Workload):
     def found_binaries(self) -> list[Path]:
         """The Go binary."""
         return [self.binary]
-
-    @classmethod
-    def spec_problems(cls, spec: WorkloadSpec) -> list[tuple[str, tuple[str, ...]]]:
-        """``mode`` and ``client`` are this driver's; ``test`` is sysbench's. The C client
-        runs tpcc-mysql mode only."""
-        if spec.test is not None:
-            return [("`test` is only for the sysbench driver", ("test",))]
-        if spec.client == "libmariadb" and spec.mode == "batched":
-            return [("client: libmariadb runs the tpcc-mysql mode only — remove `mode: "
-                     "batched` or use `client: go`", ("client",))]
-        return []
 
     def problems(self) -> list[str]:
         """The Go binary must exist (it is built from ``tpcc/``), be flushbench's driver and

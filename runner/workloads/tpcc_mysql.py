@@ -4,7 +4,7 @@ Not packaged by Debian: build it from Percona-Lab's tpcc-mysql source
 (``scripts/build-tpcc-mysql.sh SRC_DIR``). The binaries are looked for in
 ``workload.binaries`` (``tpcc_start``, ``tpcc_load``), then in ``$TPCC_MYSQL_BIN`` (the
 checkout, where the build leaves them, or its ``tpcc_start``), then on PATH; the same lookup
-decides ``workload.driver: auto`` (``registry.resolve_driver``). Whatever is found must answer
+decides ``workload.driver: auto`` (``registry.probe_tpcc_start``). Whatever is found must answer
 as tpcc-mysql's (:func:`identity`) before a dataset is loaded or a server started.
 ``create_table.sql`` and ``add_fkey_idx.sql`` are read from beside ``tpcc_load`` (the
 checkout's top directory, where ``make`` puts the binaries) or from
@@ -42,7 +42,7 @@ from runner.workloads.tpcc import TPCC_BYTES_PER_WAREHOUSE
 from runner.workloads.tpcc_mysql_output import TpccMysqlParser
 
 if TYPE_CHECKING:
-    from runner.experiment.spec import DatasetSpec, WorkloadSpec
+    from core.experiment.sections import DatasetSpec, WorkloadSpec
 
 log = logging.getLogger(__name__)
 

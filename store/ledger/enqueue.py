@@ -211,7 +211,7 @@ def _cell_rows(session: Session, experiment_id: int, entry: ExperimentEntry
 
 class StoredExperiment(NamedTuple):
     """What the ledger keeps of a queued experiment, in the order
-    :meth:`runner.experiment.queued.QueuedExperiment.from_stored` takes it."""
+    :meth:`core.experiment.queued.QueuedExperiment.from_stored` takes it."""
 
     experiment_id: int
     name: str

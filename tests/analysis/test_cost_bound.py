@@ -42,7 +42,7 @@ def iops(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
 def _row_names(fr: Any) -> dict[int, str]:
     from analysis.scorecard import row_names
 
-    return row_names(fr.experiment["spec"], fr.cell_summary)
+    return row_names(fr.experiment["stored"].spec, fr.cell_summary)
 
 
 # ---------------------------------------------------------------------------- the rules

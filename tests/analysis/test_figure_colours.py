@@ -88,7 +88,7 @@ def test_every_configuration_has_one_colour_in_every_figure(model: ReportModel,
 
     # A trace named after a row (legend, box, dot) is marked, so no figure colours a
     # configuration by its own trace order without this test seeing it.
-    names = set(scorecard.row_names(model.experiment["spec"], cells).values())
+    names = set(scorecard.row_names(model.experiment["stored"].spec, cells).values())
     assert len(names) == 12
     for slug, spec in figures:
         for trace in spec["data"]:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from analysis import frames as F
-from runner.experiment.spec import ExperimentSpec
+from core.experiment.spec import ExperimentSpec
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Interval, Run, RunMetadata, RunVariable, Sample
 from tests.support.synthetic_store import SynthCell, build_store, experiment_spec

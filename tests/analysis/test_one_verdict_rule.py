@@ -15,7 +15,7 @@ import pytest
 from analysis import plots, scorecard
 from analysis.compare import compare
 from analysis.statistics.verdicts import FASTER, NO_DIFFERENCE, NOT_ENOUGH, SLOWER
-from runner.experiment.spec import load_experiment
+from core.experiment.loading import load_experiment
 from tests.support.cli_runner import CliRun
 from tests.support.recorded import copy_recorded
 
@@ -74,7 +74,7 @@ def test_bars_compare_and_scorecard_state_one_verdict(flash: Path, cli: CliRun) 
     assert shown == by_id
     # The scorecard: each comparison's "our verdict" is the rule's verdict for that pair, and
     # `compare --reference` prints the same grades the table holds.
-    spec = load_experiment(EXPERIMENT).model_dump(mode="json")
+    spec = load_experiment(EXPERIMENT)
     table = scorecard.scorecard(spec, cmp.frames.run_summary, cmp.cells)
     assert set(table["our_verdict"]) <= set(VERDICTS)
     code, out, err = cli(["compare", NAME, "--db", str(flash), "--reference", str(EXPERIMENT)])
@@ -97,7 +97,7 @@ def test_the_readme_scorecard_is_the_rule_s(flash: Path) -> None:
     section = done.stdout.split("## Scorecard\n\n", 1)[1].split("\n## ", 1)[0]
     rows = [line.split("|") for line in section.splitlines() if line.startswith("| R")]
     cmp = compare(flash, NAME)
-    table = scorecard.scorecard(cmp.frames.experiment["spec"], cmp.frames.run_summary,
+    table = scorecard.scorecard(cmp.frames.experiment["stored"].spec, cmp.frames.run_summary,
                                 cmp.cells)
     assert [r[6].strip() for r in rows] == list(table["our_verdict"])
     assert [re.split(r" \(|;", r[7].strip())[0] for r in rows] == list(table["verdict"])

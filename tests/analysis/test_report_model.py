@@ -130,7 +130,15 @@ def test_methodology_lines_for_two_servers() -> None:
     labels = {1: "a", 2: "b", 3: "c", 4: "server=xtradb"}
     assert varies_text(values, labels) == ("varies — 5.5.44-MariaDB (1 cell: server=xtradb);"
                                             " 5.5.62 (3 cells)")
-    spec = {"repetitions": 4, "baseline_repetitions": 6,
-            "include": [{"doublewrite": True}, {"doublewrite": False, "repetitions": 6}]}
-    assert repetitions_text(spec) == "4 declared per cell (baseline 6; 1 include row: 6)"
-    assert repetitions_text({"repetitions": 3}) == "3 declared per cell"
+    from core.experiment.spec import ExperimentSpec
+
+    def spec(**keys: object) -> ExperimentSpec:
+        return ExperimentSpec.model_validate({"version": 1, "name": "two-servers",
+                                              "dataset": {"warehouses": 1},
+                                              "workload": {"driver": "tpcc"}, **keys})
+
+    assert repetitions_text(spec(
+        repetitions=4, baseline_repetitions=6,
+        include=[{"doublewrite": True}, {"doublewrite": False, "repetitions": 6}],
+    )) == "4 declared per cell (baseline 6; 1 include row: 6)"
+    assert repetitions_text(spec(repetitions=3)) == "3 declared per cell"

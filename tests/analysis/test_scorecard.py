@@ -20,7 +20,8 @@ from scipy import stats
 from analysis import scorecard
 from analysis.frames import Frames, load
 from analysis.statistics.verdicts import Verdict
-from runner.experiment.spec import load_experiment
+from core.experiment.loading import load_experiment
+from core.experiment.spec import ExperimentSpec
 from tests.support.cli_runner import CliRun
 from tests.support.recorded import copy_recorded
 
@@ -83,8 +84,13 @@ def rerun(tmp_path_factory: pytest.TempPathFactory) -> Frames:
     return load(db, "stability-2011")
 
 
-def _spec() -> dict:
-    return load_experiment(EXPERIMENT).model_dump(mode="json")
+def _spec() -> ExperimentSpec:
+    return load_experiment(EXPERIMENT)
+
+
+def _spec_data() -> dict:
+    """The experiment file's spec as data, to change before validating it again."""
+    return _spec().model_dump(mode="json")
 
 
 def _by_hand(fr: Frames, a: str, b: str) -> tuple[float, float, float]:
@@ -131,10 +137,11 @@ def test_the_2011_post_against_its_rerun(rerun: Frames) -> None:
 
 
 def test_default_comparisons_and_rows_not_run(rerun: Frames) -> None:
-    spec = _spec()
-    spec["reference"] = None  # every referenced row against the baseline's row
-    spec["include"].append({**spec["include"][0], "max_dirty_pages_pct": 90,
+    data = _spec_data()
+    data["reference"] = None  # every referenced row against the baseline's row
+    data["include"].append({**data["include"][0], "max_dirty_pages_pct": 90,
                             "reference": {"name": "never-run", "notpm": 1000.0}})
+    spec = ExperimentSpec.model_validate(data)
     table = scorecard.scorecard(spec, rerun.run_summary, rerun.cell_summary)
     assert len(table) == 8 and set(table["b"]) == {"base"}
     off50 = table.set_index("a").loc["dw-off-50"]
@@ -190,7 +197,7 @@ def test_report_section(rerun: Frames) -> None:
     assert "<b>4 contradicts</b>" in page
     assert "<td class='l'>doublewrite off vs on at 50/20000</td>" in page
     # The stored experiment (queued before the reference was written) has no section.
-    assert scorecard_section(rerun.experiment["spec"], rerun.run_summary, rerun.cell_summary,
+    assert scorecard_section(rerun.experiment["stored"].spec, rerun.run_summary, rerun.cell_summary,
                              FigureList()) == []
 
 
@@ -243,9 +250,10 @@ def test_a_row_with_its_own_repetitions_still_matches_its_cell(rerun: Frames) ->
     """An include row's ``repetitions`` (the flash study's second A/A baseline) is a setting of
     the row, not a knob: the row matches its cell (it once read "not run in this
     experiment")."""
-    spec = _spec()
-    spec["include"][0] = {**spec["include"][0], "repetitions": 6}
-    table = scorecard.scorecard(spec, rerun.run_summary, rerun.cell_summary)
+    data = _spec_data()
+    data["include"][0] = {**data["include"][0], "repetitions": 6}
+    table = scorecard.scorecard(ExperimentSpec.model_validate(data), rerun.run_summary,
+                                rerun.cell_summary)
     assert "not run" not in " ".join(table["reason"])
     assert table.set_index("b").loc["base", "n_b"].min() > 0
 
@@ -254,12 +262,16 @@ def test_rows_named_by_their_own_name_title_the_report_and_are_compared(rerun: F
     """``name:`` names a row without a reference value: the report's row names hold it, and a
     comparison with a stated ratio may name such a row (it once said "no such row with a
     reference")."""
-    spec = _spec()
-    for inc in spec["include"]:
+    data = _spec_data()
+    # Rows a comparison without a stated ratio divides keep their value (the model asks it).
+    unstated = {c[side] for c in data["reference"]["comparisons"] if c["ratio"] is None
+                for side in ("a", "b")}
+    for inc in data["include"]:
         ref = inc.pop("reference")
         inc["name"] = ref["name"]
-        if ref["name"] in ("base", "dw-on-50"):
+        if ref["name"] in ("base", "dw-on-50") or ref["name"] in unstated:
             inc["reference"] = {"notpm": ref["notpm"]}  # referenced, named by the row
+    spec = ExperimentSpec.model_validate(data)
     names = scorecard.row_names(spec, rerun.cell_summary)
     labels = dict(zip(rerun.cell_summary["cell_id"], rerun.cell_summary["cell_label"],
                       strict=True))
@@ -277,7 +289,7 @@ def test_show_names_the_run_s_row_as_the_experiment_file_does(cli: CliRun,
     post's: ``ps-optimized``), as the report does."""
     db = copy_recorded("stability-2011-flash", tmp_path / "flash.sqlite")
     fr = load(db, "stability-2011-flash")
-    names = scorecard.row_names(fr.experiment["spec"], fr.cell_summary)
+    names = scorecard.row_names(fr.experiment["stored"].spec, fr.cell_summary)
     run = fr.run_summary[fr.run_summary["status"] == "done"].iloc[0]
     code, out, err = cli(["show", str(int(run["run_id"])), "--db", str(db)])
     assert code == 0, out + err
@@ -291,22 +303,12 @@ def test_compare_names_each_configuration_as_the_experiment_file_does(cli: CliRu
     """``compare``'s legend of short ids gives each row's name before its knobs."""
     db = copy_recorded("stability-2011-flash", tmp_path / "flash.sqlite")
     fr = load(db, "stability-2011-flash")
-    names = scorecard.row_names(fr.experiment["spec"], fr.cell_summary)
+    names = scorecard.row_names(fr.experiment["stored"].spec, fr.cell_summary)
     code, out, err = cli(["compare", "stability-2011-flash", "--db", str(db)])
     assert code == 0, out + err
     legend = out.split("configurations:\n", 1)[1]
     for cell in fr.cell_summary.sort_values("position").itertuples():
         assert f"  C{int(cell.position) + 1}  {names[int(cell.cell_id)]} · " in legend, legend
-
-
-def test_every_non_knob_field_of_an_include_row_is_known() -> None:
-    """The scorecard reads stored specs without importing the runner: its list of an include
-    row's own settings must hold every field the runner's row has beyond the knobs."""
-    from runner.experiment.references import IncludeCell
-    from runner.knobs.models import Knobs
-
-    own = set(IncludeCell.model_fields) - set(Knobs.model_fields)
-    assert own <= set(scorecard.ROW_SETTINGS), own
 
 
 def test_the_overview_figures_name_the_rows_as_the_reference_does(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from analysis import stability_claims
 from analysis.frames import load
 from core.errors import ConfigError
-from runner.experiment.spec import load_experiment
+from core.experiment.loading import load_experiment
 from tests.support.recorded import copy_recorded
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +70,7 @@ def flash(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - Frames
 
 
 def test_the_post_s_claims_on_the_flash_study(flash) -> None:  # noqa: ANN001
-    spec = load_experiment(FLASH).model_dump(mode="json")
+    spec = load_experiment(FLASH)
     table = stability_claims.stability_scorecard(spec, flash.run_summary, flash.cell_summary)
     grades = dict(zip(table["row"], table["verdict"], strict=False))
     rs = flash.run_summary[flash.run_summary["status"] == "done"]
@@ -91,7 +91,7 @@ def test_the_post_s_claims_on_the_flash_study(flash) -> None:  # noqa: ANN001
 
 
 def test_a_not_steady_row_is_inconclusive(flash) -> None:  # noqa: ANN001
-    spec = load_experiment(FLASH).model_dump(mode="json")
+    spec = load_experiment(FLASH)
     cells = flash.cell_summary
     label = "doublewrite=off max_dirty_pages_pct=60"
     off60 = int(cells.loc[cells["cell_label"].str.contains(label), "cell_id"].iloc[0])

@@ -138,7 +138,7 @@ def test_a_row_is_not_at_steady_state_only_when_every_counted_run_is_flagged() -
 def flash(recorded_flash: Path) -> tuple[Path, pd.DataFrame, dict[str, int]]:
     fr = frames.load(recorded_flash, FLASH)
     names = {name: cell for cell, name in
-             row_names(fr.experiment["spec"], fr.cell_summary).items()}
+             row_names(fr.experiment["stored"].spec, fr.cell_summary).items()}
     return recorded_flash, fr.run_summary, names
 
 

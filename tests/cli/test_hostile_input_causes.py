@@ -655,7 +655,8 @@ def test_readme_allow_variables_example_validates(case_dir: Path, cli: CliRun) -
 def test_a_stored_experiment_validates_again(case_dir: Path) -> None:
     """The file-only rules (no key without a value) do not refuse a stored experiment, whose
     dump has None for every knob left unset: a worker re-validates it before running."""
-    from runner.experiment.spec import ExperimentSpec, load_experiment
+    from core.experiment.loading import load_experiment
+    from core.experiment.spec import ExperimentSpec
 
     (case_dir / "x.yaml").write_text(exp({"fixed": {"io_capacity": 400}}))
     loaded = load_experiment(case_dir / "x.yaml")

@@ -238,7 +238,7 @@ def test_a_stored_warning_with_semicolons_in_its_figures_stays_one() -> None:
 
 
 def test_a_capitalised_steady_is_the_keyword(tmp_path: Path) -> None:
-    from runner.experiment.spec import load_experiment
+    from core.experiment.loading import load_experiment
 
     for spelling in ("Steady", "STEADY", " steady "):
         (tmp_path / "x.yaml").write_text(exp({"window": {"start": spelling}}))

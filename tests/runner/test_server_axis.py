@@ -18,10 +18,11 @@ from sqlalchemy import select
 
 from core import paths
 from core.errors import PreflightError
+from core.experiment.hashes import measurement_hash
+from core.experiment.loading import load_experiment
 from runner.admission import queue_record
 from runner.admission.preflight import preflight
 from runner.admission.run_context import prepare, prepare_stored
-from runner.experiment.spec import load_experiment, measurement_hash
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Interval, Run, RunMetadata, RunVariable, Sample
 from tests.support.built_servers import built_server
@@ -134,6 +135,37 @@ def test_the_queue_keeps_every_servers_profile_and_a_worker_runs_those(
     with db.session() as s:
         queued_hash = s.get(Experiment, enq.experiment_id).measurement_hash
     assert measurement_hash(worker.exp, worker.files) == queued_hash
+
+
+def test_a_worker_runs_the_record_as_it_is_writing_nothing_and_expanding_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's context comes from the queued record: the base config and profiles from
+    its files (none written under the work folder), the cells as the record expanded them
+    (the context and preflight expand nothing again)."""
+    import runner.admission.preflight as preflight_module
+    import runner.admission.run_context as run_context
+
+    base = tmp_path / "mine.cnf"
+    base.write_text("[mysqld]\nskip-name-resolve\ninnodb_io_capacity = 300\n")
+    path = experiment(tmp_path, "record",
+                      f"base_config: {base}\nmatrix: {{doublewrite: [on, off]}}\n")
+    ctx = prepare(path, tmp_path / "work")
+    db = ResultsDB(tmp_path / "r.sqlite")
+    enq = queue_record.enqueue(db, ctx.queued())
+    base.unlink()  # gone: the worker reads the record's copy
+
+    def expanded_again(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the worker expanded the cells a second time")
+
+    monkeypatch.setattr(run_context, "expand", expanded_again)
+    monkeypatch.setattr(preflight_module, "expand", expanded_again)
+    work = tmp_path / "worker-work"
+    worker = prepare_stored(db, enq.experiment_id, work)
+    assert worker.report.base_cnf_text == ctx.report.base_cnf_text
+    assert worker.report.base_options["innodb_io_capacity"] == "300"
+    assert [c.key for c in worker.cells] == [c.key for c in ctx.cells]
+    assert worker.exp == ctx.exp and worker.files == ctx.files
+    assert not (work / "queued").exists()
 
 
 def test_a_one_server_experiment_is_queued_as_before(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy import select
 
 from analysis.frames import load
-from runner.experiment.spec import load_experiment, start_offset
+from core.experiment.loading import load_experiment
+from core.experiment.spec import start_offset
 from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Interval, RunEvent, RunMetadata

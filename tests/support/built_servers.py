@@ -48,7 +48,7 @@ def built_servers_named(experiment: Path) -> list[str]:
 
     A shipped experiment that names one validates only where it exists: the test that
     validates every shipped file leaves it to the tests that build-check it
-    (tests/runner/experiment/test_shipped_2011_studies.py, tests/runner/test_server_axis.py)
+    (tests/core/experiment/test_shipped_2011_studies.py, tests/runner/test_server_axis.py)
     and to the design tests that need no server (test_shipped_generations.py).
     """
     data = yaml.safe_load(experiment.read_text()) or {}

@@ -11,9 +11,10 @@ import os
 import time
 from typing import Any
 
+from core.experiment.cells import expand
+from core.experiment.queued import QueuedExperiment
+from core.experiment.spec import ExperimentSpec
 from runner.admission import queue_record
-from runner.experiment.queued import QueuedExperiment
-from runner.experiment.spec import ExperimentSpec, expand
 from runner.fleet.lease import Heartbeat
 from store import ledger
 from store.db import ResultsDB

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import insert
 
-from runner.experiment.spec import ExperimentSpec
+from core.experiment.spec import ExperimentSpec
 from store.db import ResultsDB
 from store.models import (
     Cell,

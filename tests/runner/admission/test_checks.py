@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from core.experiment.cells import expand
+from core.experiment.loading import load_experiment
 from runner.admission.checks import CheckContext, KeyPaths, Problem, run_checks
 from runner.admission.checks_host import (
     Allocator,
@@ -26,7 +28,6 @@ from runner.admission.checks_host import (
 )
 from runner.admission.checks_server import Connections, IoCapacity, LargePages, MemoryAndPageSize
 from runner.admission.doctor import as_row, host_checks
-from runner.experiment.spec import expand, load_experiment
 from runner.host import facts as facts_mod
 from runner.host.capabilities import can_set_thp
 from runner.host.facts import HostFacts

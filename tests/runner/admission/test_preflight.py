@@ -11,11 +11,12 @@ from rich.console import Console
 
 from core import paths
 from core.errors import PreflightError
+from core.experiment.loading import load_experiment
+from core.experiment.sections import DatasetSpec
 from flushbench.cli.tables import print_plan
 from runner.admission.doctor import run_doctor
 from runner.admission.planning import plan
 from runner.admission.preflight import dataset_bytes, preflight, validate_file
-from runner.experiment.spec import DatasetSpec, load_experiment
 from runner.host.facts import read_meminfo
 
 pytestmark = [

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import PreflightError
+from core.experiment.storage import StorageSpec
 from runner.host.cgroups import (
     ThrottleGroup,
     find_hierarchy,
@@ -28,7 +29,6 @@ from runner.host.cgroups import (
 )
 from runner.host.devices import BlockDevice, resolve_device
 from runner.host.proof import IoCounters, judge
-from runner.knobs.storage import StorageSpec
 from runner.proc import child
 
 pytestmark = pytest.mark.host_control("io")
@@ -166,7 +166,7 @@ OWNER_SCRIPT = textwrap.dedent(
     from pathlib import Path
     from runner.host.cgroups import ThrottleGroup, find_hierarchy
     from runner.host.devices import resolve_device
-    from runner.knobs.storage import StorageSpec
+    from core.experiment.storage import StorageSpec
 
     group = ThrottleGroup(find_hierarchy("io"), resolve_device(Path(sys.argv[1])).device,
                           StorageSpec(write_iops=500))

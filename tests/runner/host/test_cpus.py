@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from core.cpu_list import format_cpu_list, parse_cpu_list
 from core.errors import ConfigError
 from runner.host.cpus import (
     CpuPin,
     cpus_allowed,
-    format_cpu_list,
     online_cpus,
-    parse_cpu_list,
     validate_cpus,
 )
 from runner.proc import child

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import PreflightError
+from core.experiment.storage import StorageSpec
 from runner.host.cgroups import ThrottleGroup, find_hierarchy
 from runner.host.devices import (
     BlockDevice,
@@ -24,7 +25,6 @@ from runner.host.devices import (
     whole_device,
 )
 from runner.host.proof import judge
-from runner.knobs.storage import StorageSpec
 from runner.proc import child
 
 MOUNTINFO = r"""22 27 0:21 / /proc rw,relatime - proc proc rw

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from core.experiment.storage import StorageSpec
 from runner.host.proof import (
     IoCounters,
     achieved,
@@ -14,7 +15,6 @@ from runner.host.proof import (
     parse_v1_counters,
     read_proc_io,
 )
-from runner.knobs.storage import StorageSpec
 
 V1_SERVICED = """\
 254:0 Read 2

@@ -381,3 +381,11 @@ def test_change_buffering_is_one_variable_where_the_engine_has_a_change_buffer()
         "innodb_change_buffering": "none"}
     message = _problems(("mariadb", (11, 4, 5)), {"change_buffering": "none"})
     assert "change_buffering=none is absent on mariadb-11.4" in message
+
+
+def test_every_knob_of_the_table_has_one_translation_rule() -> None:
+    """The knob table (the model) and the rules (the translation) list the same knobs."""
+    from core.experiment.knob_table import KNOB_NAMES
+    from runner.knobs.rules import KNOB_RULES
+
+    assert set(KNOB_RULES) == set(KNOB_NAMES)

@@ -12,7 +12,9 @@ import pytest
 import yaml
 
 from core.errors import FlushbenchError
-from runner.experiment.spec import expand, load_experiment, measurement_hash, run_order
+from core.experiment.cells import expand, run_order
+from core.experiment.hashes import measurement_hash
+from core.experiment.loading import load_experiment
 from runner.run import disturbance
 from runner.run.sampler import SampleRecord, parse_proc_stat_cpu
 from runner.run.steady import choose_start
@@ -230,7 +232,7 @@ def test_bad_keys_name_their_path(tmp_path: Path, extra: dict[str, Any],
 
 
 def test_new_keys_keep_the_measurement_hash_of_older_files(tmp_path: Path) -> None:
-    # Two rounds: blocks of one round are refused as pointless (runner.experiment.spec).
+    # Two rounds: blocks of one round are refused as pointless (core.experiment.loading).
     plain = load_experiment(write(tmp_path, repetitions=2))
     policy = load_experiment(write(tmp_path, repetitions=2,
                                    disturbed={"action": "rerun", "max_reruns": 1},

@@ -29,10 +29,10 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from core.experiment.loading import load_experiment
 from core.storage_limits import sample_time as _ts
 from flushbench.cli import build_app
 from runner.admission.run_context import NullReporter
-from runner.experiment.spec import load_experiment
 from runner.fleet.worker import run_experiment
 from runner.run.disturbance import (
     OTHERS_CPU_SHARE,

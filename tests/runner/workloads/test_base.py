@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import ConfigError, WorkloadError
+from core.experiment.sections import DatasetSpec, WorkloadSpec
 from runner.connection import ConnectionInfo
-from runner.experiment.spec import DatasetSpec, WorkloadSpec
 from runner.workloads import base, get_workload, log_files
 from runner.workloads.base import (
     IntervalRecord,

@@ -17,7 +17,7 @@ import pytest
 
 from core import paths
 from core.errors import WorkloadError
-from runner.experiment.spec import DatasetSpec, WorkloadSpec
+from core.experiment.sections import DatasetSpec, WorkloadSpec
 from runner.workloads import IntervalRecord, Workload, get_workload, log_files
 from tests.support import system_tools
 

@@ -15,9 +15,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from runner.experiment.queued import QueuedExperiment
-from runner.experiment.spec import ExperimentSpec, WorkloadSpec, load_experiment, measurement_hash
-from runner.workloads.registry import resolve_driver
+from core.experiment.drivers import choose_auto
+from core.experiment.hashes import measurement_hash
+from core.experiment.loading import load_experiment
+from core.experiment.queued import QueuedExperiment
+from core.experiment.sections import WorkloadSpec
+from core.experiment.spec import ExperimentSpec
 from runner.workloads.tpcc_mysql import TPCC_MYSQL_ENV, TpccMysqlWorkload
 from store.db import ResultsDB
 from store.models import Experiment, Run, RunMetadata
@@ -71,14 +74,14 @@ def test_auto_finds_tpcc_start_in_tpcc_mysql_bin(no_tpcc_start: Path, tmp_path: 
     checkout = tmp_path / "tpcc-mysql"
     found = _fake_tpcc_start(checkout)
     monkeypatch.setenv(TPCC_MYSQL_ENV, str(checkout))
-    choice = resolve_driver()
+    choice = choose_auto()
     assert (choice.driver, choice.reason.endswith(f"({found}, found via TPCC_MYSQL_BIN)")) == (
         "tpcc-mysql", True)
     # The run finds it where the choice did: the adapter's own lookup.
     assert TpccMysqlWorkload().start_binary == found
     # The variable may name the binary itself, as for the benchmark and the real-binary tests.
     monkeypatch.setenv(TPCC_MYSQL_ENV, str(found))
-    assert resolve_driver().driver == "tpcc-mysql"
+    assert choose_auto().driver == "tpcc-mysql"
 
 
 def test_auto_skips_an_unusable_tpcc_start(no_tpcc_start: Path, tmp_path: Path,
@@ -86,13 +89,13 @@ def test_auto_skips_an_unusable_tpcc_start(no_tpcc_start: Path, tmp_path: Path,
     checkout = tmp_path / "tpcc-mysql"
     _fake_tpcc_start(checkout, executable=False)
     monkeypatch.setenv(TPCC_MYSQL_ENV, str(checkout))
-    choice = resolve_driver()
+    choice = choose_auto()
     assert choice.driver == "tpcc"
     assert "is not executable" in choice.reason
 
     monkeypatch.setenv(TPCC_MYSQL_ENV, str(tmp_path / "nowhere"))
     assert f"not found in TPCC_MYSQL_BIN ({tmp_path / 'nowhere'}) or on PATH" in \
-        resolve_driver().reason
+        choose_auto().reason
 
 
 def test_auto_keeps_the_go_driver_for_its_mode(no_tpcc_start: Path) -> None:
@@ -197,8 +200,8 @@ def test_the_stored_choice_survives_a_changed_host(no_tpcc_start: Path, tmp_path
                                                    present_at_queue: bool) -> None:
     """What the queue stores (the validated spec) is read back with the driver it chose,
     whatever the host has by then: a resumed queue never switches clients."""
+    from core.experiment.cells import expand
     from runner.admission import queue_record
-    from runner.experiment.spec import expand
 
     fake = _fake_tpcc_start(no_tpcc_start) if present_at_queue else None
     exp = load_experiment(tiny_tpcc_experiment(tmp_path, "kept", driver=None))

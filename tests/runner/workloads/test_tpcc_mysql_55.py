@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core import paths
-from runner.experiment.spec import DatasetSpec
+from core.experiment.sections import DatasetSpec
 from runner.server import MysqldSandbox, SandboxLayout, initialize_datadir, write_mycnf
 from runner.workloads import Workload, get_workload
 from tests.support.built_servers import BUILT_KINDS, built_server

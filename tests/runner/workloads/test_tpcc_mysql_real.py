@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from core import paths
-from runner.experiment.spec import DatasetSpec, WorkloadSpec
+from core.experiment.sections import DatasetSpec, WorkloadSpec
 from runner.workloads import Workload, get_workload
 from runner.workloads.tpcc_mysql import locate
 

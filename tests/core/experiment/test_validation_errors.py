@@ -16,8 +16,9 @@ import pytest
 import yaml
 
 from core.errors import FlushbenchError
+from core.experiment.cells import expand
+from core.experiment.loading import load_experiment
 from runner.admission.preflight import validate_file
-from runner.experiment.spec import expand, load_experiment
 from runner.host import facts as facts_mod
 from runner.knobs import rules as knobs_rules
 from tests.support.patching import DELETE, merge

@@ -1,17 +1,16 @@
 """The knob table: every logical knob declared once.
 
 A knob's entry says what a researcher may write (its level type: a pydantic annotation with the
-range), how it is shown (a size like ``2000M`` or a plain value), which server variables are
-related (named when a flavor lacks the knob)
-and the rule that turns a value into server variables for a flavor (:mod:`runner.knobs.rules`).
-The experiment models (:mod:`runner.knobs.models`), the labels and the translation are all
-generated from this table: adding a knob is one entry here (plus a rule when its flavors
-differ).
+range), how it is shown (a size like ``2000M`` or a plain value) and which server variables are
+related (named when a flavor lacks the knob). The experiment models
+(:mod:`core.experiment.knobs`) and the labels are generated from this table; the rule that turns
+a value into server variables for a flavor lives with the translation
+(:data:`runner.knobs.rules.KNOB_RULES`, one per knob here). Adding a knob is one entry here
+plus its rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -19,8 +18,6 @@ from pydantic import BeforeValidator, Field
 
 from core.errors import ConfigError
 from core.units import parse_size
-from runner.knobs import rules
-from runner.knobs.rules import Builder
 
 
 def _to_bytes(value: Any) -> int:
@@ -59,7 +56,7 @@ FlushMethod = Literal[
 
 def _storage_value(value: Any) -> Any:
     """A preset name or a mapping of limits, checked now, kept as written (it is hashed)."""
-    from runner.knobs.storage import resolve_storage
+    from core.experiment.storage import resolve_storage
 
     try:
         resolve_storage(value)
@@ -75,8 +72,6 @@ StorageValue = Annotated[str | dict[str, Any], BeforeValidator(_storage_value)]
 ServerName = Annotated[str, Field(min_length=1, max_length=255,
                                   pattern=r"^[A-Za-z0-9_./~][A-Za-z0-9_./~+-]*$")]
 
-Rule = Callable[[Builder, str, Any], None]
-
 
 @dataclass(frozen=True)
 class KnobDef:
@@ -88,8 +83,6 @@ class KnobDef:
         The key in experiment files (``fixed``, ``matrix``, ``include``...).
     level:
         The type of one value (pydantic annotation, range included).
-    rule:
-        Writes the value's server variables for the builder's flavor, or a problem.
     doc:
         One line for documentation and ``plan``.
     size:
@@ -100,7 +93,6 @@ class KnobDef:
 
     name: str
     level: Any
-    rule: Rule
     doc: str
     size: bool = False
     related: tuple[str, ...] = ()
@@ -109,56 +101,48 @@ class KnobDef:
 KNOBS: tuple[KnobDef, ...] = (
     # First, so that labels read "server=mysql-5.5 doublewrite=off". Resolved by preflight to
     # the binary that translates the cell's other knobs; never a my.cnf line.
-    KnobDef("server", ServerName, rules.server,
+    KnobDef("server", ServerName,
             "server profile that runs the cell (configs/servers/NAME.yaml or a path);"
             " default: the experiment's top-level `server`"),
-    KnobDef("doublewrite", Switch, rules.switch("innodb_doublewrite"),
-            "InnoDB doublewrite buffer on/off"),
-    KnobDef("max_dirty_pages_pct", Percent, rules.percent("innodb_max_dirty_pages_pct"),
-            "dirty-page limit, % of the buffer pool"),
+    KnobDef("doublewrite", Switch, "InnoDB doublewrite buffer on/off"),
+    KnobDef("max_dirty_pages_pct", Percent, "dirty-page limit, % of the buffer pool"),
     KnobDef("max_dirty_pages_pct_lwm", Percent,
-            rules.percent("innodb_max_dirty_pages_pct_lwm", absent_on_55=True),
             "dirty-page low-water mark where pre-flushing starts",
             related=("innodb_max_dirty_pages_pct", "innodb_adaptive_flushing")),
-    KnobDef("io_capacity", Annotated[int, Field(ge=100)], rules.plain("innodb_io_capacity"),
-            "background flushing IOPS budget"),
-    KnobDef("io_capacity_max", Annotated[int, Field(ge=100)], rules.io_capacity_max,
+    KnobDef("io_capacity", Annotated[int, Field(ge=100)], "background flushing IOPS budget"),
+    KnobDef("io_capacity_max", Annotated[int, Field(ge=100)],
             "IOPS budget when flushing falls behind", related=("innodb_io_capacity",)),
-    KnobDef("log_file_size", Annotated[Bytes, Field(ge=1024 * 1024)], rules.log_file_size,
+    KnobDef("log_file_size", Annotated[Bytes, Field(ge=1024 * 1024)],
             "total redo log size (all files)", size=True),
-    KnobDef("flush_neighbor_pages", FlushNeighbors, rules.flush_neighbor_pages,
+    KnobDef("flush_neighbor_pages", FlushNeighbors,
             "flush neighbours of a page: none, cont(iguous) or area",
             related=("innodb_flush_neighbors",)),
-    KnobDef("change_buffering", ChangeBuffering, rules.change_buffering,
+    KnobDef("change_buffering", ChangeBuffering,
             "what InnoDB buffers in its change buffer: none, inserts, deletes, changes,"
             " purges or all (absent from MariaDB 11.0)",
             related=("innodb_change_buffer_max_size",)),
-    KnobDef("adaptive_flushing", Switch, rules.switch("innodb_adaptive_flushing"),
-            "adaptive flushing on/off"),
-    KnobDef("adaptive_checkpoint", AdaptiveCheckpoint, rules.adaptive_checkpoint,
-            "Percona's checkpoint-age control",
+    KnobDef("adaptive_flushing", Switch, "adaptive flushing on/off"),
+    KnobDef("adaptive_checkpoint", AdaptiveCheckpoint, "Percona's checkpoint-age control",
             related=("innodb_adaptive_flushing", "innodb_adaptive_flushing_lwm",
                      "innodb_max_dirty_pages_pct_lwm", "innodb_flushing_avg_loops")),
     KnobDef("buffer_pool_size", Annotated[Bytes, Field(ge=5 * 1024 * 1024)],
-            rules.plain("innodb_buffer_pool_size"), "buffer pool size", size=True),
+            "buffer pool size", size=True),
     KnobDef("buffer_pool_instances", Annotated[int, Field(ge=1, le=64)],
-            rules.buffer_pool_instances, "buffer pool instances",
+            "buffer pool instances",
             related=("innodb_buffer_pool_size", "innodb_buffer_pool_chunk_size")),
-    KnobDef("flush_log_at_trx_commit", Literal[0, 1, 2],
-            rules.plain("innodb_flush_log_at_trx_commit"), "redo flush at commit: 0, 1 or 2"),
-    KnobDef("flush_method", FlushMethod, rules.flush_method, "how InnoDB opens and syncs files"),
-    KnobDef("allocator", Allocator, rules.allocator,
+    KnobDef("flush_log_at_trx_commit", Literal[0, 1, 2], "redo flush at commit: 0, 1 or 2"),
+    KnobDef("flush_method", FlushMethod, "how InnoDB opens and syncs files"),
+    KnobDef("allocator", Allocator,
             "malloc of mysqld: glibc, jemalloc or tcmalloc (LD_PRELOAD)"),
-    KnobDef("large_pages", Switch, rules.large_pages, "buffer pool in huge pages"),
-    KnobDef("transparent_hugepages", ThpMode, rules.transparent_hugepages,
+    KnobDef("large_pages", Switch, "buffer pool in huge pages"),
+    KnobDef("transparent_hugepages", ThpMode,
             "host THP mode while mysqld runs: always, madvise or never (needs root)"),
-    KnobDef("connections", Annotated[int, Field(ge=1, le=100000)], rules.connections,
+    KnobDef("connections", Annotated[int, Field(ge=1, le=100000)],
             "client connections of the workload driver"),
     KnobDef("rate", Annotated[float, Field(gt=0, le=10_000_000, allow_inf_nan=False)],
-            rules.rate,
             "fixed rate of the Go tpcc driver, New-Orders a minute (workload.rate as an axis;"
             " docs/tpcc.md, \"Fixed rate\")"),
-    KnobDef("storage", StorageValue, rules.storage,
+    KnobDef("storage", StorageValue,
             "emulated storage: a preset (cloud-gp3, hdd-raid10-2011, sata-ssd, unlimited) or"
             " {read_iops, write_iops, read_bandwidth, write_bandwidth} (docs/storage.md)"),
 )

@@ -8,15 +8,11 @@ import pytest
 
 from core import paths
 from core.errors import ConfigError
-from runner.experiment.spec import (
-    ExperimentSpec,
-    Knobs,
-    cell_key,
-    expand,
-    load_experiment,
-    run_order,
-    spec_hash,
-)
+from core.experiment.cells import cell_key, expand, run_order
+from core.experiment.hashes import spec_hash
+from core.experiment.knobs import Knobs
+from core.experiment.loading import load_experiment
+from core.experiment.spec import ExperimentSpec
 
 
 def _exp(**over) -> ExperimentSpec:

@@ -17,16 +17,12 @@ import pytest
 from analysis.compare import check_metadata
 from core import paths
 from core.errors import AnalysisError, ConfigError, PreflightError
+from core.experiment.cells import cell_key, cell_server, expand
+from core.experiment.hashes import measurement_hash
+from core.experiment.loading import load_experiment
+from core.experiment.spec import ExperimentSpec
 from runner.admission.preflight import preflight
 from runner.datasets import DatasetError, DatasetKey, Snapshot, restore
-from runner.experiment.spec import (
-    ExperimentSpec,
-    cell_key,
-    cell_server,
-    expand,
-    load_experiment,
-    measurement_hash,
-)
 
 HEAD = """\
 version: 1

@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, create_model, field_validator, model_validator
 
+from core.experiment.knob_table import KNOB_NAMES, KNOBS
 from core.validation import KeyedValueError, StrictModel
-from runner.knobs.table import KNOB_NAMES, KNOBS
 
 RawScalar = int | float | bool | str
 

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from core.errors import ConfigError
-from runner.experiment.spec import expand, load_experiment, measurement_hash
+from core.experiment.cells import expand
+from core.experiment.hashes import measurement_hash
+from core.experiment.loading import load_experiment
 
 HEAD = """version: 1
 name: reftest

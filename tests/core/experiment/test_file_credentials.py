@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from core.experiment import file_credentials
 from core.validation import KeyedValueError
-from runner.experiment import file_credentials
 
 
 def test_an_aliased_value_is_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:

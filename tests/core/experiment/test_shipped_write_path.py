@@ -6,7 +6,8 @@ window, in blocks."""
 from __future__ import annotations
 
 from core import paths
-from runner.experiment.spec import expand, load_experiment, run_order
+from core.experiment.cells import expand, run_order
+from core.experiment.loading import load_experiment
 from tests.support.built_servers import built_servers_named
 
 FACTORIAL = paths.EXPERIMENTS_DIR / "write-path-factorial.yaml"

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.errors import ConfigError
-from runner.knobs.storage import (
+from core.experiment.storage import (
     PRESETS,
     StorageSpec,
     parse_bandwidth,

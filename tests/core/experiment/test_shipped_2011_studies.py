@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from core import paths
-from runner.experiment.spec import expand, load_experiment, run_order
+from core.experiment.cells import expand, run_order
+from core.experiment.loading import load_experiment
 from runner.workloads.tpcc_mysql import locate
 from tests.support.built_servers import built_server, built_servers_named
 

@@ -4,17 +4,25 @@ which stored translations a worker's binary may reuse, as a table."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from core.errors import StoreError
+from core.experiment.cells import expand
+from core.experiment.hashes import measurement_hash
+from core.experiment.queued import (
+    FORMAT_VERSION,
+    LEGACY_FORMAT,
+    QueuedExperiment,
+    read_translation_entry,
+    record_format,
+)
+from core.experiment.spec import ExperimentSpec
+from core.experiment.translation import Translation
 from runner.admission.queue_record import enqueue, load_queued
-from runner.experiment.queued import QueuedExperiment
-from runner.experiment.spec import ExperimentSpec, expand, measurement_hash
-from runner.knobs import Translation
 from store.db import ResultsDB
 from store.models import Experiment
 
@@ -67,20 +75,6 @@ def test_what_is_queued_is_what_a_worker_reads_back(tmp_path: Path) -> None:
         for c in back.cells}
 
 
-def test_the_queued_files_are_written_where_preflight_reads_them(tmp_path: Path) -> None:
-    two = {"base_config": {"name": "small", "text": "[mysqld]\n"},
-           "servers": {"a": {"name": "a", "profile": PROFILE},
-                       "b": {"name": "b", "profile": {**PROFILE, "name": "b"}}}}
-    for files, names in ((queued().files, ["mariadb-debian"]), (two, ["a", "b"])):
-        folder = tmp_path / names[0]
-        exp, profiles = queued(files).write_files(folder)
-        assert Path(exp.base_config).read_text() == files["base_config"]["text"]
-        assert list(profiles) == names
-        entries = files.get("servers") or {files["server"]["name"]: files["server"]}
-        for name, path in profiles.items():
-            assert yaml.safe_load(path.read_text()) == entries[name]["profile"]
-
-
 @pytest.mark.parametrize("files", [None, {}, {"base_config": {"name": "x", "text": ""}},
                                    {"server": {"name": "s", "profile": PROFILE}}],
                          ids=["none", "empty", "no-server", "no-base-config"])
@@ -102,6 +96,11 @@ def _entry(**changes: Any) -> dict[str, Any]:
     return {**QueuedExperiment.translation_entry(VERSION, Translation()), **changes}
 
 
+def _legacy(**changes: Any) -> dict[str, Any]:
+    """An entry as flushbench wrote it before the record had a format: no ``format`` key."""
+    return {k: v for k, v in _entry(**changes).items() if k != "format"}
+
+
 #: stored translations per cell (None: the cell has none) → reused or checked again.
 REUSE_TABLE = [
     ("same binary", [_entry(), _entry()], True),
@@ -109,6 +108,9 @@ REUSE_TABLE = [
     ("no version (an older queue)", [_entry(), {k: v for k, v in _entry().items()
                                                if k != "server_version"}], False),
     ("a field this flushbench does not know", [_entry(), _entry(knob_of_the_future=1)], False),
+    ("written before the record had a format (legacy)", [_entry(), _legacy()], True),
+    ("legacy, another binary", [_entry(), _legacy(server_version="5.5.62")], False),
+    ("legacy, with a field that has since gone", [_entry(), _legacy(old_field=1)], False),
     ("a cell without one", [_entry(), None], False),
 ]
 
@@ -121,3 +123,51 @@ def test_which_stored_translations_a_binary_reuses(entries: list, reused: bool) 
     result = QueuedExperiment.reusable(stored, VERSION, cells)
     assert (result is not None) is reused
     assert QueuedExperiment.reusable({}, VERSION, cells) is None  # nothing stored
+
+
+def test_the_record_names_its_format_and_a_legacy_entry_reads_as_format_1() -> None:
+    assert _entry()["format"] == FORMAT_VERSION == 2
+    assert record_format(_legacy()) == LEGACY_FORMAT == 1
+    read = read_translation_entry(_legacy(), where="here")
+    assert read.server_version == VERSION and read.translation == Translation()
+
+
+@pytest.mark.parametrize("version", [3, 0, "2"])
+def test_an_unknown_record_format_is_refused_naming_it_and_the_fix(version: object) -> None:
+    cells = expand(spec(), "kept.yaml")
+    stored = {c.key: _entry(format=version) for c in cells}
+    with pytest.raises(StoreError) as err:
+        QueuedExperiment.reusable(stored, VERSION, cells)
+    assert f"format {version!r}" in err.value.what
+    assert "reads formats 1, 2" in err.value.what
+    assert "queue the experiment again" in (err.value.fix or "")
+
+
+def test_a_worker_refuses_a_queue_in_an_unknown_format_before_anything_runs(
+        tmp_path: Path) -> None:
+    db = ResultsDB(tmp_path / "r.sqlite")
+    stored = queued()
+    future = {k: {**e, "format": 3} for k, e in stored.translations.items()}
+    exp_id = enqueue(db, QueuedExperiment(stored.exp, stored.source, stored.cells, future,
+                                          stored.files)).experiment_id
+    with pytest.raises(StoreError, match=r"format 3, which this flushbench does not read"):
+        load_queued(db, exp_id)
+
+
+def test_the_committed_studies_queued_records_read_as_the_legacy_format() -> None:
+    """The committed databases were queued before the record had a format: every cell's
+    entry reads as format 1, its translation whole (a worker would reuse it)."""
+    import sqlite3
+
+    root = Path(__file__).parents[3] / "docs"
+    databases = sorted(root.glob("study-*/*.sqlite"))
+    assert databases
+    for path in databases:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            rows = conn.execute("SELECT cell_key, variables FROM cells").fetchall()
+        assert rows, path
+        for key, text in rows:
+            entry = json.loads(text)
+            assert record_format(entry) == LEGACY_FORMAT, (path, key)
+            read = read_translation_entry(entry, where=str(path))
+            assert read.translation is not None and read.server_version, (path, key)

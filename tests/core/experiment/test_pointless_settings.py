@@ -18,8 +18,10 @@ import pytest
 import yaml
 
 from core.errors import ConfigError
+from core.experiment.cells import expand
+from core.experiment.loading import load_experiment
+from core.experiment.spec import ExperimentSpec
 from core.paths import SERVER_PROFILES_DIR
-from runner.experiment.spec import ExperimentSpec, expand, load_experiment
 from tests.support.patching import merge
 
 ROWS = [{"doublewrite": True, "name": "dw-on", "reference": {"tps": 100.0}},

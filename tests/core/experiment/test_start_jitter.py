@@ -8,14 +8,10 @@ from pathlib import Path
 import pytest
 
 from core.errors import ConfigError
-from runner.experiment.spec import (
-    DEFAULT_START_JITTER_S,
-    ExperimentSpec,
-    load_experiment,
-    measurement_hash,
-    start_jitter,
-    start_offset,
-)
+from core.experiment.hashes import measurement_hash
+from core.experiment.loading import load_experiment
+from core.experiment.sections import DEFAULT_START_JITTER_S
+from core.experiment.spec import ExperimentSpec, start_jitter, start_offset
 
 
 def _exp(**over) -> ExperimentSpec:

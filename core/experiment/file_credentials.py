@@ -5,7 +5,7 @@ The validated experiment is stored whole in the results database (``experiments.
 bundles, so a URL with a user name, a password or a token anywhere in the file would be
 published with it. :func:`no_credentials` looks at every string of the file as written and
 refuses the first such URL, naming its key path; the reference's own ``url`` is checked by
-its model (:class:`runner.experiment.references.ReferenceSpec`), which says why a reference
+its model (:class:`core.experiment.references.ReferenceSpec`), which says why a reference
 URL matters.
 """
 

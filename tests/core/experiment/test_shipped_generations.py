@@ -4,8 +4,9 @@ five servers × three rows in rounds, each server's defaults its own baseline, t
 from __future__ import annotations
 
 from core import paths
-from runner.experiment.references import row_name
-from runner.experiment.spec import expand, load_experiment, run_order
+from core.experiment.cells import expand, run_order
+from core.experiment.loading import load_experiment
+from core.experiment.references import row_name
 
 STUDY = paths.EXPERIMENTS_DIR / "generations.yaml"
 PROFILE = paths.EXPERIMENTS_DIR / "generations-profile.yaml"

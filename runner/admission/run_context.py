@@ -125,9 +125,9 @@ def prepare_stored(
 
     The record (:func:`runner.admission.queue_record.load_queued`: the spec validated again,
     its cells expanded once) is preflighted as it is: the servers resolved from its profiles
-    and the base config read from its text, nothing written to disk; each cell runs the translation stored
-    at ``queue add`` when this host's binary is the one it was checked against, and the host
-    checks run here either way.
+    and the base config read from its text, nothing written to disk; each cell runs the
+    translation stored at ``queue add`` when this host's binary is the one it was checked
+    against, and the host checks run here either way.
     """
     queued = load_queued(db, experiment_id)
     return prepare_experiment(queued.exp, queued.source, work, queued.translations,

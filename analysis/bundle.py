@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from analysis.query import DB, ExperimentRef, host_rows, resolve_experiment, session_scope
+from analysis.reading.query import DB, ExperimentRef, host_rows, resolve_experiment, session_scope
 from core.errors import AnalysisError
 from core.redaction import MASK, SECRET_SERVER_VARIABLES, redact, redact_url
 from store.bundle_database import read_only, secret_variables_set, single_file, trimmed_copy

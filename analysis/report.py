@@ -26,14 +26,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from analysis.frames import DB, ExperimentRef
-from analysis.png_export import PngExporter
+from analysis.figures.png_export import PngExporter
 from analysis.report_figures import ReportFigure
 from analysis.report_folder import ReportFolder
 from analysis.report_html import render, submit_png
 from analysis.report_model import ReportModel, build_report_model
 from analysis.report_sections import level_names
 from analysis.report_sentences import GO_DRIVER_RESIDUAL
+from analysis.tables.frames import DB, ExperimentRef
 
 __all__ = ["GO_DRIVER_RESIDUAL", "ReportFigure", "ReportModel", "build_report_model",
            "level_names", "render", "write_report"]
@@ -72,7 +72,7 @@ def write_report(
         Compare runs whose checked metadata differ (the page says so).
     reference:
         An experiment file's spec whose reference results the scorecard uses instead of the
-        stored experiment's (:mod:`analysis.scorecard`).
+        stored experiment's (:mod:`analysis.comparisons.scorecard`).
     overwrite:
         Replace a file at one of the report's names that the report did not write (renamed
         over, never written through; nothing else is deleted).

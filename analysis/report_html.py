@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.io as pio
 
-from analysis import latency, plots
-from analysis.png_export import PngExporter
+from analysis.figures import plots
+from analysis.figures.png_export import PngExporter
 from analysis.report_folder import ReportFolder
+from analysis.response import latency
 from core.redaction import redact
 from core.units import format_number as number
 

@@ -14,21 +14,11 @@ from typing import Any
 
 import pandas as pd
 
-from analysis import efficiency, io_breakdown, latency, scorecard, stability_claims
-from analysis.blas import one_blas_thread
-from analysis.compare import Comparison, compare
-from analysis.frames import (
-    DB,
-    ExperimentRef,
-    intervals,
-    representative_runs,
-    run_variables,
-    samples,
-    session_scope,
-    varying_knobs,
-)
-from analysis.memory import cell_memory, memory_matters
-from analysis.metric import MetricView, metric_view, window_detail_rate
+from analysis.comparisons import scorecard, stability_claims
+from analysis.comparisons.compare import Comparison, compare
+from analysis.reading.blas import one_blas_thread
+from analysis.reading.memory import cell_memory, memory_matters
+from analysis.reading.metric import MetricView, metric_view, window_detail_rate
 from analysis.report_figures import FigureList, ReportFigure, overview
 from analysis.report_html import CLAIMS, PNG_SUMMARY, named
 from analysis.report_ledger import write_path_section
@@ -43,7 +33,19 @@ from analysis.report_sections import (
     ranking,
 )
 from analysis.report_sentences import claims, summary
-from analysis.run_digest import run_digests
+from analysis.response import latency
+from analysis.tables import efficiency, io_breakdown
+from analysis.tables.frames import (
+    DB,
+    ExperimentRef,
+    intervals,
+    representative_runs,
+    run_variables,
+    samples,
+    session_scope,
+    varying_knobs,
+)
+from analysis.writes.run_digest import run_digests
 from store.models import RunStatus
 
 
@@ -86,9 +88,9 @@ class ReportData:
     cell_mem: pd.DataFrame
     io_table: pd.DataFrame
     claims: list[str]
-    #: Cost per transaction and what bound each run and row (analysis/efficiency.py).
+    #: Cost per transaction and what bound each run and row (analysis/tables/efficiency.py).
     efficiency: efficiency.Efficiency
-    #: Response time per run, cell and type, and its verdicts (analysis/latency.py).
+    #: Response time per run, cell and type, and its verdicts (analysis/response/latency.py).
     latency: latency.Latency
 
 
@@ -100,7 +102,7 @@ def read_report_data(db: DB, experiment: ExperimentRef, force: bool) -> ReportDa
         reps = representative_runs(rs)
         metric = metric_view(cmp.experiment)
         # Each done run's memory row, checkpoint-age peak and window edges: from the analysis
-        # cache, reading the samples only of runs not digested yet (analysis/run_digest.py).
+        # cache, reading the samples only of runs not digested yet (analysis/writes/run_digest.py).
         done_ids = [int(r) for r in rs.loc[rs["status"] == RunStatus.DONE, "run_id"]]
         digest = run_digests(s, done_ids)
         return ReportData(

@@ -1,6 +1,6 @@
 """Where the results database's SQL lives (docs/architecture.md): in ``store/``, in the queue
 module (``runner/fleet/queue.py``: claim, lease, cancel together) and in one query module per
-package (``analysis/query.py``) — nowhere else.
+package (``analysis/reading/query.py``) — nowhere else.
 
 Every module of ``core/``, ``flushbench/``, ``runner/`` and ``analysis/`` is read with ``ast``
 and each call that builds a statement is reported: SQLAlchemy's ``select``, ``update``,
@@ -27,7 +27,7 @@ SCANNED = ("core", "flushbench", "runner", "analysis")
 
 #: Modules allowed to build statements, as paths relative to the repository (a folder: every
 #: module under it).
-SQL_HOMES = ("store/", "runner/fleet/queue.py", "analysis/query.py")
+SQL_HOMES = ("store/", "runner/fleet/queue.py", "analysis/reading/query.py")
 
 #: Modules whose literal SQL goes to the mysqld under test (PyMySQL cursors), with what it is.
 SERVER_UNDER_TEST = {
@@ -155,7 +155,7 @@ def misplaced_sql(root: Path, packages: tuple[str, ...] = SCANNED) -> list[SqlCa
 def test_sql_lives_in_the_store_the_queue_and_the_query_modules() -> None:
     misplaced = misplaced_sql(ROOT)
     assert not misplaced, (
-        "statements outside store/, runner/fleet/queue.py and analysis/query.py (move each"
+        "statements outside store/, runner/fleet/queue.py and analysis/reading/query.py (move each"
         " into a named function there):\n" + "\n".join(f"  {c}" for c in misplaced))
 
 

@@ -424,7 +424,7 @@ class ExperimentSpec(StrictModel):
     include: list[IncludeCell] = Field(default_factory=list)
     #: Partial knob values naming the baseline cell (default: the first cell), or an include
     #: row's ``name``, or a list of them: one baseline per server (or per group of rows), each
-    #: row compared with its own (``analysis/baselines.py``).
+    #: row compared with its own (``analysis/comparisons/baselines.py``).
     baseline: Baselines | None = None
     #: Raw variables that open the server or name a path, allowed on purpose (README: "The
     #: sandbox owns its server"); paths must stay relative, inside the run's datadir.
@@ -453,7 +453,8 @@ class ExperimentSpec(StrictModel):
                "start": start, "end": end, "report_interval": self.workload.report_interval}
         if self.window.steady:
             out["steady"] = True  # each run's own start is runs.window_start_s
-        out["cycles"] = self.window.cycles  # read by the analysis (analysis/window_cycles.py)
+        # Read by the analysis (analysis/reading/window_cycles.py).
+        out["cycles"] = self.window.cycles
         return out
 
     def cell_count(self) -> int:

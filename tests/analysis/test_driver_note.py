@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis import frames
 from analysis.report_sentences import GO_DRIVER_RESIDUAL, driver_fidelity_note
+from analysis.tables import frames
 
 
 def test_the_go_driver_study_carries_the_residual(recorded_study: Path) -> None:

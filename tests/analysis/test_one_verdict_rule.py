@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import plots, scorecard
-from analysis.compare import compare
+from analysis.comparisons import scorecard
+from analysis.comparisons.compare import compare
+from analysis.figures import plots
 from analysis.statistics.verdicts import FASTER, NO_DIFFERENCE, NOT_ENOUGH, SLOWER
 from runner.experiment.spec import load_experiment
 from tests.support.cli_runner import CliRun

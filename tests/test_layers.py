@@ -289,12 +289,12 @@ def test_a_circle_closed_under_type_checking_is_caught_when_annotations_count(
         tmp_path: Path) -> None:
     pkg = tmp_path / "analysis"
     pkg.mkdir()
-    (pkg / "digest.py").write_text("from analysis import cost\n")
-    (pkg / "cost.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                 "    from analysis.digest import Digests\n")
+    (pkg / "maker.py").write_text("from analysis import reader\n")
+    (pkg / "reader.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                   "    from analysis.maker import Made\n")
     assert import_cycles(module_graph(tmp_path, ("analysis",))) == []
     assert import_cycles(module_graph(tmp_path, ("analysis",), type_checking=True)) == [
-        ["analysis.cost", "analysis.digest"]]
+        ["analysis.maker", "analysis.reader"]]
 
 
 def test_the_analysis_root_holds_at_most_twelve_modules() -> None:

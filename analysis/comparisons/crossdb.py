@@ -14,8 +14,8 @@ URL), written ``NAME@DB`` or given as ``--db`` once per experiment.
   is listed as unmatched and left out; two cells of one source with the same match values
   are refused (name more knobs with ``on``, or pair by hand).
 - **Statistics.** Each source is first compared on its own
-(:func:`analysis.comparisons.compare.compare`:
-  its cells against its baseline, its own metadata check). Then every source is a *block*,
+  (:func:`analysis.comparisons.compare.compare`: its cells against its baseline, its own
+  metadata check). Then every source is a *block*,
   as hosts are for a spread experiment (:mod:`analysis.comparisons.hosts`): each matched cell's
   ratio to the baseline is taken within each source and pooled with inverse-variance weights, tested
   with van Elteren's stratified rank test; Cochran's Q says when the sources disagree about

@@ -17,13 +17,11 @@ import json
 import sys
 
 import pandas as pd
-from sqlalchemy import select
 
-from analysis.reading.query import session_scope
+from analysis.reading.query import session_scope, storage_evidence
 from analysis.reading.series import RATE_COUNTERS, samples
 from analysis.tables import frames
 from core.errors import FlushbenchError
-from store.models import RunEvent
 
 #: Counters whose per-second rate the sampler frame does not derive itself.
 EXTRA = ("Innodb_log_writes", "Innodb_dblwr_writes", "Innodb_data_writes")
@@ -42,9 +40,7 @@ def throttle_proof(db: str, run_ids: list[int]) -> pd.DataFrame:
     """Write/read IOPS the throttle group measured over each run (the storage proof event)."""
     rows = []
     with session_scope(db) as s:
-        events = s.execute(select(RunEvent.run_id, RunEvent.evidence)
-                           .where(RunEvent.kind == "storage", RunEvent.run_id.in_(run_ids)))
-        for run_id, evidence in events:
+        for run_id, evidence in storage_evidence(s, run_ids):
             ev = json.loads(evidence) if isinstance(evidence, str) else (evidence or {})
             rows.append({"run_id": run_id, "group write IOPS": ev.get("io_write_iops"),
                          "group KiB/write": (ev.get("io_write_bytes") or 0)

@@ -1,14 +1,22 @@
-"""Reading results: store → frames → stability → compare → plots → report.
+"""Reading results, in wings; never starts a process and never imports ``runner``.
 
-Never starts a process and never imports ``runner``. Public API:
+Calls go one way (``tests/test_layers.py``; docs/architecture.md, "The data flow, in words"):
 
-- :mod:`analysis.frames` — ``experiments, experiment_info, runs, intervals, samples,
-  run_variables, run_summary, cell_summary, representative_runs, varying_knobs, load``
-- :mod:`analysis.stability` — ``stability`` (score = 100 × p5 / median, CV, holes, period, trend)
-- :mod:`analysis.compare` — ``compare, verdict, check_metadata, main_effects, interactions,
-  ranking``
-- :mod:`analysis.plots` — ``throughput, checkpoint_dirty, notpm_bars, score_bars,
-  stability_heatmap, memory, flushing, threads_sweep``
-- :mod:`analysis.report` — the report wing: ``analysis.report.writer.write_report``
-- :mod:`analysis.cli` — ``register(app)`` adds report/compare/show/export to ``flushbench``
+    statistics → reading → figures → steadiness → writes → tables → comparisons → response
+    → studies → the report
+
+- :mod:`analysis.statistics` — the methods, pure functions on arrays;
+- :mod:`analysis.reading` — the store as tables (query, series, memory, metric, the cache);
+- :mod:`analysis.figures` — drawing (plots, small multiples, PNG export);
+- :mod:`analysis.steadiness` — each run judged over its window (stability, transients,
+  disturbed runs, claims);
+- :mod:`analysis.writes` — the write path and each run's costs (digest, cost, ledger, bound);
+- :mod:`analysis.tables` — an experiment as tables (``frames.load``, summaries, export);
+- :mod:`analysis.comparisons` — verdicts between cells, references, several databases;
+- :mod:`analysis.response` — response time (latency, its histograms and tail, fixed rate);
+- :mod:`analysis.studies` — the committed studies' tables scripts.
+
+Above them all: the report wing (:mod:`analysis.report`: data → typed sections → HTML,
+``analysis.report.writer.write_report``; the cross-database report in ``analysis.report.cross``)
+and, at the root, the study bundle (``analysis.bundle``).
 """

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from analysis.query import DB, ExperimentRef, host_rows, resolve_experiment, session_scope
+from analysis.reading.query import DB, ExperimentRef, host_rows, resolve_experiment, session_scope
 from core.errors import AnalysisError
 from core.experiment.spec import ExperimentSpec
 from core.experiment.stored import StoredExperiment

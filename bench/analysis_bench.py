@@ -117,14 +117,15 @@ def main() -> None:
     import plotly.io as pio  # noqa: F401
     import scipy.stats  # noqa: F401
 
-    from analysis import frames, plots
-    from analysis.compare import compare
+    from analysis.comparisons.compare import compare
+    from analysis.figures import plots
     from analysis.report.writer import write_report
+    from analysis.tables import frames
 
     plots.template()
     frames.experiments(db)
 
-    # The stability cache (analysis/stability_cache.py) starts empty in a folder of the
+    # The stability cache (analysis/steadiness/stability_cache.py) starts empty in a folder of the
     # bench's own: the first load computes every run's figures, later ones read them.
     os.environ["FLUSHBENCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="flushbench-bench-cache-")
     timed("frames.load, stability cache cold (first analysis)", frames.load, db, "bench")

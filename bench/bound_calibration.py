@@ -1,4 +1,4 @@
-"""What bound each run (``analysis/bound.py``) on the recorded studies, row by row.
+"""What bound each run (``analysis/writes/bound.py``) on the recorded studies, row by row.
 
 Per row of each committed study (the two 2011 studies, storage-limited; the allocators
 example, sysbench read-only unthrottled): the attribution most of its runs share and how many
@@ -32,8 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas as pd  # noqa: E402
 
-from analysis import bound, efficiency, frames  # noqa: E402
-from analysis.scorecard import row_names  # noqa: E402
+from analysis.comparisons.scorecard import row_names  # noqa: E402
+from analysis.tables import efficiency, frames  # noqa: E402
+from analysis.writes import bound
 from bench.calibration_studies import chosen_studies, markdown, span, study_copies  # noqa: E402
 
 #: Recorded database (tests/support/recorded.py) → its experiment.

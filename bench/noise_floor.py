@@ -5,7 +5,8 @@ one table: per variant (declared window with and without disturbance detection, 
 windows ending where it ends, a steady-state start), the runs' window NOTPM, the between-run
 CV, the verdict rule's MDE at 5 vs 5 and at the experiment's own repetitions, and whether the
 cell drifted over the night (Spearman's ρ, CV after removing a line in time). The figures are
-recomputed from the runs already recorded (``analysis/aa_variants.py``): nothing runs again.
+recomputed from the runs already recorded (``analysis/comparisons/aa_variants.py``): nothing runs
+again.
 
 The database is copied to a temporary folder and the copy is opened (a committed database is
 never opened in place).
@@ -23,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis import frames  # noqa: E402
-from analysis.aa_variants import aa_variants, drift  # noqa: E402
+from analysis.comparisons.aa_variants import aa_variants, drift  # noqa: E402
+from analysis.tables import frames  # noqa: E402
 from core.errors import FlushbenchError  # noqa: E402
 from store.db import upgrade  # noqa: E402
 

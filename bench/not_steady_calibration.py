@@ -1,4 +1,5 @@
-"""The ``not-steady`` rule (``analysis/transients.py``) on the recorded studies, row by row.
+"""The ``not-steady`` rule (``analysis/steadiness/transients.py``) on the recorded studies, row by
+row.
 
 Per row of each committed 2011 study: how many runs the rule flags of how many it judged, and
 the figures it decides on, as ranges over the row's runs — the checkpoint age's Theil–Sen
@@ -9,7 +10,7 @@ Each flagged run is listed with its warning. The tables are those of ``docs/stat
 ("Not at steady state"); ``tests/analysis/test_transients.py`` checks the rows it names.
 
 Each database is copied first (a committed database is never opened in place); the figures
-come from the run digests (:mod:`analysis.run_digest`), as the analysis reads them.
+come from the run digests (:mod:`analysis.writes.run_digest`), as the analysis reads them.
 
 Usage: ``.venv/bin/python bench/not_steady_calibration.py [NAME…]`` (default: both studies).
 """
@@ -24,9 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas as pd  # noqa: E402
 
-from analysis import frames, transients  # noqa: E402
-from analysis.run_digest import run_digests  # noqa: E402
-from analysis.scorecard import row_names  # noqa: E402
+from analysis.comparisons.scorecard import row_names  # noqa: E402
+from analysis.steadiness import transients  # noqa: E402
+from analysis.tables import frames
+from analysis.writes.run_digest import run_digests  # noqa: E402
 from bench.calibration_studies import chosen_studies, markdown, span, study_copies  # noqa: E402
 from store.models import RunStatus  # noqa: E402
 

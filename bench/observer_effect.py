@@ -13,7 +13,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from analysis import frames
+from analysis.tables import frames
 from core.paths import work_dir
 from runner.fleet.worker import run_experiment
 from store.db import ResultsDB

@@ -2,8 +2,8 @@
 
 Simulated lognormal runs of two cells (the reference's a and b rows), judged by the verdict
 rule (`analysis.statistics.verdicts.verdict`, independent runs) and graded against a reference
-ratio (`analysis.scorecard.grade`). Prints one markdown row per (truth, reference, runs): the
-share of each grade. Seeded: the same versions print the same table.
+ratio (`analysis.comparisons.scorecard.grade`). Prints one markdown row per (truth, reference,
+runs): the share of each grade. Seeded: the same versions print the same table.
 
     .venv/bin/python bench/scorecard_calibration.py [--sims 4000] [--cv 0.10]
 """
@@ -16,7 +16,7 @@ from collections import Counter
 
 import numpy as np
 
-from analysis import scorecard
+from analysis.comparisons import scorecard
 from analysis.statistics.verdicts import verdict
 
 CASES = [  # (true ratio, reference ratio, runs a side)

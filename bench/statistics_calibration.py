@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import compare, frames
+from analysis.comparisons import compare
 from analysis.statistics.blocked import blocked_mde_pct
 from analysis.statistics.blocked import fit as blocked_fit
 from analysis.statistics.hypothesis_tests import mann_whitney
@@ -37,6 +37,7 @@ from analysis.statistics.verdicts import (
     design_verdict,
     verdict,
 )
+from analysis.tables import frames
 from store.db import upgrade
 from store.migrate import sqlite_copy
 
@@ -114,7 +115,7 @@ def oscillation_tables(rng: np.random.Generator, trials: int) -> None:
 
 
 def _old_rule(y: np.ndarray) -> bool:
-    """The rule analysis/stability.py shipped: peak bin ±1 holds ≥ 30 % and CV ≥ 3 %."""
+    """The rule analysis/steadiness/stability.py shipped: peak bin ±1 holds ≥ 30 % and CV ≥ 3 %."""
     n = y.size
     idx = np.arange(n) - (n - 1) / 2
     resid = y - y.mean() - (idx @ (y - y.mean()) / (idx @ idx)) * idx

@@ -1,7 +1,7 @@
 """How close a storage throttle group's own counters ran to each limit, interval by interval.
 
 Shared by the runner's ``below-limit`` warning (:mod:`runner.run.disturbance`) and the analysis's
-attribution of what bound a run (:mod:`analysis.bound`): both judge the same figures of the
+attribution of what bound a run (:mod:`analysis.writes.bound`): both judge the same figures of the
 same samples, so the rule lives once, below both. Pure: samples in, figures out.
 
 A sample is a ``SampleRecord`` or a mapping with the same names (``ts``, ``missed``, the

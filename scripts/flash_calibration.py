@@ -37,8 +37,8 @@ import math
 import sys
 from typing import Any
 
-from analysis import frames
-from analysis.query import run_samples, session_scope
+from analysis.reading.query import run_samples, session_scope
+from analysis.tables import frames
 from runner.run.disturbance import limit_figures
 
 #: Run metadata key → the limit name runner.run.disturbance judges.

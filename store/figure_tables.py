@@ -1,7 +1,7 @@
 """Tables of key → JSON figures in one SQLite file: the analysis cache's file format.
 
 The cache's policy — where the file lives, when it is used, what a key hashes, what happens
-when it cannot be read — is :mod:`analysis.figure_cache`'s; here are only the statements on
+when it cannot be read — is :mod:`analysis.reading.figure_cache`'s; here are only the statements on
 its file. Each table has two columns, ``key TEXT PRIMARY KEY`` and ``figures TEXT``; table
 names come from the analysis code (constants), never from input.
 """

@@ -2,8 +2,8 @@
 have changed, read without reading the database.
 
 The analysis keeps figures that cost a full read of a table (every sample of every run) under
-keys that hash what was read (:mod:`analysis.figure_cache`). The stamp lets it skip that read
-when the file is exactly as it was at the last analysis — the rule ``make`` uses for its
+keys that hash what was read (:mod:`analysis.reading.figure_cache`). The stamp lets it skip that
+read when the file is exactly as it was at the last analysis — the rule ``make`` uses for its
 targets, tightened by what SQLite writes on every commit:
 
 - the main file's device, inode, size, modification time (ns) and its header's *file change

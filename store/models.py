@@ -66,8 +66,8 @@ ENDED_WITHOUT_RESULT = (RunStatus.INTERRUPTED, RunStatus.FAILED, RunStatus.CANCE
 
 #: Warning kinds (``run_events.kind``) that mark a run as disturbed by the rest of the machine:
 #: written by ``runner/run/disturbance.py`` (CPU, steal, I/O) and by the runner (host pauses, missed
-#: sampler ticks); read by the analysis (``analysis/disturbed.py``) and the rerun policy. Each
-#: names a cause outside the run. ``below-limit`` (a throttle that reached its limit but
+#: sampler ticks); read by the analysis (``analysis/steadiness/disturbed.py``) and the rerun policy.
+#: Each names a cause outside the run. ``below-limit`` (a throttle that reached its limit but
 #: averaged below it) is a warning, not one of them: a server that flushes in bursts (MySQL
 #: 5.5's master thread) does that on its own, so it qualifies the run but never excludes or
 #: reruns it by itself (docs/statistics.md, "Disturbed runs").

@@ -16,6 +16,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("core", "flushbench", "runner", "analysis", "store")
 
+#: The analysis' wings, lowest first: a wing imports only those before it.
+ANALYSIS_WINGS = ("analysis.statistics", "analysis.reading", "analysis.figures",
+                  "analysis.steadiness", "analysis.writes", "analysis.tables",
+                  "analysis.comparisons", "analysis.response", "analysis.studies")
+#: What sits above every wing: the report wing (the cross-database report among it) and the
+#: bundle that packs a report.
+ANALYSIS_TOP = ("analysis.report", "analysis.bundle")
+
 #: (importing package prefix, forbidden imported prefix, why). The first matching exemption
 #: in :data:`EXEMPT` lets one module through.
 FORBIDDEN: tuple[tuple[str, str, str], ...] = (
@@ -50,6 +58,12 @@ FORBIDDEN: tuple[tuple[str, str, str], ...] = (
       for low in ("runner.server", "runner.host", "runner.knobs", "runner.workloads",
                   "runner.connection", "runner.proc", "runner.datasets")
       for target in ("runner.admission", "runner.fleet", "runner.run")),
+    # The analysis' wings (docs/architecture.md, "The analysis"): each imports only the ones
+    # before it, and none the report modules above them all.
+    *((low, high, "the analysis' wings call one way: " + " → ".join(
+        w.removeprefix("analysis.") for w in ANALYSIS_WINGS) + " → the report")
+      for i, low in enumerate(ANALYSIS_WINGS)
+      for high in (*ANALYSIS_WINGS[i + 1:], *ANALYSIS_TOP)),
 )
 
 
@@ -122,7 +136,7 @@ def test_the_project_keeps_its_layers() -> None:
 
 @pytest.mark.parametrize(("module_path", "source", "rule"), [
     ("runner/knobs/extra.py", "from runner.server.sandbox import Sandbox\n", "no server"),
-    ("runner/execute_more.py", "def f():\n    import analysis.frames\n", "only reads"),
+    ("runner/execute_more.py", "def f():\n    import analysis.tables.frames\n", "only reads"),
     ("analysis/more.py", "from runner.fleet import queue\n", "never starts a process"),
     ("store/more.py", "from ..runner.fleet.queue import enqueue\n", "how runs are made"),
     ("core/units.py", "from flushbench.cli import app\n", "imports nothing of ours"),
@@ -137,9 +151,15 @@ def test_the_project_keeps_its_layers() -> None:
      "experiment model is pure"),
     ("core/experiment/stored.py", "from store.models import Experiment\n",
      "experiment model is pure"),
+    ("analysis/reading/more.py", "from analysis.figures import plots\n", "wings call one way"),
+    ("analysis/figures/more.py", "def f():\n    from analysis.comparisons.compare import x\n",
+     "wings call one way"),
+    ("analysis/tables/more.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+     "    from analysis.report.model import ReportModel\n", "wings call one way"),
 ], ids=["knobs-server", "lazy-runner-analysis", "analysis-runner", "relative-store-runner",
         "core-cli", "execute-worker", "run-fleet", "admission-fleet", "run-command",
-        "store-command", "model-workloads", "model-store"])
+        "store-command", "model-workloads", "model-store", "reading-figures",
+        "lazy-figures-comparisons", "typed-tables-report"])
 def test_a_forbidden_import_is_caught(tmp_path: Path, module_path: str, source: str,
                                       rule: str) -> None:
     """The checker itself: each kind of forbidden import added to a module is reported."""
@@ -289,3 +309,111 @@ def test_the_runner_root_holds_at_most_eight_modules() -> None:
     keeps only what every wing shares."""
     root_files = sorted(p.name for p in (ROOT / "runner").glob("*.py"))
     assert len(root_files) <= 8, root_files
+
+
+#: Modules the annotation-counting cycle check leaves out: the report modules are being made
+#: into one package (``analysis/report/``), whose work breaks their type-only circle
+#: (report_model ⇄ report_figures, report_html, report_sections). Empty this then.
+def test_no_circle_of_modules_even_through_type_annotations() -> None:
+    """A circle closed only under ``if TYPE_CHECKING:`` still ties two modules together: a
+    reader, or a type checker, needs both at once. No package has one."""
+    cycles = import_cycles(module_graph(ROOT, type_checking=True))
+    assert cycles == [], "modules importing each other in a circle:\n" + "\n".join(
+        " → ".join(group) for group in cycles)
+
+
+def test_a_circle_closed_under_type_checking_is_caught_when_annotations_count(
+        tmp_path: Path) -> None:
+    pkg = tmp_path / "analysis"
+    pkg.mkdir()
+    (pkg / "maker.py").write_text("from analysis import reader\n")
+    (pkg / "reader.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                   "    from analysis.maker import Made\n")
+    assert import_cycles(module_graph(tmp_path, ("analysis",))) == []
+    assert import_cycles(module_graph(tmp_path, ("analysis",), type_checking=True)) == [
+        ["analysis.maker", "analysis.reader"]]
+
+
+def test_the_analysis_root_holds_at_most_twelve_modules() -> None:
+    """analysis/ is in wings (reading, figures, steadiness, writes, tables, comparisons,
+    response, studies, statistics); its root keeps the report and what packs it."""
+    root_files = sorted(p.name for p in (ROOT / "analysis").glob("*.py"))
+    assert len(root_files) <= 12, root_files
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_uses(root: Path, packages: tuple[str, ...] = PACKAGES) -> list[Violation]:
+    """Every use of another module's underscore name in ``root``'s packages: ``from m import
+    _x``, ``m._x`` where ``m`` names a project module, and a private module (``a/_m.py``)
+    imported from outside its own package ``a``."""
+    modules = {module_name(p, root) for package in packages for p in (root / package).rglob("*.py")}
+    out: list[Violation] = []
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            module = module_name(path, root)
+            is_package = path.name == "__init__.py"
+            own_package = module if is_package else module.rpartition(".")[0]
+            tree = ast.parse(path.read_text(), filename=str(path))
+            bound: dict[str, str] = {}  # local name → the project module it names
+            for line, imported in imported_modules(tree, module, is_package):
+                parts = imported.split(".")
+                for i, part in enumerate(parts):
+                    prefix = ".".join(parts[: i + 1])
+                    if not _private(part):
+                        continue
+                    if prefix in modules:  # a private module: its own package only
+                        if not _within(own_package, ".".join(parts[:i])):
+                            out.append(Violation(module, line, imported,
+                                                 "a private module used outside its package"))
+                    elif ".".join(parts[:i]) in modules:
+                        out.append(Violation(module, line, imported,
+                                             "another module's private name: make it public"))
+                    break
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        if alias.name in modules:
+                            bound[alias.asname or alias.name] = alias.name
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    for alias in node.names:
+                        if f"{node.module}.{alias.name}" in modules:
+                            bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and _private(node.attr):
+                    owner = bound.get(ast.unparse(node.value))
+                    if owner and owner != module:
+                        out.append(Violation(module, node.lineno, f"{owner}.{node.attr}",
+                                             "another module's private name: make it public"))
+    return sorted(set(out), key=lambda v: (v.module, v.line, v.imported))
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    """A helper two modules share is public and documented in the module that owns its job."""
+    found = private_uses(ROOT)
+    assert found == [], "private names used across modules:\n" + "\n".join(map(str, found))
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"analysis/a.py": "def _x(): ...\n", "analysis/b.py": "from analysis.a import _x\n"},
+     ["analysis.b imports analysis.a._x"]),
+    ({"analysis/a.py": "def _x(): ...\n",
+      "analysis/b.py": "def f():\n    from analysis import a\n    return a._x()\n"},
+     ["analysis.b imports analysis.a._x"]),
+    ({"analysis/s/__init__.py": "", "analysis/s/_m.py": "", "analysis/b.py":
+      "from analysis.s._m import y\n"}, ["analysis.b imports analysis.s._m.y"]),
+    ({"analysis/s/__init__.py": "", "analysis/s/_m.py": "def y(): ...\n",
+      "analysis/s/c.py": "from analysis.s._m import y\nfrom analysis.s import _m\n",
+      "analysis/d.py": "import numpy as np\nnp._x = 1\n"}, []),
+], ids=["from-import", "module-attribute", "private-module-outside", "allowed"])
+def test_a_private_name_used_across_modules_is_caught(tmp_path: Path, files: dict[str, str],
+                                                      expected: list[str]) -> None:
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    found = private_uses(tmp_path, packages=("analysis",))
+    assert [f"{v.module} imports {v.imported}" for v in found] == expected, found

@@ -155,5 +155,8 @@ def test_a_page_tag_elsewhere_in_the_analysis_is_caught(tmp_path: Path) -> None:
     root = _wing(tmp_path, {})
     (root / "analysis" / "plots.py").write_text("T = 'a<br><b>b</b>'\n")
     assert html_outside_the_renderer(root) == []
-    (root / "analysis" / "scorecard.py").write_text("T = '<table><tr><td>x</td></tr></table>'\n")
-    assert [f.split(":")[0] for f in html_outside_the_renderer(root)] == ["analysis.scorecard"]
+    (root / "analysis" / "comparisons").mkdir()
+    (root / "analysis" / "comparisons" / "scorecard.py").write_text(
+        "T = '<table><tr><td>x</td></tr></table>'\n")
+    assert [f.split(":")[0] for f in html_outside_the_renderer(root)] == [
+        "analysis.comparisons.scorecard"]

@@ -1,6 +1,6 @@
 """Where the results database's SQL lives (docs/architecture.md): in ``store/`` and in one query
-module per package (``analysis/query.py``) — nowhere else; and within ``store/``, every statement
-that changes the state of a run or a worker is the run ledger's (``store/ledger/``).
+module per package (``analysis/reading/query.py``) — nowhere else; and within ``store/``, every
+statement that changes the state of a run or a worker is the run ledger's (``store/ledger/``).
 
 Every module of ``core/``, ``flushbench/``, ``runner/`` and ``analysis/`` is read with ``ast``
 and each call that builds a statement is reported: SQLAlchemy's ``select``, ``update``,
@@ -29,7 +29,7 @@ SCANNED = ("core", "flushbench", "runner", "analysis")
 
 #: Modules allowed to build statements, as paths relative to the repository (a folder: every
 #: module under it).
-SQL_HOMES = ("store/", "analysis/query.py")
+SQL_HOMES = ("store/", "analysis/reading/query.py")
 #: The run ledger: the only home of statements that change a run's or a worker's state.
 LEDGER = "store/ledger/"
 #: The tables of run state (models of ``store/models.py``): runs, their events, workers.
@@ -205,7 +205,7 @@ def run_state_outside_the_ledger(root: Path, packages: tuple[str, ...] = (*SCANN
 def test_sql_lives_in_the_store_and_the_query_modules() -> None:
     misplaced = misplaced_sql(ROOT)
     assert not misplaced, (
-        "statements outside store/ and analysis/query.py (move each into a named function"
+        "statements outside store/ and analysis/reading/query.py (move each into a named function"
         " there; run state: the ledger, store/ledger/):\n"
         + "\n".join(f"  {c}" for c in misplaced))
 

@@ -15,21 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from analysis import efficiency, io_breakdown, latency, scorecard, stability_claims
-from analysis.blas import one_blas_thread
-from analysis.compare import compare
-from analysis.frames import (
-    DB,
-    ExperimentRef,
-    intervals,
-    representative_runs,
-    run_variables,
-    samples,
-    session_scope,
-    varying_knobs,
-)
-from analysis.memory import cell_memory, memory_matters
-from analysis.metric import metric_view, window_detail_rate
+from analysis.comparisons import scorecard, stability_claims
+from analysis.comparisons.compare import compare
+from analysis.reading.blas import one_blas_thread
+from analysis.reading.memory import cell_memory, memory_matters
+from analysis.reading.metric import metric_view, window_detail_rate
 from analysis.report.figures import FigureList, overview
 from analysis.report.model import (
     Bullets,
@@ -56,7 +46,19 @@ from analysis.report.sections import (
 )
 from analysis.report.sentences import claims, summary
 from analysis.report.write_path import write_path_section
-from analysis.run_digest import run_digests
+from analysis.response import latency
+from analysis.tables import efficiency, io_breakdown
+from analysis.tables.frames import (
+    DB,
+    ExperimentRef,
+    intervals,
+    representative_runs,
+    run_variables,
+    samples,
+    session_scope,
+    varying_knobs,
+)
+from analysis.writes.run_digest import run_digests
 from store.models import RunStatus
 
 if TYPE_CHECKING:
@@ -71,7 +73,7 @@ def read_report_data(db: DB, experiment: ExperimentRef, force: bool) -> ReportDa
         reps = representative_runs(rs)
         metric = metric_view(cmp.experiment)
         # Each done run's memory row, checkpoint-age peak and window edges: from the analysis
-        # cache, reading the samples only of runs not digested yet (analysis/run_digest.py).
+        # cache, reading the samples only of runs not digested yet (analysis/writes/run_digest.py).
         done_ids = [int(r) for r in rs.loc[rs["status"] == RunStatus.DONE, "run_id"]]
         digest = run_digests(s, done_ids)
         return ReportData(

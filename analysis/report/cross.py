@@ -1,8 +1,8 @@
 """The report of a comparison across databases (``flushbench report A@X B@Y -o DIR``).
 
 One self-contained HTML page and a PNG per figure, built from
-:func:`analysis.crossdb.cross_compare`: the sources (experiment, database, server, hosts,
-window), what differs between them, how cells were matched (and which were left out), each
+:func:`analysis.comparisons.crossdb.cross_compare`: the sources (experiment, database, server,
+hosts, window), what differs between them, how cells were matched (and which were left out), each
 matched cell's throughput and ratio to its own baseline per source, the ratio pooled over
 the sources as blocks, and the same cell source against source. Every table and figure names
 its sources; each experiment's own report is ``flushbench report NAME --db DB``.
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from analysis import plots
-from analysis.crossdb import CrossComparison, Source, cross_compare, sources_table
-from analysis.png_export import PngExporter
+from analysis.comparisons.crossdb import CrossComparison, Source, cross_compare, sources_table
+from analysis.figures import plots
+from analysis.figures.png_export import PngExporter
 from analysis.report.folder import ReportFolder
 from analysis.report.model import (
     Bullets,
@@ -47,7 +47,7 @@ def _table(headers: list[str], rows: list[list[Rich]]) -> Table:
 def ratio_figure(cross: CrossComparison) -> go.Figure:
     """Per matched cell: each source's ratio to its own baseline (95 % CI) and the pooled one."""
     names = ", ".join(s.label for s in cross.sources)
-    fig = plots._figure("Ratio to the baseline, per source and pooled over the sources",
+    fig = plots.titled_figure("Ratio to the baseline, per source and pooled over the sources",
                         f"sources: {names}; 95% CIs")
     first = cross.cells.drop_duplicates("match")
     order = [f"M{m} {label}" for m, label in first[["match", "label"]].itertuples(index=False)]

@@ -3,9 +3,9 @@
 :class:`FigureList` collects the figures while the model is built: each ``add`` names the
 figure ``NN-kind`` (its PNG file and its div id), hands it to the PNG renderers at once, and
 returns the :class:`~analysis.report.model.Figure` block that stands for it in a section. The
-functions below draw each part's figures (:mod:`analysis.plots`,
-:mod:`analysis.small_multiples`, :mod:`analysis.distributions`); the sections around them are
-:mod:`analysis.report.sections`.
+functions below draw each part's figures (:mod:`analysis.figures.plots`,
+:mod:`analysis.figures.small_multiples`, :mod:`analysis.figures.distributions`); the sections around
+them are :mod:`analysis.report.sections`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis import distributions, io_breakdown, latency, plots, small_multiples
-from analysis.compare import Comparison
-from analysis.frames import varying_knobs
-from analysis.metric import MetricView
+from analysis.comparisons.compare import Comparison
+from analysis.figures import distributions, plots, small_multiples
+from analysis.reading.metric import MetricView
 from analysis.report.model import Figure, ReportFigure
+from analysis.response import latency
+from analysis.tables import io_breakdown
+from analysis.tables.frames import varying_knobs
 
 if TYPE_CHECKING:
     from analysis.report.model import ReportData
@@ -212,7 +214,7 @@ def io_figure(figs: FigureList, table: pd.DataFrame, unit: str, shown: dict[str,
 def rss_figure(cmp: Comparison, figs: FigureList, reps: dict[int, int], smp: pd.DataFrame,
                names: dict[int, str]) -> Figure | None:
     """RSS per configuration over time (median repetitions), each line in its row's colour
-    (:func:`analysis.plots.cell_colours`, as in every figure) and dashed by one varying knob
+    (:func:`analysis.figures.plots.cell_colours`, as in every figure) and dashed by one varying knob
     (the allocator where it varies); the legend names a row by its own name where it has
     one. None when no configuration has a representative run or there are no samples."""
     win = cmp.experiment["window"]

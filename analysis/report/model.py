@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis import plots
+from analysis.figures import plots
 
 if TYPE_CHECKING:
-    from analysis import efficiency, latency
-    from analysis.compare import Comparison
-    from analysis.metric import MetricView
+    from analysis.comparisons.compare import Comparison
+    from analysis.reading.metric import MetricView
+    from analysis.response import latency
+    from analysis.tables import efficiency
 
 
 @dataclass(frozen=True)
@@ -209,8 +210,8 @@ Section = list[Block]
 class ReportFigure:
     """One figure of the report: its name (``NN-kind``, the PNG file and the div id) and the
     figure as drawn for the PNG (fixed width and height): a plotly figure, or the plain-dict
-    :data:`analysis.plots.FigureSpec` of the figures drawn once per cell (not validated here:
-    ``tests/analysis/test_report_model.py`` validates every figure of its reports)."""
+    :data:`analysis.figures.plots.FigureSpec` of the figures drawn once per cell (not validated
+    here: ``tests/analysis/test_report_model.py`` validates every figure of its reports)."""
 
     slug: str
     figure: go.Figure | plots.FigureSpec
@@ -270,7 +271,7 @@ class ReportData:
     cell_mem: pd.DataFrame
     io_table: pd.DataFrame
     claims: list[str]
-    #: Cost per transaction and what bound each run and row (analysis/efficiency.py).
+    #: Cost per transaction and what bound each run and row (analysis/tables/efficiency.py).
     efficiency: efficiency.Efficiency
-    #: Response time per run, cell and type, and its verdicts (analysis/latency.py).
+    #: Response time per run, cell and type, and its verdicts (analysis/response/latency.py).
     latency: latency.Latency

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import plotly.io as pio
 
-from analysis import plots
-from analysis.png_export import PngExporter
+from analysis.figures import plots
+from analysis.figures.png_export import PngExporter
 from analysis.report.folder import ReportFolder
 from analysis.report.model import (
     Block,

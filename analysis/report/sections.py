@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from analysis import bound, cost, efficiency, latency, plots, scorecard
-from analysis.compare import Comparison
-from analysis.frames import KEY_VARIABLES, varying_knobs
-from analysis.memory import memory_matters
-from analysis.metric import MetricView, metric_view
+from analysis.comparisons import scorecard
+from analysis.comparisons.compare import Comparison
+from analysis.figures import plots
+from analysis.reading.memory import memory_matters
+from analysis.reading.metric import MetricView, metric_view
 from analysis.report.figures import FigureList, cell_figures, io_figure, latency_figures, rss_figure
 from analysis.report.model import (
     BREAK,
@@ -52,7 +52,11 @@ from analysis.report.sentences import (
     repetitions_text,
     varies_text,
 )
+from analysis.response import latency
 from analysis.statistics.design import NO_MAIN_EFFECT
+from analysis.tables import efficiency
+from analysis.tables.frames import KEY_VARIABLES, varying_knobs
+from analysis.writes import bound, cost
 from core.redaction import redact, redact_url
 from core.units import format_number as number
 
@@ -154,7 +158,7 @@ def _ranked_table(cmp: Comparison, qps: dict[int, float] | None = None,
 
 
 def level_names(cells: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """(knob, value as ``plots._fmt`` prints it) → the value as the cell labels print it.
+    """(knob, value as ``plots.knob_text`` prints it) → the value as the cell labels print it.
 
     The store keeps sizes in bytes (``log_file_size`` 335544320); the labels, made by the
     runner at enqueue, say ``320M``. Tables that name knob levels use the labels' words.
@@ -165,7 +169,7 @@ def level_names(cells: pd.DataFrame) -> dict[tuple[str, str], str]:
         for token in str(cell["cell_label"]).split(" "):
             name, eq, text = token.partition("=")
             if eq and name in knobs:
-                out[(name, plots._fmt(knobs[name]))] = text
+                out[(name, plots.knob_text(knobs[name]))] = text
     return out
 
 
@@ -177,7 +181,7 @@ def effects(cmp: Comparison) -> Section:
     names = level_names(cmp.cells)
 
     def level(knob: str, value: Any) -> Value:
-        text = plots._fmt(value)
+        text = plots.knob_text(value)
         return Value(names.get((knob, text), text))
 
     if len(me):
@@ -329,7 +333,7 @@ def cell_section(
 def _runs_table(runs: pd.DataFrame, m: MetricView, lat: latency.Latency | None) -> Table:
     """One row per run of a configuration: figures, response time, stability, warnings."""
     rows = []
-    # Each run's response time beside its stability score (analysis/latency.py).
+    # Each run's response time beside its stability score (analysis/response/latency.py).
     lat_rows = lat.by_run if lat is not None and lat.view.percentile else {}
     lat_name = lat.view.name if lat is not None and lat.view.percentile else "p99"
     for _, r in runs.iterrows():
@@ -370,7 +374,7 @@ def io_section(figs: FigureList, io_table: pd.DataFrame, metric: MetricView,
 def latency_section(d: ReportData, figs: FigureList, names: dict[int, str]) -> Section:
     """Response time beside throughput stability: per row the window percentile, its verdict
     against the baseline (lower is better), stall seconds and jitter; the percentile over time
-    per cell and its spread; each transaction type's figures (analysis/latency.py)."""
+    per cell and its spread; each transaction type's figures (analysis/response/latency.py)."""
     lat, cmp, metric = d.latency, d.cmp, d.metric
     v = lat.view
     if v.percentile is None or lat.cells.empty:
@@ -440,7 +444,7 @@ def _latency_types(lat: latency.Latency, labels: pd.Series, names: dict[int, str
 def efficiency_section(eff: efficiency.Efficiency, cells: pd.DataFrame, metric: MetricView,
                        names: dict[int, str]) -> Section:
     """The cost per transaction of each row (median of its counted runs) and, per row, one
-    sentence on what bound it (analysis/cost.py, analysis/bound.py)."""
+    sentence on what bound it (analysis/writes/cost.py, analysis/writes/bound.py)."""
     if eff.cost_cells.empty and eff.bound_cells.empty:
         return []
     unit = "New-Order" if metric.per_minute else "transaction"
@@ -524,9 +528,10 @@ def _memory_table(cell_mem: pd.DataFrame) -> Table:
 
 def scorecard_section(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFrame,
                       figs: FigureList, stability: pd.DataFrame | None = None) -> Section:
-    """The reproduction scorecard (table and figure, :mod:`analysis.scorecard`), or nothing
-    without a reference; ``stability``: the reference's stability claims graded
-    (:func:`analysis.stability_claims.stability_scorecard`), a panel and a table of their own.
+    """The reproduction scorecard (table and figure, :mod:`analysis.comparisons.scorecard`), or
+    nothing without a reference; ``stability``: the reference's stability claims graded
+    (:func:`analysis.comparisons.stability_claims.stability_scorecard`), a panel and a table of
+    their own.
     """
     if not scorecard.has_reference(spec):
         return []

@@ -17,11 +17,10 @@ from typing import Any
 
 import pandas as pd
 
-from analysis import claims as run_claims
-from analysis.compare import AA_MIN_REPETITIONS, BASELINE, Comparison, aa_floor_text
-from analysis.disturbed import counted
-from analysis.hosts import host_effect
-from analysis.metric import metric_view
+from analysis.comparisons.compare import AA_MIN_REPETITIONS, BASELINE, Comparison, aa_floor_text
+from analysis.comparisons.hosts import host_effect
+from analysis.reading.metric import metric_view
+from analysis.reading.window_cycles import WINDOW_DEPENDENT
 from analysis.report.model import (
     Bullets,
     Note,
@@ -36,8 +35,9 @@ from analysis.report.model import (
     rich,
     warn,
 )
-from analysis.stability_verdicts import STEADIER, steadiness
-from analysis.window_cycles import WINDOW_DEPENDENT
+from analysis.steadiness import claims as run_claims
+from analysis.steadiness.disturbed import counted
+from analysis.steadiness.stability_verdicts import STEADIER, steadiness
 from core.experiment.sections import DatasetSpec, WorkloadSpec
 from core.experiment.spec import ExperimentSpec
 from core.units import format_number as number
@@ -53,8 +53,8 @@ GO_DRIVER_RESIDUAL = ("1.03–1.12× at every point of 1–10 warehouses × 4–
 
 def _steadiest(ranked: pd.DataFrame, rs: pd.DataFrame, names: dict[int, str]) -> Rich:
     """The summary's line on stability: "Steadiest line" only when the verdict rule on the
-    runs' CV separates the top row from every other (analysis/stability_verdicts.py); else
-    the highest median score, said to be no ranking."""
+    runs' CV separates the top row from every other (analysis/steadiness/stability_verdicts.py);
+    else the highest median score, said to be no ranking."""
     flat = ranked.sort_values("rank_stability").iloc[0]
     who = bold_named(flat["cell_label"], names.get(int(flat["cell_id"])))
     score = f"stability score {number(flat['score_median'], '.0f')} (100 = flat)"
@@ -146,7 +146,8 @@ def claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series) -> 
             items.append(limit.sentence())
     if peaks.notna().any():
         items += checkpoint_age_claims(rs, cells, peaks)
-    not_steady = run_claims.not_steady_runs(rs)  # a level still trending (analysis/transients.py)
+    # A level still trending (analysis/steadiness/transients.py).
+    not_steady = run_claims.not_steady_runs(rs)
     if not_steady.total:
         items.append(not_steady.sentence())
     cycles = cells.attrs.get("cycles") or {}  # flush cycles against the window (compare)
@@ -193,7 +194,7 @@ def aa_line(cmp: Comparison) -> Paragraph:
 
 def host_lines(cmp: Comparison, names: dict[int, str]) -> list[Paragraph]:
     """Per A/A cell (5 or more counted runs) of a study spread over hosts (sessions): its runs
-    by host and whether the hosts differ (:func:`analysis.hosts.host_effect`)."""
+    by host and whether the hosts differ (:func:`analysis.comparisons.hosts.host_effect`)."""
     m = metric_view(cmp.experiment)
     rs = cmp.frames.run_summary
     done = rs[rs["status"] == RunStatus.DONE]

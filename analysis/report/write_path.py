@@ -1,15 +1,14 @@
 """The report's write-path section, as typed blocks: the ledger of each row (KiB per
 transaction by part, the residual, the floor and the bytes above it) and the cost table against
-each row's baseline (analysis/ledger.py, analysis/write_costs.py; rules: docs/statistics.md,
-"The write-path ledger")."""
+each row's baseline (analysis/writes/ledger.py, analysis/writes/write_costs.py; rules:
+docs/statistics.md, "The write-path ledger")."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from analysis import efficiency, ledger, write_costs
-from analysis.baselines import baseline_of
-from analysis.metric import MetricView
+from analysis.comparisons.baselines import baseline_of
+from analysis.reading.metric import MetricView
 from analysis.report.model import (
     Heading,
     Paragraph,
@@ -22,6 +21,8 @@ from analysis.report.model import (
     named,
 )
 from analysis.report.sections import table
+from analysis.tables import efficiency
+from analysis.writes import ledger, write_costs
 from core.units import format_number as number
 
 #: The ledger table's figure columns: (header, column, number format).

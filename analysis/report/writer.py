@@ -27,11 +27,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from analysis.frames import DB, ExperimentRef
-from analysis.png_export import PngExporter
+from analysis.figures.png_export import PngExporter
 from analysis.report.build import build_report_model
 from analysis.report.folder import ReportFolder
 from analysis.report.render import render, submit_png
+from analysis.tables.frames import DB, ExperimentRef
 
 if TYPE_CHECKING:
     from core.experiment.spec import ExperimentSpec
@@ -70,7 +70,7 @@ def write_report(
         Compare runs whose checked metadata differ (the page says so).
     reference:
         An experiment file's spec whose reference results the scorecard uses instead of the
-        stored experiment's (:mod:`analysis.scorecard`).
+        stored experiment's (:mod:`analysis.comparisons.scorecard`).
     overwrite:
         Replace a file at one of the report's names that the report did not write (renamed
         over, never written through; nothing else is deleted).

@@ -112,7 +112,8 @@ def ar1_surrogates(
     # multiply-adds in the same order as a Python loop over i, so the draws are bit-identical
     # (tests/analysis/test_statistics_speed.py), at a fraction of the loop's cost.
     # Imported here: scipy.signal costs ≈ 0.7 s to import, and a report whose stability
-    # figures all come from the cache (analysis/stability_cache.py) never draws a surrogate.
+    # figures all come from the cache (analysis/steadiness/stability_cache.py) never draws a
+    # surrogate.
     from scipy.signal import lfilter
 
     x = eps.copy()

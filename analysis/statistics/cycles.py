@@ -238,7 +238,7 @@ def window_means(
     """The window mean rate (Σ counts / Σ seconds) of a window of ``length_s`` at each start.
 
     ``times_s`` are the intervals' end times; an interval belongs to a window ``(s, s + L]``
-    when its midpoint does, as the analysis' window flags decide (``analysis/series.py``).
+    when its midpoint does, as the analysis' window flags decide (``analysis/reading/series.py``).
     NaN where a window holds no interval.
     """
     t = np.asarray(times_s, dtype=float)

@@ -79,7 +79,7 @@ def min_attainable_stratified_p(sizes: Sequence[tuple[int, int]]) -> float:
     return min(1.0, 2.0 / math.prod(combs))
 
 
-def _rank_sum_distribution(doubled_ranks: np.ndarray, k: int) -> np.ndarray:
+def rank_sum_distribution(doubled_ranks: np.ndarray, k: int) -> np.ndarray:
     """Probability of each sum of ``k`` of the given integer weights (all subsets equally likely).
 
     Index ``s`` of the result is P(sum = s). Subset counts are kept as float64: exact up to
@@ -135,7 +135,7 @@ def mann_whitney(
 
         res = stats.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic")
         return TestResult(float(u), float(res.pvalue), "normal-approximation", na, nb)
-    dist = _rank_sum_distribution(r2, na)
+    dist = rank_sum_distribution(r2, na)
     expected = na * (na + nb + 1)  # E[W] on the doubled scale
     dev = np.abs(np.arange(dist.size) - expected)
     p = float(dist[dev >= abs(w_obs - expected) - _EPS].sum())
@@ -146,7 +146,7 @@ def _stratum_support(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarr
     """Exact null distribution of one block's weighted rank sum of ``y``: values, probs, obs."""
     pooled = np.concatenate([x, y])
     r2 = _doubled_midranks(pooled)
-    dist = _rank_sum_distribution(r2, y.size)
+    dist = rank_sum_distribution(r2, y.size)
     support = np.flatnonzero(dist > 0)
     weight = 1.0 / (pooled.size + 1) / 2  # van Elteren weight, undoing the doubling
     return support * weight, dist[support], float(r2[x.size:].sum() * weight)

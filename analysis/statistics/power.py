@@ -26,8 +26,8 @@ import numpy as np
 
 from analysis.statistics.hypothesis_tests import (
     EXACT_MAX_N,
-    _rank_sum_distribution,
     min_attainable_p,
+    rank_sum_distribution,
 )
 from analysis.statistics.probability import t_ppf_array
 
@@ -43,7 +43,7 @@ MAX_EFFECT_SD = 60.0
 def _exact_significant(n_a: int, n_b: int, alpha: float) -> np.ndarray:
     """For each doubled rank sum of the first group (no ties): is the exact two-sided p < α?"""
     n = n_a + n_b
-    dist = _rank_sum_distribution(2 * np.arange(1, n + 1), n_a)
+    dist = rank_sum_distribution(2 * np.arange(1, n + 1), n_a)
     expected = n_a * (n + 1)
     dev = np.abs(np.arange(dist.size) - expected)
     # p(w) = P(|W − E| ≥ |w − E|): per distinct deviation, the mass at it and beyond.

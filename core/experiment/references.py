@@ -20,7 +20,7 @@ reference values. With no ``comparisons`` the scorecard compares every reference
 baseline. The reference is not part of a cell's identity: ``IncludeCell.values()`` (what the
 cell key hashes) holds knobs only, and ``reference`` is a plan-only key of the measurement
 hash — adding a reference to a study keeps its finished runs. The analysis reads the stored
-spec (:mod:`analysis.scorecard`); the verdict rule is in ``docs/statistics.md``.
+spec (:mod:`analysis.comparisons.scorecard`); the verdict rule is in ``docs/statistics.md``.
 """
 
 from __future__ import annotations
@@ -40,11 +40,12 @@ from core.validation import KeyedValueError, StrictModel
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 #: A row's short name (used by comparisons, shown in the scorecard).
 RowName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.+-]{0,39}$")]
-#: The reference value keys, one per workload metric (``analysis.metric``'s names, lower case).
+#: The reference value keys, one per workload metric (``analysis.reading.metric``'s names, lower
+#: case).
 METRIC_KEYS = ("notpm", "tps")
 
 
-#: What a reference may say of a row's throughput line (``analysis/stability_claims.py``
+#: What a reference may say of a row's throughput line (``analysis/comparisons/stability_claims.py``
 #: scores each with the stability figures; docs/statistics.md, "Stability claims").
 SHAPES = ("flat", "unsteady", "oscillating", "stalls")
 

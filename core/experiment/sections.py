@@ -42,7 +42,7 @@ Seconds = Annotated[float, BeforeValidator(_to_seconds), Field(ge=0, le=MAX_DURA
 
 
 #: The keys that give a dataset kind its scale (for messages).
-_SCALE_KEYS = {"tpcc": "warehouses", "sysbench": "tables/table_size"}
+SCALE_KEYS = {"tpcc": "warehouses", "sysbench": "tables/table_size"}
 
 
 class DatasetSpec(StrictModel):

@@ -20,8 +20,8 @@ from core.experiment.drivers import AUTO_DRIVER, DRIVERS, choose_auto
 from core.experiment.knobs import Knobs, Matrix, check_variable_name
 from core.experiment.references import IncludeCell, ReferenceSpec, RowName, check_references
 from core.experiment.sections import (
-    _SCALE_KEYS,
     DEFAULT_START_JITTER_S,
+    SCALE_KEYS,
     CpusSpec,
     DatasetSpec,
     DisturbedSpec,
@@ -108,7 +108,7 @@ class ExperimentSpec(StrictModel):
     include: list[IncludeCell] = Field(default_factory=list)
     #: Partial knob values naming the baseline cell (default: the first cell), or an include
     #: row's ``name``, or a list of them: one baseline per server (or per group of rows), each
-    #: row compared with its own (``analysis/baselines.py``).
+    #: row compared with its own (``analysis/comparisons/baselines.py``).
     baseline: Baselines | None = None
     #: Raw variables that open the server or name a path, allowed on purpose (README: "The
     #: sandbox owns its server"); paths must stay relative, inside the run's datadir.
@@ -137,7 +137,8 @@ class ExperimentSpec(StrictModel):
                "start": start, "end": end, "report_interval": self.workload.report_interval}
         if self.window.steady:
             out["steady"] = True  # each run's own start is runs.window_start_s
-        out["cycles"] = self.window.cycles  # read by the analysis (analysis/window_cycles.py)
+        # read by the analysis (analysis/reading/window_cycles.py)
+        out["cycles"] = self.window.cycles
         return out
 
     def cell_count(self) -> int:
@@ -212,7 +213,7 @@ class ExperimentSpec(StrictModel):
                 )
             raise KeyedValueError(
                 f"the {self.workload.driver} driver needs a {kind} dataset"
-                f" ({_SCALE_KEYS[kind]})", "dataset", "workload",
+                f" ({SCALE_KEYS[kind]})", "dataset", "workload",
             )
         window_start, window_end = self.window.resolve(self.workload.duration)
         if not 0 <= window_start < window_end <= self.workload.duration:

@@ -31,14 +31,14 @@ def bundle_cmd(
     """Write one experiment as a study bundle: results, experiment file, base config, server
     profile, report, flushbench version and environment facts, with a checked manifest."""
     from analysis.bundle import BundleReference, database_file, make_bundle
-    from flushbench.cli.results_verbs import _reference_spec
+    from flushbench.cli.results_verbs import reference_spec
     from store.bundles import compression
     from store.db import ResultsDB, resolve_url
 
     compression(out)  # the suffix first: nothing is read for a name that cannot be written
     check_output_file(out, "the bundle", error=AnalysisError)
     # The reference file is checked before the database is read (its problems name it).
-    ref = None if reference is None else BundleReference(reference, _reference_spec(reference))
+    ref = None if reference is None else BundleReference(reference, reference_spec(reference))
     if out.exists() and not force:
         raise AnalysisError("the bundle file exists already", where=str(out),
                             fix="choose another name, or pass --force to overwrite it")

@@ -25,9 +25,11 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
                      reference: ExperimentSpec | None, cycles: str | None = None) -> None:
     """``compare`` of one experiment: the tables, then its scorecard when it has one
     (``cycles``: ``--cycles``, how periodic runs' windows are cut)."""
-    from analysis import efficiency, latency, scorecard
-    from analysis.compare import compare
-    from analysis.metric import metric_view
+    from analysis.comparisons import scorecard
+    from analysis.comparisons.compare import compare
+    from analysis.reading.metric import metric_view
+    from analysis.response import latency
+    from analysis.tables import efficiency
 
     cmp = compare(db, experiment, force=force, cycles=cycles)
     m = metric_view(cmp.experiment)
@@ -69,8 +71,9 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
 def _missed_rates(db: str | None, cmp: Any, lat: Any) -> dict[Any, str]:
     """The cells with a fixed-rate run that missed its target, and why: their throughput and
     response-time verdicts become "missed rate" (never compared as if they held the load the
-    other rows carried; analysis/fixed_rate.py)."""
-    from analysis import fixed_rate, frames
+    other rows carried; analysis/response/fixed_rate.py)."""
+    from analysis.response import fixed_rate
+    from analysis.tables import frames
 
     runs = cmp.frames.runs
     done = [int(x) for x in cmp.frames.intervals["run_id"].unique()]
@@ -96,7 +99,7 @@ def _missed_rates(db: str | None, cmp: Any, lat: Any) -> dict[Any, str]:
 def _print_verdicts(con: Any, cmp: Any, ids: dict[Any, str]) -> None:
     """Below the comparison table: several baselines, each verdict's reason and MDE, the
     A/A noise floor."""
-    from analysis.compare import aa_floor_text
+    from analysis.comparisons.compare import aa_floor_text
 
     cells = cmp.cells.set_index("cell_id")
     if cmp.cells.attrs.get("window_note"):
@@ -147,9 +150,9 @@ def _print_effects(con: Any, cmp: Any) -> None:
 
 def _print_latency(con: Any, lat: Any, ids: dict[Any, str], m: Any) -> None:
     """Response time beside stability: each cell's window percentile and its verdict against
-    the baseline (lower is better), stall seconds and jitter (analysis/latency.py)."""
-    from analysis import latency
-    from analysis.latency import STALL_MULTIPLE
+    the baseline (lower is better), stall seconds and jitter (analysis/response/latency.py)."""
+    from analysis.response import latency
+    from analysis.response.latency import STALL_MULTIPLE
 
     v = lat.view
     if v.percentile is None:
@@ -175,7 +178,7 @@ def _print_latency(con: Any, lat: Any, ids: dict[Any, str], m: Any) -> None:
 
 def _print_cost(con: Any, eff: Any, ids: dict[Any, str], m: Any) -> None:
     """Cost per transaction of each cell (median of its counted runs) and, below, what bound
-    each row in a sentence (analysis/cost.py, analysis/bound.py)."""
+    each row in a sentence (analysis/writes/cost.py, analysis/writes/bound.py)."""
     if eff.cost_cells.empty and eff.bound_cells.empty:
         return
     unit = "New-Order" if m.per_minute else "transaction"
@@ -190,7 +193,7 @@ def _print_cost(con: Any, eff: Any, ids: dict[Any, str], m: Any) -> None:
 
 def _print_scorecard(con: Any, cmp: Any, reference: ExperimentSpec | None) -> None:
     """The reproduction scorecard: the reference's ratios against the measured ones."""
-    from analysis import scorecard
+    from analysis.comparisons import scorecard
 
     spec = reference if reference is not None else cmp.experiment["stored"].spec
     if not scorecard.has_reference(spec):
@@ -215,8 +218,8 @@ def _print_scorecard(con: Any, cmp: Any, reference: ExperimentSpec | None) -> No
 
 def _print_stability_claims(con: Any, spec: ExperimentSpec, cmp: Any) -> None:
     """What the reference says of each line, graded against each row's runs."""
-    from analysis import scorecard
-    from analysis.stability_claims import stability_scorecard
+    from analysis.comparisons import scorecard
+    from analysis.comparisons.stability_claims import stability_scorecard
 
     claims = stability_scorecard(spec, cmp.frames.run_summary, cmp.cells)
     if claims.empty:
@@ -231,7 +234,7 @@ def print_cross(sources: list[Any], *, force: bool, on: list[str] | None,
                 pairs: list[list[int]] | None) -> None:
     """``compare`` across experiments and databases: sources, matching, pooled and
     source-against-source tables, every number under the name of its source."""
-    from analysis.crossdb import cross_compare, sources_table
+    from analysis.comparisons.crossdb import cross_compare, sources_table
 
     cross = cross_compare(sources, on=on, pairs=pairs, force=force)
     con = make_console()

@@ -18,7 +18,7 @@ def disturbed_cmd(
 ) -> None:
     """List the experiment's disturbed runs (every attempt): what disturbed each, its figures,
     and whether the experiment's `disturbed:` policy keeps it in the verdicts."""
-    from analysis.disturbed import disturbed_runs
+    from analysis.steadiness.disturbed import disturbed_runs
 
     table = disturbed_runs(db, experiment)
     console = make_console()

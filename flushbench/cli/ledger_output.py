@@ -1,7 +1,7 @@
 """What ``flushbench compare`` prints of the write path: the ledger (KiB per transaction by
 part, the residual), the floor and the bytes above it by cause, and the cost table against
 each row's baseline — as rich tables, or as Markdown with ``compare --format markdown``
-(analysis/ledger.py, analysis/write_costs.py)."""
+(analysis/writes/ledger.py, analysis/writes/write_costs.py)."""
 
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ from flushbench.cli.console import para, printable, shown
 
 
 def _costs(eff: Any, cmp: Any) -> Any:
-    """The cost table of analysis/write_costs.py, each row against its own baseline."""
-    from analysis import write_costs
-    from analysis.baselines import baseline_of
+    """The cost table of analysis/writes/write_costs.py, each row against its own baseline."""
+    from analysis.comparisons.baselines import baseline_of
+    from analysis.writes import write_costs
 
     return write_costs.table(eff.cost_cells, eff.ledger_cells, baseline_of(cmp.cells))
 
 
 def print_ledger_tables(con: Any, eff: Any, cmp: Any, ids: dict[Any, str], m: Any) -> None:
     """The ledger, the floor and the cost tables, with the sentences that read them."""
-    from analysis import ledger
+    from analysis.writes import ledger
 
     cells = eff.ledger_cells
     if cells.empty:
@@ -50,9 +50,11 @@ def print_ledger_tables(con: Any, eff: Any, cmp: Any, ids: dict[Any, str], m: An
 def print_markdown(experiment: str, db: str | None, *, force: bool) -> None:
     """``compare --format markdown``: the ledger and the cost table as Markdown tables, for a
     blog post (labels are the rows' names where the experiment gives them)."""
-    from analysis import efficiency, ledger, scorecard, write_costs
-    from analysis.compare import compare
-    from analysis.metric import metric_view
+    from analysis.comparisons import scorecard
+    from analysis.comparisons.compare import compare
+    from analysis.reading.metric import metric_view
+    from analysis.tables import efficiency
+    from analysis.writes import ledger, write_costs
 
     cmp = compare(db, experiment, force=force)
     m = metric_view(cmp.experiment)

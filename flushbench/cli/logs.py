@@ -137,7 +137,7 @@ class LogReporter:
     def _figures(self, run_id: int) -> str:
         """``NOTPM 12,345 (window mean), stability 87, warnings: …`` for one run."""
         try:
-            from analysis import frames
+            from analysis.tables import frames
             from store.models import Cell, Experiment, Run
 
             with self.db.session() as s:

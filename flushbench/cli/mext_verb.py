@@ -31,7 +31,7 @@ def mext_cmd(
     checkpoint age) are levels. On a terminal the columns are cut into blocks that fit its
     width; --csv prints them all.
     """
-    from analysis.mext import mext
+    from analysis.reading.mext import mext
 
     check_run_id(run_id)
     names = [c.strip() for c in counters.split(",") if c.strip()] if counters else None

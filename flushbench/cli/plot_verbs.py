@@ -36,7 +36,7 @@ def compare_cmd(
 ) -> None:
     """Two cells on one time axis: every repetition thin, the median run bold, the window
     shaded."""
-    from analysis.two_cells import METRICS, SUFFIXES, compare_cells, save
+    from analysis.comparisons.two_cells import METRICS, SUFFIXES, compare_cells, save
 
     if out.suffix.lower() not in SUFFIXES:
         raise AnalysisError("the figure file must end in .png or .html", where=str(out),

@@ -93,7 +93,7 @@ def report_cmd(
     nobody changed since). When the PNG export fails or is stopped (Chromium cannot start,
     or no figure is drawn for 20 s), report.html is still written, a warning says why, and the
     exit status is 0."""
-    from analysis.crossdb import parse_sources
+    from analysis.comparisons.crossdb import parse_sources
 
     check_output_dir(out, "the report folder")
     problems: list[str] = []
@@ -115,14 +115,14 @@ def report_cmd(
                                 where="--on", fix="name two experiments or more"
                                 " (NAME@DATABASE)")
         path = write_report(sources[0].db, sources[0].experiment, out, png=not no_png,
-                            force=force, reference=_reference_spec(reference),
+                            force=force, reference=reference_spec(reference),
                             overwrite=overwrite, problems=problems)
     for problem in problems:
         make_console(stderr=True).print(f"[yellow]warning:[/] {shown(problem)}")
     say(_console(), f"report: {path}")
 
 
-def _reference_spec(path: Path | None) -> ExperimentSpec | None:
+def reference_spec(path: Path | None) -> ExperimentSpec | None:
     """The experiment file's spec (its reference results), or None."""
     if path is None:
         return None
@@ -165,7 +165,7 @@ def compare_cmd(
     """Print the comparison tables: cells vs baseline, knob effects, rankings, warnings —
     and the reproduction scorecard when the experiment carries reference results. With
     several experiments (or databases): cells matched by knobs, each source a block."""
-    from analysis.crossdb import parse_sources
+    from analysis.comparisons.crossdb import parse_sources
     from flushbench.cli.compare_output import print_comparison, print_cross
 
     if fmt not in ("text", "markdown"):
@@ -190,7 +190,7 @@ def compare_cmd(
         raise AnalysisError("--on and --pair match cells across experiments", where="--on",
                             fix="name two experiments or more (NAME@DATABASE)")
     print_comparison(sources[0].experiment, sources[0].db, force=force,
-                     reference=_reference_spec(reference), cycles=_cycles(cycles))
+                     reference=reference_spec(reference), cycles=_cycles(cycles))
 
 
 @app.command("show")
@@ -199,8 +199,9 @@ def show_cmd(
     db: DbOption = None,
 ) -> None:
     """Show one run: cell, status, metadata, window NOTPM, stability figures."""
-    from analysis import frames, scorecard
-    from analysis.metric import metric_view
+    from analysis.comparisons import scorecard
+    from analysis.reading.metric import metric_view
+    from analysis.tables import frames
     from store.models import RunStatus
 
     check_run_id(run_id)
@@ -226,8 +227,10 @@ def show_cmd(
 
 
 def _cycle_rows(db: Any, run_id: int, m: Any) -> list[tuple[str, str]]:
-    """``show``'s rows on a done run's flush cycles and its window (analysis/window_cycles.py)."""
-    from analysis import frames, window_cycles
+    """``show``'s rows on a done run's flush cycles and its window
+    (analysis/reading/window_cycles.py)."""
+    from analysis.reading import window_cycles
+    from analysis.tables import frames
 
     found = window_cycles.run_cycles(frames.intervals(db, run_ids=[run_id], detail=False),
                                      frames.samples(db, run_ids=[run_id], counters=()))
@@ -236,8 +239,9 @@ def _cycle_rows(db: Any, run_id: int, m: Any) -> list[tuple[str, str]]:
 
 def _rate_rows(db: Any, run_id: int) -> list[tuple[str, str]]:
     """``show``'s row of a fixed-rate run: its target, the rate it achieved, the intervals
-    below 95 % and its queue (analysis/fixed_rate.py); none for the closed loop."""
-    from analysis import fixed_rate, frames
+    below 95 % and its queue (analysis/response/fixed_rate.py); none for the closed loop."""
+    from analysis.response import fixed_rate
+    from analysis.tables import frames
 
     runs = fixed_rate.per_run(frames.intervals(db, run_ids=[run_id], detail=True))
     return [("fixed rate", fixed_rate.run_text(runs.loc[run_id]))] if run_id in runs.index \
@@ -247,8 +251,9 @@ def _rate_rows(db: Any, run_id: int) -> list[tuple[str, str]]:
 def _latency_rows(db: Any, r: Any, m: Any, *, fixed_rate: bool) -> list[tuple[str, str]]:
     """``show``'s response-time rows of a done run: the window's percentile (exact from the
     histograms, or the driver's per-interval median, said so), stall seconds, jitter
-    (analysis/latency.py); ``fixed_rate``: the run ran at one."""
-    from analysis import frames, latency
+    (analysis/response/latency.py); ``fixed_rate``: the run ran at one."""
+    from analysis.response import latency
+    from analysis.tables import frames
 
     run_id = int(r["run_id"])
     view, fig, unread = latency.one_run(
@@ -258,9 +263,11 @@ def _latency_rows(db: Any, r: Any, m: Any, *, fixed_rate: bool) -> list[tuple[st
 
 def _efficiency_rows(db: Any, rs: Any, m: Any) -> list[tuple[str, str]]:
     """``show``'s rows on what bound a done run, what each transaction cost and where its
-    written bytes went (analysis/bound.py, analysis/cost.py, analysis/ledger.py)."""
-    from analysis import bound, cost, frames, ledger
-    from analysis.run_digest import run_digests
+    written bytes went (analysis/writes/bound.py, analysis/writes/cost.py,
+    analysis/writes/ledger.py)."""
+    from analysis.tables import frames
+    from analysis.writes import bound, cost, ledger
+    from analysis.writes.run_digest import run_digests
 
     r = rs.iloc[0]
     run_id = int(r["run_id"])
@@ -292,7 +299,7 @@ def export_cmd(
     The file's suffix must match --format (a .csv name with --format parquet is refused).
     The export never writes over what it reads — the results database, its -wal/-shm/-journal
     files, the bundle --db names, through a link or a hard link — not even with --force."""
-    from analysis.export import export
+    from analysis.tables.export import export
 
     if fmt in ("csv", "parquet") and what in ("intervals", "samples", "runs"):
         check_output_file(out, "the export file (-o)")

@@ -101,8 +101,9 @@ def plan(
 
 def _print_cycles(made, pilot: str | None, db: str | None, out) -> None:  # noqa: ANN001
     """Warn when the window cannot hold 5 cycles of a period earlier runs of a cell's
-    configuration showed (analysis/cycle_history.py); quiet without a results database."""
-    from analysis.cycle_history import cycles_warnings, earlier_periods
+    configuration showed (analysis/steadiness/cycle_history.py); quiet without a results
+    database."""
+    from analysis.steadiness.cycle_history import cycles_warnings, earlier_periods
 
     exp = made.experiment
     window = exp.resolved_window()
@@ -135,7 +136,7 @@ def _print_power(made, effect: float, cv: float | None, pilot: str | None,  # no
     """The power table of ``plan --detect``: per comparison, MDE now and runs needed."""
     import pandas as pd
 
-    from analysis.power_plan import Noise, comparison_power, pilot_noise, power_sentence
+    from analysis.comparisons.power_plan import Noise, comparison_power, pilot_noise, power_sentence
 
     exp = made.experiment
     if cv is not None:
@@ -153,7 +154,7 @@ def _print_power(made, effect: float, cv: float | None, pilot: str | None,  # no
     seconds: dict[str, list[float]] = {}
     for run in made.runs:
         seconds.setdefault(run.cell.key, []).append(run.seconds)
-    from analysis.baselines import baseline_of
+    from analysis.comparisons.baselines import baseline_of
 
     own = baseline_of(pd.DataFrame([{"cell_id": i, "is_baseline": c.is_baseline,
                                      "knobs": c.knobs} for i, c in enumerate(made.cells)]))

@@ -13,8 +13,8 @@ def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> N
 
     Throughput is in the experiment's metric (NOTPM for TPC-C, TPS for sysbench).
     """
-    from analysis import frames
-    from analysis.metric import metric_view
+    from analysis.reading.metric import metric_view
+    from analysis.tables import frames
 
     runs = frames.runs(db, experiment_id)
     if runs.empty:

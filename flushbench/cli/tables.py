@@ -241,8 +241,8 @@ def _plan_totals(p: Plan) -> list[str]:
 
 
 def power_table(effect: float, rows: list[tuple[str, Any]]) -> Table:
-    """``plan --detect``: per comparison (label, :class:`analysis.power_plan` row), the runs
-    now, the MDE now, the runs needed per cell and their machine hours."""
+    """``plan --detect``: per comparison (label, :class:`analysis.comparisons.power_plan` row), the
+    runs now, the MDE now, the runs needed per cell and their machine hours."""
     table = _table(f"Power: finding {effect:g} %", [
         ("comparison", "left"), ("runs now", "right"), ("MDE now", "right"),
         ("runs needed per cell", "right"), ("machine hours", "right")])
@@ -393,9 +393,9 @@ def mext_block_table(values: Any, block: list[str], first: str, restarts: list[s
                      rate: bool) -> Table:
     """One block of ``mext``'s columns in pt-mext's layout: counters as rows, the samples of
     ``block`` as columns (``first``, the absolute values, is never a rate); a column where the
-    server restarted is marked. Values as pt-mext prints them (:func:`analysis.mext.format_value`:
-    blank where there is none)."""
-    from analysis.mext import format_value
+    server restarted is marked. Values as pt-mext prints them
+    (:func:`analysis.reading.mext.format_value`: blank where there is none)."""
+    from analysis.reading.mext import format_value
 
     out = Table(show_edge=False, box=None, pad_edge=False)
     out.add_column("counter", min_width=min(MEXT_NAME_WIDTH, 20), max_width=MEXT_NAME_WIDTH,
@@ -489,7 +489,7 @@ def start_offset_text(extra: Any) -> str:
 
 
 def cycle_rows(rc: Any, m: Any) -> list[tuple[str, str]]:
-    """``show``'s rows on flush cycles (:class:`analysis.window_cycles.RunCycles`): the
+    """``show``'s rows on flush cycles (:class:`analysis.reading.window_cycles.RunCycles`): the
     periods of throughput and checkpoint age over the whole run, and what the window holds."""
     if rc is None:
         return [("flush cycle", "– (no measured interval in the window)")]
@@ -499,10 +499,10 @@ def cycle_rows(rc: Any, m: Any) -> list[tuple[str, str]]:
 
 def latency_rows(view: Any, fig: Any, m: Any, unread: str | None = None
                  ) -> list[tuple[str, str]]:
-    """``show``'s response-time rows (:func:`analysis.latency.one_run`): which stored
+    """``show``'s response-time rows (:func:`analysis.response.latency.one_run`): which stored
     histogram could not be read (``unread``, as ``compare`` says it), the window's percentile
     and how it was had, its p99.9 and maximum, stall seconds, jitter."""
-    from analysis.latency import STALL_MULTIPLE
+    from analysis.response.latency import STALL_MULTIPLE
 
     first = [("latency histograms", f"not merged — {unread}")] if unread else []
     if view.percentile is None:
@@ -526,8 +526,8 @@ def latency_rows(view: Any, fig: Any, m: Any, unread: str | None = None
 
 def efficiency_rows(bound_text: str | None, costs: Any, m: Any) -> list[tuple[str, str]]:
     """``show``'s rows on what bound the run (None: no samples in the window) and what each
-    transaction cost (:func:`analysis.cost.per_run`)."""
-    from analysis import cost
+    transaction cost (:func:`analysis.writes.cost.per_run`)."""
+    from analysis.writes import cost
 
     unit = "New-Order" if m.per_minute else "transaction"
     fmt = {c: f"{number(costs[c], cost.FORMATS[c])} {cost.LABELS[c]}" for c in cost.COLUMNS}
@@ -542,9 +542,9 @@ def efficiency_rows(bound_text: str | None, costs: Any, m: Any) -> list[tuple[st
 
 
 def ledger_rows(written: Any, m: Any) -> list[tuple[str, str]]:
-    """``show``'s rows on a run's write path (:func:`analysis.ledger.per_run`): its largest
+    """``show``'s rows on a run's write path (:func:`analysis.writes.ledger.per_run`): its largest
     write source, and the parts against the device's bytes."""
-    from analysis import ledger
+    from analysis.writes import ledger
 
     unit = "New-Order" if m.per_minute else "transaction"
     if not math.isfinite(float(written["redo_kib"])):
@@ -609,7 +609,7 @@ def _window_range(c: Any) -> str:
 
 def _bound_cell(cells: Any, cell_id: Any) -> str:
     """A cell's attribution in the comparison table: ``byte limit 6/6``."""
-    from analysis.bound import short
+    from analysis.writes.bound import short
 
     if cell_id not in cells.index:
         return MISSING
@@ -644,7 +644,7 @@ def interactions_table(it: Any) -> Table:
 def stability_table(ranking: Any, ids: dict[Any, str], m: Any) -> Table:
     """The rows in order of median stability score, with CV, the rank by throughput and —
     the only ranking word — each row's steadiness against its baseline by the verdict rule
-    on the runs' CV (analysis/stability_verdicts.py)."""
+    on the runs' CV (analysis/steadiness/stability_verdicts.py)."""
     steady = "steadiness" in ranking
     t = _table("Stability (100 × p5 / median; 100 = flat), in order of median score — an"
                " order, not a verdict", [
@@ -661,7 +661,7 @@ def latency_table(lat: Any, ids: dict[Any, str], m: Any) -> Table:
     """Response time per row: the window percentile, its p99.9 and maximum (stalls and waits
     in flight included), its ratio and verdict against the baseline (lower is better,
     coloured), stall seconds and jitter."""
-    from analysis.latency import HIGHER, LOWER
+    from analysis.response.latency import HIGHER, LOWER
 
     v = lat.view
     who = "New-Order " if m.per_minute else ""
@@ -684,7 +684,7 @@ def latency_table(lat: Any, ids: dict[Any, str], m: Any) -> Table:
 
 def cost_table(cost_cells: Any, ids: dict[Any, str], unit: str) -> Table:
     """Cost per transaction of each row (median of its counted runs)."""
-    from analysis.cost import COLUMNS, FORMATS, LABELS
+    from analysis.writes.cost import COLUMNS, FORMATS, LABELS
 
     t = _table(f"Cost per {unit} (median of each row's runs, measurement window)",
                [("id", "left"), *((LABELS[c], "right") for c in COLUMNS)])
@@ -695,7 +695,7 @@ def cost_table(cost_cells: Any, ids: dict[Any, str], unit: str) -> Table:
 
 def ledger_table(ledger_cells: Any, ids: dict[Any, str], unit: str) -> Table:
     """The write-path ledger of each row: KiB per transaction the device received, split by
-    part, the residual and its share (analysis/ledger.py)."""
+    part, the residual and its share (analysis/writes/ledger.py)."""
     t = _table(f"Write path: KiB per {unit} (median of each row's runs, measurement window)",
                [(h, "left" if h == "id" else "right") for h in
                 ("id", "device", "redo", "dblwr", "pages", "LRU", "binlog", "residual",
@@ -713,7 +713,7 @@ def ledger_table(ledger_cells: Any, ids: dict[Any, str], unit: str) -> Table:
 
 def floor_table(ledger_cells: Any, ids: dict[Any, str], unit: str) -> Table:
     """Each row's floor (the fewest KiB per transaction its redo and dirty pages allow), its
-    write amplification above it and the KiB above it by cause (analysis/ledger.py)."""
+    write amplification above it and the KiB above it by cause (analysis/writes/ledger.py)."""
     t = _table(f"Above the floor: KiB per {unit} (floor and causes add up to the device's)",
                [(h, "left" if h == "id" else "right") for h in
                 ("id", "pages", "floor pages", "floor", "×floor", "redo rewrite", "dblwr",
@@ -729,9 +729,9 @@ def floor_table(ledger_cells: Any, ids: dict[Any, str], unit: str) -> Table:
 
 
 def write_costs_table(costs: Any, ids: dict[Any, str], unit: str) -> Table:
-    """The cost table (analysis/write_costs.py): each figure per transaction with its ratio
+    """The cost table (analysis/writes/write_costs.py): each figure per transaction with its ratio
     to the row's baseline in brackets."""
-    from analysis.write_costs import COLUMNS, FORMATS, HEADERS
+    from analysis.writes.write_costs import COLUMNS, FORMATS, HEADERS
 
     t = _table(f"Cost per {unit} (median of each row's runs; ×: over the row's baseline)",
                [("id", "left"), *((HEADERS[c], "right") for c in COLUMNS)])
@@ -745,7 +745,7 @@ def write_costs_table(costs: Any, ids: dict[Any, str], unit: str) -> Table:
 def scorecard_table(table: Any) -> Table:
     """The reproduction scorecard: the reference's ratios against ours (R1, R2, …), our
     verdict and the reproduction verdict (coloured)."""
-    from analysis import scorecard
+    from analysis.comparisons import scorecard
 
     t = _table("The reference's ratios against ours (a / b)", [
         (col, "right" if col in ("reference", "ours (95% CI)") else "left")
@@ -767,7 +767,7 @@ def scorecard_table(table: Any) -> Table:
 # --- compare across databases ----------------------------------------------------------------
 
 def cross_sources_table(sources: Any, sid: dict[str, str], legend: str) -> Table:
-    """The sources (:func:`analysis.crossdb.sources_table`): server, hosts, cells, runs,
+    """The sources (:func:`analysis.comparisons.crossdb.sources_table`): server, hosts, cells, runs,
     window, each under its short id."""
     t = _table(f"Sources ({shown(legend)})", [
         (col, "right" if col in ("cells", "runs") else "left")

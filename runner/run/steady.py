@@ -42,7 +42,7 @@ class SteadyStart:
         """One line for the run's events.
 
         No ``;`` in it: the analysis joins a run's warnings with ``"; "`` and splits them there
-        (:func:`analysis.claims.split_warnings`).
+        (:func:`analysis.steadiness.claims.split_warnings`).
         """
         parts = ", ".join(
             f"{name} settles at {s['start_s']:.0f} s ({s['batches']} batches)" if s["reached"]

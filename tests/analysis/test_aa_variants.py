@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import frames
-from analysis.aa_variants import aa_variants, drift
+from analysis.comparisons.aa_variants import aa_variants, drift
+from analysis.tables import frames
 from core.errors import AnalysisError
 from store.db import ResultsDB
 from tests.analysis.test_disturbed import store

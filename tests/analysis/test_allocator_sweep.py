@@ -17,10 +17,10 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from analysis import frames
-from analysis.export import export
-from analysis.memory import load_memory
+from analysis.reading.memory import load_memory
 from analysis.report.writer import write_report
+from analysis.tables import frames
+from analysis.tables.export import export
 from flushbench.cli import build_app
 from flushbench.cli.summary import print_cell_summary
 from runner.fleet.worker import run_experiment
@@ -145,8 +145,8 @@ def test_cli_tables_say_tps(sweep: Path) -> None:
 
 
 def test_threads_figure_ticks_at_the_tested_counts(sweep: Path) -> None:
-    from analysis import plots
-    from analysis.metric import metric_view
+    from analysis.figures import plots
+    from analysis.reading.metric import metric_view
 
     info = frames.experiment_info(sweep, "allocators-e2e")
     m = metric_view(info)

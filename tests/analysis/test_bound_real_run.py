@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from analysis import bound, efficiency
-from analysis.frames import load
+from analysis.tables import efficiency
+from analysis.tables.frames import load
+from analysis.writes import bound
 from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Sample

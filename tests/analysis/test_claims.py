@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import claims, frames
+from analysis.steadiness import claims
+from analysis.tables import frames
 
 
 @pytest.fixture(scope="module")

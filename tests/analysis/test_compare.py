@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.compare import (
+from analysis.comparisons.compare import (
     FASTER,
     NO_DIFFERENCE,
     NOT_ENOUGH,
@@ -20,7 +20,7 @@ from analysis.compare import (
     main_effects,
     verdict,
 )
-from analysis.frames import runs
+from analysis.tables.frames import runs
 from core.errors import AnalysisError
 
 
@@ -167,7 +167,7 @@ def test_unknown_experiment_names_the_known_ones(study_db: Path) -> None:
 
 
 def test_a_baseline_run_five_times_is_the_a_a_noise_floor(tmp_path: Path) -> None:
-    from analysis.compare import aa_floor_text
+    from analysis.comparisons.compare import aa_floor_text
     from analysis.report.writer import write_report
     from tests.support.synthetic_store import SynthCell, build_store
 
@@ -194,7 +194,7 @@ def test_a_baseline_run_five_times_is_the_a_a_noise_floor(tmp_path: Path) -> Non
 
 
 def test_fewer_than_five_baseline_runs_measure_no_floor(study_db: Path) -> None:
-    from analysis.compare import aa_floor_text
+    from analysis.comparisons.compare import aa_floor_text
 
     floor = compare(study_db, "study").cells.attrs["noise_floor"]
     assert floor["n"] == 0 and aa_floor_text(floor) == ""

@@ -14,11 +14,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from analysis import bound, cost, efficiency
-from analysis.frames import load
-from analysis.mext import LOCK_ROW, mext
-from analysis.run_digest import from_samples, run_digests
-from analysis.series import samples
+from analysis.reading.mext import LOCK_ROW, mext
+from analysis.reading.series import samples
+from analysis.tables import efficiency
+from analysis.tables.frames import load
+from analysis.writes import bound, cost
+from analysis.writes.run_digest import from_samples, run_digests
 from store.models import RunStatus
 from tests.support.recorded import recorded_copy
 
@@ -40,7 +41,7 @@ def iops(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
 
 
 def _row_names(fr: Any) -> dict[int, str]:
-    from analysis.scorecard import row_names
+    from analysis.comparisons.scorecard import row_names
 
     return row_names(fr.experiment["stored"].spec, fr.cell_summary)
 

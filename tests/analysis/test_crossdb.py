@@ -22,8 +22,8 @@ import pytest
 import sqlalchemy as sa
 from scipy import stats
 
-from analysis.crossdb import cross_compare, parse_sources
-from analysis.frames import load
+from analysis.comparisons.crossdb import cross_compare, parse_sources
+from analysis.tables.frames import load
 from core.errors import AnalysisError
 from store.db import ResultsDB
 from tests.support.cli_runner import CliRun

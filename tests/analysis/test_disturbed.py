@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import select, update
 
-from analysis import frames
-from analysis.compare import FASTER, compare
-from analysis.disturbed import disturbed_runs
-from analysis.hosts import block_of, blocked_comparison
+from analysis.comparisons.compare import FASTER, compare
+from analysis.comparisons.hosts import block_of, blocked_comparison
+from analysis.steadiness.disturbed import disturbed_runs
+from analysis.tables import frames
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Run, RunEvent
 from tests.support.synthetic_store import SynthCell, build_store

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis import frames
 from analysis.report.render import block_html
 from analysis.report.sentences import GO_DRIVER_RESIDUAL, driver_fidelity_note
+from analysis.tables import frames
 from core.experiment.sections import WorkloadSpec
 
 

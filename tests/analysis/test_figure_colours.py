@@ -17,8 +17,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from analysis import plots, scorecard, two_cells
-from analysis.compare import UNSET_LEVEL, compare
+from analysis.comparisons import scorecard, two_cells
+from analysis.comparisons.compare import UNSET_LEVEL, compare
+from analysis.figures import plots
 from analysis.report.build import build_report_model
 from analysis.report.model import ReportModel
 from analysis.report.render import sections_html
@@ -137,7 +138,8 @@ def test_the_palette_stays_distinct_past_sixteen_rows() -> None:
     colours = plots.cell_colours(cells)
     assert colours[103] == plots.BASELINE_COLOUR
     assert len(set(colours.values())) == 17
-    # Without a marked baseline the first row is compared with (analysis.baselines): neutral.
+    # Without a marked baseline the first row is compared with (analysis.comparisons.baselines):
+    # neutral.
     colours = plots.cell_colours(cells.assign(is_baseline=False).sample(frac=1, random_state=1))
     assert colours[100] == plots.BASELINE_COLOUR and colours[101] == plots.CELL_COLOURS[0]
 

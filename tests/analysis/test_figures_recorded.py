@@ -11,10 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import distributions, frames, io_breakdown, plots, two_cells
-from analysis.compare import Comparison, compare
-from analysis.memory import load_memory, memory_matters
-from analysis.metric import metric_view
+from analysis.comparisons import two_cells
+from analysis.comparisons.compare import Comparison, compare
+from analysis.figures import distributions, plots
+from analysis.reading.memory import load_memory, memory_matters
+from analysis.reading.metric import metric_view
+from analysis.tables import frames, io_breakdown
 from core.errors import AnalysisError
 
 STUDY = "stability-2011"

@@ -1,5 +1,5 @@
-"""A fixed-rate run against its target (analysis/fixed_rate.py): the window's achieved rate,
-the intervals below 95 %, the queue, and a run that missed named — closed-loop runs absent."""
+"""A fixed-rate run against its target (analysis/response/fixed_rate.py): the window's achieved
+rate, the intervals below 95 %, the queue, and a run that missed named — closed-loop runs absent."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from analysis import fixed_rate
+from analysis.response import fixed_rate
 
 
 def _intervals(run_id: int, counts: list[float], target: float | None,

@@ -1,32 +1,30 @@
-"""docs/study-2011/flash_tables.py: the write-up's tables, computed from the committed flash
+"""analysis/studies/flash_tables.py: the write-up's tables, computed from the committed flash
 study, agree with the run table they come from."""
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import re
 from pathlib import Path
 
 import pytest
 
-from analysis import frames
-from analysis.disturbed import counted
+from analysis.steadiness.disturbed import counted
+from analysis.studies import flash_tables
+from analysis.tables import frames
 from tests.support.study_tables import assert_hosts_list_every_counted_run_once, section
 
-SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "flash_tables.py"
+#: The write-up whose tables the script prints.
+README = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "README.md"
 
 
 @pytest.fixture(scope="module")
 def tables(recorded_flash: Path) -> str:
     """The script's whole output on a private copy of the committed database."""
-    spec = importlib.util.spec_from_file_location("flash_tables", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert module.main([str(recorded_flash)]) == 0
+        assert flash_tables.main([str(recorded_flash)]) == 0
     return out.getvalue()
 
 
@@ -70,19 +68,16 @@ def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: s
     database committed again (more runs) without pasting the tables again fails here."""
     body = tables.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
     table = "\n".join(line for line in body.splitlines() if line.startswith("|"))
-    readme = (SCRIPT.parent / "README.md").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
     assert table in readme, (f"docs/study-2011/README.md: its {title!r} table is not what "
                              "flash_tables.py prints on the committed database; paste it again")
 
 
 def test_a_missing_or_broken_database_is_one_line_not_a_traceback(tmp_path: Path,
                                                                    capsys) -> None:
-    spec = importlib.util.spec_from_file_location("flash_tables", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     broken = tmp_path / "broken.sqlite"
     broken.write_bytes(b"not a database")
     for path in (tmp_path / "missing.sqlite", broken):
-        assert module.main([str(path)]) == 2
+        assert flash_tables.main([str(path)]) == 2
         err = capsys.readouterr().err
         assert str(path) in err and "Traceback" not in err and len(err.splitlines()) == 1

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import frames as F
+from analysis.tables import frames as F
 from core.experiment.spec import ExperimentSpec
 from store.db import ResultsDB
 from store.models import Cell, Experiment, Interval, Run, RunMetadata, RunVariable, Sample
@@ -252,7 +252,7 @@ def test_extract_counters_reads_only_the_named_ones() -> None:
 
 
 def test_export_writes_csv_and_parquet(study_db: Path, tmp_path: Path) -> None:
-    from analysis.export import export
+    from analysis.tables.export import export
 
     csv = export(study_db, "study", tmp_path / "i.csv", fmt="csv", what="intervals")
     assert pd.read_csv(csv)["notpm"].notna().all()
@@ -280,8 +280,8 @@ def test_build_store_into_an_open_db(db_path: Path) -> None:
 
 def test_runner_warnings_travel_with_the_run(tmp_path: Path) -> None:
     """A warning event (a host pause) is in runs() and first in the run summary's warnings."""
-    from analysis.query import runs
-    from analysis.summaries import run_summary
+    from analysis.reading.query import runs
+    from analysis.tables.summaries import run_summary
     from store.models import RunEvent
 
     db = tmp_path / "r.sqlite"

@@ -1,31 +1,24 @@
-"""docs/study-generations/generations_tables.py: the write-up's tables, computed from the
+"""analysis/studies/generations_tables.py: the write-up's tables, computed from the
 committed generations study, agree with the runs they come from, and the README quotes them."""
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 from pathlib import Path
 
 import pytest
 
-from analysis import frames
-from analysis.disturbed import counted
+from analysis.steadiness.disturbed import counted
+from analysis.studies import generations_tables
+from analysis.tables import frames
 from tests.support.recorded import recorded_copy
 from tests.support.study_tables import assert_hosts_list_every_counted_run_once, section
 
-SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "study-generations" / \
-    "generations_tables.py"
+#: The write-up whose tables the script prints.
+README = Path(__file__).resolve().parents[2] / "docs" / "study-generations" / "README.md"
 #: The rows' names in the experiment file: SERVER-KIND, each server's defaults its baseline.
 SERVERS = ("mysql-5.5", "percona-5.5", "mariadb-10.2", "mariadb-10.11", "mariadb-11.4")
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("generations_tables", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +32,7 @@ def tables(study: Path) -> str:
     """The script's whole output on the private copy."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert _module().main([str(study)]) == 0
+        assert generations_tables.main([str(study)]) == 0
     return out.getvalue()
 
 
@@ -75,7 +68,7 @@ def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: s
                                                                         title: str) -> None:
     body = tables.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
     table = "\n".join(line for line in body.splitlines() if line.startswith("|"))
-    readme = (SCRIPT.parent / "README.md").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
     assert table in readme, (f"docs/study-generations/README.md: its {title!r} table is not what"
                              " generations_tables.py prints on the committed database; paste it"
                              " again")
@@ -86,6 +79,6 @@ def test_a_missing_or_broken_database_is_one_line_not_a_traceback(tmp_path: Path
     broken = tmp_path / "broken.sqlite"
     broken.write_bytes(b"not a database")
     for path in (tmp_path / "missing.sqlite", broken):
-        assert _module().main([str(path)]) == 2
+        assert generations_tables.main([str(path)]) == 2
         err = capsys.readouterr().err
         assert str(path) in err and "Traceback" not in err and len(err.splitlines()) == 1

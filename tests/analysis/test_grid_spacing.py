@@ -13,8 +13,9 @@ import plotly.io as pio
 import pytest
 from plotly.offline import get_plotlyjs
 
-from analysis import frames, small_multiples
-from analysis.plots import resolved
+from analysis.figures import small_multiples
+from analysis.figures.plots import resolved
+from analysis.tables import frames
 from tests.support import system_tools
 from tests.support.synthetic_store import SynthCell, build_store
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.hosts import blocked_comparison, host_of, method_note
+from analysis.comparisons.hosts import blocked_comparison, host_of, method_note
 
 
 def spread_runs(effect: float, seed: int = 3) -> pd.DataFrame:

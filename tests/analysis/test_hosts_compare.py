@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from analysis.compare import FASTER, compare
+from analysis.comparisons.compare import FASTER, compare
 from core.errors import AnalysisError
 from store.db import ResultsDB
 from store.models import Experiment, Run, RunMetadata
@@ -78,7 +78,7 @@ def test_host_effect_by_one_way_anova() -> None:
     import pandas as pd
     from scipy import stats
 
-    from analysis.hosts import host_effect
+    from analysis.comparisons.hosts import host_effect
 
     values = {"s8": [3400.0, 3460.0], "s9": [3480.0, 3420.0], "s10": [4150.0, 4190.0]}
     rows = [{"run_id": i, "cell_id": 1, "status": "done", "notpm": v, "hostname": "vm",

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import frames
-from analysis import io_breakdown as io
-from analysis.mext import mext
+from analysis.reading.mext import mext
+from analysis.tables import frames
+from analysis.tables import io_breakdown as io
 
 
 @pytest.fixture(scope="module")

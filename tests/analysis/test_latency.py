@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import latency, latency_histograms
-from analysis.frames import load
+from analysis.response import latency, latency_histograms
+from analysis.tables.frames import load
 from core.latency import TypeHistogram, merge, percentile_ms
 from store.latency_codec import decode
 from tests.support.synthetic_store import SynthCell, build_store

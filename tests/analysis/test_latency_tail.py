@@ -1,6 +1,6 @@
-"""The window's tail counts the waits no completion measured (analysis/latency_tail.py and the
-merge in analysis/latency_histograms.py): a stall's intervals are waits of at least its length,
-the Go driver's transactions in flight at the window's end count at their age, nothing is
+"""The window's tail counts the waits no completion measured (analysis/response/latency_tail.py and
+the merge in analysis/response/latency_histograms.py): a stall's intervals are waits of at least its
+length, the Go driver's transactions in flight at the window's end count at their age, nothing is
 counted twice — and on copies of the committed studies the stalling rows' figures say so."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import latency
-from analysis.baselines import baseline_of
-from analysis.frames import load
-from analysis.latency_histograms import WindowHistograms, merge_runs, percentiles
-from analysis.latency_tail import stall_bound_ms, stall_waits_ms, stalls_s
+from analysis.comparisons.baselines import baseline_of
+from analysis.response import latency
+from analysis.response.latency_histograms import WindowHistograms, merge_runs, percentiles
+from analysis.response.latency_tail import stall_bound_ms, stall_waits_ms, stalls_s
+from analysis.tables.frames import load
 from core.latency import HistogramLayout, dense_percentile_ms
 from tests.support.recorded import recorded_copy
 

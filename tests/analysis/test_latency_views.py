@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from analysis import latency
-from analysis.frames import load
+from analysis.figures.small_multiples import STALL_COLOUR, latency_grid_spec
 from analysis.report.build import build_report_model
 from analysis.report.render import sections_html
-from analysis.small_multiples import STALL_COLOUR, latency_grid_spec
+from analysis.response import latency
+from analysis.tables.frames import load
 from core.errors import AnalysisError
 from flushbench.cli import build_app
 from tests.support.synthetic_store import SynthCell, build_store

@@ -1,5 +1,5 @@
-"""The write-path ledger's arithmetic on synthetic counters (analysis/ledger.py), the cost table
-against each row's baseline (analysis/write_costs.py), and the ledger of the committed
+"""The write-path ledger's arithmetic on synthetic counters (analysis/writes/ledger.py), the cost
+table against each row's baseline (analysis/writes/write_costs.py), and the ledger of the committed
 generations study (on a copy): every row split into redo, doublewrite and data pages, the
 parts held against the device's bytes (docs/statistics.md, "The write-path ledger")."""
 
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import ledger, write_costs
+from analysis.writes import ledger, write_costs
 from tests.support.cli_runner import CliRun
 from tests.support.recorded import recorded_copy
 
@@ -145,8 +145,8 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_every_generations_row_is_split_and_held_against_the_device(
         generations: Path, tmp_path: Path, cli: CliRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from analysis import efficiency
-    from analysis.frames import load
+    from analysis.tables import efficiency
+    from analysis.tables.frames import load
 
     fr = load(f"sqlite:///{generations}", "generations")
     eff = efficiency.load(f"sqlite:///{generations}", fr)

@@ -1,7 +1,7 @@
 """The write-path ledger of real runs, one per server family here (MariaDB 10.11, Debian's; MySQL
 5.5 where scripts/build-server.sh built it): with doublewrite off the doublewrite part is 0,
 and the redo part is the server's own redo counter over the window, byte for byte
-(analysis/ledger.py, docs/statistics.md "The write-path ledger")."""
+(analysis/writes/ledger.py, docs/statistics.md "The write-path ledger")."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from analysis import efficiency, ledger
-from analysis.frames import load
-from analysis.series import samples as sample_frame
+from analysis.reading.series import samples as sample_frame
+from analysis.tables import efficiency
+from analysis.tables.frames import load
+from analysis.writes import ledger
 from runner.fleet.worker import run_experiment
 from runner.run.sampler import decompress_status
 from store.db import ResultsDB

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import plots
-from analysis.memory import cell_memory, memory_series, run_memory
+from analysis.figures import plots
+from analysis.reading.memory import cell_memory, memory_series, run_memory
 
 MiB = 1024 * 1024
 #: What mysqld really reserves: ~8 TB of address space against a few hundred MB resident.

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.metric import metric_view, window_detail_rate
-from analysis.summaries import cell_summary, run_summary
+from analysis.reading.metric import metric_view, window_detail_rate
+from analysis.tables.summaries import cell_summary, run_summary
 from runner.workloads import get_workload
 
 TPS = {"name": "TPS", "unit": "transactions per second", "counts": "transactions",

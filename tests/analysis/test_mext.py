@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, update
 
-from analysis.mext import AGE_ROW, DIRTY_ROW, mext
+from analysis.reading.mext import AGE_ROW, DIRTY_ROW, mext
 from core.errors import AnalysisError
 from store.db import ResultsDB
 from store.models import Run, Sample

@@ -1,6 +1,6 @@
 """``flushbench mext --grep``: the user's regular expression cannot hang the command.
 
-The expression runs under the ``regex`` module's timeout (:func:`analysis.mext.grep_names`):
+The expression runs under the ``regex`` module's timeout (:func:`analysis.reading.mext.grep_names`):
 a pattern that backtracks without end against a long counter name ends in one sentence. The
 command runs in a child process under the 30 s guard of :mod:`tests.support.hostile_binaries`
 (a bound, not a timing measurement); the stdlib ``re`` takes hours on the same input.
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from analysis.mext import grep_names
+from analysis.reading.mext import grep_names
 from core.errors import AnalysisError
 from store.db import ResultsDB
 from store.models import Run, Sample

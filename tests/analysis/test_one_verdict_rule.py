@@ -1,6 +1,6 @@
 """One comparison, one verdict, wherever it is shown: on a copy of the flash study's database
 the report's throughput bars, ``flushbench compare``, its scorecard (``--reference``) and the
-study README's scorecard (``flash_tables.py``) all state what the one verdict rule
+study README's scorecard (``analysis/studies/flash_tables.py``) all state what the one verdict rule
 (``analysis.statistics.verdicts.design_verdict``) says."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import plots, scorecard
-from analysis.compare import compare
+from analysis.comparisons import scorecard
+from analysis.comparisons.compare import compare
+from analysis.figures import plots
 from analysis.statistics.verdicts import FASTER, NO_DIFFERENCE, NOT_ENOUGH, SLOWER
 from core.experiment.loading import load_experiment
 from tests.support.cli_runner import CliRun
@@ -92,8 +93,8 @@ def test_bars_compare_and_scorecard_state_one_verdict(flash: Path, cli: CliRun) 
 def test_the_readme_scorecard_is_the_rule_s(flash: Path) -> None:
     """The README's table is flash_tables.py's output (tests/analysis/test_flash_tables.py);
     here: that output's 'our verdict' column is the scorecard's on the same database."""
-    done = subprocess.run([sys.executable, str(ROOT / "docs" / "study-2011" / "flash_tables.py"),
-                           str(flash)], capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run([sys.executable, "-m", "analysis.studies.flash_tables", str(flash)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=True)
     section = done.stdout.split("## Scorecard\n\n", 1)[1].split("\n## ", 1)[0]
     rows = [line.split("|") for line in section.splitlines() if line.startswith("| R")]
     cmp = compare(flash, NAME)

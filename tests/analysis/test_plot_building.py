@@ -1,4 +1,5 @@
-"""Figures assembled as plain dicts (analysis.plots.build) equal those built call by call."""
+"""Figures assembled as plain dicts (analysis.figures.plots.build) equal those built call by
+call."""
 
 from __future__ import annotations
 
@@ -7,14 +8,14 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 
-from analysis.plots import (
-    _figure,
-    _legend_below,
+from analysis.figures.plots import (
     _two_axis_figure,
     base_layout,
     build,
+    legend_below,
     legend_below_layout,
     merge,
+    titled_figure,
 )
 
 
@@ -36,7 +37,7 @@ def test_a_built_figure_equals_the_one_made_with_plotlys_calls() -> None:
                            annotations=[dict(text="n", x=0, y=1, showarrow=False)])
     by_calls.update_xaxes(title_text="minutes")
     by_calls.update_layout(yaxis2=dict(title=dict(text="right"), range=[0, 100]))
-    _legend_below(by_calls, names)
+    legend_below(by_calls, names)
 
     layout = base_layout("Title", "sub", two_axes=True)
     merge(layout, dict(shapes=[dict(type="line", x0=0, x1=1, y0=1, y1=1)],
@@ -53,15 +54,15 @@ def test_a_built_figure_equals_the_one_made_with_plotlys_calls() -> None:
 
 def test_short_legends_stay_above() -> None:
     assert legend_below_layout(["on", "off"]) == {}
-    fig = _figure("t")
-    _legend_below(fig, ["on", "off"])
+    fig = titled_figure("t")
+    legend_below(fig, ["on", "off"])
     assert fig.layout.legend.yanchor is None
 
 
 def test_long_configuration_labels_wrap_on_category_axes() -> None:
     """A 130-character label (the flash study's) on one line took the whole bar chart: labels
     wrap at spaces into lines of at most AXIS_LABEL_CHARS, and rows grow to hold them."""
-    from analysis.plots import AXIS_LABEL_CHARS, axis_label, row_px
+    from analysis.figures.plots import AXIS_LABEL_CHARS, axis_label, row_px
 
     label = ("server=xtradb-5.5 adaptive_flushing=off doublewrite=on max_dirty_pages_pct=60 "
              "io_capacity=500 log_file_size=320M flush_neighbor_pages=none")
@@ -76,7 +77,7 @@ def test_long_configuration_labels_wrap_on_category_axes() -> None:
 def test_a_long_subtitle_wraps_and_the_top_margin_makes_room() -> None:
     """A per-cell figure's subtitle carries the configuration label (up to 130 characters):
     it was cut off at the figure's right edge."""
-    from analysis.plots import SUBTITLE_CHARS, SUBTITLE_LINE_PX, _title_text
+    from analysis.figures.plots import SUBTITLE_CHARS, SUBTITLE_LINE_PX, _title_text
 
     label = ("ps-optimized · server=xtradb-5.5 adaptive_flushing=off doublewrite=on "
              "max_dirty_pages_pct=60 io_capacity=500 log_file_size=320M "

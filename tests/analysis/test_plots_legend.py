@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis import plots
+from analysis.figures import plots
 
 
 def _intervals(n_lines: int) -> pd.DataFrame:

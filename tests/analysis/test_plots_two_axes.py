@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import plots
+from analysis.figures import plots
 
 
 def _samples(n: int = 12) -> pd.DataFrame:

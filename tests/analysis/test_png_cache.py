@@ -10,8 +10,8 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-from analysis import png_cache, png_export
-from analysis.png_export import PngExporter
+from analysis.figures import png_cache, png_export
+from analysis.figures.png_export import PngExporter
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
 

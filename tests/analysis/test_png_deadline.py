@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from analysis import png_export
-from analysis.png_export import PngExporter
+from analysis.figures import png_export
+from analysis.figures.png_export import PngExporter
 from analysis.report.folder import MANIFEST
 from store.migrate import head_revision
 from tests.cli.conftest import CliRun

@@ -73,7 +73,7 @@ def test_report_writes_a_png_per_figure(report: Path) -> None:
 
 def test_report_survives_a_png_failure(study_db: Path, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from analysis import png_export
+    from analysis.figures import png_export
 
     def broken() -> None:
         raise RuntimeError("no chromium here")

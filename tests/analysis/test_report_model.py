@@ -9,7 +9,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-from analysis import plots
+from analysis.figures import plots
 from analysis.report.build import build_report_model
 from analysis.report.model import Figure, ReportModel
 from analysis.report.render import render, sections_html
@@ -96,9 +96,10 @@ def test_a_queue_in_progress_reads_without_nan(recorded_study: Path, tmp_path: P
 
 
 def test_a_knob_a_cell_does_not_set_reads_as_such() -> None:
-    assert plots._fmt(float("nan")) == plots.NOT_SET == "(not set)"
-    assert plots._fmt(None) == "(not set)"
-    assert (plots._fmt(True), plots._fmt(20000.0), plots._fmt("area")) == ("on", "20000", "area")
+    assert plots.knob_text(float("nan")) == plots.NOT_SET == "(not set)"
+    assert plots.knob_text(None) == "(not set)"
+    assert (plots.knob_text(True), plots.knob_text(20000.0), plots.knob_text("area")) == (
+        "on", "20000", "area")
 
 
 def test_knob_levels_are_named_as_the_cell_labels_name_them() -> None:

@@ -10,12 +10,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import io_breakdown, ledger, run_digest
-from analysis.claims import checkpoint_age_peaks
-from analysis.frames import load
-from analysis.memory import run_memory
-from analysis.run_digest import from_samples, run_digests, run_keys
-from analysis.series import samples, window_growth
+from analysis.reading.memory import run_memory
+from analysis.reading.series import samples, window_growth
+from analysis.steadiness.claims import checkpoint_age_peaks
+from analysis.tables import io_breakdown
+from analysis.tables.frames import load
+from analysis.writes import ledger, run_digest
+from analysis.writes.run_digest import from_samples, run_digests, run_keys
 from store.models import RunStatus
 from tests.support.recorded import recorded_copy
 
@@ -156,7 +157,7 @@ def test_no_runs_and_the_cache_turned_off(study: tuple[Path, list[int]],
 def test_the_fingerprint_covers_every_module_the_figures_import() -> None:
     """The listed sources are closed under their imports from ``analysis`` (the cache's own
     store aside): a module the figures come to depend on, and that is not listed, fails here."""
-    root = Path(run_digest.__file__).resolve().parent.parent
+    root = Path(run_digest.__file__).resolve().parents[2]
     listed = set(run_digest.SOURCES)
     for rel in listed:
         for node in ast.walk(ast.parse((root / rel).read_text())):
@@ -166,5 +167,5 @@ def test_the_fingerprint_covers_every_module_the_figures_import() -> None:
                 targets = [f"{base}/{alias.name}.py" for alias in node.names] \
                     if (root / base).is_dir() else [base + ".py"]
                 for target in targets:
-                    if target != "analysis/figure_cache.py":
+                    if target != "analysis/reading/figure_cache.py":
                         assert target in listed, f"{rel} imports {target}: add it to SOURCES"

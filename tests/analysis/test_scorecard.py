@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis import scorecard
-from analysis.frames import Frames, load
+from analysis.comparisons import scorecard
 from analysis.statistics.verdicts import Verdict
+from analysis.tables.frames import Frames, load
 from core.experiment.loading import load_experiment
 from core.experiment.spec import ExperimentSpec
 from tests.support.cli_runner import CliRun
@@ -329,7 +329,7 @@ def test_compare_counts_interactions_its_main_effects_rule_out(cli: CliRun,
                                                               tmp_path: Path) -> None:
     """An interaction of a knob whose main effect is not estimable is counted in one line, not
     listed (the flash study printed 36 such lines); the others keep their own reason."""
-    from analysis.compare import compare
+    from analysis.comparisons.compare import compare
     from analysis.statistics.design import NO_MAIN_EFFECT
 
     db = copy_recorded("stability-2011", tmp_path / "study.sqlite")

@@ -8,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from analysis import frames
-from analysis.small_multiples import BASELINE_COLOUR, checkpoint_grid, median_runs, throughput_grid
+from analysis.figures.small_multiples import (
+    BASELINE_COLOUR,
+    checkpoint_grid,
+    median_runs,
+    throughput_grid,
+)
+from analysis.tables import frames
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +91,7 @@ def test_long_labels_wrap_inside_their_panel_with_room_above(study: tuple) -> No
     each row of panels gets the extra lines' room above it."""
     import re
 
-    from analysis.small_multiples import (
+    from analysis.figures.small_multiples import (
         BOTTOM_PX,
         PANEL_PX,
         TITLE_CHARS,

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.stats import theilslopes
 
-from analysis.stability import CV_WARN_PCT, stability
 from analysis.statistics.shape import theil_sen_slope
+from analysis.steadiness.stability import CV_WARN_PCT, stability
 
 
 def test_flat_line_scores_100_with_zero_cv() -> None:

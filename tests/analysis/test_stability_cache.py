@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import stability_cache
-from analysis.stability import stability
-from analysis.stability_cache import Series, cache_path, same_figures, stability_many
-from analysis.summaries import run_summary
+from analysis.steadiness import stability_cache
+from analysis.steadiness.stability import stability
+from analysis.steadiness.stability_cache import Series, cache_path, same_figures, stability_many
+from analysis.tables.summaries import run_summary
 from tests.support.recorded import recorded_copy
 
 
@@ -83,7 +83,7 @@ def test_a_changed_series_or_code_is_a_new_key(monkeypatch: pytest.MonkeyPatch,
 def test_the_fingerprint_covers_every_module_the_figures_import() -> None:
     """The listed sources are closed under their imports from ``analysis``: a module the
     stability figures come to depend on, and that is not listed, fails here."""
-    root = Path(stability_cache.__file__).resolve().parent.parent
+    root = Path(stability_cache.__file__).resolve().parents[2]
     listed = set(stability_cache.SOURCES)
     for rel in listed:
         tree = ast.parse((root / rel).read_text())

@@ -1,5 +1,6 @@
-"""The reference's stability claims graded against each row's runs (analysis/stability_claims):
-the rule case by case, and the 2011 post's claims against the flash study's runs."""
+"""The reference's stability claims graded against each row's runs
+(analysis/comparisons/stability_claims): the rule case by case, and the 2011 post's claims against
+the flash study's runs."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import stability_claims
-from analysis.frames import load
+from analysis.comparisons import stability_claims
+from analysis.tables.frames import load
 from core.errors import ConfigError
 from core.experiment.loading import load_experiment
 from tests.support.recorded import copy_recorded

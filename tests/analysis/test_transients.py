@@ -12,19 +12,21 @@ import pandas as pd
 import pytest
 from sqlalchemy import event
 
-from analysis import claims, frames, run_digest, transients
-from analysis.compare import compare
-from analysis.query import session_scope
+from analysis.comparisons.compare import compare
+from analysis.comparisons.scorecard import row_names
+from analysis.reading.query import session_scope
+from analysis.reading.series import samples
 from analysis.report.build import build_report_model
-from analysis.scorecard import row_names
-from analysis.series import samples
-from analysis.transients import (
+from analysis.steadiness import claims, transients
+from analysis.steadiness.transients import (
     AGE_LIMIT_PCT,
     MIN_AGE_CHANGE_PCT,
     MIN_RANK_CORRELATION,
     level_trend,
     warning,
 )
+from analysis.tables import frames
+from analysis.writes import run_digest
 from store.models import RunStatus
 from tests.support.cli_runner import CliRun
 

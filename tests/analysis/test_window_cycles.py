@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis import cycle_history, frames, window_cycles
-from analysis.compare import compare
+from analysis.comparisons.compare import compare
+from analysis.reading import window_cycles
+from analysis.steadiness import cycle_history
+from analysis.tables import frames
 from tests.support.cli_runner import CliRun
 from tests.support.recorded import recorded_copy
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.series import intervals
+from analysis.reading.series import intervals
 from store.latency_codec import _leb128, encode
 from tests.support.synthetic_latency import LAYOUT
 from tests.support.synthetic_store import SynthCell, build_store

@@ -212,7 +212,7 @@ def _unsettled() -> str:
 
 
 def test_the_no_steady_state_warning_lists_as_one_line() -> None:
-    from analysis.claims import run_warnings_by_kind
+    from analysis.steadiness.claims import run_warnings_by_kind
 
     warning = _unsettled()
     assert "; " not in warning
@@ -227,7 +227,7 @@ def test_the_no_steady_state_warning_lists_as_one_line() -> None:
 
 def test_a_stored_warning_with_semicolons_in_its_figures_stays_one() -> None:
     """The text earlier versions stored: ``;`` inside the parentheses of its figures."""
-    from analysis.claims import split_warnings
+    from analysis.steadiness.claims import split_warnings
 
     stored = ("no steady state before the cap: the window starts at 300 s after warmup, the"
               " latest allowed (MSER-5: throughput never settles; cut 300 s (5 batches),"

@@ -48,7 +48,7 @@ def test_plot_compare_errors_name_what_to_fix(recorded_study: Path, tmp_path: Pa
 
 
 def test_the_help_lists_the_metrics_the_library_draws() -> None:
-    from analysis.two_cells import METRICS
+    from analysis.comparisons.two_cells import METRICS
     from flushbench.cli.plot_verbs import METRIC_NAMES
 
     assert tuple(METRICS) == METRIC_NAMES

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from analysis import latency
-from analysis.frames import load
+from analysis.response import latency
+from analysis.tables.frames import load
 from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
 from store.latency_codec import decode

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from analysis import latency
-from analysis.frames import load
-from analysis.latency_histograms import percentiles, window_histograms
+from analysis.response import latency
+from analysis.response.latency_histograms import percentiles, window_histograms
+from analysis.tables.frames import load
 from core.paths import tpcc_binary
 from runner.fleet.worker import run_experiment
 from store.db import ResultsDB

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from analysis.frames import load
+from analysis.tables.frames import load
 from core.experiment.loading import load_experiment
 from core.experiment.spec import start_offset
 from runner.fleet.worker import run_experiment

@@ -37,10 +37,10 @@ def copy_store(source_url: str, target_url: str) -> dict[str, int]:
 def test_frames_compare_export_report_match_across_backends(
     real_results_db: Path, results_url: str, tmp_path: Path
 ) -> None:
-    from analysis import frames
-    from analysis.compare import compare
-    from analysis.export import export
+    from analysis.comparisons.compare import compare
     from analysis.report.writer import write_report
+    from analysis.tables import frames
+    from analysis.tables.export import export
 
     counts = copy_store(f"sqlite:///{real_results_db}", results_url)
     assert counts["intervals"] > 0 and counts["samples"] > 0

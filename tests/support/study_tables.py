@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.disturbed import counted
+from analysis.steadiness.disturbed import counted
 
 
 def section(text: str, title: str) -> list[list[str]]:

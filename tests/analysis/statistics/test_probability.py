@@ -41,8 +41,8 @@ def test_normal_and_f_equal_scipy_stats() -> None:
 
 
 def test_the_report_path_does_not_import_scipy_stats() -> None:
-    code = ("import sys, flushbench.cli, analysis.report.writer, analysis.compare,"
-            " analysis.scorecard;"
+    code = ("import sys, flushbench.cli, analysis.report.writer, analysis.comparisons.compare,"
+            " analysis.comparisons.scorecard;"
             "print(sorted(m for m in sys.modules if m.startswith('scipy.stats')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()

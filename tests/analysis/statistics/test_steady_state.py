@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import frames
 from analysis.statistics.steady_state import BATCH, mser5, steady_start
+from analysis.tables import frames
 
 
 def test_ramp_then_plateau_is_cut_at_the_end_of_the_ramp() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.compare import check_metadata
+from analysis.comparisons.compare import check_metadata
 from core import paths
 from core.errors import AnalysisError, ConfigError, PreflightError
 from core.experiment.cells import cell_key, cell_server, expand

@@ -390,7 +390,7 @@ def test_rerun_policy_queues_a_replacement_through_the_real_queue(tmp_path: Path
         assert r.window_start_s == 4.0
         assert "no-steady-state" in warnings_of(db, r.id)
 
-    from analysis import frames
+    from analysis.tables import frames
 
     every = frames.run_summary(db, runs_df=frames.runs(db, "policy", all_attempts=True))
     row = every.set_index("run_id").loc[first.id]

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from analysis import frames
-from analysis.compare import compare
+from analysis.comparisons.compare import compare
+from analysis.tables import frames
 from core.errors import AnalysisError
 from core.paths import REPO_ROOT
 from store.db import ResultsDB

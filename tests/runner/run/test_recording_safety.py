@@ -45,9 +45,9 @@ REPORT_PAUSE_S = 5.0
 
 def report_pause(took_s: float) -> float:
     """The pause after a report that took ``took_s``: at least as long as the report, so that
-    reports take at most half of the worker's time however slow the machine is (on a loaded
-    machine a fixed pause let reports run nearly back to back: 80 CPU-s in one drill, slowing
-    the very run they read beside)."""
+    reports take at most half of the test's time however slow the machine is (on a loaded
+    machine a report took 34 s and a fixed 5 s pause let them run nearly back to back, taking
+    CPU from the very run they read beside)."""
     return max(REPORT_PAUSE_S, took_s)
 
 

@@ -82,3 +82,46 @@ def test_each_group_runs_in_one_worker(tmp_path: Path) -> None:
     assert {k: len(v) for k, v in workers.items()} == {"module": 6, "declared": 8, "free": 12}
     assert len(set(workers["module"])) == 1, json.dumps(workers)
     assert len(set(workers["declared"])) == 1, json.dumps(workers)
+
+
+def test_every_measured_cost_names_a_test_that_exists() -> None:
+    """A renamed or moved test would silently lose its place at the front of the pass."""
+    from tests.support.parallel import KNOWN_COST_S
+
+    for name in KNOWN_COST_S:
+        path, function = name.split("::")
+        source = REPO_ROOT / path
+        assert source.is_file(), name
+        assert f"def {function}(" in source.read_text(encoding="utf-8"), name
+
+
+class _Item:
+    """What :func:`tests.support.parallel.assign_groups` reads of a pytest item."""
+
+    def __init__(self, nodeid: str, *markers: str) -> None:
+        self.nodeid = nodeid
+        self.fixturenames: tuple[str, ...] = ()
+        self._markers = markers
+
+    def get_closest_marker(self, name: str) -> object | None:
+        return name if name in self._markers else None
+
+
+def test_a_measured_slow_test_is_handed_out_before_longer_groups_of_guesses() -> None:
+    """The test of the largest measured figure goes first, before a group of three tests
+    marked slow (3 x 15 s guessed, less than it) and a quick test; its parameters share its
+    figure."""
+    from tests.support.parallel import KNOWN_COST_S, assign_groups, cost_of
+
+    slow = max(KNOWN_COST_S, key=KNOWN_COST_S.__getitem__)
+    measured = _Item(f"{slow}[case]", "slow")
+    guessed = [_Item(f"tests/x/test_marked.py::test_{i}", "slow") for i in range(3)]
+    for item in guessed:  # the readers of the real run: one group
+        item.fixturenames = ("real_results_db",)
+    quick = _Item("tests/x/test_quick.py::test_q")
+    assert cost_of(measured) == KNOWN_COST_S[slow]
+    assert cost_of(guessed[0]) == 15.0 and cost_of(quick) < 1
+    items = [quick, *guessed, measured]
+    assign_groups(items)  # type: ignore[arg-type]
+    assert KNOWN_COST_S[slow] > 3 * 15.0
+    assert items[0] is measured and items[1:-1] == guessed and items[-1] is quick

@@ -105,6 +105,9 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     return db, int(df.loc[df["in_window"], "seq"].max())
 
 
+# Fourteen child processes, each writing a report: 5 CPU-s a case, 67 in all (a quarter of
+# `make test-fast`'s); `make test` runs them all.
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile_latency_blob(case: Case, base: tuple[Path, int], tmp_path: Path) -> None:
     source, seq = base

@@ -56,7 +56,10 @@ def check_fits(out: str, width: int) -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("verb", ["status", "show", "compare"])
+@pytest.mark.parametrize("verb", [
+    "status", "show",
+    # compare analyses the whole study in its process: 7 CPU-s a width, out of the fast lane
+    pytest.param("compare", marks=pytest.mark.slow)])
 def test_results_verbs_fit(verb: str, width: int, flash: str, tmp_path: Path) -> None:
     args = {"status": ["status"], "show": ["show", "1"],
             "compare": ["compare", "stability-2011-flash"]}[verb]

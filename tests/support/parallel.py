@@ -15,8 +15,9 @@ Every test gets an ``xdist_group``: one worker runs a whole group, in collection
   hostile-input cases, each a preflight of its own, would keep one worker busy for minutes as
   one group).
 
-The groups are then ordered by an estimate of their cost, most expensive first, so the long
-server modules start at once and the quick files fill the gaps at the end (xdist hands the
+The groups are then ordered by an estimate of their cost, most expensive first (the measured
+seconds of the slowest tests, :data:`KNOWN_COST_S`, else a guess from the markers), so the long
+tests and server modules start at once and the quick files fill the gaps at the end (xdist hands the
 groups out in collection order when ``--no-loadscope-reorder`` is given).
 
 The groups reach xdist's scheduler through a file, not through xdist's own ``loadgroup``: that
@@ -50,6 +51,65 @@ GROUPS_DIR_KEY = "flushbench_groups_dir"
 COST_S = {"slow": 15.0, "mysql": 4.0, "postgres": 1.0}
 OTHER_COST_S = 0.1
 
+#: Measured seconds (setup + call + teardown, each parametrized case alike) of the tests that
+#: take longest, by test function: a marker says a test is slow, not whether it takes 20 s or
+#: 200 s, and a 200 s test handed out late is the pass's tail (three workers, one of them
+#: still running it while two wait). Figures of one ``FLUSHBENCH_TEST_CPU`` run of the whole
+#: suite on a loaded 2-core VM (2026-12-06, load 6–16, after the tiny experiments lost their
+#: start offsets): only their order matters. A test missing here falls back to :data:`COST_S`;
+#: ``tests/test_parallel_groups.py`` fails on a name that no longer exists.
+KNOWN_COST_S = {
+    "tests/runner/server/test_debian_fetch.py::"
+    "test_a_fetch_leaves_the_systems_apt_untouched": 73.0,
+    "tests/runner/test_fixed_rate_real_run.py::"
+    "test_a_server_blocked_for_20_s_at_a_fixed_rate_queues_and_every_wait_is_counted": 62.0,
+    "tests/runner/test_latency_real_run.py::"
+    "test_a_server_blocked_for_20_s_is_a_wait_of_20_s_in_the_windows_tail": 62.0,
+    "tests/runner/fleet/test_claim_race.py::test_four_workers_run_every_run_exactly_once": 58.0,
+    "tests/runner/run/test_recording_safety.py::"
+    "test_readers_and_report_while_a_worker_records": 52.0,
+    "tests/analysis/test_notebooks.py::test_notebook_runs": 51.0,
+    "tests/runner/fleet/test_farm.py::test_slow_restore_keeps_its_lease": 45.0,
+    "tests/runner/fleet/test_farm.py::test_worker_cut_off_past_its_lease_stops_and_says_why": 40.0,
+    "tests/runner/run/test_execute.py::test_resume_after_sigkill_of_flushbench": 39.0,
+    "tests/runner/test_fixed_rate_real_run.py::"
+    "test_compare_never_compares_a_row_that_missed_its_rate": 38.0,
+    "tests/cli/test_terminal_width.py::test_results_verbs_fit": 38.0,
+    "tests/runner/fleet/test_farm.py::"
+    "test_sigkilled_worker_is_taken_over_and_its_mysqld_reaped": 36.0,
+    "tests/analysis/test_ledger_real_run.py::"
+    "test_doublewrite_off_is_zero_and_redo_is_the_servers_counter": 36.0,
+    "tests/runner/run/test_disturbed_runs.py::"
+    "test_rerun_policy_queues_a_replacement_through_the_real_queue": 35.0,
+    "tests/runner/test_fixed_rate_real_run.py::"
+    "test_a_rate_far_below_capacity_is_held_in_every_window_interval": 35.0,
+    "tests/runner/test_debian_servers_e2e.py::test_a_cell_runs_end_to_end": 35.0,
+    "tests/runner/run/test_execute.py::test_cells_apply_their_variables_and_allocator": 34.0,
+    "tests/runner/server/test_knobs_per_server.py::test_every_knob_applies_or_is_refused": 34.0,
+    "tests/runner/test_distributions_e2e.py::test_a_cell_runs_end_to_end": 32.0,
+    "tests/runner/fleet/test_farm.py::test_database_restart_mid_run_loses_nothing": 30.0,
+    "tests/runner/test_start_offset_real_run.py::"
+    "test_each_run_warms_up_its_own_offset_longer": 30.0,
+    "tests/runner/run/test_execute.py::test_queue_fits_a_disk_sized_for_one_live_datadir": 30.0,
+    "tests/runner/server/test_option_parse_isolation.py::"
+    "test_validate_and_plan_leave_the_system_datadir_byte_identical": 29.0,
+    "tests/runner/test_child_pipe_bounds.py::test_a_driver_ends_in_bounded_time": 29.0,
+    "tests/analysis/test_bound_real_run.py::"
+    "test_an_unthrottled_quickstart_like_run_is_bound_by_the_cpu": 28.0,
+    "tests/analysis/test_report_browser.py::"
+    "test_report_figures_are_drawn_and_legends_cover_nothing": 27.0,
+    "tests/analysis/test_metric_vocabulary.py::"
+    "test_sysbench_report_and_exports_never_say_notpm": 27.0,
+    "tests/runner/fleet/test_farm.py::"
+    "test_one_host_one_measurement_at_a_time_and_readable_logs": 27.0,
+    "tests/cli/test_cli_setup.py::test_validate_good_and_bad_files": 26.0,
+    "tests/analysis/test_database_shapes.py::"
+    "test_a_report_over_a_larger_one_leaves_only_its_own_pngs": 25.0,
+    "tests/runner/run/test_recording_safety.py::"
+    "test_sigkill_while_recording_leaves_no_half_run_and_resumes": 25.0,
+    "tests/analysis/test_database_shapes.py::test_notebook": 23.0,
+}
+
 
 def declared_group(item: pytest.Item) -> str | None:
     """The group a test names itself with ``@pytest.mark.xdist_group(name)``, if any."""
@@ -82,8 +142,17 @@ def group_of(item: pytest.Item) -> str | None:
     return None
 
 
+def function_id(nodeid: str) -> str:
+    """A test's node id without its parameters: ``file.py::test_x[a-1]`` → ``file.py::test_x``."""
+    return nodeid.split("[", 1)[0]
+
+
 def cost_of(item: pytest.Item) -> float:
-    """A rough cost estimate of one test from its markers (seconds, on a quiet machine)."""
+    """A cost estimate of one test in seconds: its measured figure (:data:`KNOWN_COST_S`),
+    else a rough one from its markers."""
+    known = KNOWN_COST_S.get(function_id(item.nodeid))
+    if known is not None:
+        return known
     marked = [cost for name, cost in COST_S.items() if item.get_closest_marker(name)]
     return max(marked, default=OTHER_COST_S)
 

@@ -29,6 +29,12 @@ def _statuses(db: ResultsDB) -> list[str]:
         return sorted(s.scalars(select(Run.status)).all())
 
 
+def _worker_run(db: ResultsDB) -> int | None:
+    """The run the (only) worker's row says it is on, if any."""
+    with db.session() as s:
+        return s.scalar(select(Worker.run_id))
+
+
 @pytest.mark.slow  # a real worker process runs a run and waits for the stop
 def test_a_worker_stops_after_its_run_and_the_queue_waits(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -39,7 +45,9 @@ def test_a_worker_stops_after_its_run_and_the_queue_waits(
     try:
         wait_registered(db, 1, [proc])
         deadline = time.monotonic() + 60
-        while "running" not in _statuses(db):
+        # Claimed, and the worker's own row names the run: the row lags the claim by up to a
+        # heartbeat (on a loaded machine `queue stop` read "preparing" in between).
+        while "running" not in _statuses(db) or not _worker_run(db):
             assert time.monotonic() < deadline, "the worker never claimed a run"
             time.sleep(0.1)
         code, out, _ = run_cli(["queue", "stop", "--db", url], capsys)

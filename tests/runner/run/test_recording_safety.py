@@ -37,10 +37,18 @@ pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 FLUSHBENCH = Path(sys.executable).with_name("flushbench")
 #: Bound on waiting for a subprocess to reach a state (never an assertion on time).
 PATIENCE_S = 300
-#: Pause between the reports the readers test runs beside the worker: each report is a fresh
-#: process of a few CPU-seconds, taken from the run and the suite's other workers; one every
-#: 5 s still overlaps every phase of the two runs' recording.
+#: Least pause between the reports the readers test runs beside the worker: each report is a
+#: fresh process of a few CPU-seconds, taken from the run and the suite's other workers; one
+#: every 5 s still overlaps every phase of the two runs' recording.
 REPORT_PAUSE_S = 5.0
+
+
+def report_pause(took_s: float) -> float:
+    """The pause after a report that took ``took_s``: at least as long as the report, so that
+    reports take at most half of the test's time however slow the machine is (on a loaded
+    machine a report took 34 s and a fixed 5 s pause let them run nearly back to back, taking
+    CPU from the very run they read beside)."""
+    return max(REPORT_PAUSE_S, took_s)
 
 
 def experiment(tmp_path: Path, name: str, repetitions: int = 1, duration: str = "6s") -> Path:
@@ -90,6 +98,7 @@ def test_readers_and_report_while_a_worker_records(tmp_path: Path, work: Path) -
     reports: list[subprocess.CompletedProcess[str]] = []
     try:
         while worker.poll() is None:
+            began = time.monotonic()
             reports.append(subprocess.run(
                 [str(FLUSHBENCH), "report", "readers", "-o", str(tmp_path / "rep"),
                  "--no-png", "--db", str(db)],
@@ -97,7 +106,7 @@ def test_readers_and_report_while_a_worker_records(tmp_path: Path, work: Path) -
             # A breath between reports: back to back they took a core from the run and from
             # the suite's other workers; spaced, they still overlap the recording throughout.
             try:
-                worker.wait(timeout=REPORT_PAUSE_S)
+                worker.wait(timeout=report_pause(time.monotonic() - began))
             except subprocess.TimeoutExpired:
                 pass
         worker.wait(timeout=PATIENCE_S)

@@ -270,40 +270,6 @@ def test_a_circle_is_caught_even_through_a_function_level_import(tmp_path: Path)
     assert import_cycles(module_graph(tmp_path, ("analysis",))) == []
 
 
-#: Modules that may take no part in any circle, not even one closed by an annotation: the
-#: experiment model and the workload drivers once formed one (the spec imported the registry
-#: inside functions, the adapters the spec's types).
-NO_TYPE_CIRCLES = ("core.experiment", "runner.workloads")
-
-
-def type_circles_through(graph: dict[str, set[str]], prefixes: tuple[str, ...]
-                         ) -> list[list[str]]:
-    """The circles of ``graph`` with a module under one of ``prefixes``."""
-    return [group for group in import_cycles(graph)
-            if any(_within(m, p) for m in group for p in prefixes)]
-
-
-def test_the_experiment_model_and_the_drivers_form_no_circle_even_in_annotations() -> None:
-    cycles = type_circles_through(module_graph(ROOT, type_checking=True), NO_TYPE_CIRCLES)
-    assert cycles == [], "circles counting TYPE_CHECKING imports:\n" + "\n".join(
-        " → ".join(group) for group in cycles)
-
-
-def test_a_circle_closed_by_an_annotation_is_caught_where_none_may_be(tmp_path: Path) -> None:
-    """The check itself: spec ⇄ driver closed only under ``TYPE_CHECKING`` is a circle here."""
-    (tmp_path / "core" / "experiment").mkdir(parents=True)
-    (tmp_path / "runner" / "workloads").mkdir(parents=True)
-    (tmp_path / "core" / "experiment" / "spec.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-        "    from runner.workloads.base import Workload\n")
-    (tmp_path / "runner" / "workloads" / "base.py").write_text(
-        "from core.experiment.spec import ExperimentSpec\n")
-    graph = module_graph(tmp_path, ("core", "runner"), type_checking=True)
-    assert type_circles_through(graph, NO_TYPE_CIRCLES) == [
-        ["core.experiment.spec", "runner.workloads.base"]]
-    assert import_cycles(module_graph(tmp_path, ("core", "runner"))) == []  # run time: none
-
-
 def test_the_runner_root_holds_at_most_eight_modules() -> None:
     """runner/ is in wings (admission, fleet, run, server, host, knobs, workloads); its root
     keeps only what every wing shares."""
@@ -311,12 +277,11 @@ def test_the_runner_root_holds_at_most_eight_modules() -> None:
     assert len(root_files) <= 8, root_files
 
 
-#: Modules the annotation-counting cycle check leaves out: the report modules are being made
-#: into one package (``analysis/report/``), whose work breaks their type-only circle
-#: (report_model ⇄ report_figures, report_html, report_sections). Empty this then.
 def test_no_circle_of_modules_even_through_type_annotations() -> None:
     """A circle closed only under ``if TYPE_CHECKING:`` still ties two modules together: a
-    reader, or a type checker, needs both at once. No package has one."""
+    reader, or a type checker, needs both at once. No package has one (the experiment model
+    and the workload drivers once formed one: the spec imported the registry inside
+    functions, the adapters the spec's types)."""
     cycles = import_cycles(module_graph(ROOT, type_checking=True))
     assert cycles == [], "modules importing each other in a circle:\n" + "\n".join(
         " → ".join(group) for group in cycles)
@@ -336,7 +301,8 @@ def test_a_circle_closed_under_type_checking_is_caught_when_annotations_count(
 
 def test_the_analysis_root_holds_at_most_twelve_modules() -> None:
     """analysis/ is in wings (reading, figures, steadiness, writes, tables, comparisons,
-    response, studies, statistics); its root keeps the report and what packs it."""
+    response, studies, statistics) under the report wing; its root keeps what packs a
+    report."""
     root_files = sorted(p.name for p in (ROOT / "analysis").glob("*.py"))
     assert len(root_files) <= 12, root_files
 

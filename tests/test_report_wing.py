@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_layers import import_cycles, imported_modules, module_name
+from tests.test_layers import import_cycles, module_graph, module_name
 
 ROOT = Path(__file__).resolve().parents[1]
 WING = "analysis.report"
@@ -38,20 +38,10 @@ INLINE_TAG = re.compile(r"<(?:b|i|br|span|em|strong|sub|sup)[\s>/]", re.IGNORECA
 def wing_graph(root: Path) -> dict[str, set[str]]:
     """Module of the wing → the wing's modules it imports, ``TYPE_CHECKING`` blocks and
     function-level imports included."""
-    paths = {module_name(p, root): p for p in sorted((root / "analysis" / "report").rglob("*.py"))}
-    graph: dict[str, set[str]] = {}
-    for module, path in paths.items():
-        tree = ast.parse(path.read_text(), filename=str(path))
-        targets = set()
-        for _, imported in imported_modules(tree, module, path.name == "__init__.py"):
-            parts = imported.split(".")
-            while parts and ".".join(parts) not in paths:
-                parts.pop()
-            target = ".".join(parts)
-            if target and target != module and target != WING:
-                targets.add(target)
-        graph[module] = targets
-    return graph
+    graph = module_graph(root, ("analysis",), type_checking=True)
+    return {module: {t for t in targets if t.startswith(WING + ".")}
+            for module, targets in graph.items() if module == WING
+            or module.startswith(WING + ".")}
 
 
 def out_of_order(graph: dict[str, set[str]]) -> list[str]:

@@ -83,11 +83,13 @@ GRADE_SYMBOLS = {REPRODUCED: "circle", SMALLER: "triangle-left", LARGER: "triang
 #: Columns of :func:`scorecard`. ``window_low``/``window_high``: the ratio over the plausible
 #: window starts (``window_offsets``), ``window_dependent``: our verdict changes inside them,
 #: ``window_grades``: the grades met there;
-#: ``ungradeable``: why a compared row cannot test the claim ("" when it can).
+#: ``ungradeable``: why a compared row cannot test the claim ("" when it can); ``method_inert``
+#: (like ``not_steady``): the compared rows whose flushing method never acted.
 COLUMNS = ("comparison", "a", "b", "a_label", "b_label", "n_a", "n_b", "reference_ratio",
            "stated", "ratio", "ci_low", "ci_high", "p_value", "our_verdict", "verdict", "share",
            "size", "reason", "note", "not_steady", "window_low", "window_high",
-           "window_offsets", "window_dependent", "window_grades", "ungradeable")
+           "window_offsets", "window_dependent", "window_grades", "ungradeable",
+           "method_inert")
 
 
 @dataclass(frozen=True)
@@ -306,6 +308,7 @@ def scorecard(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFra
     base = cells.loc[cells["is_baseline"].astype(bool), "cell_id"]
     judge = _judge_in_design(run_summary, spec)
     transient = not_steady_cells(run_summary)
+    inert = inert_method_cells(run_summary, variables)
     untestable = untestable_rows(run_summary, variables)
     out = []
     sides: dict[int, tuple[int, int]] = {}  # table row → (cell a, cell b), for window starts
@@ -319,7 +322,8 @@ def scorecard(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFra
                   "b": b.name if b else str(comp.b), "reference_ratio": ref,
                   "stated": stated, "note": str(comp.note or ""), "not_steady": "",
                   "window_low": math.nan, "window_high": math.nan, "window_offsets": "",
-                  "window_dependent": False, "window_grades": "", "ungradeable": ""}
+                  "window_dependent": False, "window_grades": "", "ungradeable": "",
+                  "method_inert": ""}
         missing = [f"{side} ({r.name if r else getattr(comp, side)}): "
                    f"{r.problem if r else 'no such include row'}"
                    for side, r in (("a", a), ("b", b)) if r is None or r.cell_id is None]
@@ -337,6 +341,7 @@ def scorecard(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFra
         verdict, share, size, reason = grade(ref, ours, margin)
         # A row whose every run still trended measured a transient: marked beside the grade.
         record["not_steady"] = ", ".join(r.name for r in (a, b) if r.cell_id in transient)
+        record["method_inert"] = ", ".join(r.name for r in (a, b) if r.cell_id in inert)
         # A row that cannot stand for the reference's row: the claim is not tested at all.
         why = [f"{r.name}: {untestable[r.cell_id]}" for r in (a, b) if r.cell_id in untestable]
         if why:

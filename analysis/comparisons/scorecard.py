@@ -397,7 +397,7 @@ def _add_window_starts(table: pd.DataFrame, spec: ExperimentSpec, run_summary: p
         table.at[k, "window_offsets"] = m["window_offsets"]
         table.at[k, "window_dependent"] = bool(m["window_dependent"])
         graded = table.at[k, "verdict"] != NOT_GRADEABLE
-        table.at[k, "window_grades"] = ", ".join(g for g in GRADES if g in grades[k]) \
+        table.at[k, "window_grades"] = "; ".join(g for g in GRADES if g in grades[k]) \
             if graded else ""
         said = []
         if m["window_dependent"]:

@@ -114,7 +114,7 @@ def scorecard_table(db: Path, fr: frames.Frames, spec: ExperimentSpec) -> str:
                               if r.verdict.startswith("same direction") else "") + (
             f"; `{r.method_inert}` never ran its flushing method ‡" if r.method_inert
             else "") + (f"; `{r.not_steady}` not at steady state †" if r.not_steady else "")
-        others = [g for g in r.window_grades.split(", ") if g and g != r.verdict]
+        others = [g for g in r.window_grades.split("; ") if g and g != r.verdict]
         if others:  # a grade that other window starts change, within the same answer
             graded += f"; {', '.join(others)} at other window starts"
         starts = f"{r.window_low:.2f}–{r.window_high:.2f}" if math.isfinite(r.window_low) \

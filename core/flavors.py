@@ -122,6 +122,31 @@ def resizes_redo(flavor: str, version: tuple[int, ...]) -> bool:
 
 # --- values as the server shows them --------------------------------------------------------
 
+#: XtraDB 5.5's flushing method (Percona 5.5.10+ and MariaDB 5.5's name for adaptive_checkpoint)
+#: and the switch it depends on.
+FLUSHING_METHOD = "innodb_adaptive_flushing_method"
+ADAPTIVE_FLUSHING = "innodb_adaptive_flushing"
+
+
+def inert_flushing_method(variables: Mapping[str, str | None]) -> str | None:
+    """The flushing method these server variables set that never acts, or None.
+
+    XtraDB 5.5's master thread runs ``estimate`` and ``keep_average`` only while
+    ``innodb_adaptive_flushing`` is ON (``srv_master_thread`` in ``srv0srv.c``:
+    ``srv_adaptive_flushing && srv_adaptive_flushing_method == …``, read in Percona Server
+    5.5.39 and MariaDB 5.5.44): with the switch OFF a method other than ``native`` is set but
+    pages are flushed only by max_dirty_pages_pct and the redo's async/sync points. One rule
+    for both sides: the runner's translation note (``runner/knobs/rules.py``) on the options it
+    asks for, the scorecard (``analysis/comparisons/scorecard.py``) on the variables each run
+    recorded.
+    """
+    method = variables.get(FLUSHING_METHOD)
+    switch = str(variables.get(ADAPTIVE_FLUSHING) or "")
+    if method in (None, "", "native") or switch.upper() not in ("0", "OFF", "FALSE"):
+        return None
+    return str(method)
+
+
 _BOOL = {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}
 _SIZE_RE = re.compile(r"\d+(\.\d+)?\s*[kmgtpe]b?", re.IGNORECASE)
 

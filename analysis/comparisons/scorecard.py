@@ -19,7 +19,18 @@ block model), and grades the reproduction (:func:`grade`; rule and rationale in
 - **contradicts** — our verdict has the opposite direction, or our interval excludes the
   reference's ratio while covering 1 (no effect of its size), or a difference where the
   reference claims none;
-- **inconclusive** — our interval covers both 1 and the reference's ratio, or there is none.
+- **inconclusive** — our interval covers both 1 and the reference's ratio, or there is none,
+  or the grade moves between showing the reference's effect and not over the window starts;
+- **not gradeable** — a compared row cannot test the claim (:func:`untestable_rows`): the
+  flushing method it names never acted in its runs (:func:`core.flavors.inert_flushing_method`
+  on the variables each run recorded), or every one of its runs still trended across its window
+  (not at steady state). Our ratio is still shown; the headline counts it apart.
+
+Beside each grade: the ratio over every plausible window start
+(:func:`analysis.reading.window_cycles.window_sensitivity`, as ``compare`` states it per cell);
+where our verdict changes inside that range it reads **window-dependent**; a grade that moves
+between showing the reference's effect (reproduced, same direction) and not (no effect,
+contradicts) over the starts is inconclusive.
 
 The analysis never imports the runner: rows are matched to cells from the stored spec (read
 typed: :class:`core.experiment.stored.StoredExperiment`) or one read from a file, by the include
@@ -31,15 +42,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.figures import plots
+from analysis.reading import window_cycles
 from analysis.statistics import blocked
 from analysis.statistics.verdicts import FASTER, SLOWER, Verdict, design_verdict
 from analysis.steadiness.transients import not_steady_cells
+from core import flavors
 from core.experiment.references import ComparisonSpec
 from core.experiment.spec import ExperimentSpec
 
@@ -50,18 +64,32 @@ MARGIN = 1.05
 TOLERANCE = 1.10
 REPRODUCED, SMALLER, LARGER = "reproduced", "same direction, smaller", "same direction, larger"
 NO_EFFECT, CONTRADICTS, INCONCLUSIVE = "no effect", "contradicts", "inconclusive"
+#: A comparison whose rows cannot test the claim: shown, never counted among the grades.
+NOT_GRADEABLE = "not gradeable"
 #: Every grade in the order headlines count them.
 GRADES = (REPRODUCED, SMALLER, LARGER, NO_EFFECT, CONTRADICTS, INCONCLUSIVE)
 #: The grade colours: colour-blind safe (Okabe–Ito), "inconclusive" grey.
 VERDICT_COLOURS = {REPRODUCED: "#009E73", SMALLER: "#56B4E9", LARGER: "#0072B2",
-                   NO_EFFECT: "#E69F00", CONTRADICTS: "#D55E00", INCONCLUSIVE: "#777777"}
+                   NO_EFFECT: "#E69F00", CONTRADICTS: "#D55E00", INCONCLUSIVE: "#777777",
+                   NOT_GRADEABLE: "#CC79A7"}
+#: What each grade says of the reference's effect: it shows (in its direction), it does not,
+#: or no answer. A grade that moves between answers over the window starts is inconclusive.
+_ANSWER = {REPRODUCED: "shows", SMALLER: "shows", LARGER: "shows", NO_EFFECT: "absent",
+           CONTRADICTS: "absent", INCONCLUSIVE: "none"}
 #: Each grade's marker, so the classes differ without colour too.
 GRADE_SYMBOLS = {REPRODUCED: "circle", SMALLER: "triangle-left", LARGER: "triangle-right",
-                 NO_EFFECT: "square", CONTRADICTS: "x", INCONCLUSIVE: "circle-open"}
-#: Columns of :func:`scorecard`.
+                 NO_EFFECT: "square", CONTRADICTS: "x", INCONCLUSIVE: "circle-open",
+                 NOT_GRADEABLE: "hourglass"}
+#: Columns of :func:`scorecard`. ``window_low``/``window_high``: the ratio over the plausible
+#: window starts (``window_offsets``), ``window_dependent``: our verdict changes inside them,
+#: ``window_grades``: the grades met there;
+#: ``ungradeable``: why a compared row cannot test the claim ("" when it can); ``method_inert``
+#: (like ``not_steady``): the compared rows whose flushing method never acted.
 COLUMNS = ("comparison", "a", "b", "a_label", "b_label", "n_a", "n_b", "reference_ratio",
            "stated", "ratio", "ci_low", "ci_high", "p_value", "our_verdict", "verdict", "share",
-           "size", "reason", "note", "not_steady")
+           "size", "reason", "note", "not_steady", "window_low", "window_high",
+           "window_offsets", "window_dependent", "window_grades", "ungradeable",
+           "method_inert")
 
 
 @dataclass(frozen=True)
@@ -178,14 +206,74 @@ def grade(reference: float, ours: Verdict | None, margin: float = MARGIN,
 
 
 def headline(table: pd.DataFrame) -> str:
-    """``1 reproduced, 4 same direction but smaller, 2 contradicts`` (grades present only)."""
+    """``1 reproduced, 3 same direction but smaller, 1 contradicts; 4 not gradeable`` (grades
+    present only; the comparisons that cannot be graded counted apart, after the grades)."""
     counts = table["verdict"].value_counts() if len(table) else pd.Series(dtype=int)
     words = {SMALLER: "same direction but smaller", LARGER: "same direction but larger"}
-    return ", ".join(f"{int(counts[g])} {words.get(g, g)}" for g in GRADES if counts.get(g))
+    text = ", ".join(f"{int(counts[g])} {words.get(g, g)}" for g in GRADES if counts.get(g))
+    if counts.get(NOT_GRADEABLE):
+        text += f"{'; ' if text else ''}{int(counts[NOT_GRADEABLE])} {NOT_GRADEABLE}"
+    return text
+
+
+def method_variables(db: Any, run_summary: pd.DataFrame) -> pd.DataFrame:
+    """The flushing-method variables each counted run recorded (``SHOW GLOBAL VARIABLES``),
+    one row per run id: what :func:`untestable_rows` reads."""
+    from analysis.comparisons.compare import counted_runs
+    from analysis.reading.query import run_variables
+
+    ids = [int(r) for r in counted_runs(run_summary)["run_id"]]
+    return run_variables(db, ids, (flavors.ADAPTIVE_FLUSHING, flavors.FLUSHING_METHOD))
+
+
+def inert_method_cells(run_summary: pd.DataFrame, variables: pd.DataFrame | None
+                       ) -> dict[int, str]:
+    """Cells (id → why) whose every counted run recorded a flushing method that never acts
+    (:func:`core.flavors.inert_flushing_method`); none without recorded variables."""
+    from analysis.comparisons.compare import counted_runs
+
+    if variables is None or variables.empty:
+        return {}
+    out: dict[int, str] = {}
+    for cell_id, g in counted_runs(run_summary).groupby("cell_id", sort=False):
+        methods = []
+        for run_id in g["run_id"].astype(int):
+            row = variables.loc[run_id] if run_id in variables.index else None
+            methods.append(None if row is None else flavors.inert_flushing_method(
+                {k: None if pd.isna(v) else str(v) for k, v in row.items()}))
+        if methods and all(methods):
+            out[int(cell_id)] = (
+                f"its flushing method ({flavors.FLUSHING_METHOD}={methods[0]}) never acted:"
+                f" every run ran with {flavors.ADAPTIVE_FLUSHING} OFF, and the method acts"
+                " only while it is ON")
+    return out
+
+
+def untestable_rows(run_summary: pd.DataFrame, variables: pd.DataFrame | None
+                    ) -> dict[int, str]:
+    """Cells (id → why) that cannot stand for the reference's row: its named flushing method
+    never acted in any of its runs (:func:`inert_method_cells`), or none of its runs reached
+    steady state (:func:`analysis.steadiness.transients.not_steady_cells`: a transient)."""
+    out = inert_method_cells(run_summary, variables)
+    for cell_id, why in not_steady_cells(run_summary).items():
+        out[cell_id] = f"{out[cell_id]}; {why}" if cell_id in out else why
+    return out
+
+
+def for_comparison(spec: ExperimentSpec, cmp: Any, db: Any) -> pd.DataFrame:
+    """The scorecard of a :func:`analysis.comparisons.compare.compare` result ``cmp`` of the
+    experiment in ``db``: with its window starts (its intervals and cycles) and the variables
+    its runs recorded — what ``compare``, the report and the study tables show."""
+    rs = cmp.frames.run_summary
+    return scorecard(spec, rs, cmp.cells, intervals=cmp.frames.intervals,
+                     cycles=cmp.cells.attrs.get("cycles"),
+                     variables=method_variables(db, rs))
 
 
 def scorecard(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFrame,
-              *, margin: float = MARGIN) -> pd.DataFrame:
+              *, margin: float = MARGIN, intervals: pd.DataFrame | None = None,
+              cycles: dict[int, Any] | None = None,
+              variables: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per comparison of the reference: reference ratio, measured ratio, verdict.
 
     Parameters
@@ -197,6 +285,13 @@ def scorecard(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFra
         :func:`analysis.tables.summaries.run_summary` and
         :func:`analysis.tables.summaries.cell_summary` of the experiment (``notpm``: each run's
         window average).
+    intervals, cycles:
+        The runs' intervals (:func:`analysis.reading.series.intervals`) and their
+        :func:`analysis.reading.window_cycles.run_cycles`: each comparison's ratio over the
+        plausible window starts; without them the window columns hold the stored window only.
+    variables:
+        :func:`method_variables` of the runs: a row whose flushing method never acted is not
+        gradeable; without them only the steady-state test applies.
 
     Returns
     -------
@@ -213,7 +308,10 @@ def scorecard(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFra
     base = cells.loc[cells["is_baseline"].astype(bool), "cell_id"]
     judge = _judge_in_design(run_summary, spec)
     transient = not_steady_cells(run_summary)
+    inert = inert_method_cells(run_summary, variables)
+    untestable = untestable_rows(run_summary, variables)
     out = []
+    sides: dict[int, tuple[int, int]] = {}  # table row → (cell a, cell b), for window starts
     for comp in _comparisons(spec, rows, int(base.iloc[0]) if len(base) else None):
         a, b = (by_index.get(side) if isinstance(side, int) else by_name.get(side)
                 for side in (comp.a, comp.b))
@@ -222,7 +320,10 @@ def scorecard(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFra
             a.value / b.value if a and b and a.value and b.value else math.nan)
         record = {"comparison": comp.name, "a": a.name if a else str(comp.a),
                   "b": b.name if b else str(comp.b), "reference_ratio": ref,
-                  "stated": stated, "note": str(comp.note or ""), "not_steady": ""}
+                  "stated": stated, "note": str(comp.note or ""), "not_steady": "",
+                  "window_low": math.nan, "window_high": math.nan, "window_offsets": "",
+                  "window_dependent": False, "window_grades": "", "ungradeable": "",
+                  "method_inert": ""}
         missing = [f"{side} ({r.name if r else getattr(comp, side)}): "
                    f"{r.problem if r else 'no such include row'}"
                    for side, r in (("a", a), ("b", b)) if r is None or r.cell_id is None]
@@ -236,18 +337,99 @@ def scorecard(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFra
         assert a is not None and b is not None and a.cell_id is not None \
             and b.cell_id is not None
         ours = judge(b.cell_id, a.cell_id)
+        sides[len(out)] = (a.cell_id, b.cell_id)
         verdict, share, size, reason = grade(ref, ours, margin)
-        # A row whose every run still trended measured a transient: said beside the grade.
-        moving = [r for r in (a, b) if r.cell_id in transient]
-        reason += "".join(f"; {r.name} is {transient[r.cell_id]}" for r in moving)
-        record["not_steady"] = ", ".join(r.name for r in moving)
+        # A row whose every run still trended measured a transient: marked beside the grade.
+        record["not_steady"] = ", ".join(r.name for r in (a, b) if r.cell_id in transient)
+        record["method_inert"] = ", ".join(r.name for r in (a, b) if r.cell_id in inert)
+        # A row that cannot stand for the reference's row: the claim is not tested at all.
+        why = [f"{r.name}: {untestable[r.cell_id]}" for r in (a, b) if r.cell_id in untestable]
+        if why:
+            verdict, share = NOT_GRADEABLE, math.nan
+            reason = f"{'; '.join(why)} — {reason}"
+            record["ungradeable"] = "; ".join(why)
         record.update(a_label=labels.get(a.cell_id, "?"), b_label=labels.get(b.cell_id, "?"),
                       n_a=ours.n_other, n_b=ours.n_baseline, ratio=ours.ratio,
                       ci_low=ours.ci_low, ci_high=ours.ci_high, p_value=ours.p_value,
                       our_verdict=ours.verdict, verdict=verdict, share=share, size=size,
                       reason=reason)
         out.append(record)
-    return pd.DataFrame(out, columns=list(COLUMNS))
+    table = pd.DataFrame(out, columns=list(COLUMNS))
+    if intervals is not None and cycles is not None:
+        _add_window_starts(table, spec, run_summary, sides, intervals, cycles, margin)
+    return table
+
+
+def _add_window_starts(table: pd.DataFrame, spec: ExperimentSpec, run_summary: pd.DataFrame,
+                       sides: dict[int, tuple[int, int]], intervals: pd.DataFrame,
+                       cycles: dict[int, Any], margin: float) -> None:
+    """Each comparison's ratio over the plausible window starts, in place: the machinery of
+    :func:`analysis.reading.window_cycles.window_sensitivity` with each comparison as its
+    "cell" (``sides``: table row → its a and b cell ids) and the scorecard's own judge as the
+    verdict rule. A verdict that changes there is window-dependent (our verdict says so); a
+    grade that moves between showing the reference's effect and not (:data:`_ANSWER`) over the
+    starts is inconclusive, one that moves within either is kept and the others said."""
+    from analysis.comparisons.compare import counted_runs
+
+    if not sides:
+        return
+    pseudo = pd.DataFrame({"cell_id": list(sides),
+                           "verdict": [table.at[k, "our_verdict"] for k in sides],
+                           "verdict_reason": [""] * len(sides)})
+
+    grades: dict[int, set[str]] = {k: set() for k in sides}  # each row's grade at each start
+
+    def verdict_of(moved: pd.DataFrame) -> pd.DataFrame:
+        judge = _judge_in_design(moved, spec)
+        rows = []
+        for k, (a_id, b_id) in sides.items():
+            v = judge(b_id, a_id)
+            grades[k].add(grade(float(table.at[k, "reference_ratio"]), v, margin)[0])
+            rows.append({"cell_id": k, "verdict": v.verdict, "ratio": v.ratio})
+        return pd.DataFrame(rows)
+
+    moved = window_cycles.window_sensitivity(pseudo, counted_runs(run_summary), intervals,
+                                             cycles, verdict_of)
+    for _, m in moved.iterrows():
+        k = int(m["cell_id"])
+        table.at[k, "window_low"] = m["window_ratio_low"]
+        table.at[k, "window_high"] = m["window_ratio_high"]
+        table.at[k, "window_offsets"] = m["window_offsets"]
+        table.at[k, "window_dependent"] = bool(m["window_dependent"])
+        graded = table.at[k, "verdict"] != NOT_GRADEABLE
+        table.at[k, "window_grades"] = "; ".join(g for g in GRADES if g in grades[k]) \
+            if graded else ""
+        said = []
+        if m["window_dependent"]:
+            table.at[k, "our_verdict"] = window_cycles.WINDOW_DEPENDENT
+            said.append(f"our verdict changes with the window's start ({m['window_verdicts']})")
+        answers = {_ANSWER[g] for g in grades[k]}
+        if graded and len(answers) > 1:
+            # Whether the reference's effect shows at all depends on the start: no finding.
+            table.at[k, "verdict"], table.at[k, "share"] = INCONCLUSIVE, math.nan
+            said.append("the grade changes with the window's start between showing the"
+                        f" reference's effect and not ({table.at[k, 'window_grades']})")
+        elif graded and len(grades[k]) > 1:
+            others = ", ".join(g for g in GRADES
+                               if g in grades[k] and g != table.at[k, "verdict"])
+            said.append(f"the grade is {table.at[k, 'verdict']} at the stored window and"
+                        f" {others} at other starts, which say the same of the reference's"
+                        " effect")
+        elif graded and said:
+            said.append(f"the grade is {table.at[k, 'verdict']} at every start")
+        if said:
+            table.at[k, "reason"] = f"{', '.join(said)} — {table.at[k, 'reason']}"
+    table.attrs["window_note"] = moved.attrs.get("window_note", "")
+
+
+def window_text(row: Any) -> str:
+    """``0.86–0.94 over window starts -40…+0 s``, ``window-dependent`` first where our verdict
+    changes there; ``""`` without a range."""
+    low, high = row["window_low"], row["window_high"]
+    if not (isinstance(low, float) and math.isfinite(low) and math.isfinite(high)):
+        return ""
+    text = f"{low:.2f}–{high:.2f} over window starts {row['window_offsets']}"
+    return f"{window_cycles.WINDOW_DEPENDENT}: {text}" if row["window_dependent"] else text
 
 
 def _judge_in_design(run_summary: pd.DataFrame, spec: ExperimentSpec

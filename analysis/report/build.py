@@ -129,9 +129,11 @@ def build_report_model(
                           for _, c in cells.iterrows() if int(c["cell_id"]) in names})
     # The reproduction scorecard, when the experiment (or --reference) has references.
     claims_spec = reference if reference is not None else exp["stored"].spec
-    score_part = scorecard_section(claims_spec, rs, cells, figs,
-                                   stability=stability_claims.stability_scorecard(
-                                       claims_spec, rs, cells))
+    score_part = scorecard_section(
+        claims_spec, rs, cells, figs,
+        stability=stability_claims.stability_scorecard(claims_spec, rs, cells),
+        graded=(scorecard.for_comparison(claims_spec, cmp, db)
+                if scorecard.has_reference(claims_spec) else None))
     memory_part = memory_section(cmp, figs, d.cell_mem, d.reps, d.smp, names)
     efficiency_part = efficiency_section(d.efficiency, cells, metric, names)
     write_path_part = write_path_section(d.efficiency, cells, metric, names)

@@ -527,15 +527,19 @@ def _memory_table(cell_mem: pd.DataFrame) -> Table:
 
 
 def scorecard_section(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd.DataFrame,
-                      figs: FigureList, stability: pd.DataFrame | None = None) -> Section:
+                      figs: FigureList, stability: pd.DataFrame | None = None,
+                      graded: pd.DataFrame | None = None) -> Section:
     """The reproduction scorecard (table and figure, :mod:`analysis.comparisons.scorecard`), or
     nothing without a reference; ``stability``: the reference's stability claims graded
     (:func:`analysis.comparisons.stability_claims.stability_scorecard`), a panel and a table of
-    their own.
+    their own; ``graded``: the scorecard already made with its window starts and the runs'
+    variables (:func:`analysis.comparisons.scorecard.for_comparison`), else it is made here
+    from the run summary alone.
     """
     if not scorecard.has_reference(spec):
         return []
-    graded = scorecard.scorecard(spec, run_summary, cells)
+    if graded is None:
+        graded = scorecard.scorecard(spec, run_summary, cells)
     ref = spec.reference
     source = redact(str((ref.source if ref else None) or "the reference"))
     heading = Heading(2, ("Reproduction scorecard",), "scorecard")
@@ -560,6 +564,7 @@ def scorecard_section(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd
             (f"{r['n_a']} / {r['n_b']}",),
             (f"{num(r['reference_ratio'])}×{'' if r['stated'] else ' *'}",),
             (f"{num(r['ratio'])}×",), (f"{num(r['ci_low'])} – {num(r['ci_high'])}",),
+            (f"{num(r['window_low'])} – {num(r['window_high'])}",),
             (Value(r["our_verdict"]),),
             Cell(rich(f"{r['verdict']}{share}",
                       (BREAK, warn(Value(r["not_steady"]), " not at steady state"))
@@ -584,13 +589,19 @@ def scorecard_section(spec: ExperimentSpec, run_summary: pd.DataFrame, cells: pd
             " the log scale); ", bold("no effect"), f": our interval inside {band} of 1; ",
             bold("contradicts"), ": the opposite direction, or an interval that excludes the"
             " reference's ratio while covering 1; ", bold("inconclusive"), ": the interval"
-            " covers both 1 and the reference's ratio. ", bold(Value(scorecard.headline(graded))),
+            " covers both 1 and the reference's ratio, or the grade moves between showing the"
+            " reference's effect and not over the window starts; ", bold("not gradeable"),
+            ": a compared row cannot test the claim — the flushing method it names never acted"
+            " in its runs, or none of its runs reached steady state (its ratio is shown, not"
+            " counted). ", bold(Value(scorecard.headline(graded))),
             ". * the quotient of the two rows' reference values (the reference states no"
-            " ratio). Rule: docs/statistics.md."), "sub"),
+            " ratio). ", Value(str(graded.attrs.get("window_note")
+                                   or "starts: the stored window only.")),
+            " Rule: docs/statistics.md."), "sub"),
         figs.add("scorecard", scorecard.figure(graded, source=source)),
-        Table(("comparison", "a / b", "runs", "reference", "ours", "95% CI", "our verdict",
-               "reproduction", "why"), tuple(rows),
-              align_left=(True, True, False, False, False, False, True, True, True),
+        Table(("comparison", "a / b", "runs", "reference", "ours", "95% CI", "starts",
+               "our verdict", "reproduction", "why"), tuple(rows),
+              align_left=(True, True, False, False, False, False, False, True, True, True),
               compact=True),
         *_stability_claims(stability, figs),
     ]

@@ -102,23 +102,31 @@ def row_table(fr: frames.Frames, names: dict[int, str], spec: ExperimentSpec) ->
                 "interval CV % (median)", "runs that oscillate (period)"], rows)
 
 
-def scorecard_table(fr: frames.Frames, spec: ExperimentSpec) -> str:
-    """Table 2: every comparison the post makes, its ratio against ours with our verdict and
-    the reproduction grade (`analysis.comparisons.scorecard`, the rule of docs/statistics.md)."""
-    table = scorecard.scorecard(spec, fr.run_summary, fr.cell_summary)
+def scorecard_table(db: Path, fr: frames.Frames, spec: ExperimentSpec) -> str:
+    """Table 2: every comparison the post makes, its ratio against ours (at the stored window
+    and over the window starts) with our verdict and the reproduction grade
+    (`analysis.comparisons.scorecard`, the rule of docs/statistics.md), as `compare` has it."""
+    table = scorecard.for_comparison(spec, comparison.compare(db, EXPERIMENT, frames=fr), db)
     rows = []
     for i, r in enumerate(table.itertuples(), start=1):
         post = f"{r.reference_ratio:.2f}×" + ("" if r.stated else " *")
         graded = r.verdict + (f" ({100 * r.share:.0f} % of its effect)"
                               if r.verdict.startswith("same direction") else "") + (
-            f"; `{r.not_steady}` not at steady state †" if r.not_steady else "")
+            f"; `{r.method_inert}` never ran its flushing method ‡" if r.method_inert
+            else "") + (f"; `{r.not_steady}` not at steady state †" if r.not_steady else "")
+        others = [g for g in r.window_grades.split("; ") if g and g != r.verdict]
+        if others:  # a grade that other window starts change, within the same answer
+            graded += f"; {', '.join(others)} at other window starts"
+        starts = f"{r.window_low:.2f}–{r.window_high:.2f}" if math.isfinite(r.window_low) \
+            else "–"
         rows.append([f"R{i}", r.comparison + (f" ({r.note})" if r.note else ""),
                      f"`{r.a}` ({r.n_a}) / `{r.b}` ({r.n_b})", post,
-                     f"{r.ratio:.2f}× ({r.ci_low:.2f}–{r.ci_high:.2f})", r.our_verdict,
+                     f"{r.ratio:.2f}× ({r.ci_low:.2f}–{r.ci_high:.2f})", starts, r.our_verdict,
                      graded, f"the post's ratio is {r.size}" if r.size != "–" else "–"])
     head = (f"{scorecard.headline(table)}.\n\n" if len(table) else "")
     return head + markdown_table(["", "comparison", "a / b (runs)", "the post", "ours (95 % CI)",
-                       "our verdict", "reproduction", "size"], rows)
+                                  "over window starts", "our verdict", "reproduction", "size"],
+                                 rows)
 
 
 def stability_table(fr: frames.Frames, spec: ExperimentSpec) -> str:
@@ -276,10 +284,15 @@ def print_tables(db: Path) -> None:
     spec = fr.experiment["stored"].spec
     names = scorecard.row_names(spec, fr.cell_summary)
     print("## Rows\n\n" + row_table(fr, names, spec))
-    print("\n## Scorecard\n\n" + scorecard_table(fr, spec)
+    print("\n## Scorecard\n\n" + scorecard_table(db, fr, spec)
           + "\n\n\\* the quotient of the two rows' NOTPM in the post (its text states no ratio)"
           "\n\n† every run of the row still trended across its window (checkpoint age or"
-          " dirty pages: `not-steady`, docs/statistics.md): it measured a transient")
+          " dirty pages: `not-steady`, docs/statistics.md): it measured a transient, so the"
+          " comparison is not gradeable"
+          "\n\n‡ every run of the row recorded `innodb_adaptive_flushing_method` set with"
+          " `innodb_adaptive_flushing` OFF, where XtraDB 5.5 runs the method only while it is ON:"
+          " the row never ran the flushing mode it stands for, so the comparison is not"
+          " gradeable")
     print("\n## Stability claims\n\n" + stability_table(fr, spec))
     table, sentence = target_table(db, names, fr)
     print("\n## Targets\n\n" + table + "\n\n" + sentence)

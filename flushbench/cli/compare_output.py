@@ -63,7 +63,7 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     _print_cost(con, eff, ids, m)
     # The write-path ledger, its floor and the cost table against each row's baseline.
     print_ledger_tables(con, eff, cmp, ids, m)
-    _print_scorecard(con, cmp, reference)
+    _print_scorecard(con, cmp, reference, db)
     for w in [*cmp.warnings, *(f"{ids[cid]} {why}" for cid, why in rate_notes.items())]:
         para(con, f"[yellow]warning:[/] {shown(w)}")
 
@@ -191,8 +191,10 @@ def _print_cost(con: Any, eff: Any, ids: dict[Any, str], m: Any) -> None:
                   f" ({row['bound_runs']} runs)")
 
 
-def _print_scorecard(con: Any, cmp: Any, reference: ExperimentSpec | None) -> None:
-    """The reproduction scorecard: the reference's ratios against the measured ones."""
+def _print_scorecard(con: Any, cmp: Any, reference: ExperimentSpec | None,
+                     db: str | None) -> None:
+    """The reproduction scorecard: the reference's ratios against the measured ones, each
+    over the window starts, with the comparisons that cannot be graded counted apart."""
     from analysis.comparisons import scorecard
 
     spec = reference if reference is not None else cmp.experiment["stored"].spec
@@ -200,13 +202,15 @@ def _print_scorecard(con: Any, cmp: Any, reference: ExperimentSpec | None) -> No
         if reference is not None:
             con.print("scorecard: the experiment file carries no `reference:` results")
         return
-    table = scorecard.scorecard(spec, cmp.frames.run_summary, cmp.cells)
+    table = scorecard.for_comparison(spec, cmp, db)
     source = (spec.reference.source if spec.reference else None) or "the reference"
     para(con, f"reproduction scorecard — reference: {shown(source)}")
     for i, r in table.iterrows():
         para(con, f"  R{i + 1}  {shown(r['comparison'])}: {shown(r['a'])} ({r['n_a']} runs)"
                   f" / {shown(r['b'])} ({r['n_b']} runs)")
     con.print(tables.scorecard_table(table))
+    if table.attrs.get("window_note"):
+        para(con, shown(table.attrs["window_note"]))
     con.print(f"scorecard: {scorecard.headline(table)}")
     con.print("why (* = computed from the two rows' reference values; rule:"
               " docs/statistics.md, 'The reproduction scorecard'):")

@@ -753,12 +753,16 @@ def scorecard_table(table: Any) -> Table:
                     "reference vs our CI")])
     styles = {scorecard.REPRODUCED: "green", scorecard.SMALLER: "cyan",
               scorecard.LARGER: "blue", scorecard.NO_EFFECT: "yellow",
-              scorecard.CONTRADICTS: "red"}
+              scorecard.CONTRADICTS: "red", scorecard.NOT_GRADEABLE: "magenta"}
     for i, r in table.iterrows():
         style = styles.get(r["verdict"], "")
+        # The ratio over window starts (as the cells' table: "starts 0.86–0.94"), on a line
+        # of its own so the table keeps its width.
+        starts = (f"\nstarts {number(r['window_low'], '.2f')}–{number(r['window_high'], '.2f')}"
+                  if math.isfinite(float(r["window_low"])) else "")
         t.add_row(f"R{i + 1}",
                   f"{number(r['reference_ratio'], '.2f')}×" + ("" if r["stated"] else " *"),
-                  _ratio(r["ratio"], r["ci_low"], r["ci_high"]),
+                  _ratio(r["ratio"], r["ci_low"], r["ci_high"]) + starts,
                   r["our_verdict"], f"[{style}]{r['verdict']}[/]" if style else r["verdict"],
                   r["size"])
     return t

@@ -251,7 +251,7 @@ _NEIGHBORS = {"none": "0", "cont": "1", "area": "2"}
 #: Percona's 5.5 spelling of the knob (XtraDB 5.5: Percona Server 5.5, MariaDB 5.5).
 PERCONA_NEIGHBORS = "innodb_flush_neighbor_pages"
 #: XtraDB 5.5's name for adaptive_checkpoint from Percona 5.5.10 on, and its values.
-FLUSHING_METHOD = "innodb_adaptive_flushing_method"
+FLUSHING_METHOD = flavors.FLUSHING_METHOD
 FLUSHING_METHOD_VALUES = {"none": "native", "estimate": "estimate", "keep_average": "keep_average"}
 #: Percona 5.5.8's (and 5.1's) name, whose values are the knob's own.
 OLD_CHECKPOINT = "innodb_adaptive_checkpoint"
@@ -319,13 +319,11 @@ def _adaptive_checkpoint(b: Builder, value: str) -> None:
 
 
 def flushing_method_note(b: Builder) -> None:
-    """Say when XtraDB 5.5's flushing method is set but cannot act: its master thread runs
-    ``estimate`` and ``keep_average`` only while ``innodb_adaptive_flushing`` is ON
-    (``srv_master_thread`` in ``srv0srv.c``: ``srv_adaptive_flushing &&
-    srv_adaptive_flushing_method == …``, read in Percona Server 5.5.39 and MariaDB 5.5.44)."""
-    method = b.out.server_options.get(FLUSHING_METHOD)
-    switch_text = b.out.server_options.get("innodb_adaptive_flushing", "")
-    if method in (None, "native") or switch_text.upper() not in ("0", "OFF", "FALSE"):
+    """Say when XtraDB 5.5's flushing method is set but cannot act
+    (:func:`core.flavors.inert_flushing_method`: the one rule, which the scorecard applies to
+    what each run recorded)."""
+    method = flavors.inert_flushing_method(b.out.server_options)
+    if method is None:
         return
     b.out.notes.append(
         f"adaptive_checkpoint={method} acts only while innodb_adaptive_flushing is ON on"

@@ -15,6 +15,7 @@ import pytest
 from analysis.comparisons import scorecard
 from analysis.comparisons.compare import compare
 from analysis.figures import plots
+from analysis.reading.window_cycles import WINDOW_DEPENDENT
 from analysis.statistics.verdicts import FASTER, NO_DIFFERENCE, NOT_ENOUGH, SLOWER
 from core.experiment.loading import load_experiment
 from tests.support.cli_runner import CliRun
@@ -76,8 +77,9 @@ def test_bars_compare_and_scorecard_state_one_verdict(flash: Path, cli: CliRun) 
     # The scorecard: each comparison's "our verdict" is the rule's verdict for that pair, and
     # `compare --reference` prints the same grades the table holds.
     spec = load_experiment(EXPERIMENT)
-    table = scorecard.scorecard(spec, cmp.frames.run_summary, cmp.cells)
-    assert set(table["our_verdict"]) <= set(VERDICTS)
+    table = scorecard.for_comparison(spec, cmp, flash)
+    # A verdict that changes over the window starts says so, as compare's own table does.
+    assert set(table["our_verdict"]) <= {*VERDICTS, WINDOW_DEPENDENT}
     code, out, err = cli(["compare", NAME, "--db", str(flash), "--reference", str(EXPERIMENT)])
     assert code == 0, err
     assert f"scorecard: {scorecard.headline(table)}" in " ".join(out.split())
@@ -98,7 +100,6 @@ def test_the_readme_scorecard_is_the_rule_s(flash: Path) -> None:
     section = done.stdout.split("## Scorecard\n\n", 1)[1].split("\n## ", 1)[0]
     rows = [line.split("|") for line in section.splitlines() if line.startswith("| R")]
     cmp = compare(flash, NAME)
-    table = scorecard.scorecard(cmp.frames.experiment["stored"].spec, cmp.frames.run_summary,
-                                cmp.cells)
-    assert [r[6].strip() for r in rows] == list(table["our_verdict"])
-    assert [re.split(r" \(|;", r[7].strip())[0] for r in rows] == list(table["verdict"])
+    table = scorecard.for_comparison(cmp.frames.experiment["stored"].spec, cmp, flash)
+    assert [r[7].strip() for r in rows] == list(table["our_verdict"])
+    assert [re.split(r" \(|;", r[8].strip())[0] for r in rows] == list(table["verdict"])

@@ -25,7 +25,7 @@ import pandas as pd
 
 from analysis.comparisons.baselines import baseline_note, baseline_of
 from analysis.comparisons.hosts import block_of, host_of, method_note
-from analysis.comparisons.scorecard import row_names
+from analysis.comparisons.rows import row_names
 from analysis.reading import window_cycles
 from analysis.statistics import blocked, design
 from analysis.statistics.verdicts import (

@@ -230,6 +230,16 @@ Block = (Heading | Paragraph | Note | Bullets | Table | Figure | PngSummary | Cl
 Section = list[Block]
 
 
+def every_block(blocks: list[Block] | tuple[Block, ...]) -> list[Block]:
+    """The blocks in page order, those folded inside a :class:`Fold` too (after it)."""
+    out: list[Block] = []
+    for block in blocks:
+        out.append(block)
+        if isinstance(block, Fold):
+            out += every_block(block.blocks)
+    return out
+
+
 @dataclass(frozen=True)
 class ReportFigure:
     """One figure of the report: its name (``NN-kind``, the PNG file and the div id) and the

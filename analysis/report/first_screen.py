@@ -98,10 +98,11 @@ def caveats(d: ReportData, names: dict[int, str]) -> list[Rich]:
                         " through the window"))
     shaky = sorted(set(kinds.get(NOISY, [])) | set(kinds.get(OSCILLATES, [])))
     if shaky:
+        parts = [f"{len(kinds[NOISY])} noisy: CV ≥ 10 %" if kinds.get(NOISY) else "",
+                 f"{len(kinds[OSCILLATES])} oscillating" if kinds.get(OSCILLATES) else ""]
         out.append(rich(warn(f"{len(shaky)} of {len(done)} runs noisy or oscillating"),
-                        f" ({len(kinds.get(NOISY, []))} noisy: CV ≥ 10 %;"
-                        f" {len(kinds.get(OSCILLATES, []))} oscillating) — each run's"
-                        " warnings are in its row's table"))
+                        f" ({'; '.join(p for p in parts if p)}) — each run's warnings are in"
+                        " its row's table"))
     return out
 
 

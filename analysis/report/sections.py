@@ -157,9 +157,9 @@ def _ranked_table(cmp: Comparison, qps: dict[int, float] | None = None,
         c = cells.loc[r["cell_id"]]
         interval = (f"{number(c['ratio_ci_low'], '.2f')}–{number(c['ratio_ci_high'], '.2f')}"
                     if not r["is_baseline"] and math.isfinite(c["ratio_ci_low"]) else "–")
+        # A baseline is its shaded row and its verdict; no "(baseline)" to wrap the name.
         rows.append([
-            rich(row_name(r["cell_label"], (names or {}).get(int(r["cell_id"]))),
-                 (" ", muted("(baseline)")) if r["is_baseline"] else ()),
+            row_name(r["cell_label"], (names or {}).get(int(r["cell_id"]))),
             (str(int(r["rank_notpm"])),), (number(m.of(r["notpm_mean"])),),
             (ci(m.of(r["notpm_ci_low"]), m.of(r["notpm_ci_high"])),),
             *([(number((qps or {}).get(int(r["cell_id"]))),)] if qps else []),

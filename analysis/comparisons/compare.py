@@ -25,6 +25,7 @@ import pandas as pd
 
 from analysis.comparisons.baselines import baseline_note, baseline_of
 from analysis.comparisons.hosts import block_of, host_of, method_note
+from analysis.comparisons.rows import row_names
 from analysis.reading import window_cycles
 from analysis.statistics import blocked, design
 from analysis.statistics.verdicts import (
@@ -413,9 +414,12 @@ def compare(
                     "datadir_fstype", "driver")
         if key in done.columns
     }
+    # A row the experiment names (`dw-off-60`) is named so in the warnings, not by its knobs.
+    names = row_names(fr.experiment["stored"].spec, cells)
     for _, row in rs[rs["status"] == RunStatus.FAILED].iterrows():
         warnings.append(
-            f"run {row['run_id']} ({row['cell_label']} #{row['repetition']}) failed: "
+            f"run {row['run_id']} ({names.get(int(row['cell_id']), row['cell_label'])}"
+            f" #{row['repetition']}) failed: "
             f"{row['error'] or 'no error recorded'}"
         )
     phase = window_cycles.phase_note(
@@ -424,16 +428,18 @@ def compare(
     if phase:
         warnings.append(phase)
     for _, row in cells.iterrows():
+        who = names.get(int(row["cell_id"]), row["cell_label"])
         if row["window_dependent"]:
-            warnings.append(f"{row['cell_label']}: window-dependent — ratio "
+            warnings.append(f"{who}: window-dependent — ratio "
                             f"{row['window_ratio_low']:.2f}–{row['window_ratio_high']:.2f} over"
                             f" window starts {row['window_offsets']} from the stored window")
         if row["verdict"] == NOT_ENOUGH:
-            warnings.append(f"{row['cell_label']}: no verdict — {row['verdict_reason']}")
+            warnings.append(f"{who}: no verdict — {row['verdict_reason']}")
     if "excluded" in rs:
         for _, row in rs[rs["excluded"].fillna(False).astype(bool)].iterrows():
-            warnings.append(f"run {row['run_id']} ({row['cell_label']} #{row['repetition']})"
-                            f" {row['excluded_reason']}")
+            warnings.append(f"run {row['run_id']} ("
+                            f"{names.get(int(row['cell_id']), row['cell_label'])}"
+                            f" #{row['repetition']}) {row['excluded_reason']}")
     warnings.extend(claims.run_warnings_by_kind(done))
     return Comparison(
         frames=fr, cells=cells, main_effects=effects, interactions=inter,

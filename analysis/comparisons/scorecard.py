@@ -41,13 +41,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.comparisons.rows import Row, include_rows
+from analysis.comparisons.rows import row_names as row_names  # where callers name rows
 from analysis.figures import plots
 from analysis.reading import window_cycles
 from analysis.statistics import blocked
@@ -92,17 +93,6 @@ COLUMNS = ("comparison", "a", "b", "a_label", "b_label", "n_a", "n_b", "referenc
            "method_inert")
 
 
-@dataclass(frozen=True)
-class Row:
-    """One include row with a reference: its index, name, reference value and matched cell."""
-
-    index: int
-    name: str
-    value: float | None
-    cell_id: int | None
-    problem: str = ""
-
-
 def has_reference(spec: ExperimentSpec) -> bool:
     """Whether a stored (or file) spec carries any reference result."""
     return spec.reference is not None or any(inc.reference for inc in spec.include)
@@ -116,33 +106,6 @@ def match_rows(spec: ExperimentSpec, cells: pd.DataFrame) -> list[Row]:
     matches no cell (not run) or several (ambiguous) keeps ``cell_id`` None and says why.
     """
     return [row for row in include_rows(spec, cells) if spec.include[row.index].reference]
-
-
-def include_rows(spec: ExperimentSpec, cells: pd.DataFrame) -> list[Row]:
-    """Every include row, named (its ``name``, its reference's, else its index) and matched
-    to the one cell it ran as (see :func:`match_rows`)."""
-    rows = []
-    for i, inc in enumerate(spec.include):
-        ref = inc.reference
-        partial = inc.values()  # the row's own knobs, as cells store them (var.NAME for raw)
-        hits = [int(c["cell_id"]) for _, c in cells.iterrows()
-                if all((c["knobs"] or {}).get(k) == v for k, v in partial.items())]
-        problem = ("" if len(hits) == 1 else "not run in this experiment" if not hits
-                   else f"matches {len(hits)} cells")
-        rows.append(Row(i, inc.name or (ref.name if ref else None) or str(i),
-                        ref.value() if ref else None, hits[0] if len(hits) == 1 else None,
-                        problem))
-    return rows
-
-
-def row_names(spec: ExperimentSpec, cells: pd.DataFrame) -> dict[int, str]:
-    """Cell id → the name its include row gives it (``dw-on-50``: the row's ``name``, or its
-    reference's): the short name the study itself uses, for panel titles and headings. Cells
-    without one are absent."""
-    named = [i for i, inc in enumerate(spec.include)
-             if inc.name or (inc.reference and inc.reference.name)]
-    return {r.cell_id: r.name for r in include_rows(spec, cells)
-            if r.cell_id is not None and r.index in named}
 
 
 def _comparisons(spec: ExperimentSpec, rows: list[Row], base_id: int | None

@@ -21,11 +21,13 @@ from analysis.reading.blas import one_blas_thread
 from analysis.reading.memory import cell_memory, memory_matters
 from analysis.reading.metric import metric_view, window_detail_rate
 from analysis.report.figures import FigureList, overview
+from analysis.report.first_screen import anchored, contents, first_screen
 from analysis.report.model import (
     Bullets,
     Claims,
     Heading,
     Link,
+    Paragraph,
     PngSummary,
     ReportData,
     ReportFigure,
@@ -151,13 +153,24 @@ def build_report_model(
     toc = tuple((Link(f"#cell-{int(c['cell_id'])}",
                       named(c["cell_label"], names.get(int(c["cell_id"])))),)
                 for _, c in cells.iterrows())
-    sections: list[Section] = [
-        [Heading(2, ("Summary",)), summary(cmp, names), PngSummary()],
+    effects_part = effects(cmp)
+    # The first screen (verdict, caveats, next) and the contents; then the grids of every row
+    # before each row's own part, whose figures are folded away.
+    body: list[Section] = anchored([
         ranking(cmp, d.qps, names),
-        score_part, [Claims()], overview_figures, latency_part, io_part, efficiency_part,
-        write_path_part, memory_part, effects(cmp),
-        [Heading(2, ("Configurations",)), Bullets(toc)], *cell_sections,
-        methodology(cmp, d.variables, labels),
+        score_part, [Claims()],
+        [Heading(2, ("Every row at once",), "grids"), *overview_figures] if overview_figures
+        else [], latency_part, io_part, efficiency_part, write_path_part, memory_part,
+        [Heading(2, ("Knob effects",), "effects"), *effects_part] if effects_part else [],
+        [Heading(2, ("Configurations",), "configurations"),
+         Paragraph(("One part per row: its runs, then its own figures folded away (open them"
+                    " with the line under each table).",), "sub"), Bullets(toc)],
+        *cell_sections, methodology(cmp, d.variables, labels),
+    ])
+    sections: list[Section] = [
+        first_screen(d, names, summary(cmp, names)),
+        [contents(body), PngSummary()],
+        *body,
     ]
     return ReportModel(
         experiment=exp, comparison=cmp, claims=d.claims, figures=figs.items,

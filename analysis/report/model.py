@@ -110,9 +110,16 @@ def named(label: Any, name: str | None) -> Rich:
     return (bold(Value(name)), " · ", Value(label)) if name else (Value(label),)
 
 
+def row_name(label: Any, name: str | None) -> Rich:
+    """A row as tables and sentences name it: its own short name in bold when it has one,
+    else its label (the full definition, name · knobs, is :func:`named`)."""
+    return (bold(Value(name)),) if name else (Value(label),)
+
+
 def bold_named(label: Any, name: str | None) -> Rich:
-    """:func:`named`, the label in bold when there is no name (the summary's emphasis)."""
-    return named(label, name) if name else (bold(Value(label)),)
+    """A row in bold: its own short name when it has one, else its label (the summary's
+    emphasis)."""
+    return (bold(Value(name)),) if name else (bold(Value(label)),)
 
 
 @dataclass(frozen=True)
@@ -200,10 +207,37 @@ class Claims:
     """Where the sentences computed from the runs go (:attr:`ReportModel.claims`)."""
 
 
+@dataclass(frozen=True)
+class Contents:
+    """The page's contents list: (anchor, words) of each part heading, in page order."""
+
+    entries: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Blocks folded away behind one line (``summary``) the reader opens: a row's own
+    figures, under the grids that show every row at once."""
+
+    summary: Rich
+    blocks: tuple[Block, ...]
+
+
 #: One part of a page.
-Block = Heading | Paragraph | Note | Bullets | Table | Figure | PngSummary | Claims
+Block = (Heading | Paragraph | Note | Bullets | Table | Figure | PngSummary | Claims | Contents
+         | Fold)
 #: A part of the page: its blocks in order.
 Section = list[Block]
+
+
+def every_block(blocks: list[Block] | tuple[Block, ...]) -> list[Block]:
+    """The blocks in page order, those folded inside a :class:`Fold` too (after it)."""
+    out: list[Block] = []
+    for block in blocks:
+        out.append(block)
+        if isinstance(block, Fold):
+            out += every_block(block.blocks)
+    return out
 
 
 @dataclass(frozen=True)

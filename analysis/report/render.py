@@ -22,6 +22,7 @@ import plotly.io as pio
 
 from analysis.figures import plots
 from analysis.figures.png_export import PngExporter
+from analysis.report.first_screen import CLAIMS_PART
 from analysis.report.folder import ReportFolder
 from analysis.report.model import (
     Block,
@@ -29,7 +30,9 @@ from analysis.report.model import (
     Bullets,
     Cell,
     Claims,
+    Contents,
     Figure,
+    Fold,
     Heading,
     Link,
     Note,
@@ -62,6 +65,11 @@ tr.base td{background:#f6f6f6}.faster{color:#0a7b32;font-weight:600}
 .figure{margin:14px 0 26px}.figure .png{font-size:12px;color:#888}
 .note{background:#fff8e6;border-left:4px solid #e6a700;padding:8px 12px;margin:12px 0}
 code{background:#f3f3f3;padding:1px 4px;border-radius:3px;font-size:90%}
+nav.toc{font-size:14px;margin:18px 0 0;padding:8px 14px;background:#fafafa;
+border:1px solid #eee}nav.toc ol{margin:4px 0 0;padding-left:30px;columns:2;column-gap:56px}
+nav.toc li{margin:1px 0}details.fold{margin:8px 0 18px}details.fold>summary{cursor:pointer;
+color:#555;font-size:14px}ul.footnotes{list-style:none;padding-left:0;font-size:13px;
+color:#444}ul.footnotes li{margin:3px 0}td{white-space:nowrap}td.l{white-space:normal}
 """
 
 
@@ -70,6 +78,14 @@ _ERROR_HOOK = (
     "window.__errors=[];window.addEventListener('error',function(e){window.__errors.push("
     "String(e.message));document.documentElement.setAttribute('data-js-errors',"
     "window.__errors.join(' | '));});"
+)
+
+#: Figures drawn inside a closed <details> (a :class:`Fold`) take the page's width when it
+#: opens ('toggle' does not bubble: caught on its way down).
+_FOLD_RESIZE = (
+    "document.addEventListener('toggle',function(e){var d=e.target;if(d.open&&window.Plotly)"
+    "{d.querySelectorAll('.js-plotly-plot').forEach(function(p){Plotly.Plots.resize(p);});}}"
+    ",true);"
 )
 
 #: Where a figure goes in sections drawn without their figures (:func:`sections_html`).
@@ -138,7 +154,8 @@ def table_html(t: Table) -> str:
 def claims_html(items: list[str]) -> str:
     """The section of sentences computed from the runs."""
     rows = "".join(f"<li>{esc(text)}</li>" for text in items)
-    return ("<h2>What the runs did</h2><p class='sub'>Computed from the recorded runs; a"
+    anchor, words = CLAIMS_PART
+    return (f"<h2 id='{anchor}'>{words}</h2><p class='sub'>Computed from the recorded runs; a"
             " statement about every run is made only when no run contradicts it.</p>"
             f"<ul class='claims'>{rows}</ul>")
 
@@ -166,6 +183,13 @@ def block_html(block: Block, divs: Mapping[str, str] | None = None,
         return _PNG_SUMMARY
     if isinstance(block, Claims):
         return claims_html(claims or [])
+    if isinstance(block, Contents):
+        return ("<nav class='toc'><b>Contents</b><ol>"
+                + "".join(f"<li><a href='#{html.escape(anchor)}'>{esc(words)}</a></li>"
+                          for anchor, words in block.entries) + "</ol></nav>")
+    if isinstance(block, Fold):
+        return (f"<details class='fold'><summary>{inline(block.summary)}</summary>"
+                + blocks_html(list(block.blocks), divs, claims) + "</details>")
     raise TypeError(f"not a block of the report: {block!r}")
 
 
@@ -222,6 +246,7 @@ def html_page(title: str, body: str, *, browser_hooks: bool = True) -> str:
            if browser_hooks else "")
         + f"<title>{esc(title)} — flushbench report</title><style>{CSS}</style>"
         + (f"<script>{_ERROR_HOOK}</script>" if browser_hooks else "")
+        + f"<script>{_FOLD_RESIZE}</script>"
         + f"<script type='text/javascript'>{get_plotlyjs()}</script></head>"
         f"<body><main>{body}</main></body></html>"
     )

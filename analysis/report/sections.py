@@ -24,8 +24,11 @@ from analysis.reading.metric import MetricView, metric_view
 from analysis.report.figures import FigureList, cell_figures, io_figure, latency_figures, rss_figure
 from analysis.report.model import (
     BREAK,
+    Block,
     Bullets,
     Cell,
+    Figure,
+    Fold,
     Heading,
     Link,
     Paragraph,
@@ -40,6 +43,7 @@ from analysis.report.model import (
     muted,
     named,
     rich,
+    row_name,
     warn,
 )
 from analysis.report.sentences import (
@@ -102,57 +106,73 @@ def table(headers: list[str], rows: list[list[Rich]], left: int = 1,
 
 
 def ranking(cmp: Comparison, qps: dict[int, float], names: dict[int, str]) -> Section:
-    """The ranking: how it orders, the A/A floor, the by-host lines and the ranked table."""
+    """The ranking: how it orders, the A/A floor, the by-host lines, the ranked table (one
+    line per row) and, folded under it, each row's definition and why its verdict is what it
+    is (the table's ``[n]``)."""
     return [Heading(2, ("Ranking",)),
             Paragraph((f"By window-average {metric_view(cmp.experiment).name}; the stability"
-                       " rank orders by median stability score (100 = flat line).",), "sub"),
-            aa_line(cmp), *host_lines(cmp, names), _ranked_table(cmp, qps, names)]
+                       " rank orders by median stability score (100 = flat line). [n]: the"
+                       " row's knobs, the reason for its verdict and its runs' warnings, in the"
+                       " notes under the table.",), "sub"),
+            aa_line(cmp), *host_lines(cmp, names), _ranked_table(cmp, qps, names),
+            Fold(("Notes: each row's knobs, why its verdict, its warnings",),
+                 (ranking_notes(cmp, names),))]
 
 
-def _own_baseline(cmp: Comparison, row: pd.Series) -> Rich:
-    """`` vs base`` when the experiment has several baselines (each row has its own)."""
-    if not cmp.cells.attrs.get("baselines_note"):
-        return ()
+def ranking_notes(cmp: Comparison, names: dict[int, str]) -> Bullets:
+    """One note per row of the ranked table, in its order: ``[n]`` the row's name and knobs,
+    its baseline when the experiment has several, why its verdict (the interval, p and how
+    large a change could hide: the minimum detectable effect) and its runs' warnings."""
     cells = cmp.cells.set_index("cell_id")
-    label = cells.loc[int(row["cell_id"]), "baseline_label"]
-    return (BREAK, muted("vs ", Value(label)))
+    several = bool(cmp.cells.attrs.get("baselines_note"))
+    notes = []
+    for n, (_, r) in enumerate(cmp.ranking.iterrows(), start=1):
+        c = cells.loc[r["cell_id"]]
+        why: Rich = ()
+        if not r["is_baseline"]:
+            interval = (f"ratio {number(c['ratio_ci_low'], '.2f')}–"
+                        f"{number(c['ratio_ci_high'], '.2f')}, p={number(c['p_value'], '.3f')}"
+                        "; " if math.isfinite(c["ratio_ci_low"]) else "")
+            mde = (f" (MDE ±{number(c['mde_pct'], '.1f')}%)"
+                   if math.isfinite(c["mde_pct"]) else "")
+            why = rich(" — ", ("vs ", Value(c["baseline_label"]), ": ") if several else (),
+                       interval, Value(c["verdict_reason"]), mde)
+        warnings = text_of(r["warnings"])
+        notes.append(rich(f"[{n}] ", named(r["cell_label"], names.get(int(r["cell_id"]))),
+                          (" ", muted("(baseline)")) if r["is_baseline"] else (), why,
+                          (" — ", warn(Value(warnings))) if warnings else ()))
+    return Bullets(tuple(notes), "footnotes")
 
 
 def _ranked_table(cmp: Comparison, qps: dict[int, float] | None = None,
                   names: dict[int, str] | None = None) -> Table:
+    """The ranked rows, one line each: the row's name (its knobs when it has none), rank,
+    throughput and interval, ratio to its baseline and the ratio's interval, verdict,
+    stability, runs and ``[n]``, its note under the table."""
     m = metric_view(cmp.experiment)
+    cells = cmp.cells.set_index("cell_id")
     rows: list[list[Rich]] = []
     classes = []
-    for _, r in cmp.ranking.iterrows():
+    for n, (_, r) in enumerate(cmp.ranking.iterrows(), start=1):
+        c = cells.loc[r["cell_id"]]
+        interval = (f"{number(c['ratio_ci_low'], '.2f')}–{number(c['ratio_ci_high'], '.2f')}"
+                    if not r["is_baseline"] and math.isfinite(c["ratio_ci_low"]) else "–")
+        # A baseline is its shaded row and its verdict; no "(baseline)" to wrap the name.
         rows.append([
-            rich(named(r["cell_label"], (names or {}).get(int(r["cell_id"]))),
-                 (" ", muted("(baseline)")) if r["is_baseline"] else ()),
+            row_name(r["cell_label"], (names or {}).get(int(r["cell_id"]))),
             (str(int(r["rank_notpm"])),), (number(m.of(r["notpm_mean"])),),
             (ci(m.of(r["notpm_ci_low"]), m.of(r["notpm_ci_high"])),),
             *([(number((qps or {}).get(int(r["cell_id"]))),)] if qps else []),
-            ("–",) if r["is_baseline"] else rich(f"{number(r['ratio'], '.2f')}×",
-                                                 _own_baseline(cmp, r)),
+            ("–",) if r["is_baseline"] else (f"{number(r['ratio'], '.2f')}×",), (interval,),
             (verdict_span(r["verdict"]),), (str(int(r["rank_stability"])),),
             (number(r["score_median"], ".0f"),), (number(r["cv_pct_median"], ".1f"),),
-            (str(int(r["n_done"])),), (warn(Value(r["warnings"])),),
+            (str(int(r["n_done"])),),
+            (muted(f"[{n}]"), " ", warn("⚠") if text_of(r["warnings"]) else ""),
         ])
         classes.append("base" if r["is_baseline"] else "")
-    cells = cmp.cells.set_index("cell_id")
-    for i, (_, r) in enumerate(cmp.ranking.iterrows()):
-        c = cells.loc[r["cell_id"]]
-        if not r["is_baseline"] and math.isfinite(c["ratio_ci_low"]):
-            col = 5 if qps else 4
-            rows[i][col] += (BREAK, muted(f"{number(c['ratio_ci_low'], '.2f')}–"
-                                          f"{number(c['ratio_ci_high'], '.2f')}, "
-                                          f"p={number(c['p_value'], '.3f')}"))
-        if not r["is_baseline"]:
-            # Every verdict says why, and how large a change could hide (minimum detectable).
-            rows[i][5] += (BREAK, muted(Value(c["verdict_reason"]),
-                                        f" (MDE ±{number(c['mde_pct'], '.1f')}%)"
-                                        if math.isfinite(c["mde_pct"]) else ""))
     return table(
         ["configuration", "rank", m.name, "95% CI", *(["QPS"] if qps else []), "vs baseline",
-         "verdict", "stability rank", "score", "CV %", "runs", "warnings"],
+         "ratio 95% CI", "verdict", "stability rank", "score", "CV %", "runs", "note"],
         rows, row_classes=classes,
     )
 
@@ -322,11 +342,16 @@ def cell_section(
         f" · stability score {number(cell['score_median'], '.0f')}"), "sub"))
     out.append(_runs_table(runs, m, lat))
     run_smp = smp[smp["run_id"] == rep_run] if rep_run is not None else smp.iloc[0:0]
-    out += cell_figures(cmp, figs, cell, runs, rep_run, run_smp,
-                        ivl[ivl["run_id"].isin(runs["run_id"])], metric=m, window=window,
-                        name=name, memory_figures=memory_figures)
+    folded: list[Block] = [*cell_figures(
+        cmp, figs, cell, runs, rep_run, run_smp, ivl[ivl["run_id"].isin(runs["run_id"])],
+        metric=m, window=window, name=name, memory_figures=memory_figures)]
     if not (len(run_smp) and run_smp["checkpoint_age_mb"].notna().any()) and rep_run is not None:
-        out.append(Paragraph(("No sampler data for this run.",), "muted"))
+        folded.append(Paragraph(("No sampler data for this run.",), "muted"))
+    # The row's own figures fold away: the grids above show every row at once.
+    n_figures = sum(isinstance(b, Figure) for b in folded)
+    if folded:
+        out.append(Fold((f"This row's {n_figures} figures",) if n_figures else
+                        ("This row's figures",), tuple(folded)))
     return out
 
 
@@ -385,7 +410,7 @@ def latency_section(d: ReportData, figs: FigureList, names: dict[int, str]) -> S
     labels = cmp.cells.set_index("cell_id")["cell_label"]
     rows = []
     for cell_id, c in lat.cells.iterrows():
-        rows.append([named(labels[cell_id], names.get(int(cell_id))),
+        rows.append([row_name(labels[cell_id], names.get(int(cell_id))),
                      (number(c["value_ms"], ",.1f"),), (number(c["p999_ms"], ",.0f"),),
                      (number(c["max_ms"], ",.0f"),),
                      ("–" if c["verdict"] == "baseline" else
@@ -427,7 +452,7 @@ def _latency_types(lat: latency.Latency, labels: pd.Series, names: dict[int, str
     for r in lat.types.itertuples(index=False):
         figures.setdefault(int(r.cell_id), {})[r.type] = (
             f"{number(r.p99_ms, ',.1f')} / {number(r.max_ms, ',.0f')}")
-    rows = [[named(labels[cell_id], names.get(cell_id))]
+    rows = [[row_name(labels[cell_id], names.get(cell_id))]
             + [(mine.get(t, "–"),) for t in types] for cell_id, mine in figures.items()]
     exact = bool(lat.types["exact"].all())
     how = ("p99 of the row's runs' windows merged, with the transactions in flight at each"
@@ -457,10 +482,10 @@ def efficiency_section(eff: efficiency.Efficiency, cells: pd.DataFrame, metric: 
         what = (bound.short(eff.bound_cells.loc[cell_id, "bound"]) + " "
                 + eff.bound_cells.loc[cell_id, "bound_runs"].replace(" of ", "/")
                 if cell_id in eff.bound_cells.index else "–")
-        rows.append([named(labels[cell_id], names.get(int(cell_id))), (Value(what),),
+        rows.append([row_name(labels[cell_id], names.get(int(cell_id))), (Value(what),),
                      *[(number(row_cost.get(c), cost.FORMATS[c]),) for c in cost.COLUMNS]])
     sentences = tuple(
-        rich(named(labels[c], names.get(int(c))), ": ", Value(r["bound_text"]), " ",
+        rich(row_name(labels[c], names.get(int(c))), ": ", Value(r["bound_text"]), " ",
              muted("(", Value(r["bound_runs"]), " runs)"))
         for c, r in eff.bound_cells.iterrows() if c in labels.index)
     return [Heading(2, (f"Cost per {unit} and what bound each row",)),

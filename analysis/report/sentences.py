@@ -31,8 +31,8 @@ from analysis.report.model import (
     bold_named,
     code,
     italic,
-    named,
     rich,
+    row_name,
     warn,
 )
 from analysis.steadiness import claims as run_claims
@@ -114,7 +114,7 @@ def summary(cmp: Comparison, names: dict[int, str]) -> Bullets:
 
 
 def _run_counts(rs: pd.DataFrame) -> list[Rich]:
-    """The summary's lines on the runs: done, failed, not finished, without data, noisy."""
+    """The summary's lines on the runs: done, failed, not finished, without data."""
     n_done = int((rs["status"] == RunStatus.DONE).sum())
     n_failed = int((rs["status"] == RunStatus.FAILED).sum())
     n_other = len(rs) - n_done - n_failed
@@ -124,10 +124,7 @@ def _run_counts(rs: pd.DataFrame) -> list[Rich]:
     if no_data.any():
         items.append((warn(f"{int(no_data.sum())} run(s) done, no data in window: run ",
                            Value(", ".join(str(int(r)) for r in rs.loc[no_data, "run_id"]))),))
-    noisy = int((rs["warnings"].str.len().gt(0) & ~no_data).sum())
-    if noisy:
-        items.append((warn(f"{noisy} run(s) noisy (CV ≥ 10 %) or oscillating — see the"
-                           " warnings below"),))
+    # Noisy, oscillating and not-steady runs are the caveats' (analysis/report/first_screen.py).
     return items
 
 
@@ -218,8 +215,9 @@ def host_lines(cmp: Comparison, names: dict[int, str]) -> list[Paragraph]:
                                                 else ", no host effect shown"))
         else:
             test = ("no host ran it twice: no within-host spread to test a host effect against",)
-        out.append(Paragraph(rich(bold("By host"), " — ", named(cell["cell_label"], names.get(cid)),
-                                  ": ", *per, "; ", test, "."), "sub"))
+        out.append(Paragraph(rich(bold("By host"), " — ",
+                                  row_name(cell["cell_label"], names.get(cid)), ": ", *per,
+                                  "; ", test, "."), "sub"))
     return out
 
 

@@ -18,7 +18,7 @@ from analysis.report.model import (
     code,
     italic,
     muted,
-    named,
+    row_name,
 )
 from analysis.report.sections import table
 from analysis.tables import efficiency
@@ -44,7 +44,7 @@ def write_path_section(eff: efficiency.Efficiency, cells: pd.DataFrame, metric: 
     unit = "New-Order" if metric.per_minute else "transaction"
     labels = cells.set_index("cell_id")["cell_label"]
     order = [c for c in cells["cell_id"] if c in lc.index]
-    rows = [[named(labels[c], names.get(int(c))),
+    rows = [[row_name(labels[c], names.get(int(c))),
              *[(number(lc.loc[c, col], fmt),) for _h, col, fmt in _LEDGER],
              (Value(lc.loc[c, "largest"] or "–"),)] for c in order]
     off = [names.get(int(c)) or str(labels[c]) for c in order
@@ -54,7 +54,7 @@ def write_path_section(eff: efficiency.Efficiency, cells: pd.DataFrame, metric: 
                    (f"The parts add up to the device's bytes within {100 * ledger.TOLERANCE:.0f} %"
                     " in every row.",))
     costs = write_costs.table(eff.cost_cells, lc, baseline_of(cells))
-    cost_rows = [[named(labels[c], names.get(int(c))),
+    cost_rows = [[row_name(labels[c], names.get(int(c))),
                   *[(f"{number(costs.loc[c, col], write_costs.FORMATS[col])} ",
                      muted(f"×{number(costs.loc[c, col + '_x'], '.2f')}"))
                     for col in write_costs.COLUMNS]]

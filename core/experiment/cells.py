@@ -154,6 +154,18 @@ def expand(exp: ExperimentSpec, source: str = "<experiment>") -> list[CellSpec]:
     return _mark_baseline(exp, cells, source)
 
 
+def cell_names(exp: ExperimentSpec, cells: list[CellSpec]) -> dict[str, str]:
+    """Cell key → the name of the include row it runs (its ``name``, else its reference's):
+    what ``plan`` calls the row. A row matching no cell, or several, names none."""
+    out = {}
+    for inc in exp.include:
+        name = row_name(inc)
+        hits = [c for c in cells if _matches(c.knobs, inc.values())]
+        if name and len(hits) == 1:
+            out[hits[0].key] = name
+    return out
+
+
 def baselines(exp: ExperimentSpec) -> list[Knobs | str]:
     """The experiment's baselines as a list (one, or one per server or group of rows): knob
     values, or an include row's name."""

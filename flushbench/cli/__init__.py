@@ -79,7 +79,7 @@ def build_app() -> typer.Typer:
 
 def _register() -> None:
     """Import the verb modules; each adds its commands to :data:`app`; ``--help`` names
-    types in words."""
+    types in words and its descriptions flow (:mod:`flushbench.cli.help_text`)."""
     import importlib
 
     from flushbench.cli.options import use_help_words
@@ -90,6 +90,9 @@ def _register() -> None:
                    "bundle_verbs", "plot_verbs", "server_verbs"):
         importlib.import_module(f"{__name__}.{module}")
     importlib.import_module(f"{__name__}.disturbed_verb")  # flushbench disturbed
+    from flushbench.cli.help_text import flow_app
+
+    flow_app(app)  # the docstrings' paragraphs flow to the terminal's width
 
 
 def _crash_log(exc: BaseException) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
+from core.experiment.cells import cell_names
 from core.units import MISSING, format_duration
 from core.units import format_number as number
 from flushbench.cli.console import hanging, literal, para, shown
@@ -190,6 +191,7 @@ def _plan_heading(p: Plan) -> str:
 def plan_cells_table(p: Plan) -> Table:
     """Each cell: label, key, the server variables it sets, client and storage."""
     exp, rep = p.experiment, p.report
+    names = cell_names(exp, p.cells)
     cells = _table("Cells", [("#", "right"), ("cell", "left"), ("key", "left"),
                              ("server variables", "left"), ("client", "left"),
                              ("storage", "left")], show_lines=True)
@@ -202,7 +204,9 @@ def plan_cells_table(p: Plan) -> Table:
         if (rate := tr.rate or exp.workload.rate) is not None:  # not flat out (docs/tpcc.md)
             client.append(f"rate={rate:g} NOTPM ({exp.workload.arrivals or 'uniform'})")
         # User values are text, not markup ("[/b]" in a file name must not reach rich).
-        label = shown(cell.label) + (" [bold](baseline)[/]" if cell.is_baseline else "")
+        # A row the experiment names is called by its name, its knobs in the variables column.
+        label = (shown(names.get(cell.key) or cell.label)
+                 + (" [bold](baseline)[/]" if cell.is_baseline else ""))
         variables = "\n".join(f"{k}={v}" for k, v in tr.server_options.items()) or "-"
         cells.add_row(str(n), label, cell.key, shown(variables), "\n".join(client),
                       shown(rep.storage_label(cell)))
@@ -212,12 +216,13 @@ def plan_cells_table(p: Plan) -> Table:
 def plan_runs_table(p: Plan) -> Table:
     """The runs in order: cell number, repetition, estimated length and start."""
     index = {c.key: n for n, c in enumerate(p.cells, 1)}
+    names = cell_names(p.experiment, p.cells)
     runs = _table(f"Run order ({p.experiment.order.mode})", [
         ("run", "right"), ("cell", "right"), ("rep", "right"), ("label", "left"),
         ("est.", "right"), ("starts at", "right")])
     for r in p.runs:
         runs.add_row(str(r.index), str(index[r.cell.key]), str(r.repetition),
-                     shown(r.cell.label),
+                     shown(names.get(r.cell.key) or r.cell.label),
                      format_duration(r.seconds), "+" + format_duration(r.starts_at))
     return runs
 

@@ -111,7 +111,7 @@ def test_memory_and_host_settings_are_recorded(sweep: Path) -> None:
 def test_report_tables_say_tps_and_qps(sweep: Path, tmp_path: Path) -> None:
     path = write_report(sweep, "allocators-e2e", tmp_path, png=False)
     html = path.read_text(encoding="utf-8")
-    ranking = html[html.index("<h2>Ranking</h2>"):]
+    ranking = html[html.index("<h2 id='ranking'>Ranking</h2>"):]
     header = re.search(r"<thead><tr>(.*?)</tr></thead>", ranking).group(1)
     assert ">TPS<" in header and ">QPS<" in header
     assert "NOTPM" not in html and "New-Order" not in html.split("id='methodology'")[0]

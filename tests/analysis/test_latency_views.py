@@ -114,8 +114,8 @@ def test_the_report_has_the_section_figures_and_types(go_db: Path) -> None:
     slugs = [f.slug.split("-", 1)[1] for f in model.figures]
     assert "latency-per-cell" in slugs and "latency-distribution" in slugs
     page = sections_html(model)
-    section = page[page.index("<h2>Response time</h2>"):]
-    section = section[:section.index("<h2>", 5)]
+    section = page[page.index("<h2 id='response-time'>Response time</h2>"):]
+    section = section[:section.index("<h2", 5)]
     assert "exact within 1/128" in section and "higher (worse)" in section
     assert "<h3>Per transaction type</h3>" in section and "Stock-Level" in section
     # The runs table of each cell has each run's p99 and stall seconds beside its score.
@@ -130,7 +130,7 @@ def test_reports_of_the_committed_studies_build_with_the_drivers_own_figures(
         name: str, said: str, request: pytest.FixtureRequest) -> None:
     model = build_report_model(request.getfixturevalue(name), None)
     page = sections_html(model)
-    assert "<h2>Response time</h2>" in page and said in page
+    assert "<h2 id='response-time'>Response time</h2>" in page and said in page
     assert "exact within 1/128" not in page
     assert any(f.slug.endswith("latency-per-cell") for f in model.figures)
 

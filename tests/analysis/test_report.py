@@ -50,8 +50,9 @@ def test_report_is_self_contained_with_every_section(report: Path) -> None:
     assert html.count("class=\"plotly-graph-div\"") >= 4
     assert html.count("* plotly.js v") == 1
     assert "<script src=" not in html and "<link" not in html
-    for section in ("Summary", "Ranking", "Configurations", "Methodology", "Key server variables",
-                    "Hardware", "measurement window", "stability score"):
+    for section in ("Verdict", "Caveats", "Next", "Contents", "Ranking", "Configurations",
+                    "Methodology", "Key server variables", "Hardware", "measurement window",
+                    "stability score"):
         assert section in html
     assert "innodb_max_dirty_pages_pct" in html
 

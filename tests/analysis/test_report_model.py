@@ -11,7 +11,7 @@ import pytest
 
 from analysis.figures import plots
 from analysis.report.build import build_report_model
-from analysis.report.model import Figure, ReportModel
+from analysis.report.model import Figure, ReportModel, every_block
 from analysis.report.render import render, sections_html
 
 
@@ -35,7 +35,8 @@ def test_the_model_holds_the_figures_sentences_and_data(model: ReportModel) -> N
     assert {int(s.rsplit("cell", 1)[1]) for s in slugs if "-throughput-cell" in s} == cells
     # Every figure is placed exactly once in the sections, as a block naming it; the
     # sections hold blocks, never HTML (analysis/report/model.py).
-    placed = [b.slug for section in model.sections for b in section if isinstance(b, Figure)]
+    placed = [b.slug for section in model.sections for b in every_block(section)
+              if isinstance(b, Figure)]
     assert sorted(placed) == sorted(slugs)
     assert not any(isinstance(b, str) for section in model.sections for b in section)
     text = sections_html(model)

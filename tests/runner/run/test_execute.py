@@ -63,8 +63,7 @@ def events_of(db: ResultsDB, run_id: int) -> list[RunEvent]:
         return list(s.scalars(select(RunEvent).where(RunEvent.run_id == run_id)))
 
 
-def test_cells_apply_their_variables_and_allocator(tmp_path: Path, work: Path, cli: Any,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cells_apply_their_variables_and_allocator(tmp_path: Path, work: Path) -> None:
     path = experiment(
         tmp_path,
         "applied",
@@ -118,62 +117,6 @@ def test_cells_apply_their_variables_and_allocator(tmp_path: Path, work: Path, c
             assert len(warned) == (1 if missed else 0)
             if missed:
                 assert warned[0].startswith(f"{missed} of {len(samples)} sampler ticks missed")
-    monkeypatch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    _context_switches_per_new_order(db, runs, tmp_path, cli)
-
-
-def _context_switches_per_new_order(db: ResultsDB, runs: list[Run], tmp_path: Path,
-                                    cli: Any) -> None:
-    """Both processes' context switches are sampled, and the cost table's figure is their growth
-    between the window's first and last stored sample over the New-Orders counted in that span:
-    the same in ``compare --format markdown`` and in ``export --what runs``."""
-    import pandas as pd
-
-    from analysis.tables import efficiency
-    from analysis.tables.frames import load
-    from analysis.writes.run_digest import run_digests
-
-    fr = load(db, "applied")
-    digests = run_digests(db, [r.id for r in runs])
-    eff = efficiency.load(db, fr, digests)
-    with db.session() as s:
-        for run in runs:
-            rows = {x.seq: x for x in s.scalars(select(Sample).where(Sample.run_id == run.id))}
-            edge = digests.window.loc[run.id]
-            first, last = rows[int(edge["first_seq"])], rows[int(edge["last_seq"])]
-            grown = {
-                who: sum(getattr(last, f"{who}_ctxsw_{k}") - getattr(first, f"{who}_ctxsw_{k}")
-                         for k in ("voluntary", "involuntary"))
-                for who in ("mysqld", "driver")}
-            assert grown["mysqld"] > 0 and grown["driver"] > 0, grown
-            new_orders = sum(s.scalars(select(Interval.primary_count).where(
-                Interval.run_id == run.id, Interval.phase == "measure")))
-            n = eff.cost_runs.loc[run.id, "transactions"]
-            assert 0 < n <= new_orders
-            assert eff.cost_runs.loc[run.id, "mysqld_ctxsw"] == pytest.approx(
-                grown["mysqld"] / n, rel=1e-12)
-            assert eff.cost_runs.loc[run.id, "client_ctxsw"] == pytest.approx(
-                grown["driver"] / n, rel=1e-12)
-    path = str(tmp_path / "r.sqlite")
-    code, out, err = cli(["compare", "applied", "--db", path, "--format", "markdown"])
-    assert code == 0, err
-    table = out.split("### Cost per New-Order")[1].strip().splitlines()
-    head = [c.strip() for c in table[0].strip("|").split("|")]
-    at = head.index("mysqld context switches per New-Order")
-    assert head[at + 2] == "client context switches per New-Order"
-    cells = [[c.strip() for c in line.strip("|").split("|")] for line in table[2:4]]
-    for row, (_cell_id, figures) in zip(cells, eff.cost_cells.iterrows(), strict=True):
-        assert row[at] == f"{figures['mysqld_ctxsw']:,.1f}"
-        assert row[at + 2] == f"{figures['client_ctxsw']:,.1f}"
-    assert cells[0][at + 1] == cells[0][at + 3] == "1.00"  # the first row is the baseline
-    csv = tmp_path / "runs.csv"
-    code, out, err = cli(["export", "applied", "--db", path, "--what", "runs", "-o", str(csv)])
-    assert code == 0, err
-    exported = pd.read_csv(csv).set_index("run_id")
-    for run in runs:
-        for column in ("mysqld_ctxsw", "client_ctxsw"):
-            assert exported.loc[run.id, f"{column}_per_tx"] == pytest.approx(
-                eff.cost_runs.loc[run.id, column], rel=1e-9)
 
 
 def test_resume_keeps_finished_runs(tmp_path: Path, work: Path) -> None:

@@ -469,10 +469,10 @@ def efficiency_section(eff: efficiency.Efficiency, cells: pd.DataFrame, metric: 
                        " (voluntary + involuntary, every thread's; – for runs recorded before"
                        " they were sampled), reads and writes completed on the datadir's device"
                        " and the KiB they moved, and row-lock waits (",
-                       code("Innodb_row_lock_waits"), "). ", italic("bound"), ": what bound most of the row's runs —"
-                       " the storage limit, the CPU, redo pressure, free-page waits or row-lock"
-                       " waits, each by its threshold (docs/statistics.md, \"What bound a"
-                       " run\")."), "sub"),
+                       code("Innodb_row_lock_waits"), "). ", italic("bound"), ": what bound most"
+                       " of the row's runs — the storage limit, the CPU, redo pressure,"
+                       " free-page waits or row-lock waits, each by its threshold"
+                       " (docs/statistics.md, \"What bound a run\")."), "sub"),
             table(["configuration", "bound", *[cost.LABELS[c] for c in cost.COLUMNS]], rows),
             Bullets(sentences, "summary")]
 

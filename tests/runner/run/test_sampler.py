@@ -24,8 +24,8 @@ from runner.run.sampler import (
     engine_log_section,
     metric_counters,
     numeric_status,
-    parse_diskstats,
     parse_ctx_switches,
+    parse_diskstats,
     parse_engine_lsn,
 )
 from store.models import Sample

@@ -272,6 +272,13 @@ class Sample(Base):
     mysqld_cpu_sys_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     driver_cpu_user_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     driver_cpu_sys_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: Context switches of mysqld and of the driver, cumulative over every thread each has
+    #: had (``voluntary_ctxt_switches``, ``nonvoluntary_ctxt_switches`` of
+    #: ``/proc/PID/task/TID/status``; runner/run/sampler.py ``ProcessSwitches``).
+    mysqld_ctxsw_voluntary: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    mysqld_ctxsw_involuntary: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    driver_ctxsw_voluntary: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    driver_ctxsw_involuntary: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     disk_reads: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     disk_writes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     disk_read_sectors: Mapped[int | None] = mapped_column(BigInteger, nullable=True)

@@ -93,7 +93,9 @@ METADATA_COLUMNS: tuple[str, ...] = (
 SAMPLE_COLUMNS = (
     "lsn", "checkpoint_lsn", "pages_dirty", "pages_data", "pages_free", "mysqld_rss_bytes",
     "mysqld_vsz_bytes", "mysqld_cpu_user_s", "mysqld_cpu_sys_s", "driver_cpu_user_s",
-    "driver_cpu_sys_s", "disk_reads", "disk_writes", "disk_read_sectors", "disk_write_sectors",
+    "driver_cpu_sys_s", "mysqld_ctxsw_voluntary", "mysqld_ctxsw_involuntary",
+    "driver_ctxsw_voluntary", "driver_ctxsw_involuntary", "disk_reads", "disk_writes",
+    "disk_read_sectors", "disk_write_sectors",
     "collect_s", "mysqld_rss_anon_bytes", "mysqld_rss_file_bytes", "mysqld_rss_shmem_bytes",
     "mysqld_anon_hugepages_bytes", "mysqld_hugetlb_bytes",
     # The whole host's CPU and the storage throttle group's own counters (what bound a run:

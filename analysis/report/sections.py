@@ -490,13 +490,14 @@ def efficiency_section(eff: efficiency.Efficiency, cells: pd.DataFrame, metric: 
         for c, r in eff.bound_cells.iterrows() if c in labels.index)
     return [Heading(2, (f"Cost per {unit} and what bound each row",)),
             Paragraph((f"Per {unit} over the measurement window, the median of each row's"
-                       " counted runs: mysqld's and the client's CPU (µs), reads and writes"
-                       " completed on the datadir's device and the KiB they moved, and row-lock"
-                       " waits (", code("Innodb_row_lock_waits"), "); context switches are not"
-                       " sampled. ", italic("bound"), ": what bound most of the row's runs —"
-                       " the storage limit, the CPU, redo pressure, free-page waits or row-lock"
-                       " waits, each by its threshold (docs/statistics.md, \"What bound a"
-                       " run\")."), "sub"),
+                       " counted runs: mysqld's and the client's CPU (µs) and context switches"
+                       " (voluntary + involuntary, every thread's; – for runs recorded before"
+                       " they were sampled), reads and writes completed on the datadir's device"
+                       " and the KiB they moved, and row-lock waits (",
+                       code("Innodb_row_lock_waits"), "). ", italic("bound"), ": what bound most"
+                       " of the row's runs — the storage limit, the CPU, redo pressure,"
+                       " free-page waits or row-lock waits, each by its threshold"
+                       " (docs/statistics.md, \"What bound a run\")."), "sub"),
             table(["configuration", "bound", *[cost.LABELS[c] for c in cost.COLUMNS]], rows),
             Bullets(sentences, "summary")]
 

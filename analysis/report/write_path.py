@@ -73,7 +73,8 @@ def write_path_section(eff: efficiency.Efficiency, cells: pd.DataFrame, metric: 
         table(["configuration", *[h for h, _c, _f in _LEDGER], "largest"], rows),
         Heading(3, (f"Cost per {unit}",)),
         Paragraph(("The median of each row's counted runs; ×: over the row's baseline. KiB"
-                   " written is the device's; context switches are not sampled.",), "sub"),
+                   " written is the device's; context switches are voluntary + involuntary,"
+                   " every thread's (– : runs recorded before they were sampled).",), "sub"),
         table(["configuration", *[write_costs.HEADERS[c] for c in write_costs.COLUMNS]],
               cost_rows),
     ]

@@ -9,6 +9,9 @@ column                 growth over the window, from the sampler's counters      
 =====================  ==========================================================  ======
 ``mysqld_cpu_us``      mysqld's user + system CPU (``/proc/PID/stat``)                µs
 ``client_cpu_us``      the driver process's user + system CPU (the same)              µs
+``mysqld_ctxsw``       mysqld's voluntary + involuntary context switches, every       —
+                       thread's (``/proc/PID/task/TID/status``)
+``client_ctxsw``       the driver process's context switches (the same)               —
 ``read_ops``           reads completed on the datadir's device (``/proc/diskstats``)  —
 ``read_kib``           sectors read on that device × 512 B                           KiB
 ``write_ops``          writes completed on that device                               —
@@ -19,8 +22,10 @@ column                 growth over the window, from the sampler's counters      
 The storage figures are the device's, as ``iostat`` counts them (merged requests, every
 process's I/O on that device: a ``disturbed-io`` warning says when others moved a share of
 it); a datadir on a RAM file system has no device line, so they are NaN. Context switches
-are not sampled (neither ``/proc/PID/status`` nor ``SHOW GLOBAL STATUS`` is read for them),
-so there is no such column. A cell's figure is the median of its counted runs.
+are sampled from schema revision 0008 on: a run recorded before has none, and its figures are
+NaN (shown "–", never 0). The sampler keeps them cumulative over every thread the process has
+had (``runner.run.sampler.ProcessSwitches``); what a thread did between its last sample and
+its end is not counted. A cell's figure is the median of its counted runs.
 
 The growth of the sample columns is computed once per run with its digest
 (:func:`window_usage`, kept by :mod:`analysis.writes.run_digest`), the counters' growth is the
@@ -48,6 +53,8 @@ COUNTERS = ("Innodb_row_lock_waits",)
 USAGE: dict[str, tuple[str, ...]] = {
     "mysqld_cpu_s": ("mysqld_cpu_user_s", "mysqld_cpu_sys_s"),
     "client_cpu_s": ("driver_cpu_user_s", "driver_cpu_sys_s"),
+    "mysqld_ctxsw": ("mysqld_ctxsw_voluntary", "mysqld_ctxsw_involuntary"),
+    "client_ctxsw": ("driver_ctxsw_voluntary", "driver_ctxsw_involuntary"),
     "disk_reads": ("disk_reads",),
     "disk_writes": ("disk_writes",),
     "disk_read_sectors": ("disk_read_sectors",),
@@ -59,16 +66,18 @@ USAGE: dict[str, tuple[str, ...]] = {
     "host_cpu_steal_s": ("host_cpu_steal_s",),
 }
 #: The per-transaction columns of :func:`per_run`, in the order tables show them.
-COLUMNS = ("mysqld_cpu_us", "client_cpu_us", "read_ops", "read_kib", "write_ops", "write_kib",
-           "row_lock_waits")
+COLUMNS = ("mysqld_cpu_us", "client_cpu_us", "mysqld_ctxsw", "client_ctxsw", "read_ops",
+           "read_kib", "write_ops", "write_kib", "row_lock_waits")
 #: Each column's header in tables (``{unit}``: New-Order or transaction).
 LABELS = {
     "mysqld_cpu_us": "mysqld CPU µs", "client_cpu_us": "client CPU µs",
+    "mysqld_ctxsw": "mysqld context switches", "client_ctxsw": "client context switches",
     "read_ops": "reads", "read_kib": "KiB read", "write_ops": "writes",
     "write_kib": "KiB written", "row_lock_waits": "row-lock waits",
 }
 #: Each column's number format in tables.
-FORMATS = {"mysqld_cpu_us": ",.0f", "client_cpu_us": ",.0f", "read_ops": ".2f",
+FORMATS = {"mysqld_cpu_us": ",.0f", "client_cpu_us": ",.0f", "mysqld_ctxsw": ",.1f",
+           "client_ctxsw": ",.1f", "read_ops": ".2f",
            "read_kib": ".1f", "write_ops": ".2f", "write_kib": ".1f", "row_lock_waits": ".3f"}
 SECTOR = 512
 KIB = 1024.0
@@ -116,6 +125,8 @@ def per_run(window: pd.DataFrame, usage: pd.DataFrame, intervals: pd.DataFrame,
     out["window_s"] = grown["t_max"] - grown["t_min"]
     out["mysqld_cpu_us"] = u["mysqld_cpu_s"] * 1e6 / n
     out["client_cpu_us"] = u["client_cpu_s"] * 1e6 / n
+    out["mysqld_ctxsw"] = u["mysqld_ctxsw"] / n
+    out["client_ctxsw"] = u["client_ctxsw"] / n
     out["read_ops"] = u["disk_reads"] / n
     out["read_kib"] = u["disk_read_sectors"] * SECTOR / KIB / n
     out["write_ops"] = u["disk_writes"] / n

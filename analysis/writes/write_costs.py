@@ -2,14 +2,14 @@
 row's baseline.
 
 Per cell (the median of its counted runs, over the measurement window), per transaction of the
-workload's metric (New-Order for TPC-C): mysqld's and the client's CPU µs, reads and KiB read
+workload's metric (New-Order for TPC-C): mysqld's and the client's CPU µs and context switches
+(voluntary + involuntary; "–" for runs recorded before they were sampled), reads and KiB read
 on the datadir's device, KiB written to the device (the throttle group's bytes where a storage
 limit ran, as the write-path ledger counts them), InnoDB's page writes, redo KiB and fsyncs —
 each beside its ratio to the row's own baseline
-(:func:`analysis.comparisons.baselines.baseline_of`). Context switches are not sampled (neither
-``/proc/PID/status`` nor a status counter is read for them), so there is no such column. Figures
-come from :mod:`analysis.writes.cost` and :mod:`analysis.writes.ledger`; :func:`markdown` writes the
-table for a blog post.
+(:func:`analysis.comparisons.baselines.baseline_of`). Figures come from
+:mod:`analysis.writes.cost` and :mod:`analysis.writes.ledger`; :func:`markdown` writes the table
+for a blog post.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from core.units import format_number
 FIGURES = (
     ("mysqld_cpu_us", "mysqld CPU µs", ",.0f", "cost", "mysqld_cpu_us"),
     ("client_cpu_us", "client CPU µs", ",.0f", "cost", "client_cpu_us"),
+    ("mysqld_ctxsw", "mysqld context switches", ",.1f", "cost", "mysqld_ctxsw"),
+    ("client_ctxsw", "client context switches", ",.1f", "cost", "client_ctxsw"),
     ("read_ops", "reads", ".2f", "cost", "read_ops"),
     ("read_kib", "KiB read", ".1f", "cost", "read_kib"),
     ("write_kib", "KiB written", ".1f", "ledger", "device_kib"),

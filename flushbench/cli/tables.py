@@ -540,7 +540,8 @@ def efficiency_rows(bound_text: str | None, costs: Any, m: Any) -> list[tuple[st
         ("what bound it", bound_text if bound_text is not None
          else "– (no samples in the window)"),
         (f"cost per {unit} (window)",
-         f"{fmt['mysqld_cpu_us']}, {fmt['client_cpu_us']}; {fmt['read_ops']} ("
+         f"{fmt['mysqld_cpu_us']}, {fmt['client_cpu_us']}; {fmt['mysqld_ctxsw']},"
+         f" {fmt['client_ctxsw']}; {fmt['read_ops']} ("
          f"{fmt['read_kib']}), {fmt['write_ops']} ({fmt['write_kib']}) on the datadir's"
          f" device; {fmt['row_lock_waits']}"),
     ]

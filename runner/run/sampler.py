@@ -6,7 +6,8 @@ slow sample does not push the next one back), one persistent connection reads
 buffer flush counters of ``INNODB_METRICS`` beside them as ``INNODB_METRICS.<name>``), the
 checkpoint figures and optionally the LOG section of ``SHOW ENGINE INNODB STATUS``; /proc gives
 mysqld's RSS/VSZ, its RSS split (anonymous, file, shared memory), anonymous huge pages and
-hugetlb pages held, its CPU, the driver's CPU and the datadir device's I/O counters — and, so
+hugetlb pages held, its CPU, the driver's CPU, the context switches of both (every thread's,
+``/proc/PID/task/TID/status``) and the datadir device's I/O counters — and, so
 that a run disturbed by the rest of the machine can be told from a quiet one
 (``runner/run/disturbance.py``), the whole host's CPU (``/proc/stat``: busy, idle, steal),
 flushbench's own CPU, the storage bytes of mysqld, the driver and flushbench (``/proc/PID/io``)
@@ -85,6 +86,10 @@ class SampleRecord:
     mysqld_cpu_sys_s: float | None = None
     driver_cpu_user_s: float | None = None
     driver_cpu_sys_s: float | None = None
+    mysqld_ctxsw_voluntary: int | None = None
+    mysqld_ctxsw_involuntary: int | None = None
+    driver_ctxsw_voluntary: int | None = None
+    driver_ctxsw_involuntary: int | None = None
     disk_reads: int | None = None
     disk_writes: int | None = None
     disk_read_sectors: int | None = None
@@ -258,6 +263,72 @@ def proc_cpu(pid: int) -> tuple[float | None, float | None]:
         return None, None
 
 
+def parse_ctx_switches(status: str) -> tuple[int, int] | None:
+    """``(voluntary, involuntary)`` context switches from the text of a task's
+    ``/proc/PID/task/TID/status`` (None where the kernel prints neither line)."""
+    found: dict[str, int] = {}
+    for line in status.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"):
+            found[key] = int(value)
+    if len(found) < 2:
+        return None
+    return found["voluntary_ctxt_switches"], found["nonvoluntary_ctxt_switches"]
+
+
+def thread_ctx_switches(pid: int) -> dict[int, tuple[int, int]] | None:
+    """Each live thread's :func:`parse_ctx_switches` (thread id → counts); None for a gone
+    process. ``/proc/PID/status`` alone holds the main thread's counts only."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    out: dict[int, tuple[int, int]] = {}
+    for tid in tids:
+        try:
+            counts = parse_ctx_switches(Path(f"/proc/{pid}/task/{tid}/status").read_text())
+        except (OSError, ValueError):  # the thread ended between the listing and the read
+            continue
+        if counts is not None:
+            out[int(tid)] = counts
+    return out
+
+
+class ProcessSwitches:
+    """A process's cumulative context switches (voluntary, involuntary) over every thread it
+    has had since the first read: the live threads' counts plus, for each thread gone since,
+    the counts it had at the last read.
+
+    The kernel keeps no whole-process figure a reader can see (``getrusage`` is the process's
+    own), and threads come and go (MariaDB's InnoDB thread pool retires idle workers): a plain
+    sum of the live threads would drop whenever one ended. Kept this way the figure never goes
+    down; it misses only what a thread did between its last read and its end. A thread id the
+    kernel reuses is told by its counts going down: the old thread's last counts are kept.
+    """
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self._last: dict[int, tuple[int, int]] = {}
+        self._gone = (0, 0)
+
+    def read(self, pid: int) -> tuple[int, int] | None:
+        """The cumulative ``(voluntary, involuntary)`` of ``pid`` now (None for a gone
+        process); a new pid starts a new count."""
+        threads = thread_ctx_switches(pid)
+        if threads is None:
+            return None
+        if pid != self.pid:
+            self.pid, self._last, self._gone = pid, {}, (0, 0)
+        gone_v, gone_i = self._gone
+        for tid, (v, i) in self._last.items():
+            now = threads.get(tid)
+            if now is None or now[0] < v or now[1] < i:
+                gone_v, gone_i = gone_v + v, gone_i + i
+        self._gone, self._last = (gone_v, gone_i), threads
+        return (gone_v + sum(v for v, _ in threads.values()),
+                gone_i + sum(i for _, i in threads.values()))
+
+
 def parse_proc_stat_cpu(text: str) -> tuple[float, float, float] | None:
     """``(busy, idle, steal)`` CPU seconds of the whole host from ``/proc/stat``'s ``cpu`` line.
 
@@ -417,6 +488,8 @@ class Sampler(threading.Thread):
         self._status_has_lsn: bool | None = None
         # None: not asked yet; False: the server has no INNODB_METRICS (MySQL 5.5).
         self._has_metrics: bool | None = None
+        #: Context switches of mysqld and of the driver, every thread's (ProcessSwitches).
+        self._switches = {"mysqld": ProcessSwitches(), "driver": ProcessSwitches()}
 
     # -- schedule ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -594,8 +667,8 @@ class Sampler(threading.Thread):
 
     def _proc_figures(self, record: SampleRecord, step: Callable[[str], None]
                       ) -> tuple[int | None, int | None]:
-        """mysqld's memory and CPU, the driver's CPU and the datadir's disk counters from
-        ``/proc``; returns the pids read (mysqld, driver)."""
+        """mysqld's memory and CPU, the driver's CPU, both processes' context switches and the
+        datadir's disk counters from ``/proc``; returns the pids read (mysqld, driver)."""
         mysqld = _resolve_pid(self.mysqld_pid)
         if mysqld is not None:
             record.mysqld_rss_bytes, record.mysqld_vsz_bytes = proc_memory(mysqld)
@@ -606,9 +679,17 @@ class Sampler(threading.Thread):
             # wait on mysqld (see proc_memory_split).
             step("/proc/PID/smaps_rollup")
             record.mysqld_cpu_user_s, record.mysqld_cpu_sys_s = proc_cpu(mysqld)
+            switches = self._switches["mysqld"].read(mysqld)
+            if switches is not None:
+                record.mysqld_ctxsw_voluntary, record.mysqld_ctxsw_involuntary = switches
         driver = _resolve_pid(self.driver_pid)
         if driver is not None:
             record.driver_cpu_user_s, record.driver_cpu_sys_s = proc_cpu(driver)
+            switches = self._switches["driver"].read(driver)
+            if switches is not None:
+                record.driver_ctxsw_voluntary, record.driver_ctxsw_involuntary = switches
+        # The CPU, then one small file per thread of each (mysqld: a few dozen).
+        step("/proc/PID/stat, task/*/status")
         if self.device is not None:
             try:
                 with open("/proc/diskstats") as f:

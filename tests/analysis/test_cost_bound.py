@@ -280,7 +280,11 @@ def test_export_of_runs_has_the_cost_columns(flash: tuple, cli: Any, tmp_path: P
     columns = [f"{c}_per_tx" for c in cost.COLUMNS]
     assert set(columns) <= set(df.columns) and {"bound", "bound_text"} <= set(df.columns)
     done = df[df["status"] == "done"]
-    assert done[columns].notna().all().all()
+    # Every figure but the context switches: the flash study was recorded before they were
+    # sampled, so they are empty (never 0).
+    sampled = [c for c in columns if "ctxsw" not in c]
+    assert done[sampled].notna().all().all()
+    assert done[["mysqld_ctxsw_per_tx", "client_ctxsw_per_tx"]].isna().all().all()
     pd.testing.assert_series_equal(done["write_kib_per_tx"], eff.cost_runs.loc[
         done.index, "write_kib"], check_names=False)
     assert set(done["bound"]) == {"storage-bytes"}

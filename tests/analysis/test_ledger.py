@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -191,3 +192,31 @@ def test_every_generations_row_is_split_and_held_against_the_device(
                           "--format", "markdown"])
     assert code == 0, err
     assert "| mariadb-10.11-defaults |" in out and "| configuration | device KiB/" in out
+    _no_context_switches(generations, eff, runs, out, tmp_path, cli)
+
+
+def _no_context_switches(db: Path, eff: Any, runs: pd.DataFrame, markdown: str, tmp_path: Path,
+                         cli: CliRun) -> None:
+    """A database recorded before context switches were sampled: every figure and its ×
+    baseline twin is "–" (never 0) in compare, show, export and the report."""
+    assert eff.cost_runs[["mysqld_ctxsw", "client_ctxsw"]].isna().all().all()
+    assert eff.cost_runs["mysqld_cpu_us"].notna().all()  # the figures sampled all along are
+    table = markdown.split("### Cost per New-Order")[1].strip().splitlines()
+    head = [c.strip() for c in table[0].strip("|").split("|")]
+    at = head.index("mysqld context switches per New-Order")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table[2:]
+            if line.startswith("|")]
+    assert len(rows) == 15 and {r[i] for r in rows for i in range(at, at + 4)} == {"–"}
+    assert runs["mysqld_ctxsw_per_tx"].isna().all() and runs["client_ctxsw_per_tx"].isna().all()
+    code, out, err = cli(["compare", "generations", "--db", str(db)])
+    assert code == 0, err
+    assert "mysqld context switches" in out
+    code, out, err = cli(["show", str(int(eff.cost_runs.index[0])), "--db", str(db)])
+    assert code == 0, err
+    assert "– mysqld context switches, – client context switches" in out
+    code, out, err = cli(["report", "generations", "--db", str(db), "-o",
+                          str(tmp_path / "report"), "--no-png"])
+    assert code == 0, err
+    html = (tmp_path / "report" / "report.html").read_text()
+    # The cost section's table and the write path's cost table (against the baseline).
+    assert html.count("mysqld context switches") == 2

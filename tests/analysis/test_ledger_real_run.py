@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from sqlalchemy import select
 
@@ -19,6 +20,7 @@ from runner.run.sampler import decompress_status
 from store.db import ResultsDB
 from store.models import Sample
 from tests.support.built_servers import built_server
+from tests.support.cli_runner import CliRun
 from tests.support.server_runs import built_server_experiment
 from tests.support.tiny_experiment import tiny_tpcc_experiment
 
@@ -42,7 +44,8 @@ def _experiment(tmp_path: Path, server: str) -> Path:
     # Built by scripts/build-server.sh where the researcher has its source: skipped elsewhere.
     pytest.param("mysql-5.5", marks=pytest.mark.optional_tool)])
 def test_doublewrite_off_is_zero_and_redo_is_the_servers_counter(
-        server: str, tmp_path: Path, work: Path) -> None:
+        server: str, tmp_path: Path, work: Path, cli: CliRun,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     path = _experiment(tmp_path, server)
     db = ResultsDB(tmp_path / "r.sqlite")
     outcome = run_experiment(path, db, work=work)
@@ -90,6 +93,16 @@ def test_doublewrite_off_is_zero_and_redo_is_the_servers_counter(
             assert sum(kinds) + row["pages_lru_kib"] <= row["pages_kib"] * 1.0001 + 1e-9
         assert row["counted_kib"] == pytest.approx(
             row["redo_kib"] + row["doublewrite_kib"] + row["pages_kib"] + row["binlog_kib"])
+        # Context switches per New-Order: mysqld's and the driver's (voluntary + involuntary)
+        # growth between the same two stored samples, over the same New-Orders.
+        costs = eff.cost_runs.loc[run_id]
+        assert costs["transactions"] == row["transactions"]
+        for who, column in (("mysqld", "mysqld_ctxsw"), ("driver", "client_ctxsw")):
+            grown = sum(getattr(inside[-1], f"{who}_ctxsw_{kind}")
+                        - getattr(inside[0], f"{who}_ctxsw_{kind}")
+                        for kind in ("voluntary", "involuntary"))
+            assert grown > 0, who
+            assert costs[column] == pytest.approx(grown / row["transactions"], rel=1e-12)
     # Per sampler interval, the redo parts tile the window: their bytes add up to the run's.
     smp = sample_frame(db, run_ids=list(runs.index), counters=ledger.COUNTERS)
     facts = ledger.run_facts(db, list(runs.index))
@@ -99,3 +112,31 @@ def test_doublewrite_off_is_zero_and_redo_is_the_servers_counter(
         assert len(mine) >= 2
         assert (mine["redo_kib"] * mine["transactions"]).sum() == pytest.approx(
             row["redo_kib"] * row["transactions"], rel=1e-9)
+    monkeypatch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    _cost_table_has_the_context_switches(eff, tmp_path / "r.sqlite", cli)
+
+
+def _cost_table_has_the_context_switches(eff: efficiency.Efficiency, db: Path,
+                                         cli: CliRun) -> None:
+    """The cost table's context switches per New-Order are the runs' figures: in ``compare
+    --format markdown`` (the first row, the baseline, at 1.00×) and ``export --what runs``."""
+    code, out, err = cli(["compare", "ledger-real", "--db", str(db), "--format", "markdown"])
+    assert code == 0, err
+    table = out.split("### Cost per New-Order")[1].strip().splitlines()
+    head = [c.strip() for c in table[0].strip("|").split("|")]
+    at = head.index("mysqld context switches per New-Order")
+    assert head[at + 2] == "client context switches per New-Order"
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table[2:4]]
+    for row, (_cell, figures) in zip(rows, eff.cost_cells.iterrows(), strict=True):
+        assert row[at] == f"{figures['mysqld_ctxsw']:,.1f}"
+        assert row[at + 2] == f"{figures['client_ctxsw']:,.1f}"
+    assert rows[0][at + 1] == rows[0][at + 3] == "1.00"
+    csv = db.with_name("runs.csv")
+    code, out, err = cli(["export", "ledger-real", "--db", str(db), "--what", "runs",
+                          "-o", str(csv)])
+    assert code == 0, err
+    exported = pd.read_csv(csv).set_index("run_id")
+    for run_id, figures in eff.cost_runs.iterrows():
+        for column in ("mysqld_ctxsw", "client_ctxsw"):
+            assert exported.loc[run_id, f"{column}_per_tx"] == pytest.approx(
+                figures[column], rel=1e-9)

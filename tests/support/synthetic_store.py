@@ -491,6 +491,8 @@ def _samples(
             mysqld_vsz_bytes=int(rss[i] + 1200 * MB),
             mysqld_cpu_user_s=1.2 * t[i], mysqld_cpu_sys_s=0.3 * t[i],
             driver_cpu_user_s=0.4 * t[i], driver_cpu_sys_s=0.1 * t[i],
+            mysqld_ctxsw_voluntary=int(2400 * t[i]), mysqld_ctxsw_involuntary=int(90 * t[i]),
+            driver_ctxsw_voluntary=int(1100 * t[i]), driver_ctxsw_involuntary=int(40 * t[i]),
             disk_reads=int(10 * t[i]), disk_writes=int(writes[i]),
             disk_read_sectors=int(80 * t[i]), disk_write_sectors=int(wsect[i]),
             # A quiet 4-CPU host: mysqld, the driver and flushbench are nearly all of its busy.

@@ -24,6 +24,7 @@ from runner.run.sampler import (
     engine_log_section,
     metric_counters,
     numeric_status,
+    parse_ctx_switches,
     parse_diskstats,
     parse_engine_lsn,
 )
@@ -221,6 +222,8 @@ def test_ticks_on_the_absolute_schedule(server: DbServer) -> None:
 def test_sample_content(server: DbServer) -> None:
     records: list[SampleRecord] = []
     driver_pid = os.getpid()  # any live process: its CPU time is read from /proc
+    # mysqld's main thread before the sample: its counts only grow.
+    main = parse_ctx_switches(Path(f"/proc/{server.pid}/status").read_text())
     sampler = _sampler(server, records, driver_pid=lambda: driver_pid)
     _collect(sampler, records, lambda: any(not r.missed for r in records))
     r = next(r for r in records if not r.missed)
@@ -245,6 +248,9 @@ def test_sample_content(server: DbServer) -> None:
     assert r.mysqld_anon_hugepages_bytes is not None and r.mysqld_hugetlb_bytes == 0
     assert r.mysqld_cpu_user_s is not None and r.mysqld_cpu_sys_s is not None
     assert r.driver_cpu_user_s is not None and r.driver_cpu_user_s > 0
+    # Every thread's context switches: more than the main thread's alone.
+    assert main is not None and r.mysqld_ctxsw_voluntary > main[0] > 0
+    assert r.mysqld_ctxsw_involuntary is not None and r.driver_ctxsw_voluntary > 0
     assert r.collect_s is not None and r.collect_s > 0
     if block_device_of(server.datadir) is not None:
         assert r.disk_writes is not None and r.disk_write_sectors is not None

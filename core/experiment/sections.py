@@ -14,6 +14,7 @@ from pydantic import BeforeValidator, Field, PrivateAttr, field_validator, model
 from core.cpu_list import parse_cpu_list
 from core.errors import ConfigError
 from core.experiment.drivers import AUTO_DRIVER, DriverDef, choose_auto, driver_def, spec_problems
+from core.experiment.rate_search import RateSearch
 from core.units import parse_duration
 from core.validation import KeyedValueError, StrictModel
 
@@ -137,7 +138,10 @@ class WorkloadSpec(StrictModel):
     #: connections, the transaction mix kept, each transaction's latency from its scheduled
     #: start (docs/tpcc.md, "Fixed rate"). None: the closed loop, every connection flat out.
     #: tpcc_start and sysbench cannot hold it; ``driver: auto`` picks the Go driver for it.
-    rate: Annotated[float, Field(gt=0, le=RATE_MAX_NOTPM, allow_inf_nan=False)] | None = None
+    #: ``{max_under: {p99: 200ms, start: 1000, step: 500}}`` searches the highest rate held
+    #: under a target instead, one run per rate tried (:mod:`core.experiment.rate_search`).
+    rate: Annotated[float, Field(gt=0, le=RATE_MAX_NOTPM, allow_inf_nan=False)] | RateSearch \
+        | None = None
     #: How the rate's scheduled starts are spaced: ``uniform`` (default) or ``poisson``.
     arrivals: Literal["uniform", "poisson"] | None = None
 
@@ -157,6 +161,11 @@ class WorkloadSpec(StrictModel):
         if choice is not None:
             spec._driver_choice = choice.reason
         return spec
+
+    @property
+    def rate_search(self) -> RateSearch | None:
+        """The rate search (``rate: {max_under: …}``), or None for a fixed rate or none."""
+        return self.rate if isinstance(self.rate, RateSearch) else None
 
     @property
     def driver_choice(self) -> str | None:

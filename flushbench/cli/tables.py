@@ -199,7 +199,10 @@ def plan_cells_table(p: Plan) -> Table:
         if tr.allocator:
             client.append(f"LD_PRELOAD={tr.allocator}")
         client.append(f"connections={tr.connections or exp.workload.connections}")
-        if (rate := tr.rate or exp.workload.rate) is not None:  # not flat out (docs/tpcc.md)
+        if (search := exp.workload.rate_search) is not None:  # one run per rate tried
+            client.append(f"rate: highest under {search.max_under.target_text()}"
+                          f" ({exp.workload.arrivals or 'uniform'})")
+        elif (rate := tr.rate or exp.workload.rate) is not None:  # not flat out (docs/tpcc.md)
             client.append(f"rate={rate:g} NOTPM ({exp.workload.arrivals or 'uniform'})")
         # User values are text, not markup ("[/b]" in a file name must not reach rich).
         label = shown(cell.label) + (" [bold](baseline)[/]" if cell.is_baseline else "")
@@ -370,6 +373,16 @@ def disturbed_table(experiment: str, runs: Any) -> Table:
                                                 f"{r['attempt']}"),
                       literal(status), literal(r["kind"]),
                       literal(_disturbed_figures(r["kind"], r["figures"])), literal(counts))
+    return table
+
+
+def search_steps_table(rows: list[tuple[str, ...]]) -> Table:
+    """A rate search's steps by rate (analysis/response/rate_search.py ``step_table``): rate,
+    run, window p99 with waits, achieved NOTPM, stall seconds, and held or why it failed."""
+    table = _table("", [("rate", "right"), ("run", "right"), ("p99 ms", "right"),
+                        ("achieved", "right"), ("stall s", "right"), ("", "left")])
+    for row in rows:
+        table.add_row(*row)
     return table
 
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from core.cpu_list import parse_cpu_list
 from core.errors import ConfigError
@@ -41,6 +49,16 @@ RATE_MAX_NOTPM = 10_000_000
 
 Seconds = Annotated[float, BeforeValidator(_to_seconds), Field(ge=0, le=MAX_DURATION_S)]
 
+
+#: ``workload.rate``: a number (a fixed rate) or a mapping (a rate search); the "one-of:"
+#: tags are left out of the key paths errors name (core.validation).
+FixedOrSearch = Annotated[
+    Annotated[Annotated[float, Field(gt=0, le=RATE_MAX_NOTPM, allow_inf_nan=False)],
+              Tag("one-of:number")]
+    | Annotated[RateSearch, Tag("one-of:search")],
+    Discriminator(lambda v: "one-of:search" if isinstance(v, dict | RateSearch)
+                  else "one-of:number"),
+]
 
 #: The keys that give a dataset kind its scale (for messages).
 SCALE_KEYS = {"tpcc": "warehouses", "sysbench": "tables/table_size"}
@@ -140,8 +158,7 @@ class WorkloadSpec(StrictModel):
     #: tpcc_start and sysbench cannot hold it; ``driver: auto`` picks the Go driver for it.
     #: ``{max_under: {p99: 200ms, start: 1000, step: 500}}`` searches the highest rate held
     #: under a target instead, one run per rate tried (:mod:`core.experiment.rate_search`).
-    rate: Annotated[float, Field(gt=0, le=RATE_MAX_NOTPM, allow_inf_nan=False)] | RateSearch \
-        | None = None
+    rate: FixedOrSearch | None = None
     #: How the rate's scheduled starts are spaced: ``uniform`` (default) or ``poisson``.
     arrivals: Literal["uniform", "poisson"] | None = None
 

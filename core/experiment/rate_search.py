@@ -153,7 +153,8 @@ class StepResult:
             out.append("no p99" if math.isnan(self.p99_ms)
                        else f"p99 {self.p99_ms:,.0f} ms > {target.p99:g} ms")
         if not self.achieved_notpm >= HELD_SHARE * self.rate:
-            out.append(f"achieved {self.achieved_notpm:,.0f} NOTPM < {HELD_SHARE:.0%}")
+            out.append(f"achieved {self.achieved_notpm:,.0f} NOTPM < {HELD_SHARE:.0%}"
+                       f" of {self.rate:,.0f}")
         if not self.stall_s <= target.stall_s:
             out.append(f"stalls {self.stall_s:g} s > {target.stall_s:g} s")
         return out

@@ -240,7 +240,21 @@ def _plan_totals(p: Plan) -> list[str]:
         f" disk needed ~{human_size(rep.disk_needed)}"
         + (f" ({rep.disk.describe()})" if rep.disk is not None else "")
         + f" (free {free}); datadirs are removed after each run (failed ones kept, at most 3)",
+        *_search_total(p),
     ]
+
+
+def _search_total(p: Plan) -> list[str]:
+    """A rate search's line: the runs above are each cell's first step; it measures one run
+    per rate tried, up to ``max_steps`` a cell (docs/tpcc.md)."""
+    search = p.experiment.workload.rate_search
+    if search is None:
+        return []
+    most = search.max_under.max_steps
+    return [f"a rate search: the runs above are each cell's first step, at"
+            f" {search.max_under.first_rate:,.0f} NOTPM; each cell runs one run per rate tried,"
+            f" at most {most} — up to {len(p.cells) * most} runs,"
+            f" ~{format_duration(p.load_seconds + (p.total_seconds - p.load_seconds) * most)}"]
 
 
 def power_table(effect: float, rows: list[tuple[str, Any]]) -> Table:

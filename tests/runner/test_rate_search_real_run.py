@@ -33,6 +33,11 @@ def test_a_search_on_a_real_cell_answers_with_a_rate_it_held(tmp_path: Path, wor
                                                               cli: CliRun) -> None:
     path = tiny_tpcc_experiment(tmp_path, "rate-search", duration="15s", report_interval="5s",
                                 sampling="5s", connections=2, workload=SEARCH)
+    code, out, err = cli(["plan", str(path)])
+    assert code == 0, err
+    said = " ".join(out.replace("│", " ").split())
+    assert "a rate search: the runs above are each cell's first step, at 600 NOTPM" in said, said
+    assert "at most 3 — up to 3 runs" in said, said
     db_path = tmp_path / "r.sqlite"
     db = ResultsDB(db_path)
     outcome = run_experiment(path, db, work=work, judge=judge_step)

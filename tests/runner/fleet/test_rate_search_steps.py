@@ -168,3 +168,21 @@ def test_resume_of_the_file_keeps_the_steps(db: ResultsDB) -> None:
     assert enqueue_search(db) == exp_id  # `flushbench run FILE` again
     assert steps_of(db, exp_id) == before
     assert next_rate(TARGET, []) == 1000
+
+
+def test_a_step_the_judge_cannot_read_stops_that_search_only_and_is_said_once(
+        db: ResultsDB) -> None:
+    from core.errors import AnalysisError
+
+    exp_id = enqueue_search(db)
+    run_one(db, exp_id)
+
+    def broken(db: ResultsDB, run_id: int, rate: float) -> StepResult:
+        raise AnalysisError("unreadable", where=f"run {run_id}")
+
+    advancer = SearchAdvancer(db, broken)
+    said = advancer.advance()
+    assert len(said) == 1 and "not moved on" in said[0] and "unreadable" in said[0]
+    assert advancer.advance() == []
+    with db.session() as s:
+        assert ledger.queued_run_count(s, exp_id) == 1  # b's first step, untouched

@@ -174,6 +174,9 @@ class Run(Base):
     #: With ``window: {start: steady}``: where this run's measurement window starts, seconds
     #: after warmup, as MSER-5 chose it at the end of the run (None: the experiment's window).
     window_start_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: The fixed rate (NOTPM) this run was asked to hold as one step of a rate search
+    #: (``workload.rate: {max_under: …}``); None: the cell's own rate, or the closed loop.
+    step_rate: Mapped[float | None] = mapped_column(Float, nullable=True)
 
     cell: Mapped[Cell] = relationship(back_populates="runs")
     run_metadata: Mapped[RunMetadata | None] = relationship(back_populates="run")

@@ -713,3 +713,12 @@ def host_rows(s: Session, experiment_id: int, columns: Sequence[str]) -> list[An
     return s.execute(select(*(getattr(RunMetadata, c) for c in columns))
                      .join(Run, Run.id == RunMetadata.run_id)
                      .where(Run.cell.has(experiment_id=experiment_id))).all()
+
+
+def step_rates(db: DB, experiment_id: int) -> dict[int, float]:
+    """Run id → the rate the run held as a rate search's step, for the experiment's runs that
+    were steps (``runs.step_rate``; docs/tpcc.md, "The highest rate under a target")."""
+    q = (select(Run.id, Run.step_rate).join(Cell, Run.cell_id == Cell.id)
+         .where(Cell.experiment_id == experiment_id, Run.step_rate.is_not(None)))
+    with session_scope(db) as s:
+        return {int(r): float(v) for r, v in s.execute(q)}

@@ -9,11 +9,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from core.cpu_list import parse_cpu_list
 from core.errors import ConfigError
 from core.experiment.drivers import AUTO_DRIVER, DriverDef, choose_auto, driver_def, spec_problems
+from core.experiment.rate_search import RateSearch
 from core.units import parse_duration
 from core.validation import KeyedValueError, StrictModel
 
@@ -40,6 +49,16 @@ RATE_MAX_NOTPM = 10_000_000
 
 Seconds = Annotated[float, BeforeValidator(_to_seconds), Field(ge=0, le=MAX_DURATION_S)]
 
+
+#: ``workload.rate``: a number (a fixed rate) or a mapping (a rate search); the "one-of:"
+#: tags are left out of the key paths errors name (core.validation).
+FixedOrSearch = Annotated[
+    Annotated[Annotated[float, Field(gt=0, le=RATE_MAX_NOTPM, allow_inf_nan=False)],
+              Tag("one-of:number")]
+    | Annotated[RateSearch, Tag("one-of:search")],
+    Discriminator(lambda v: "one-of:search" if isinstance(v, dict | RateSearch)
+                  else "one-of:number"),
+]
 
 #: The keys that give a dataset kind its scale (for messages).
 SCALE_KEYS = {"tpcc": "warehouses", "sysbench": "tables/table_size"}
@@ -137,7 +156,9 @@ class WorkloadSpec(StrictModel):
     #: connections, the transaction mix kept, each transaction's latency from its scheduled
     #: start (docs/tpcc.md, "Fixed rate"). None: the closed loop, every connection flat out.
     #: tpcc_start and sysbench cannot hold it; ``driver: auto`` picks the Go driver for it.
-    rate: Annotated[float, Field(gt=0, le=RATE_MAX_NOTPM, allow_inf_nan=False)] | None = None
+    #: ``{max_under: {p99: 200ms, start: 1000, step: 500}}`` searches the highest rate held
+    #: under a target instead, one run per rate tried (:mod:`core.experiment.rate_search`).
+    rate: FixedOrSearch | None = None
     #: How the rate's scheduled starts are spaced: ``uniform`` (default) or ``poisson``.
     arrivals: Literal["uniform", "poisson"] | None = None
 
@@ -157,6 +178,11 @@ class WorkloadSpec(StrictModel):
         if choice is not None:
             spec._driver_choice = choice.reason
         return spec
+
+    @property
+    def rate_search(self) -> RateSearch | None:
+        """The rate search (``rate: {max_under: …}``), or None for a fixed rate or none."""
+        return self.rate if isinstance(self.rate, RateSearch) else None
 
     @property
     def driver_choice(self) -> str | None:

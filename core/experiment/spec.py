@@ -269,6 +269,8 @@ class ExperimentSpec(StrictModel):
         """A ``rate`` knob needs the Go tpcc driver, and is the workload's rate in one place
         only."""
         where = _rate_knob_path(self.model_dump(include={"fixed", "matrix", "include"}))
+        if self.workload.rate_search is not None:
+            self._search_fits(where)
         if where is None:
             if self.workload.arrivals is not None and self.workload.rate is None:
                 raise KeyedValueError("`arrivals` spaces a fixed rate's starts — set `rate`"
@@ -283,6 +285,27 @@ class ExperimentSpec(StrictModel):
             raise KeyedValueError(
                 f"the rate is set both in `workload.rate` and in `{where[0]}` — keep one",
                 *where)
+
+    def _search_fits(self, where: tuple[str | int, ...] | None) -> None:
+        """A rate search (``workload.rate: {max_under: …}``) picks each step's rate itself,
+        one run per step: no ``rate`` knob beside it, and one search per cell."""
+        if where is not None:
+            raise KeyedValueError(
+                f"`{where[0]}` sets `rate` while `workload.rate` searches it (max_under) — a"
+                " search picks each step's rate itself: remove the `rate` knob, or write"
+                " `workload.rate` as a number", *where)
+        reps = [("repetitions", self.repetitions),
+                ("baseline_repetitions", self.baseline_repetitions or 1)]
+        reps += [(("include", i, "repetitions"), row.repetitions or 1)
+                 for i, row in enumerate(self.include)]
+        for key, count in reps:
+            if count > 1:
+                path = key if isinstance(key, tuple) else (key,)
+                raise KeyedValueError(
+                    f"a rate search (workload.rate.max_under) measures each cell once, one"
+                    f" run per rate tried — set `{path[-1]}: 1` (repeat a rate by searching"
+                    " again, or measure the rates found as fixed rates with repetitions)",
+                    *path)
 
 
 def _rate_knob_path(data: Any) -> tuple[str | int, ...] | None:

@@ -55,6 +55,10 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
         para(con, f"  {ids[cid]}  {shown(name + ' · ') if name else ''}"
                   f"{shown(c['cell_label'])}" + (" (baseline)" if c["is_baseline"] else ""),
              hang=len(ids[cid]) + 2)
+    if _print_searches(con, db, exp, ids):
+        for w in cmp.warnings:
+            para(con, f"[yellow]warning:[/] {shown(w)}")
+        return
     con.print(tables.comparison_table(cmp, ids, m, eff.bound_cells))
     _print_verdicts(con, cmp, ids)
     _print_effects(con, cmp)
@@ -66,6 +70,27 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     _print_scorecard(con, cmp, reference, db)
     for w in [*cmp.warnings, *(f"{ids[cid]} {why}" for cid, why in rate_notes.items())]:
         para(con, f"[yellow]warning:[/] {shown(w)}")
+
+
+def _print_searches(con: Any, db: str | None, exp: Any, ids: dict[Any, str]) -> bool:
+    """A rate search's answer per cell with its step table (analysis/response/rate_search.py);
+    False when the experiment is no search. A search's runs are steps at different rates,
+    not repetitions, so its cells are compared by the rates they held, not by pooled
+    figures."""
+    from analysis.response import rate_search
+
+    found = rate_search.searches(db, int(exp["id"]))
+    if not found:
+        return False
+    con.print("[bold]rate search[/] — each step a run at one fixed rate, held when its window"
+              " p99 (stalls and in-flight waits counted) is within the target, its achieved"
+              " rate ≥ 95 % of the step's and its stalls within the limit:")
+    for cell in found:
+        para(con, f"  {ids.get(cell.cell_id, '?')}  {shown(cell.text)}", hang=6)
+        con.print(tables.search_steps_table(rate_search.step_table(cell.found, cell.target)))
+    para(con, "A search's runs are steps at different rates, not repetitions: its cells are"
+              " compared by the rates they held (above), not by pooled throughput or latency.")
+    return True
 
 
 def _missed_rates(db: str | None, cmp: Any, lat: Any) -> dict[Any, str]:

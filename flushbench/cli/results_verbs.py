@@ -219,6 +219,7 @@ def show_cmd(
     # A run not done has no response time, cost or bound to show.
     done = r["status"] == RunStatus.DONE
     rate = _rate_rows(db, run_id) if done else []
+    rate += _search_rows(db, int(r["experiment_id"]), int(r["cell_id"]), run_id)
     _console().print(tables.run_table(run_id, r, m,
                                       [*rate, *_latency_rows(db, r, m, fixed_rate=bool(rate))]
                                       if done else [],
@@ -246,6 +247,24 @@ def _rate_rows(db: Any, run_id: int) -> list[tuple[str, str]]:
     runs = fixed_rate.per_run(frames.intervals(db, run_ids=[run_id], detail=True))
     return [("fixed rate", fixed_rate.run_text(runs.loc[run_id]))] if run_id in runs.index \
         else []
+
+
+def _search_rows(db: Any, experiment_id: int, cell_id: int, run_id: int
+                 ) -> list[tuple[str, str]]:
+    """``show``'s row of a rate search's step: the step held or failed, and the cell's
+    search so far (analysis/response/rate_search.py); none for a run outside a search."""
+    from analysis.response import rate_search
+
+    for cell in rate_search.searches(db, experiment_id):
+        if cell.cell_id != cell_id:
+            continue
+        step = next((s for s in cell.found.steps if s.run_id == run_id), None)
+        why = step.failures(cell.target) if step is not None else []
+        mine = ("" if step is None else
+                f"this step at {step.rate:,.0f} NOTPM "
+                + ("held; " if not why else f"failed ({'; '.join(why)}); "))
+        return [("rate search", mine + cell.text)]
+    return []
 
 
 def _latency_rows(db: Any, r: Any, m: Any, *, fixed_rate: bool) -> list[tuple[str, str]]:

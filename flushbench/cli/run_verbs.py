@@ -156,6 +156,7 @@ def run(
             )
         )
 
+    from analysis.response.rate_search import judge_step
     from flushbench.cli.logs import LogReporter
     from flushbench.cli.progress import LiveReporter
     from runner.host.identity import local_identity
@@ -176,6 +177,7 @@ def run(
             on_prepared=on_prepared,
             identity=identity,
             stop=stop,
+            judge=judge_step,
         )
     print_cell_summary(console, results, outcome.experiment_id)
     if outcome.failed:
@@ -352,6 +354,7 @@ def worker(
     each claim's lease, a dead worker's run is taken over as a new attempt, and a host lock
     keeps two workers on one host from measuring at the same time (docs/hosts.md).
     """
+    from analysis.response.rate_search import judge_step
     from flushbench.cli.logs import LogReporter, check_log_file
     from runner.fleet.worker import ContextExecutor, WorkerOptions, serve
     from runner.host.identity import local_identity
@@ -373,6 +376,6 @@ def worker(
         outcome = serve(results, identity, executor, reporter.note,
                         WorkerOptions(lease_s=lease_seconds,
                                       idle_timeout=math.inf if idle_timeout < 0 else idle_timeout,
-                                      stop=stop))
+                                      stop=stop, judge=judge_step))
         summary = ", ".join(f"{n} {k}" for k, n in sorted(outcome.by_status.items())) or "no run"
         reporter.note(f"queue empty ({summary})")

@@ -201,7 +201,10 @@ def plan_cells_table(p: Plan) -> Table:
         if tr.allocator:
             client.append(f"LD_PRELOAD={tr.allocator}")
         client.append(f"connections={tr.connections or exp.workload.connections}")
-        if (rate := tr.rate or exp.workload.rate) is not None:  # not flat out (docs/tpcc.md)
+        if (search := exp.workload.rate_search) is not None:  # one run per rate tried
+            client.append(f"rate: highest under {search.max_under.target_text()}"
+                          f" ({exp.workload.arrivals or 'uniform'})")
+        elif (rate := tr.rate or exp.workload.rate) is not None:  # not flat out (docs/tpcc.md)
             client.append(f"rate={rate:g} NOTPM ({exp.workload.arrivals or 'uniform'})")
         # User values are text, not markup ("[/b]" in a file name must not reach rich).
         # A row the experiment names is called by its name, its knobs in the variables column.
@@ -242,7 +245,21 @@ def _plan_totals(p: Plan) -> list[str]:
         f" disk needed ~{human_size(rep.disk_needed)}"
         + (f" ({rep.disk.describe()})" if rep.disk is not None else "")
         + f" (free {free}); datadirs are removed after each run (failed ones kept, at most 3)",
+        *_search_total(p),
     ]
+
+
+def _search_total(p: Plan) -> list[str]:
+    """A rate search's line: the runs above are each cell's first step; it measures one run
+    per rate tried, up to ``max_steps`` a cell (docs/tpcc.md)."""
+    search = p.experiment.workload.rate_search
+    if search is None:
+        return []
+    most = search.max_under.max_steps
+    return [f"a rate search: the runs above are each cell's first step, at"
+            f" {search.max_under.first_rate:,.0f} NOTPM; each cell runs one run per rate tried,"
+            f" at most {most} — up to {len(p.cells) * most} runs,"
+            f" ~{format_duration(p.load_seconds + (p.total_seconds - p.load_seconds) * most)}"]
 
 
 def power_table(effect: float, rows: list[tuple[str, Any]]) -> Table:
@@ -375,6 +392,16 @@ def disturbed_table(experiment: str, runs: Any) -> Table:
                                                 f"{r['attempt']}"),
                       literal(status), literal(r["kind"]),
                       literal(_disturbed_figures(r["kind"], r["figures"])), literal(counts))
+    return table
+
+
+def search_steps_table(rows: list[tuple[str, ...]]) -> Table:
+    """A rate search's steps by rate (analysis/response/rate_search.py ``step_table``): rate,
+    run, window p99 with waits, achieved NOTPM, stall seconds, and held or why it failed."""
+    table = _table("", [("rate", "right"), ("run", "right"), ("p99 ms", "right"),
+                        ("achieved", "right"), ("stall s", "right"), ("", "left")])
+    for row in rows:
+        table.add_row(*row)
     return table
 
 

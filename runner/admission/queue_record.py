@@ -36,6 +36,9 @@ def ledger_entry(queued: QueuedExperiment) -> ledger.ExperimentEntry:
                                 translation=queued.translations.get(c.key, {}))
                for c in queued.cells],
         runs=[(cell.key, repetition) for cell, repetition in run_order(exp, queued.cells)],
+        # A rate search's first step (its later steps are queued as it goes).
+        step_rates=({c.key: search.max_under.first_rate for c in queued.cells}
+                    if (search := exp.workload.rate_search) is not None else {}),
     )
 
 

@@ -37,6 +37,7 @@ from runner.admission.run_context import (
 )
 from runner.fleet.hostlock import HostLock
 from runner.fleet.lease import Heartbeat
+from runner.fleet.rate_search import SearchAdvancer, StepJudge
 from runner.host.identity import Identity, local_identity
 from runner.run.execute import execute_run
 from store import ledger
@@ -79,6 +80,9 @@ class WorkerOptions:
         Stop after this many runs (None: no limit).
     stop:
         When set, the loop returns before claiming another run.
+    judge:
+        Judges a rate search's finished steps, so the loop queues each search's next step
+        (:mod:`runner.fleet.rate_search`); None: searches do not move on.
     """
 
     lease_s: float = ledger.LEASE_S
@@ -87,6 +91,7 @@ class WorkerOptions:
     max_runs: int | None = None
     poll_s: float = POLL_S
     stop: threading.Event = field(default_factory=threading.Event)
+    judge: StepJudge | None = None
 
 
 @dataclass
@@ -150,6 +155,7 @@ def serve(
     prepared: set[int] = set()
     idle_since: float | None = None
     told_pinned = False
+    searches = SearchAdvancer(db, opts.judge) if opts.judge is not None else None
     with Heartbeat(db, identity, opts.lease_s, notify=log) as heartbeat:
         while not opts.stop.is_set() and (
             opts.max_runs is None or sum(outcome.by_status.values()) < opts.max_runs
@@ -163,6 +169,9 @@ def serve(
             for old, new in taken:
                 log(f"run {old} was abandoned by its worker (lease expired or process gone):"
                     f" queued again as run {new}")
+            if searches is not None:  # each rate search's next step, from its stored steps
+                for line in searches.advance(opts.experiment_id):
+                    log(line)
             candidates = ledger.claimable_experiments(db, identity)
             if opts.experiment_id is not None:
                 if opts.experiment_id not in candidates and not told_pinned:
@@ -267,6 +276,7 @@ def run_experiment(
     identity: Identity | None = None,
     lease_s: float = ledger.LEASE_S,
     stop: threading.Event | None = None,
+    judge: StepJudge | None = None,
 ) -> ExperimentOutcome:
     """Preflight (unless given a prepared context), enqueue, then execute the queued runs.
 
@@ -281,7 +291,7 @@ def run_experiment(
     if on_prepared is not None:
         on_prepared(ctx, enq)
     return work_queue(db, ctx, enq.experiment_id, reporter, identity=identity, lease_s=lease_s,
-                      stop=stop)
+                      stop=stop, judge=judge)
 
 
 class ContextExecutor:
@@ -343,17 +353,22 @@ def work_queue(
     identity: Identity | None = None,
     lease_s: float = ledger.LEASE_S,
     stop: threading.Event | None = None,
+    judge: StepJudge | None = None,
 ) -> ExperimentOutcome:
     """Claim and execute the experiment's queued runs until none is left (the worker loop,
     :func:`serve`, limited to this experiment: host lock, heartbeat, takeovers) or until
-    ``stop`` is set (checked between runs)."""
+    ``stop`` is set (checked between runs). ``judge``: a rate search's steps move on."""
     outcome = ExperimentOutcome(experiment_id=experiment_id)
+    if judge is not None:  # a search resumed between steps has nothing queued yet
+        for line in SearchAdvancer(db, judge).advance(experiment_id):
+            reporter_log(reporter)(line)
     if _count_queued(db, experiment_id) == 0:
         return outcome
     executor = ContextExecutor(db, reporter, ctx)
     done = serve(db, identity or local_identity(), executor, reporter_log(reporter),
                  WorkerOptions(lease_s=lease_s, experiment_id=experiment_id,
-                               stop=stop if stop is not None else threading.Event()))
+                               stop=stop if stop is not None else threading.Event(),
+                               judge=judge))
     outcome.done = done.count(RunStatus.DONE)
     outcome.failed = done.count(RunStatus.FAILED)
     outcome.interrupted = done.count(RunStatus.INTERRUPTED)

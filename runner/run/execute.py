@@ -13,6 +13,7 @@ values applied, drains dirty pages when asked, hands the started server to
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import threading
 from dataclasses import dataclass
@@ -163,6 +164,9 @@ def _open_run(db: ResultsDB, ctx: ExperimentContext, run_id: int, cell: CellSpec
     rec = RunRecorder(db, run_id)
     heartbeat.add_flusher(rec.flush)
     translation = ctx.report.translations[cell.key]
+    if (step_rate := ledger.step_rate_of(db, run_id)) is not None:
+        # One step of a rate search: this run holds the rate the search chose for it.
+        translation = dataclasses.replace(translation, rate=step_rate)
     server, server_name = ctx.server_of(cell), ctx.report.server_name(cell)
     snapshot = ctx.snapshots[server_name]
     run_dir = ctx.work / "runs" / ctx.exp.name / f"run-{run_id:06d}"

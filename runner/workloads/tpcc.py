@@ -241,6 +241,9 @@ class TpccWorkload(Workload):
             argv += ["--mode", spec.mode]
         if spec.client is not None:
             argv += ["--client", spec.client]
+        if spec.rate_search is not None:  # each step's run is given its own rate
+            raise WorkloadError("a rate search's run has no step rate to hold",
+                              fix="queue the experiment again (its steps carry their rates)")
         if spec.rate is not None:
             argv += ["--rate", repr(float(spec.rate)), "--arrivals", spec.arrivals or "uniform"]
         return RunningWorkload(

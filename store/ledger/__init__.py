@@ -15,6 +15,8 @@ experiment model: what a statement needs of those, its caller passes in):
 - :mod:`store.ledger.workers` — the ``workers`` rows (register, heartbeat, stop, list);
 - :mod:`store.ledger.runs` — attempts, a run's columns, its warnings, the run dirs a dead
   worker left;
+- :mod:`store.ledger.rate_steps` — a rate search's steps: the steps stored, the next one
+  queued;
 - :mod:`store.ledger.recorder` — a run's rows as it produces them (intervals, samples,
   events, variables, metadata), buffered while the database blinks, one transaction per
   write.
@@ -40,6 +42,13 @@ from store.ledger.finish import finish
 from store.ledger.lease import LEASE_S, extend_lease, renew_lease, run_holder
 from store.ledger.progress import queued_run_count, run_seconds, status_counts
 from store.ledger.queue_edits import cancel, unpin
+from store.ledger.rate_steps import (
+    StepRow,
+    queue_step,
+    search_steps,
+    searching_experiments,
+    step_rate_of,
+)
 from store.ledger.takeover import mark_abandoned, queue_new_attempt, requeue_abandoned
 from store.ledger.workers import (
     WorkerIdentity,
@@ -57,6 +66,7 @@ __all__ = [
     "ExperimentEntry",
     "Resume",
     "StoredExperiment",
+    "StepRow",
     "WorkerIdentity",
     "cancel",
     "claim_next",
@@ -68,6 +78,7 @@ __all__ = [
     "mark_abandoned",
     "mark_worker_stopped",
     "queue_new_attempt",
+    "queue_step",
     "queued_run_count",
     "record_heartbeat",
     "register_worker",
@@ -76,7 +87,10 @@ __all__ = [
     "resume_decision",
     "run_holder",
     "run_seconds",
+    "search_steps",
+    "searching_experiments",
     "status_counts",
+    "step_rate_of",
     "stored_experiment",
     "unpin",
     "workers_heard_since",

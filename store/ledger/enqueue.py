@@ -19,7 +19,7 @@ what is read back into an experiment, is :mod:`runner.admission.queue_record`'s 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -91,6 +91,9 @@ class ExperimentEntry:
     source: str
     cells: list[CellEntry]
     runs: list[tuple[str, int]]
+    #: Cell key → the rate its first run holds, for a rate search's first step (the later
+    #: steps are queued as the search goes: :mod:`store.ledger.rate_steps`).
+    step_rates: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,8 @@ def enqueue(
             )
             if latest is None:
                 session.add(
-                    Run(cell_id=crow.id, repetition=repetition, attempt=1, order_index=order_index)
+                    Run(cell_id=crow.id, repetition=repetition, attempt=1, order_index=order_index,
+                        step_rate=entry.step_rates.get(cell_key))
                 )
                 counts["queued"] += 1
                 continue
@@ -148,7 +152,8 @@ def enqueue(
                     latest.status = RunStatus.CANCELLED
                     latest.finished_at = utcnow()
                 session.add(Run(cell_id=crow.id, repetition=repetition,
-                                attempt=latest.attempt + 1, order_index=order_index))
+                                attempt=latest.attempt + 1, order_index=order_index,
+                                step_rate=latest.step_rate))
                 counts["requeued"] += 1
         experiment_id = row.id
     return EnqueueResult(experiment_id=experiment_id, **counts)

@@ -55,7 +55,7 @@ def add_attempt(session: Session, run: Run, order_index: int) -> Run:
     (flushed: it has its id). The attempt number follows the highest one stored."""
     new = Run(cell_id=run.cell_id, repetition=run.repetition,
               attempt=last_attempt(session, run.cell_id, run.repetition) + 1,
-              order_index=order_index)
+              order_index=order_index, step_rate=run.step_rate)
     session.add(new)
     session.flush()
     return new

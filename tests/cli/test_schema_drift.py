@@ -1,7 +1,7 @@
 """Schema drift against the read verbs and `db upgrade` (issue 49, cause 8; and the hard link).
 
 One table, one row per database shape and verb: a database stamped the latest revision whose
-tables are older (no ``intervals.latency_z``), one whose ``alembic_version`` names two
+tables are older (no ``runs.step_rate``), one whose ``alembic_version`` names two
 revisions, and one truly at an older revision. Each is one ``error:`` line naming the database
 and the fix, exit 2, no internal error, and the database file unchanged (``db upgrade`` makes
 no backup of a database it will not upgrade). Then: one database under two names (a hard and a
@@ -58,7 +58,7 @@ class Case:
     expect: list[str]
 
 
-LACKS = [f"stamped revision {HEAD}, the latest, but lacks intervals.latency_z",
+LACKS = [f"stamped revision {HEAD}, the latest, but lacks runs.step_rate",
          "older than its stamp", f"set alembic_version to the revision its tables match ({OLDER}"]
 TWO = [f"alembic_version names 2 revisions ({OLDER}, {HEAD})", "keep only the row"]
 OLD = [f"at revision {OLDER}, this flushbench needs {HEAD}"]

@@ -1,0 +1,72 @@
+"""A rate search end to end on the Debian MariaDB with the Go driver (``workload.rate:
+{max_under: …}``): three steps of 15 s by bisection between 600 NOTPM (far below what one
+warehouse answers) and 1,000,000 (which no server answers with two connections). Each step is
+a run holding its own rate; the answer is the rate that held, its evidence stored and printed
+by ``compare`` and ``show``; running the file again measures nothing more."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from analysis.response.rate_search import judge_step, searches
+from runner.fleet.worker import run_experiment
+from store.db import ResultsDB
+from store.models import Run
+from tests.support.cli_runner import CliRun
+from tests.support.tiny_experiment import tiny_tpcc_experiment
+
+pytestmark = [pytest.mark.mysql, pytest.mark.slow]
+
+SEARCH = "rate: {max_under: {p99: 2s, max_steps: 3, bisect: {low: 600, high: 1000000, " \
+         "resolution: 1000}}}"
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_a_search_on_a_real_cell_answers_with_a_rate_it_held(tmp_path: Path, work: Path,
+                                                              cli: CliRun) -> None:
+    path = tiny_tpcc_experiment(tmp_path, "rate-search", duration="15s", report_interval="5s",
+                                sampling="5s", connections=2, workload=SEARCH)
+    code, out, err = cli(["plan", str(path)])
+    assert code == 0, err
+    said = " ".join(out.replace("│", " ").split())
+    assert "a rate search: the runs above are each cell's first step, at 600 NOTPM" in said, said
+    assert "at most 3 — up to 3 runs" in said, said
+    db_path = tmp_path / "r.sqlite"
+    db = ResultsDB(db_path)
+    outcome = run_experiment(path, db, work=work, judge=judge_step)
+    assert (outcome.done, outcome.failed) == (3, 0)
+    with db.session() as s:
+        runs = list(s.scalars(select(Run).order_by(Run.repetition)))
+        steps = [(r.repetition, r.step_rate, r.driver_summary["rate"]["target_notpm"])
+                 for r in runs]
+    # low, high, then the midpoint of what held and what failed; each rate reached the driver.
+    assert steps == [(1, 600, 600), (2, 1_000_000, 1_000_000), (3, 500_300, 500_300)]
+    (cell,) = searches(db, outcome.experiment_id)
+    assert cell.found.finished
+    assert cell.found.best is not None, cell.text
+    assert cell.found.best.rate == 600, cell.text
+    assert {s.rate for s in cell.found.steps} == {600, 1_000_000, 500_300}
+    assert "achieved" in "; ".join(cell.found.lowest_failure.failures(cell.target))  # type: ignore[union-attr]
+
+    code, out, err = cli(["compare", "rate-search", "--db", str(db_path)])
+    assert code == 0, err
+    said = " ".join(out.replace("│", " ").split())
+    assert "highest rate under p99 2000 ms: 600 NOTPM (held at 600: p99" in said, said
+    assert "failed at 500,300" in said and "not by pooled throughput" in said, said
+    code, out, err = cli(["show", str(runs[0].id), "--db", str(db_path)])
+    assert code == 0, err
+    said = " ".join(out.replace("│", " ").split())
+    assert "this step at 600 NOTPM held; highest rate under" in said, said
+
+    # Run again: the steps are kept and the search is over — nothing is measured.
+    again = run_experiment(path, db, work=work, judge=judge_step)
+    assert (again.done, again.failed) == (0, 0)
+    with db.session() as s:
+        assert len(list(s.scalars(select(Run)))) == 3

@@ -158,8 +158,9 @@ def compare_cmd(
     pair: PairOption = None,
     reference: ReferenceOption = None,
     fmt: Annotated[str, typer.Option(
-        "--format", help="text (the tables) or markdown (the write-path ledger and the cost"
-        " table, for a blog post).")] = "text",
+        "--format", help="text (the tables), markdown (for a blog post: each row against its"
+        " baseline, the write-path ledger, the cost table) or csv (each row against its"
+        " baseline: every figure beside its ratio).")] = "text",
     cycles: CyclesOption = None,
 ) -> None:
     """Print the comparison tables: cells vs baseline, knob effects, rankings, warnings —
@@ -168,17 +169,19 @@ def compare_cmd(
     from analysis.comparisons.crossdb import parse_sources
     from flushbench.cli.compare_output import print_comparison, print_cross
 
-    if fmt not in ("text", "markdown"):
+    if fmt not in ("text", "markdown", "csv"):
         raise AnalysisError(f"unknown format {fmt!r}", where="--format",
-                            fix="use text or markdown")
+                            fix="use text, markdown or csv")
     sources = parse_sources([_experiment(e) for e in experiments], db)
-    if fmt == "markdown":
+    if fmt in ("markdown", "csv"):
         if len(sources) > 1 or on is not None or pair or reference is not None:
-            raise AnalysisError("--format markdown writes one experiment's ledger and costs",
+            raise AnalysisError(f"--format {fmt} writes one experiment's tables",
                                 where="--format", fix="compare one experiment at a time")
         from flushbench.cli.ledger_output import print_markdown
+        from flushbench.cli.relative_output import print_csv
 
-        print_markdown(sources[0].experiment, sources[0].db, force=force)
+        (print_markdown if fmt == "markdown" else print_csv)(
+            sources[0].experiment, sources[0].db, force=force)
         return
     if len(sources) > 1:
         if reference is not None:

@@ -1,0 +1,58 @@
+"""``compare --format markdown|csv``: the relative table (analysis/comparisons/relative.py) —
+each row's throughput, response time, stability and bytes written against its baseline — as
+Markdown for a blog post (before the write-path tables) or as CSV on standard output."""
+
+from __future__ import annotations
+
+import csv
+import sys
+
+from flushbench.cli.console import printable
+
+
+def relative_table(experiment: str, db: str | None, *, force: bool):  # noqa: ANN201
+    """The comparison, its efficiency figures and the relative table of one experiment (rows
+    named as the experiment file names them; names are user text: masked, escaped)."""
+    from analysis.comparisons import relative, scorecard
+    from analysis.comparisons.compare import compare
+    from analysis.reading.metric import metric_view
+    from analysis.response import latency
+    from analysis.tables import efficiency
+
+    cmp = compare(db, experiment, force=force)
+    m = metric_view(cmp.experiment)
+    eff = efficiency.load(db, cmp.frames)
+    lat = latency.load(db, cmp.frames)
+    names = scorecard.row_names(cmp.experiment["stored"].spec, cmp.cells[["cell_id", "knobs"]])
+    names = {c: printable(n) for c, n in names.items()}
+    unit = "New-Order" if m.per_minute else "transaction"
+    rel = relative.table(cmp.cells, lat.cells, eff.ledger_cells, names,
+                         percentile=lat.view.name if lat.view.percentile else "p99",
+                         unit=unit, throughput=m.name)
+    return cmp, eff, rel
+
+
+def markdown(rel) -> str:  # noqa: ANN001
+    """The relative table as Markdown, with the sentence that reads it."""
+    from analysis.comparisons import relative
+    from analysis.writes.write_costs import markdown_table
+
+    # The baseline column is a name too: its pipes escaped like the first column's.
+    rows = [[r[0], r[1].replace("|", "\\|"), *r[2:]] for r in relative.formatted_rows(rel)]
+    return (markdown_table(rel.headers(), rows)
+            + f"Each × column is the row's figure over its baseline's (the baseline column;"
+              f" every baseline row reads 1.00). {rel.throughput}: mean of the row's runs, its"
+              f" ratio the one `flushbench compare` judges; {rel.percentile}: the window's"
+              f" response time (above 1: slower); stability score: median of the runs (higher:"
+              f" steadier); KiB written: the device's bytes per {rel.unit}.\n")
+
+
+def print_csv(experiment: str, db: str | None, *, force: bool) -> None:
+    """``compare --format csv``: the relative table on standard output, every figure beside
+    its ratio at full precision."""
+    from analysis.comparisons import relative
+
+    _cmp, _eff, rel = relative_table(experiment, db, force=force)
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerows(relative.csv_rows(rel))
+    sys.stdout.flush()

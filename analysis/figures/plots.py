@@ -503,11 +503,22 @@ def notpm_bars(
     scale: float = 1.0,
 ) -> go.Figure:
     """Mean throughput per cell with 95 % CI whiskers and the ratio to the baseline, each bar
-    in its row's colour (:func:`cell_colours`; ``cells_df`` holds every cell).
+    in its row's colour (:func:`cell_colours`; ``cells_df`` holds every cell). With several
+    baselines (``baseline_id``), rows are grouped under their baseline, the first on top, and
+    each ratio names its baseline.
 
     ``unit`` names the metric; ``scale`` turns the per-minute ``notpm*`` columns into it.
     """
     df = cells_df.sort_values("notpm_mean", ascending=True)
+    # Several baselines (one per server): each group of rows together under its baseline,
+    # and every ratio names the baseline it is over.
+    grouped = "baseline_id" in df.columns and df["baseline_id"].nunique() > 1
+    if grouped:
+        position = dict(zip(cells_df["cell_id"], cells_df["position"], strict=True))
+        # plotly draws the first category at the bottom: the first baseline's group on top.
+        df = df.assign(_group=[-position.get(b, 0) for b in df["baseline_id"]]).sort_values(
+            ["_group", "notpm_mean"], kind="stable").drop(columns="_group")
+    label_of = dict(zip(cells_df["cell_id"], cells_df["cell_label"], strict=True))
     if scale != 1.0:
         df = df.assign(**{c: df[c] * scale for c in ("notpm_mean", "notpm_ci_low",
                                                       "notpm_ci_high")})
@@ -521,7 +532,9 @@ def notpm_bars(
         if r["is_baseline"]:
             text.append("baseline")
         elif "ratio" in r and pd.notna(r["ratio"]):
-            text.append(f"{r['ratio']:.2f}×" + (f" · {r['verdict']}" if "verdict" in r else ""))
+            versus = f" vs {label_of.get(r['baseline_id'], '')}" if grouped else ""
+            text.append(f"{r['ratio']:.2f}×{versus}"
+                        + (f" · {r['verdict']}" if "verdict" in r else ""))
         else:
             text.append("")
     labels = [axis_label(lbl) for lbl in df["cell_label"]]

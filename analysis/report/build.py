@@ -45,6 +45,7 @@ from analysis.report.sections import (
     scorecard_section,
 )
 from analysis.report.sentences import claims, summary
+from analysis.report.servers import server_section
 from analysis.report.write_path import write_path_section
 from analysis.response import latency
 from analysis.tables import efficiency, io_breakdown
@@ -136,6 +137,9 @@ def build_report_model(
     efficiency_part = efficiency_section(d.efficiency, cells, metric, names)
     write_path_part = write_path_section(d.efficiency, cells, metric, names)
     latency_part = latency_section(d, figs, names)
+    # An experiment with a server axis: each server against the reference row, shown after
+    # the ranking; numbered after the experiment-wide figures so theirs stay as docs cite them.
+    servers_part = server_section(d, figs, names)
     draw_memory = memory_matters(d.cell_mem, varying_knobs(rs))[0] if len(d.cell_mem) else False
     cell_sections = [
         cell_section(cmp, figs, cell, d.reps.get(int(cell["cell_id"])), d.smp,
@@ -151,7 +155,7 @@ def build_report_model(
                 for _, c in cells.iterrows())
     sections: list[Section] = [
         [Heading(2, ("Summary",)), summary(cmp, names), PngSummary()],
-        ranking(cmp, d.qps, names),
+        ranking(cmp, d.qps, names), servers_part,
         score_part, [Claims()], overview_figures, latency_part, io_part, efficiency_part,
         write_path_part, memory_part, effects(cmp),
         [Heading(2, ("Configurations",)), Bullets(toc)], *cell_sections,

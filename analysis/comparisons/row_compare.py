@@ -22,10 +22,12 @@ import plotly.graph_objects as go
 from analysis.comparisons.scorecard import row_names
 from analysis.figures.plots import (
     HEIGHT,
+    TIME_AXIS,
     WIDTH,
     axis_label,
     cell_colours,
     cell_meta,
+    interval_count_title,
     legend_below,
     log_ticks,
     shade_window,
@@ -214,11 +216,6 @@ def figure(
     return fig
 
 
-#: The x axis of every time figure here: minutes since the measurement window's start would
-#: contradict the shaded window, so the origin is named as what it is.
-TIME_AXIS = "minutes after warmup"
-
-
 def _make_room(fig: go.Figure, title_lines: list[str], legend: list[str]) -> None:
     """Room for a wrapped title above the plot and for the legend (below the plot when
     long, its wrapped entries' extra lines counted), so nothing is clipped."""
@@ -285,7 +282,7 @@ def compare_cells(
     elif spec.source == "intervals":
         interval = float(ivl["interval_s"].median()) if len(ivl) else 10.0
         column = "primary_count" if m.per_minute else m.column
-        y_title = (f"{m.counts} per {interval:g} s" if m.per_minute
+        y_title = (interval_count_title(m.counts, interval) if m.per_minute
                    else f"{m.name} ({m.unit})")
         data = ivl
     else:

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WING = "analysis.report"
 
 #: The wing's modules, each importing only modules before it (the package's docstring).
-ORDER = ("folder", "model", "figures", "sentences", "sections", "write_path", "build",
+ORDER = ("folder", "model", "figures", "sentences", "sections", "write_path", "servers", "build",
          "render", "writer", "cross")
 #: The modules that write HTML.
 RENDERERS = ("analysis.report.render",)

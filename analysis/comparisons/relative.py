@@ -6,16 +6,19 @@ column a figure of that row divided by the same figure of the row's own baseline
 baseline per server), so every baseline row reads 1.00 and a reader sees at a glance what each
 change did. The columns:
 
-* NOTPM (the workload's throughput): the ratio ``compare`` judges (``Comparison.cells``
-  ``ratio``), so the table and the verdict column never disagree;
-* the window's response-time percentile (p99, else the driver's p95): the ratio the latency
-  verdict judges (:mod:`analysis.response.latency`); above 1 is slower;
+* NOTPM (the workload's throughput, mean of the row's runs): the ratio ``compare`` judges
+  (``Comparison.cells`` ``ratio``: over the runs, on the log scale, blocked by round where the
+  design has rounds), so the table and the verdict column never disagree — which is why it can
+  differ a little from the ratio of the two means beside it;
+* the cell's window response-time percentile (p99, else the driver's p95;
+  :mod:`analysis.response.latency`): row ÷ baseline; above 1 is slower;
 * the stability score (median of the row's runs; higher is steadier): row ÷ baseline;
 * KiB written to the device per transaction of the metric (the write-path ledger's
   ``device_kib``): row ÷ baseline; above 1 writes more.
 
-Each ratio sits beside the row's own figure (the CSV keeps both), so a reader can recompute
-every ratio. A figure unknown for the row or its baseline leaves the ratio empty (NaN).
+Each ratio sits beside the row's own figure (the CSV keeps both at full precision): every ratio
+but NOTPM's is that figure over the baseline's. A figure unknown for the row or its baseline (or a
+baseline's of 0: a stability score of 0) leaves the ratio empty (NaN).
 """
 
 from __future__ import annotations
@@ -95,10 +98,8 @@ def table(cells: pd.DataFrame, latency_cells: pd.DataFrame, ledger_cells: pd.Dat
         row["notpm"] = float(by_id.at[cell_id, "notpm_mean"])
         # compare's own ratio: the one its verdict judges (1 for a baseline).
         row["notpm_x"] = float(by_id.at[cell_id, "ratio"])
-        row["latency_ms"] = _at(latency_cells, cell_id, "value_ms")
-        row["latency_ms_x"] = (1.0 if cell_id == base
-                               else _at(latency_cells, cell_id, "ratio"))
-        for key, frame, column in (("stability", by_id, "score_median"),
+        for key, frame, column in (("latency_ms", latency_cells, "value_ms"),
+                                   ("stability", by_id, "score_median"),
                                    ("write_kib", ledger_cells, "device_kib")):
             row[key] = _at(frame, cell_id, column)
             # A baseline reads 1.00 wherever its figure is known (even a score of 0).

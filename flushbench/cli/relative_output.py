@@ -41,10 +41,12 @@ def markdown(rel) -> str:  # noqa: ANN001
     rows = [[r[0], r[1].replace("|", "\\|"), *r[2:]] for r in relative.formatted_rows(rel)]
     return (markdown_table(rel.headers(), rows)
             + f"Each × column is the row's figure over its baseline's (the baseline column;"
-              f" every baseline row reads 1.00). {rel.throughput}: mean of the row's runs, its"
-              f" ratio the one `flushbench compare` judges; {rel.percentile}: the window's"
-              f" response time (above 1: slower); stability score: median of the runs (higher:"
-              f" steadier); KiB written: the device's bytes per {rel.unit}.\n")
+              f" every baseline row reads 1.00), except {rel.throughput} ×: the ratio"
+              f" `flushbench compare` judges (over the runs, on the log scale), which can differ"
+              f" a little from the ratio of the means. {rel.throughput}: mean of the row's runs;"
+              f" {rel.percentile}: the window's response time (above 1: slower); stability"
+              f" score: median of the runs (higher: steadier); KiB written: the device's bytes"
+              f" per {rel.unit}.\n")
 
 
 def print_csv(experiment: str, db: str | None, *, force: bool) -> None:

@@ -214,13 +214,16 @@ def throughput_grid_spec(
                                               else "")),
             f"yaxis{suffix}": dict(domain=[y0, y1], anchor=xref, range=[0, top * 1.08],
                                    tickformat=",", title=dict(
-                                       text=interval_count_title(unit, interval) if i % COLUMNS == 0
-                                       else "")),
+                                       # Two lines: one outruns a short panel's height.
+                                       text=interval_count_title(unit, interval).replace(
+                                           " (", "<br>(", 1) if i % COLUMNS == 0 else "")),
         })
         if window:
             shapes.append(_shade(window, xref, yref))
         notes.append(_panel_title(titles[i], (x0, x1), (y0, y1)))
-    return figure_spec(traces, merge(layout, dict(shapes=shapes, annotations=notes)))
+    # Room on the left for the two-line axis title.
+    return figure_spec(traces, merge(layout, dict(shapes=shapes, annotations=notes,
+                                                  margin=dict(l=88))))
 
 
 throughput_grid = as_figure(throughput_grid_spec)

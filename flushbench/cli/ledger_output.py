@@ -56,7 +56,7 @@ def print_markdown(experiment: str, db: str | None, *, force: bool) -> None:
     from analysis.writes import ledger, write_costs
     from flushbench.cli import relative_output
 
-    cmp, eff, rel = relative_output.relative_table(experiment, db, force=force)
+    cmp, eff, rel, lat = relative_output.relative_table(experiment, db, force=force)
     m = metric_view(cmp.experiment)
     unit = "New-Order" if m.per_minute else "transaction"
     names = scorecard.row_names(cmp.experiment["stored"].spec, cmp.cells[["cell_id", "knobs"]])
@@ -65,6 +65,9 @@ def print_markdown(experiment: str, db: str | None, *, force: bool) -> None:
               for c, label in zip(cmp.cells["cell_id"], cmp.cells["cell_label"], strict=True)}
     typer.echo(f"### Against each row's baseline: {printable(cmp.experiment['name'])}\n")
     typer.echo(relative_output.markdown(rel))
+    servers = relative_output.cross_server_markdown(cmp, rel, lat, eff)
+    if servers:
+        typer.echo(servers)
     cells = eff.ledger_cells
     head = ["configuration", *[f"{h} KiB/{unit}" for h in
                                ("device", "redo", "doublewrite", "data pages", "of which LRU",

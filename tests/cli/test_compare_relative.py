@@ -73,3 +73,12 @@ def test_the_markdown_starts_with_the_relative_table(generations: Path, cli) -> 
     body = [line for line in lines[start + 2:] if line.startswith("|")]
     base_rows = [line for line in body if line.split(" | ")[0][2:] == line.split(" | ")[1]]
     assert base_rows and all(" | 1.00 |" in line for line in base_rows)
+    # The generations study has five servers: each one's baseline row against the first's.
+    servers = lines.index("### Each server against mysql-5.5-defaults")
+    table = lines[servers + 4:servers + 9]
+    assert [line.split(" | ")[0][2:] for line in table] == [
+        "mysql-5.5", "percona-5.5", "mariadb-10.2", "mariadb-debian", "mariadb-11.4"]
+    assert " | reference | " in table[0]
+    assert all(line.split(" | ")[3].split("×")[0].replace(".", "").isdigit()
+               for line in table[1:])
+    assert lines[servers + 9] == ""  # the table ends before its sentence

@@ -62,7 +62,8 @@ def server_rows(cells: pd.DataFrame) -> dict[str, int]:
 def cross_server(cmp: Comparison, latency_cells: pd.DataFrame, ledger_cells: pd.DataFrame,
                  *, reference: int | None = None) -> CrossServer | None:
     """Each server's row against ``reference`` (a cell id; default: the first baseline in row
-    order); None when the experiment has fewer than two servers.
+    order; a chosen row stands for its server in place of that server's baseline); None when
+    the experiment has fewer than two servers.
 
     ``latency_cells``: :attr:`analysis.response.latency.Latency.cells`; ``ledger_cells``:
     :func:`analysis.writes.ledger.per_cell` (both indexed by cell id).
@@ -70,6 +71,11 @@ def cross_server(cmp: Comparison, latency_cells: pd.DataFrame, ledger_cells: pd.
     rows_of = server_rows(cmp.cells)
     if len(rows_of) < 2:
         return None
+    if reference is not None:
+        # A chosen reference stands for its own server (in place of that server's baseline).
+        knobs = cmp.cells.set_index("cell_id").at[reference, "knobs"] or {}
+        if str(knobs.get("server")) in rows_of:
+            rows_of[str(knobs.get("server"))] = int(reference)
     ref = reference if reference is not None else next(iter(rows_of.values()))
     rs = counted_runs(cmp.frames.run_summary)
     blocks, unit = design_blocks(rs, cmp.experiment["stored"].spec)

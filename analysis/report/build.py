@@ -110,12 +110,15 @@ def build_report_model(
     force: bool = False,
     reference: ExperimentSpec | None = None,
     on_figure: Callable[[ReportFigure], None] | None = None,
+    server_reference: str | None = None,
 ) -> ReportModel:
     """Everything one experiment's report says: data, sentences and figures, not yet drawn.
 
     Parameters are those of :func:`analysis.report.writer.write_report`; ``on_figure`` is called
     with each figure as soon as it is final (the PNG export starts drawing while the rest is
-    built). The sections are built in the order their figures are numbered.
+    built); ``server_reference`` the row each server is held against (default: the first
+    baseline; :mod:`analysis.report.servers`). The sections are built in the order their
+    figures are numbered.
     """
     d = read_report_data(db, experiment, force)
     cmp, metric = d.cmp, d.metric
@@ -139,7 +142,7 @@ def build_report_model(
     latency_part = latency_section(d, figs, names)
     # An experiment with a server axis: each server against the reference row, shown after
     # the ranking; numbered after the experiment-wide figures so theirs stay as docs cite them.
-    servers_part = server_section(d, figs, names)
+    servers_part = server_section(d, figs, names, server_reference)
     draw_memory = memory_matters(d.cell_mem, varying_knobs(rs))[0] if len(d.cell_mem) else False
     cell_sections = [
         cell_section(cmp, figs, cell, d.reps.get(int(cell["cell_id"])), d.smp,

@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from analysis.comparisons.cross_server import CrossServer, cross_server
+from analysis.comparisons.row_compare import resolve_cell
 from analysis.figures import plots
 from analysis.report.figures import FigureList
 from analysis.report.model import Heading, Paragraph, ReportData, Section, Value, muted, rich
@@ -54,13 +55,18 @@ def server_figure(cross: CrossServer, labels: dict[int, str], colours: dict[int,
     return fig
 
 
-def server_section(d: ReportData, figs: FigureList, names: dict[int, str]) -> Section:
+def server_section(d: ReportData, figs: FigureList, names: dict[int, str],
+                   reference: str | None = None) -> Section:
     """The cross-server figure and table (empty for an experiment with fewer than two
-    servers): each server's baseline row against the first baseline, named throughout."""
-    cross = cross_server(d.cmp, d.latency.cells, d.efficiency.ledger_cells)
+    servers): each server's baseline row against ``reference`` (a row as ``plot compare``
+    names it: its name, ``C3``, its label; default: the first baseline), named throughout."""
+    cells = d.cmp.cells
+    ref_id = None
+    if reference is not None:
+        ref_id = int(resolve_cell(cells, reference, names)["cell_id"])
+    cross = cross_server(d.cmp, d.latency.cells, d.efficiency.ledger_cells, reference=ref_id)
     if cross is None:
         return []
-    cells = d.cmp.cells
     labels = {int(c): names.get(int(c)) or str(lbl)
               for c, lbl in zip(cells["cell_id"], cells["cell_label"], strict=True)}
     ref = labels[cross.reference_id]
@@ -84,8 +90,9 @@ def server_section(d: ReportData, figs: FigureList, names: dict[int, str]) -> Se
     return [
         Heading(2, (f"Each server against {ref}",), anchor="servers"),
         Paragraph((f"Every other table compares a row with its own server's baseline; here each"
-                   f" server's baseline row is compared with {ref} (the experiment's first"
-                   f" baseline) by the same verdict rule (docs/statistics.md).",)),
+                   f" server's baseline row is compared with {ref}"
+                   + (" (the experiment's first baseline)" if reference is None else "")
+                   + " by the same verdict rule (docs/statistics.md).",)),
         figs.add("servers", fig),
         table(["server", "row", m.name, f"÷ {ref}'s (95 % CI, verdict)", "stability score",
                f"{lat} ms", f"KiB written per {unit}"], rows, left=2),

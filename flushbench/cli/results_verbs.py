@@ -84,6 +84,9 @@ def report_cmd(
         "--overwrite", help="Replace a file at one of the report's names (report.html,"
         " figures/NN-kind.png) that an earlier report did not write; without it such a folder"
         " is refused. A file the report did not write is never deleted.")] = False,
+    server_reference: Annotated[str | None, typer.Option(
+        "--server-reference", help="With several servers: the row each server's baseline is"
+        " held against (its name, C3, or its label; default: the first baseline).")] = None,
 ) -> None:
     """Write a self-contained HTML report (and a PNG of every figure) for an experiment, or
     for several compared across databases.
@@ -101,9 +104,10 @@ def report_cmd(
     if len(sources) > 1:
         from analysis.report.cross import write_cross_report
 
-        if reference is not None:
-            raise AnalysisError("--reference scores one experiment", where="--reference",
-                                fix="report one experiment with its reference at a time")
+        if reference is not None or server_reference is not None:
+            option = "--reference" if reference is not None else "--server-reference"
+            raise AnalysisError(f"{option} applies to one experiment", where=option,
+                                fix="report one experiment at a time")
         path = write_cross_report(sources, out, on=_knob_list(on), pairs=_pairs(pair),
                                   force=force, png=not no_png, overwrite=overwrite,
                                   problems=problems)
@@ -116,7 +120,8 @@ def report_cmd(
                                 " (NAME@DATABASE)")
         path = write_report(sources[0].db, sources[0].experiment, out, png=not no_png,
                             force=force, reference=reference_spec(reference),
-                            overwrite=overwrite, problems=problems)
+                            overwrite=overwrite, problems=problems,
+                            server_reference=server_reference)
     for problem in problems:
         make_console(stderr=True).print(f"[yellow]warning:[/] {shown(problem)}")
     say(_console(), f"report: {path}")

@@ -119,3 +119,38 @@ def test_throughput_bars_are_grouped_under_their_named_baseline(model: ReportMod
     for cell_id, text in zip(order, bar.text, strict=True):
         if base_of[cell_id] != cell_id:
             assert f" vs {label[base_of[cell_id]]}" in text, text
+
+
+def test_a_chosen_reference_row_stands_for_its_server(generations: Path) -> None:
+    """``--server-reference``: another row is the reference, named in heading and figure, and
+    stands for its server in place of that server's baseline."""
+    model = build_report_model(f"sqlite:///{generations}", EXPERIMENT,
+                               server_reference="percona-5.5-fast")
+    section = next(s for s in model.sections
+                   if any(isinstance(b, Heading) and b.anchor == "servers" for b in s))
+    assert _text(section[0].text) == "Each server against percona-5.5-fast"
+    tab = next(b for b in section if isinstance(b, Table))
+    rows = {_text(r[0]): r for r in tab.rows}
+    assert _text(rows["percona-5.5"][1]) == "percona-5.5-fast"
+    assert "reference" in _text(rows["percona-5.5"][3])
+    assert sum("reference" in _text(r[3]) for r in tab.rows) == 1
+    slug = next(b.slug for b in section if isinstance(b, Figure))
+    fig = go.Figure(next(f.figure for f in model.figures if f.slug == slug))
+    assert "percona-5.5-fast" in fig.layout.title.text
+
+
+def test_report_refuses_a_server_reference_that_names_no_row(generations: Path,
+                                                             tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from core.errors import AnalysisError
+    from flushbench.cli import build_app
+
+    out = tmp_path / "report"
+    res = CliRunner().invoke(build_app(), ["report", EXPERIMENT, "--db", str(generations),
+                                           "-o", str(out), "--no-png",
+                                           "--server-reference", "mysql-9.9-defaults"])
+    assert isinstance(res.exception, AnalysisError), res.output
+    assert "'mysql-9.9-defaults' names no cell" in str(res.exception)
+    assert "C1 (mysql-5.5-defaults)" in str(res.exception)  # the rows it could name
+    assert not (out / "report.html").exists()

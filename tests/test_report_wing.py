@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 WING = "analysis.report"
 
 #: The wing's modules, each importing only modules before it (the package's docstring).
-ORDER = ("folder", "model", "figures", "sentences", "sections", "write_path", "first_screen",
-         "build", "render", "writer", "cross")
+ORDER = ("folder", "model", "figures", "sentences", "sections", "write_path", "servers",
+         "first_screen", "build", "render", "writer", "cross")
 #: The modules that write HTML.
 RENDERERS = ("analysis.report.render",)
 

@@ -448,7 +448,9 @@ def figure(table: pd.DataFrame, *, source: str = "") -> go.Figure:
                                                            color="#222222", line_width=2)))
     fig.add_vrect(x0=1 / MARGIN, x1=MARGIN, fillcolor="#999999", opacity=0.15, line_width=0)
     fig.add_vline(x=1, line=dict(color="#555555", width=1))
-    fig.update_xaxes(type="log", title="ratio a / b (log scale)")
+    fig.update_xaxes(title="ratio a / b (log scale)", **plots.log_axis(
+        [table[c] for c in ("ratio", "ci_low", "ci_high", "reference_ratio")]
+        + [[1 / MARGIN, MARGIN]]))
     fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=names)
     return _legend_above(fig, subtitle, len(table))
 

@@ -2,8 +2,9 @@
 
 Every function takes DataFrames from :mod:`analysis.tables.frames` /
 :mod:`analysis.comparisons.compare` and returns a ``plotly.graph_objects.Figure``; nothing here
-reads the store. Titles say what is measured, axes carry units, time is minutes since the
-measurement started (warmup excluded).
+reads the store. Titles say what is measured, axes carry units, time is minutes after the
+warmup (:data:`TIME_AXIS`; the measurement window is shaded on it), throughput is NOTPM except
+where a figure draws each report interval's count and says so (:func:`interval_count_title`).
 
 The figures a report draws once per cell (throughput, checkpoint age and dirty pages,
 flushing) also come as a ``*_spec`` twin returning a :data:`FigureSpec` — plain dicts, not
@@ -44,6 +45,14 @@ CHECKPOINT_COLOR = "#C0392B"  # the 2011 graphs: checkpoint age in red...
 DIRTY_COLOR = "#1F5FAD"  # ...dirty pages in blue
 FONT = "Inter, 'Helvetica Neue', Helvetica, Arial, sans-serif"
 WIDTH, HEIGHT = 1000, 480
+#: The x axis of every figure over time. Time 0 is the end of the warmup — not the start of the
+#: measurement window, which the figures shade later on the same axis — so the origin is named
+#: as what it is, the same way in every figure.
+TIME_AXIS = "minutes after warmup"
+#: The same axis where the warmup is drawn too (memory over the whole run).
+TIME_AXIS_WITH_WARMUP = "minutes after warmup (negative: during warmup)"
+#: Fewest labelled ticks a log axis shows (:func:`log_ticks`).
+MIN_LOG_TICKS = 3
 
 TEMPLATE_NAME = "flushbench"
 
@@ -176,16 +185,57 @@ def subtitle_extra_px(subtitle: str | None) -> int:
 
 
 def log_ticks(low: float, high: float) -> dict:
-    """Tick values and labels of a log axis from ``low`` to ``high`` (> 0): 1, 2, 5 × each
-    power of ten (only the powers over wide ranges), labelled as plain numbers — plotly's own
-    log ticks label each minor step with one digit."""
+    """Tick values and labels of a log axis from ``low`` to ``high`` (> 0), labelled as plain
+    numbers (plotly's own log ticks label each minor step with one digit): 1, 2, 5 × each
+    power of ten (only the powers over wide ranges); where that leaves fewer than
+    :data:`MIN_LOG_TICKS` inside the range, 1…9 × each power; and where even that does (a
+    range within one step), that many values evenly spaced on the log scale, rounded to the
+    fewest significant digits (from two) that keep them apart — never fewer than three labels
+    on a log axis."""
     if not (low > 0 and high > low):
         return {}
-    steps = (1, 2, 5) if math.log10(high / low) <= 3 else (1,)
-    values = [m * 10.0 ** k for k in range(math.floor(math.log10(low)),
-                                           math.ceil(math.log10(high)) + 1) for m in steps]
-    values = [v for v in values if low <= v <= high]
+
+    def ticks(steps: tuple[int, ...]) -> list[float]:
+        return [v for v in (m * 10.0 ** k
+                            for k in range(math.floor(math.log10(low)),
+                                           math.ceil(math.log10(high)) + 1) for m in steps)
+                if low <= v <= high]
+
+    values = ticks((1, 2, 5) if math.log10(high / low) <= 3 else (1,))
+    if len(values) < MIN_LOG_TICKS:
+        values = ticks((1, 2, 3, 4, 5, 6, 7, 8, 9))
+    if len(values) < MIN_LOG_TICKS:
+        # Inner points of the range, rounded to the fewest significant digits (from two) that
+        # keep them distinct and inside it.
+        spaced = np.geomspace(low, high, MIN_LOG_TICKS + 2)[1:-1]
+        for digits in range(2, 8):
+            values = sorted({float(f"{v:.{digits}g}") for v in spaced})
+            values = [v for v in values if low <= v <= high]
+            if len(values) >= MIN_LOG_TICKS:
+                break
+        else:
+            values = [float(v) for v in spaced]
     return dict(tickmode="array", tickvals=values, ticktext=[f"{v:,.6g}" for v in values])
+
+
+def log_axis(values: Any, pad: float = 1.15) -> dict:
+    """A log axis over ``values`` (sequences of numbers; and 1: ratios are read against it),
+    ``pad`` × beyond each
+    end: its range (plotly's log axes take powers of ten) and :func:`log_ticks` within it."""
+    finite = [float(v) for part in values for v in np.ravel(np.asarray(part, dtype=float))
+              if np.isfinite(v) and v > 0] + [1.0]
+    low, high = min(finite) / pad, max(finite) * pad
+    return dict(type="log", range=[math.log10(low), math.log10(high)],
+                **log_ticks(low, high))
+
+
+def interval_count_title(counts: str, interval_s: float) -> str:
+    """The axis title of a figure that draws each report interval's count (``New-Orders per
+    10 s``) rather than NOTPM — the 2011 post's graphs did, and an interval's count shows a
+    stall as the interval it was — with the factor that makes it NOTPM."""
+    factor = 60 / interval_s if interval_s > 0 else math.nan
+    per_minute = "NOTPM" if counts.lower().startswith("new-order") else "per minute"
+    return f"{counts} per {interval_s:g} s (× {factor:g} = {per_minute})"
 
 
 def _title_margin(subtitle: str | None) -> dict:
@@ -421,8 +471,9 @@ def throughput_spec(
     layout = base_layout(title, subtitle)
     merge(layout, marks_layout(_window_marks(*window) if window else []))
     merge(layout, dict(
-        xaxis=dict(title=dict(text="minutes since measurement start")),
-        yaxis=dict(title=dict(text=y_title or f"{unit} per {interval:g} s"), tickformat=","),
+        xaxis=dict(title=dict(text=TIME_AXIS)),
+        yaxis=dict(title=dict(text=y_title or interval_count_title(unit, interval)),
+                   tickformat=","),
         showlegend=len(names) > 1))
     if len(names) > 1:
         merge(layout, legend_below_layout(names))
@@ -474,7 +525,7 @@ def checkpoint_dirty_spec(
     layout = base_layout(title, subtitle, two_axes=True)
     merge(layout, dict(shapes=[m[0] for m in marks], annotations=[m[1] for m in marks]))
     merge(layout, dict(
-        xaxis=dict(title=dict(text="minutes since measurement start")),
+        xaxis=dict(title=dict(text=TIME_AXIS)),
         yaxis=dict(title=dict(text="checkpoint age (MiB)", font=dict(color=CHECKPOINT_COLOR)),
                    range=[0, top_mb * 1.1 if top_mb > 0 else 1], tickformat=","),
         yaxis2=dict(title=dict(text="dirty pages (% of buffer pool)",
@@ -503,11 +554,22 @@ def notpm_bars(
     scale: float = 1.0,
 ) -> go.Figure:
     """Mean throughput per cell with 95 % CI whiskers and the ratio to the baseline, each bar
-    in its row's colour (:func:`cell_colours`; ``cells_df`` holds every cell).
+    in its row's colour (:func:`cell_colours`; ``cells_df`` holds every cell). With several
+    baselines (``baseline_id``), rows are grouped under their baseline, the first on top, and
+    each ratio names its baseline.
 
     ``unit`` names the metric; ``scale`` turns the per-minute ``notpm*`` columns into it.
     """
     df = cells_df.sort_values("notpm_mean", ascending=True)
+    # Several baselines (one per server): each group of rows together under its baseline,
+    # and every ratio names the baseline it is over.
+    grouped = "baseline_id" in df.columns and df["baseline_id"].nunique() > 1
+    if grouped:
+        position = dict(zip(cells_df["cell_id"], cells_df["position"], strict=True))
+        # plotly draws the first category at the bottom: the first baseline's group on top.
+        df = df.assign(_group=[-position.get(b, 0) for b in df["baseline_id"]]).sort_values(
+            ["_group", "notpm_mean"], kind="stable").drop(columns="_group")
+    label_of = dict(zip(cells_df["cell_id"], cells_df["cell_label"], strict=True))
     if scale != 1.0:
         df = df.assign(**{c: df[c] * scale for c in ("notpm_mean", "notpm_ci_low",
                                                       "notpm_ci_high")})
@@ -521,7 +583,9 @@ def notpm_bars(
         if r["is_baseline"]:
             text.append("baseline")
         elif "ratio" in r and pd.notna(r["ratio"]):
-            text.append(f"{r['ratio']:.2f}×" + (f" · {r['verdict']}" if "verdict" in r else ""))
+            versus = f" vs {label_of.get(r['baseline_id'], '')}" if grouped else ""
+            text.append(f"{r['ratio']:.2f}×{versus}"
+                        + (f" · {r['verdict']}" if "verdict" in r else ""))
         else:
             text.append("")
     labels = [axis_label(lbl) for lbl in df["cell_label"]]
@@ -673,7 +737,7 @@ def memory(
                                  hovertemplate="%{y:,.1f} MiB<extra>" + name + "</extra>"))
     if window:
         shade_window(fig, *window)
-    fig.update_xaxes(title_text="minutes since measurement start (negative: warmup)")
+    fig.update_xaxes(title_text=TIME_AXIS_WITH_WARMUP)
     fig.update_yaxes(title_text="resident memory (MiB)", tickformat=",")
     return fig
 
@@ -720,7 +784,7 @@ def rss_over_time(
                                  hovertemplate="%{y:,.1f} MiB<extra>" + name + "</extra>"))
     if window:
         shade_window(fig, *window)
-    fig.update_xaxes(title_text="minutes since measurement start (negative: warmup)")
+    fig.update_xaxes(title_text=TIME_AXIS_WITH_WARMUP)
     fig.update_yaxes(title_text="mysqld RSS (MiB)", tickformat=",")
     legend_below(fig, list(labels.values()))
     return fig
@@ -752,7 +816,7 @@ def flushing_spec(
     layout = base_layout(title, subtitle, two_axes=True)
     merge(layout, marks_layout(_window_marks(*window) if window else []))
     merge(layout, dict(
-        xaxis=dict(title=dict(text="minutes since measurement start")),
+        xaxis=dict(title=dict(text=TIME_AXIS)),
         yaxis=dict(title=dict(text="pages per second"), tickformat=","),
         yaxis2=dict(title=dict(text="redo MiB/s"), showgrid=False, rangemode="tozero"),
     ))

@@ -55,6 +55,8 @@ class _Job:
     path: Path
     width: int
     height: int
+    image_format: str = "png"
+    scale: float = 1
 
 
 def default_renderers() -> int:
@@ -103,8 +105,10 @@ class PngExporter:
         self._stopped = False
 
     def submit(self, fig: go.Figure | dict[str, Any], path: Path, *, width: int,
-               height: int) -> None:
-        """Queue ``fig`` to be drawn at ``width`` × ``height`` into ``path`` (scale 1).
+               height: int, image_format: str = "png", scale: float = 1) -> None:
+        """Queue ``fig`` to be drawn at ``width`` × ``height`` into ``path`` (a PNG at scale 1
+        unless ``image_format`` — ``png`` or ``svg`` — and ``scale`` say otherwise; only a
+        PNG at scale 1, the report's, is cached).
 
         A figure is copied to a dict now; a dict (``fig.to_dict()``) is used as it is and must
         not change until :meth:`close`.
@@ -114,7 +118,7 @@ class PngExporter:
         if not self._threads:
             self._start()
         spec = fig if isinstance(fig, dict) else fig.to_dict()
-        self._jobs.put(_Job(spec, path, int(width), int(height)))
+        self._jobs.put(_Job(spec, path, int(width), int(height), image_format, scale))
 
     def close(self) -> str | None:
         """Wait for every queued figure and stop the renderers; return the first error.
@@ -186,8 +190,8 @@ class PngExporter:
                     continue  # drain: after a failure nothing more is drawn
                 try:
                     # A figure drawn before, unchanged, comes from the PNG cache: no Chromium.
-                    stored = png_cache.key(job.figure, job.width, job.height) \
-                        if png_cache.enabled() else None
+                    cached = png_cache.enabled() and (job.image_format, job.scale) == ("png", 1)
+                    stored = png_cache.key(job.figure, job.width, job.height) if cached else None
                     image = png_cache.get(stored) if stored else None
                     if image is None:
                         if scope is None:
@@ -199,8 +203,9 @@ class PngExporter:
                                 self._scopes.append(scope)
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore", DeprecationWarning)
-                            image = scope.transform(job.figure, format="png", width=job.width,
-                                                    height=job.height, scale=1)
+                            image = scope.transform(job.figure, format=job.image_format,
+                                                    width=job.width, height=job.height,
+                                                    scale=job.scale)
                         if stored:
                             png_cache.put(stored, image)
                     if self._stopped:

@@ -27,6 +27,7 @@ from analysis.figures.plots import (
     BASELINE_COLOUR,
     CHECKPOINT_COLOR,
     DIRTY_COLOR,
+    TIME_AXIS,
     WIDTH,
     FigureSpec,
     as_figure,
@@ -34,6 +35,7 @@ from analysis.figures.plots import (
     cell_colours,
     cell_meta,
     figure_spec,
+    interval_count_title,
     log_ticks,
     merge,
     subtitle_extra_px,
@@ -58,7 +60,7 @@ TITLE_LINE_PX = 16
 TITLE_CHARS = 62
 __all__ = ["BASELINE_COLOUR", "checkpoint_grid", "checkpoint_grid_spec", "latency_grid",
            "latency_grid_spec", "median_runs", "throughput_grid", "throughput_grid_spec"]
-X_TITLE = "minutes after warmup"
+X_TITLE = TIME_AXIS
 
 
 def median_runs(intervals_df: pd.DataFrame) -> dict[int, int]:
@@ -212,13 +214,16 @@ def throughput_grid_spec(
                                               else "")),
             f"yaxis{suffix}": dict(domain=[y0, y1], anchor=xref, range=[0, top * 1.08],
                                    tickformat=",", title=dict(
-                                       text=f"{unit} per {interval:g} s" if i % COLUMNS == 0
-                                       else "")),
+                                       # Two lines: one outruns a short panel's height.
+                                       text=interval_count_title(unit, interval).replace(
+                                           " (", "<br>(", 1) if i % COLUMNS == 0 else "")),
         })
         if window:
             shapes.append(_shade(window, xref, yref))
         notes.append(_panel_title(titles[i], (x0, x1), (y0, y1)))
-    return figure_spec(traces, merge(layout, dict(shapes=shapes, annotations=notes)))
+    # Room on the left for the two-line axis title.
+    return figure_spec(traces, merge(layout, dict(shapes=shapes, annotations=notes,
+                                                  margin=dict(l=88))))
 
 
 throughput_grid = as_figure(throughput_grid_spec)

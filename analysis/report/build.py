@@ -47,6 +47,7 @@ from analysis.report.sections import (
     scorecard_section,
 )
 from analysis.report.sentences import claims, summary
+from analysis.report.servers import server_section
 from analysis.report.write_path import write_path_section
 from analysis.response import latency
 from analysis.tables import efficiency, io_breakdown
@@ -111,12 +112,15 @@ def build_report_model(
     force: bool = False,
     reference: ExperimentSpec | None = None,
     on_figure: Callable[[ReportFigure], None] | None = None,
+    server_reference: str | None = None,
 ) -> ReportModel:
     """Everything one experiment's report says: data, sentences and figures, not yet drawn.
 
     Parameters are those of :func:`analysis.report.writer.write_report`; ``on_figure`` is called
     with each figure as soon as it is final (the PNG export starts drawing while the rest is
-    built). The sections are built in the order their figures are numbered.
+    built); ``server_reference`` the row each server is held against (default: the first
+    baseline; :mod:`analysis.report.servers`). The sections are built in the order their
+    figures are numbered.
     """
     d = read_report_data(db, experiment, force)
     cmp, metric = d.cmp, d.metric
@@ -140,6 +144,9 @@ def build_report_model(
     efficiency_part = efficiency_section(d.efficiency, cells, metric, names)
     write_path_part = write_path_section(d.efficiency, cells, metric, names)
     latency_part = latency_section(d, figs, names)
+    # An experiment with a server axis: each server against the reference row, shown after
+    # the ranking; numbered after the experiment-wide figures so theirs stay as docs cite them.
+    servers_part = server_section(d, figs, names, server_reference)
     draw_memory = memory_matters(d.cell_mem, varying_knobs(rs))[0] if len(d.cell_mem) else False
     cell_sections = [
         cell_section(cmp, figs, cell, d.reps.get(int(cell["cell_id"])), d.smp,
@@ -157,7 +164,7 @@ def build_report_model(
     # The first screen (verdict, caveats, next) and the contents; then the grids of every row
     # before each row's own part, whose figures are folded away.
     body: list[Section] = anchored([
-        ranking(cmp, d.qps, names),
+        ranking(cmp, d.qps, names), servers_part,
         score_part, [Claims()],
         [Heading(2, ("Every row at once",), "grids"), *overview_figures] if overview_figures
         else [], latency_part, io_part, efficiency_part, write_path_part, memory_part,

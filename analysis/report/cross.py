@@ -73,7 +73,10 @@ def ratio_figure(cross: CrossComparison) -> go.Figure:
                          array=(pooled["ratio_ci_high"] - pooled["ratio"]).fillna(0),
                          arrayminus=(pooled["ratio"] - pooled["ratio_ci_low"]).fillna(0))))
     fig.add_vline(x=1, line=dict(color="#555555", width=1))
-    fig.update_xaxes(type="log", title="ratio to the baseline (log scale)")
+    shown = cross.cells[~cross.cells["is_baseline"]]
+    fig.update_xaxes(title="ratio to the baseline (log scale)", **plots.log_axis(
+        [shown[c] for c in ("ratio", "ratio_ci_low", "ratio_ci_high")]
+        + [pooled[c] for c in ("ratio", "ratio_ci_low", "ratio_ci_high")]))
     fig.update_yaxes(autorange="reversed", tickvals=list(range(len(order))), ticktext=order,
                      zeroline=False)
     fig.update_layout(height=max(340, 170 + 48 * len(order)), margin=dict(t=120),

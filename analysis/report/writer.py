@@ -47,6 +47,7 @@ def write_report(
     reference: ExperimentSpec | None = None,
     overwrite: bool = False,
     problems: list[str] | None = None,
+    server_reference: str | None = None,
 ) -> Path:
     """Write ``report.html`` (self-contained) and ``figures/*.png`` for one experiment.
 
@@ -77,6 +78,9 @@ def write_report(
     problems:
         When given, a PNG export failure is appended to it as one sentence (the CLI's
         warning), besides the note in the page.
+    server_reference:
+        With several servers, the row each server is held against (its name, ``C3`` or its
+        label; default: the first baseline; :mod:`analysis.report.servers`).
 
     Returns
     -------
@@ -88,6 +92,7 @@ def write_report(
         try:
             model = build_report_model(
                 db, experiment, force=force, reference=reference,
+                server_reference=server_reference,
                 on_figure=(lambda item: submit_png(exporter, folder, item))
                 if exporter else None)
         except BaseException:

@@ -48,22 +48,26 @@ def print_ledger_tables(con: Any, eff: Any, cmp: Any, ids: dict[Any, str], m: An
 
 
 def print_markdown(experiment: str, db: str | None, *, force: bool) -> None:
-    """``compare --format markdown``: the ledger and the cost table as Markdown tables, for a
-    blog post (labels are the rows' names where the experiment gives them)."""
+    """``compare --format markdown``: the relative table (each row against its baseline),
+    then the ledger and the cost table as Markdown tables, for a blog post (labels are the
+    rows' names where the experiment gives them)."""
     from analysis.comparisons import scorecard
-    from analysis.comparisons.compare import compare
     from analysis.reading.metric import metric_view
-    from analysis.tables import efficiency
     from analysis.writes import ledger, write_costs
+    from flushbench.cli import relative_output
 
-    cmp = compare(db, experiment, force=force)
+    cmp, eff, rel, lat = relative_output.relative_table(experiment, db, force=force)
     m = metric_view(cmp.experiment)
-    eff = efficiency.load(db, cmp.frames)
     unit = "New-Order" if m.per_minute else "transaction"
     names = scorecard.row_names(cmp.experiment["stored"].spec, cmp.cells[["cell_id", "knobs"]])
     # Labels are user text: credentials masked, control characters escaped.
     labels = {int(c): printable(names.get(int(c)) or label)
               for c, label in zip(cmp.cells["cell_id"], cmp.cells["cell_label"], strict=True)}
+    typer.echo(f"### Against each row's baseline: {printable(cmp.experiment['name'])}\n")
+    typer.echo(relative_output.markdown(rel))
+    servers = relative_output.cross_server_markdown(cmp, rel, lat, eff)
+    if servers:
+        typer.echo(servers)
     cells = eff.ledger_cells
     head = ["configuration", *[f"{h} KiB/{unit}" for h in
                                ("device", "redo", "doublewrite", "data pages", "of which LRU",

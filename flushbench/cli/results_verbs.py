@@ -84,6 +84,9 @@ def report_cmd(
         "--overwrite", help="Replace a file at one of the report's names (report.html,"
         " figures/NN-kind.png) that an earlier report did not write; without it such a folder"
         " is refused. A file the report did not write is never deleted.")] = False,
+    server_reference: Annotated[str | None, typer.Option(
+        "--server-reference", help="With several servers: the row each server's baseline is"
+        " held against (its name, C3, or its label; default: the first baseline).")] = None,
 ) -> None:
     """Write a self-contained HTML report (and a PNG of every figure) for an experiment, or
     for several compared across databases.
@@ -101,9 +104,10 @@ def report_cmd(
     if len(sources) > 1:
         from analysis.report.cross import write_cross_report
 
-        if reference is not None:
-            raise AnalysisError("--reference scores one experiment", where="--reference",
-                                fix="report one experiment with its reference at a time")
+        if reference is not None or server_reference is not None:
+            option = "--reference" if reference is not None else "--server-reference"
+            raise AnalysisError(f"{option} applies to one experiment", where=option,
+                                fix="report one experiment at a time")
         path = write_cross_report(sources, out, on=_knob_list(on), pairs=_pairs(pair),
                                   force=force, png=not no_png, overwrite=overwrite,
                                   problems=problems)
@@ -116,7 +120,8 @@ def report_cmd(
                                 " (NAME@DATABASE)")
         path = write_report(sources[0].db, sources[0].experiment, out, png=not no_png,
                             force=force, reference=reference_spec(reference),
-                            overwrite=overwrite, problems=problems)
+                            overwrite=overwrite, problems=problems,
+                            server_reference=server_reference)
     for problem in problems:
         make_console(stderr=True).print(f"[yellow]warning:[/] {shown(problem)}")
     say(_console(), f"report: {path}")
@@ -158,8 +163,9 @@ def compare_cmd(
     pair: PairOption = None,
     reference: ReferenceOption = None,
     fmt: Annotated[str, typer.Option(
-        "--format", help="text (the tables) or markdown (the write-path ledger and the cost"
-        " table, for a blog post).")] = "text",
+        "--format", help="text (the tables), markdown (for a blog post: each row against its"
+        " baseline, the write-path ledger, the cost table) or csv (each row against its"
+        " baseline: every figure beside its ratio).")] = "text",
     cycles: CyclesOption = None,
 ) -> None:
     """Print the comparison tables: cells vs baseline, knob effects, rankings, warnings —
@@ -168,17 +174,19 @@ def compare_cmd(
     from analysis.comparisons.crossdb import parse_sources
     from flushbench.cli.compare_output import print_comparison, print_cross
 
-    if fmt not in ("text", "markdown"):
+    if fmt not in ("text", "markdown", "csv"):
         raise AnalysisError(f"unknown format {fmt!r}", where="--format",
-                            fix="use text or markdown")
+                            fix="use text, markdown or csv")
     sources = parse_sources([_experiment(e) for e in experiments], db)
-    if fmt == "markdown":
+    if fmt in ("markdown", "csv"):
         if len(sources) > 1 or on is not None or pair or reference is not None:
-            raise AnalysisError("--format markdown writes one experiment's ledger and costs",
+            raise AnalysisError(f"--format {fmt} writes one experiment's tables",
                                 where="--format", fix="compare one experiment at a time")
         from flushbench.cli.ledger_output import print_markdown
+        from flushbench.cli.relative_output import print_csv
 
-        print_markdown(sources[0].experiment, sources[0].db, force=force)
+        (print_markdown if fmt == "markdown" else print_csv)(
+            sources[0].experiment, sources[0].db, force=force)
         return
     if len(sources) > 1:
         if reference is not None:

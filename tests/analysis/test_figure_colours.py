@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from analysis.comparisons import scorecard, two_cells
+from analysis.comparisons import row_compare, scorecard
 from analysis.comparisons.compare import UNSET_LEVEL, compare
 from analysis.figures import plots
 from analysis.report.build import build_report_model
@@ -98,7 +98,7 @@ def test_every_configuration_has_one_colour_in_every_figure(model: ReportModel,
 
     # plot compare draws its two rows in the report's colours.
     for a, b in (("C1", "C2"), ("C12", "C7")):
-        fig = two_cells.compare_cells(recorded_flash, EXPERIMENT, a, b)
+        fig = row_compare.compare_cells(recorded_flash, EXPERIMENT, a, b)
         drawn = _cell_colours_drawn([("compare", fig.to_dict())])
         assert len(drawn) == 2
         for cell_id, colours in drawn.items():

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.comparisons import two_cells
+from analysis.comparisons import row_compare
 from analysis.comparisons.compare import Comparison, compare
 from analysis.figures import distributions, plots
 from analysis.reading.memory import load_memory, memory_matters
@@ -106,7 +106,7 @@ def test_stability_shows_every_run_score_including_the_zero(study: Comparison) -
 def test_two_cells_draw_every_run_the_median_bold_and_the_window(
     recorded_study: Path, study: Comparison
 ) -> None:
-    fig = two_cells.compare_cells(recorded_study, STUDY, "C1", "doublewrite=off "
+    fig = row_compare.compare_cells(recorded_study, STUDY, "C1", "doublewrite=off "
                                   "max_dirty_pages_pct=50")
     rs = study.frames.run_summary
     cells = study.cells.sort_values("position")
@@ -122,7 +122,7 @@ def test_two_cells_draw_every_run_the_median_bold_and_the_window(
     assert bold[1].name.startswith("C3 ")
     assert fig.data[-1].showlegend  # the bold lines are drawn on top
     ivl = _cell_intervals(study)
-    medians = two_cells.median_runs(ivl[ivl["cell_id"].isin([c1, c3])])
+    medians = row_compare.median_runs(ivl[ivl["cell_id"].isin([c1, c3])])
     assert bold[0].name.endswith(f"median run {medians[c1]}")
     g = ivl[ivl["run_id"] == medians[c1]]
     assert list(bold[0].y) == list(g.loc[g["t"] > 0, "primary_count"])
@@ -132,19 +132,19 @@ def test_two_cells_draw_every_run_the_median_bold_and_the_window(
 
 
 def test_two_cells_checkpoint_age_comes_from_the_samples(recorded_study: Path) -> None:
-    fig = two_cells.compare_cells(recorded_study, STUDY, "1", "3", metric="checkpoint-age")
+    fig = row_compare.compare_cells(recorded_study, STUDY, "1", "3", metric="checkpoint-age")
     assert fig.layout.yaxis.title.text == "checkpoint age (% of its maximum)"
     assert max(max(t.y) for t in fig.data) > 95  # the baseline pressed against its maximum
 
 
 def test_two_cells_name_cells_clearly(study: Comparison) -> None:
     cells = study.cells
-    assert two_cells.resolve_cell(cells, "c2")["position"] == 1
-    assert two_cells.resolve_cell(cells, "io_capacity=200")["is_baseline"]
+    assert row_compare.resolve_cell(cells, "c2")["position"] == 1
+    assert row_compare.resolve_cell(cells, "io_capacity=200")["is_baseline"]
     with pytest.raises(AnalysisError, match="matches several cells"):
-        two_cells.resolve_cell(cells, "doublewrite=off")
+        row_compare.resolve_cell(cells, "doublewrite=off")
     with pytest.raises(AnalysisError, match="names no cell.*C8 = "):
-        two_cells.resolve_cell(cells, "C9")
+        row_compare.resolve_cell(cells, "C9")
 
 
 def test_checkpoint_figure_in_mib_with_its_limits_and_window(

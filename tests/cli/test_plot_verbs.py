@@ -1,5 +1,6 @@
-"""``flushbench plot compare``: two cells of the recorded 2011 study on one time axis, written
-as PNG and HTML, and the one-sentence errors for a wrong cell, metric or file."""
+"""``flushbench plot compare``: rows of the recorded 2011 studies on one time axis, written as
+SVG, PNG (at twice its size) and HTML, named in title and legend, and the one-sentence errors
+for a wrong row, metric or file."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_plot_compare_errors_name_what_to_fix(recorded_study: Path, tmp_path: Pa
         (("C1", "doublewrite=off", "-o", out), "matches several cells"),
         (("C1", "C12", "-o", out), "names no cell"),
         (("C1", "C3", "--metric", "latency", "-o", out), "unknown metric 'latency'"),
-        (("C1", "C3", "-o", str(tmp_path / "x.svg")), "must end in .png or .html"),
+        (("C1", "C3", "-o", str(tmp_path / "x.pdf")), "must end in .svg, .png or .html"),
     ]
     for args, message in cases:
         res = _plot(recorded_study, *args)
@@ -48,7 +49,44 @@ def test_plot_compare_errors_name_what_to_fix(recorded_study: Path, tmp_path: Pa
 
 
 def test_the_help_lists_the_metrics_the_library_draws() -> None:
-    from analysis.comparisons.two_cells import METRICS
+    from analysis.comparisons.row_compare import METRICS
     from flushbench.cli.plot_verbs import METRIC_NAMES
 
     assert tuple(METRICS) == METRIC_NAMES
+
+
+def test_plot_compare_draws_rows_by_name_as_svg_and_a_2x_png(recorded_flash: Path,
+                                                              tmp_path: Path) -> None:
+    """The blog figure: three rows or more by their names, each name in the title and the
+    legend, written as SVG and as a PNG of twice the figure's pixel size."""
+    import struct
+
+    from analysis.comparisons import row_compare
+    from analysis.figures.plots import HEIGHT, WIDTH
+
+    rows = ("base", "dw-off-50", "dw-off-60", "dw-on-50")
+    fig = row_compare.compare_cells(recorded_flash, "stability-2011-flash", *rows)
+    title = fig.layout.title.text.replace("<br>", " ")
+    assert title.startswith(" vs ".join(rows) + ":"), title
+    legend = [t.name.replace("<br>", " ") for t in fig.data if t.showlegend]
+    assert [entry.split(" ")[0] for entry in legend] == list(rows)
+    assert "(baseline)" in legend[0] and all("(baseline)" not in e for e in legend[1:])
+    # Nothing clipped: every legend line fits the figure's width (≈ 7 px a character).
+    assert all(7 * len(line) + 80 < WIDTH for t in fig.data if t.showlegend
+               for line in t.name.split("<br>"))
+    svg = tmp_path / "x.svg"
+    res = CliRunner().invoke(build_app(), ["plot", "compare", "stability-2011-flash",
+                                           *rows[:3], "-o", str(svg), "--db",
+                                           str(recorded_flash)])
+    assert res.exit_code == 0, res.output
+    text = svg.read_text(encoding="utf-8")
+    assert text.lstrip().startswith("<svg") and "dw-off-60" in text and "dw-off-50" in text
+    png = tmp_path / "x.png"
+    res = CliRunner().invoke(build_app(), ["plot", "compare", "stability-2011-flash",
+                                           *rows[:3], "-o", str(png), "--db",
+                                           str(recorded_flash)])
+    assert res.exit_code == 0, res.output
+    head = png.read_bytes()[:24]
+    width, height = struct.unpack(">II", head[16:24])
+    figure = row_compare.compare_cells(recorded_flash, "stability-2011-flash", *rows[:3])
+    assert (width, height) == (2 * WIDTH, 2 * (figure.layout.height or HEIGHT))

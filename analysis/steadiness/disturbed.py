@@ -52,13 +52,15 @@ def disturbed_runs(db: DB, experiment: ExperimentRef = None) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        One row per disturbance warning: ``run_id, cell_label, repetition, attempt, status,
-        superseded, excluded, action, kind, message, figures`` (the stored evidence as a dict;
-        empty for host pauses and missed ticks, whose figure is in the message).
+        One row per disturbance warning: ``run_id, cell_id, cell_label, knobs, repetition,
+        attempt, status, superseded, excluded, action, kind, message, figures`` (``figures``:
+        the stored evidence as a dict; empty for host pauses and missed ticks, whose figure is
+        in the message).
     """
     rdf = runs(db, experiment, all_attempts=True)
     rdf = rdf[rdf["disturbances"] != ""]
-    columns = ["run_id", "cell_label", "repetition", "attempt", "status", "superseded",
+    columns = ["run_id", "cell_id", "cell_label", "knobs", "repetition", "attempt", "status",
+               "superseded",
                "excluded", "action", "kind", "message", "figures"]
     if rdf.empty:
         return pd.DataFrame(columns=columns)
@@ -68,7 +70,8 @@ def disturbed_runs(db: DB, experiment: ExperimentRef = None) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for run_id, kind, message, evidence in events:
         r = info.loc[int(run_id)]
-        rows.append({"run_id": int(run_id), "cell_label": r["cell_label"],
+        rows.append({"run_id": int(run_id), "cell_id": int(r["cell_id"]),
+                     "cell_label": r["cell_label"], "knobs": r["knobs"],
                      "repetition": int(r["repetition"]), "attempt": int(r["attempt"]),
                      "status": str(r["status"]), "superseded": bool(r["superseded"]),
                      "excluded": bool(r["excluded"]), "action": r["disturbed_action"],

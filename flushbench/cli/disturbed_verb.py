@@ -18,6 +18,8 @@ def disturbed_cmd(
 ) -> None:
     """List the experiment's disturbed runs (every attempt): what disturbed each, its figures,
     and whether the experiment's `disturbed:` policy keeps it in the verdicts."""
+    from analysis.comparisons.rows import row_names
+    from analysis.reading.query import experiment_info
     from analysis.steadiness.disturbed import disturbed_runs
 
     table = disturbed_runs(db, experiment)
@@ -25,6 +27,10 @@ def disturbed_cmd(
     if table.empty:
         console.print(literal(f"{experiment}: no disturbed run"))
         return
+    # A row is called by its name in the experiment file where it has one, as compare does.
+    names = row_names(experiment_info(db, experiment)["stored"].spec, table[["cell_id", "knobs"]])
+    table["row"] = [names.get(int(c), label) for c, label in zip(table["cell_id"],
+                                                                 table["cell_label"], strict=True)]
     console.print(tables.disturbed_table(experiment, table))
     for _, r in table.iterrows():
         para(console, literal(f"run {r['run_id']} {r['kind']}: {r['message']}"))

@@ -384,12 +384,12 @@ def disturbed_table(experiment: str, runs: Any) -> Table:
     """``disturbed``: each disturbed run (every attempt), what disturbed it, its figures and
     whether the experiment's policy keeps it in the verdicts."""
     table = _table(f"disturbed runs of {experiment}", [(c, "left") for c in (
-        "run", "cell #rep/attempt", "status", "warning", "figures", "counts?")])
+        "run", "row #rep/attempt", "status", "warning", "figures", "counts?")])
     for _, r in runs.iterrows():
         status = str(r["status"]) + (" (superseded)" if r["superseded"] else "")
         counts = f"no ({r['action']})" if r["excluded"] else f"yes ({r['action']})"
-        table.add_row(str(r["run_id"]), literal(f"{r['cell_label']} #{r['repetition']}/"
-                                                f"{r['attempt']}"),
+        table.add_row(str(r["run_id"]), literal(f"{r.get('row', r['cell_label'])}"
+                                                f" #{r['repetition']}/{r['attempt']}"),
                       literal(status), literal(r["kind"]),
                       literal(_disturbed_figures(r["kind"], r["figures"])), literal(counts))
     return table

@@ -212,3 +212,23 @@ def test_a_blocked_queue_whose_baseline_has_not_run_yet_compares(tmp_path: Path)
     assert blocked_comparison(cmp.frames.run_summary,
                               blocks=block_of(cmp.frames.run_summary, by_host=False,
                                               by_repetition=True)).empty
+
+
+def test_disturbed_names_a_run_by_its_row(tmp_path: Path) -> None:
+    """A row named in the experiment file is listed by its name, as compare calls it."""
+    from typer.testing import CliRunner
+
+    from flushbench.cli import build_app
+
+    db, run_id = store(tmp_path, "exclude")
+    with db.session() as s, s.begin():
+        exp = s.scalars(select(Experiment)).one()
+        exp.spec = {**exp.spec, "matrix": {"variables": {}},
+                    "include": [{"name": "dw-on", "doublewrite": True},
+                                {"name": "dw-off", "doublewrite": False}]}
+    listed = CliRunner().invoke(build_app(), ["disturbed", "policy", "--db",
+                                              str(tmp_path / "r.sqlite")],
+                                env={"COLUMNS": "200"})
+    assert listed.exit_code == 0, listed.output
+    assert "dw-on #3/1" in listed.output
+    assert "doublewrite=on #3" not in listed.output

@@ -9,6 +9,7 @@ import csv
 import math
 import sys
 
+from core.units import format_number
 from flushbench.cli.console import printable
 
 
@@ -51,20 +52,17 @@ def cross_server_markdown(cmp, rel, lat, eff) -> str:  # noqa: ANN001
         ci = f" ({r['ci_low']:.2f}–{r['ci_high']:.2f})" if math.isfinite(r["ci_low"]) else ""
         rows.append([str(r["server"]).replace("|", "\\|"),
                      name[int(r["cell_id"])].replace("|", "\\|"),
-                     _fmt(r["notpm"] * (1 if rel.throughput == "NOTPM" else 1 / 60), ",.0f"),
+                     format_number(r["notpm"] * (1 if rel.throughput == "NOTPM" else 1 / 60),
+                                   ",.0f"),
                      "reference" if r["verdict"] == "reference"
                      else f"{r['ratio']:.2f}×{ci} {r['verdict']}",
-                     _fmt(r["stability"], ".0f"), _fmt(r["latency_ms"], ",.0f"),
-                     _fmt(r["write_kib"], ",.1f")])
+                     format_number(r["stability"], ".0f"), format_number(r["latency_ms"], ",.0f"),
+                     format_number(r["write_kib"], ",.1f")])
     head = ["server", "row", rel.throughput, f"÷ {ref}'s (95 % CI, verdict)",
             "stability score", f"{rel.percentile} ms", f"KiB written/{rel.unit}"]
     return (f"### Each server against {ref}\n\n" + markdown_table(head, rows)
             + f"\nEach server's baseline row against {ref} (the experiment's first baseline) by"
               " the verdict rule `flushbench compare` uses (docs/statistics.md).\n")
-
-
-def _fmt(value: float, fmt: str) -> str:
-    return format(value, fmt) if math.isfinite(value) else "–"
 
 
 def markdown(rel) -> str:  # noqa: ANN001

@@ -63,8 +63,8 @@ def test_bars_compare_and_scorecard_state_one_verdict(flash: Path, cli: CliRun) 
     assert NOT_ENOUGH not in expected.values()  # a blocked design concludes
     # The report's bars: each non-baseline bar's text names the cell's verdict.
     fig = plots.notpm_bars(cmp.cells)
-    bar_text = dict(zip(cmp.cells.sort_values("notpm_mean")["cell_id"].astype(int),
-                        fig.data[0].text, strict=True))
+    # Bars are grouped under their baselines: read each bar's cell from the figure itself.
+    bar_text = dict(zip(fig.data[0].meta["cells"], fig.data[0].text, strict=True))
     for cell_id, verdict in expected.items():
         if verdict != "baseline":
             assert bar_text[cell_id].endswith(f"· {verdict}"), (cell_id, bar_text[cell_id])

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from core import paths
 from core.errors import PreflightError
+from core.experiment.cells import cell_names
 from core.experiment.loading import load_experiment
 from core.experiment.sections import DatasetSpec
 from flushbench.cli.tables import print_plan
@@ -98,8 +99,11 @@ def test_plan_of_stability_2011(drivers_present: None) -> None:
     out = io.StringIO()
     print_plan(p, Console(file=out, width=200, color_system=None))
     text = out.getvalue()
+    # Every row by its name in the experiment file (`plan` calls rows as the study does).
+    names = cell_names(exp, p.cells)
+    assert len(names) == len(p.cells)
     for cell in p.cells:
-        assert cell.label in text
+        assert names[cell.key] in text
     assert "innodb_max_dirty_pages_pct=15" in text
     assert "estimated total:" in text
     assert "(baseline)" in text

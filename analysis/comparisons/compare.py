@@ -25,8 +25,8 @@ import pandas as pd
 
 from analysis.comparisons.baselines import baseline_note, baseline_of
 from analysis.comparisons.hosts import block_of, host_of, method_note
-from analysis.comparisons.rows import row_names
 from analysis.reading import window_cycles
+from analysis.reading.rows import row_names
 from analysis.statistics import blocked, design
 from analysis.statistics.verdicts import (
     FASTER,

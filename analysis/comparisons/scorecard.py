@@ -47,10 +47,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.comparisons.rows import Row, include_rows
-from analysis.comparisons.rows import row_names as row_names  # where callers name rows
 from analysis.figures import plots
 from analysis.reading import window_cycles
+from analysis.reading.rows import Row, include_rows
+from analysis.reading.rows import row_names as row_names  # where callers name rows
 from analysis.statistics import blocked
 from analysis.statistics.verdicts import FASTER, SLOWER, Verdict, design_verdict
 from analysis.steadiness.transients import not_steady_cells

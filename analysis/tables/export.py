@@ -128,6 +128,7 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
             fix="`flushbench show RUN` tells what a done run recorded" if finished else
             "export again once a run is done (`flushbench status` shows the queue)",
         )
+    df = _with_row_names(df, frames.runs(db, info["id"]), info["stored"].spec)
     # Dict columns (knobs, extra, driver_summary) become JSON text in both formats.
     import json
 
@@ -140,6 +141,23 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     else:
         df.to_parquet(path, index=False)
     return path
+
+
+def _with_row_names(df: pd.DataFrame, runs: pd.DataFrame, spec: ExperimentSpec) -> pd.DataFrame:
+    """``df`` with a ``row`` column after ``run_id``: the name each run's row has in the
+    experiment file (``dw-on-50``, :func:`analysis.reading.rows.row_names`), else its cell's
+    label — what the report, ``compare`` and the figures call it, so a CSV joins to them."""
+    from analysis.reading.rows import row_names
+
+    cells = runs.drop_duplicates("cell_id")
+    names = row_names(spec, cells[["cell_id", "knobs"]])
+    by_cell = {int(c.cell_id): names.get(int(c.cell_id)) or c.cell_label
+               for c in cells.itertuples()}
+    run_row = {int(r.run_id): by_cell[int(r.cell_id)] for r in runs.itertuples()}
+    out = df.drop(columns="row", errors="ignore")
+    out.insert(int(list(out.columns).index("run_id")) + 1 if "run_id" in out else 0, "row",
+               out["run_id"].map(lambda r: run_row.get(int(r))))
+    return out
 
 
 def _with_efficiency(db: Any, run_summary: pd.DataFrame, spec: ExperimentSpec) -> pd.DataFrame:

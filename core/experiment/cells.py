@@ -57,6 +57,17 @@ def cell_label(knobs: dict[str, Any], varying: set[str] | None = None) -> str:
     return " ".join(parts) or "default"
 
 
+def differing_label(knobs: dict[str, Any], baseline: dict[str, Any]) -> str:
+    """``max_dirty_pages_pct=50 io_capacity=20000`` — only the knobs whose value differs from
+    ``baseline``'s (in ``knobs``' order; one the cell leaves to the server but the baseline
+    sets reads ``io_capacity unset``): what tells a row from the baseline it is compared
+    with. ``same as the baseline`` when none differs."""
+    parts = [f"{name}={_format_value(name, value)}" for name, value in knobs.items()
+             if name not in baseline or _canonical(baseline[name]) != _canonical(value)]
+    parts += [f"{name} unset" for name in baseline if name not in knobs]
+    return " ".join(parts) or "same as the baseline"
+
+
 def _matches(knobs: dict[str, Any], partial: dict[str, Any]) -> bool:
     return all(knobs.get(k) == v for k, v in partial.items())
 

@@ -51,9 +51,7 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     names = scorecard.row_names(exp["stored"].spec, cmp.cells[["cell_id", "knobs"]])
     con.print("configurations:")
     for cid, c in cells.sort_values("position").iterrows():
-        name = names.get(int(cid))
-        para(con, f"  {ids[cid]}  {shown(name + ' · ') if name else ''}"
-                  f"{shown(c['cell_label'])}" + (" (baseline)" if c["is_baseline"] else ""),
+        para(con, f"  {ids[cid]}  {configuration_line(c, cells, names.get(int(cid)), ids)}",
              hang=len(ids[cid]) + 2)
     if _print_searches(con, db, exp, ids):
         for w in cmp.warnings:
@@ -70,6 +68,22 @@ def print_comparison(experiment: str, db: str | None, *, force: bool,
     _print_scorecard(con, cmp, reference, db)
     for w in [*cmp.warnings, *(f"{ids[cid]} {why}" for cid, why in rate_notes.items())]:
         para(con, f"[yellow]warning:[/] {shown(w)}")
+
+
+def configuration_line(cell: Any, cells: Any, name: str | None, ids: dict[Any, str]) -> str:
+    """One line of ``compare``'s legend: the row's name, then the baseline's whole settings,
+    or for any other row only what differs from its own baseline (``dw-off-50 ·
+    doublewrite=off max_dirty_pages_pct=50 io_capacity=20000 (vs C1)``), so a reader sees the
+    question each row asks."""
+    from core.experiment.cells import differing_label
+
+    head = shown(name + " · ") if name else ""
+    base_id = cell.get("baseline_id")
+    if cell["is_baseline"] or base_id is None or base_id not in cells.index:
+        return f"{head}{shown(cell['cell_label'])}" + (" (baseline)" if cell["is_baseline"]
+                                                        else "")
+    diff = differing_label(cell["knobs"] or {}, cells.loc[base_id, "knobs"] or {})
+    return f"{head}{shown(diff)} (vs {ids[base_id]})"
 
 
 def _print_searches(con: Any, db: str | None, exp: Any, ids: dict[Any, str]) -> bool:

@@ -18,8 +18,8 @@ def disturbed_cmd(
 ) -> None:
     """List the experiment's disturbed runs (every attempt): what disturbed each, its figures,
     and whether the experiment's `disturbed:` policy keeps it in the verdicts."""
-    from analysis.comparisons.rows import row_names
     from analysis.reading.query import experiment_info
+    from analysis.reading.rows import row_names
     from analysis.steadiness.disturbed import disturbed_runs
 
     table = disturbed_runs(db, experiment)

@@ -9,11 +9,13 @@ from store.db import ResultsDB
 
 
 def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> None:
-    """Per cell: runs done/failed, window throughput and its lowest interval, stability score.
+    """Per row (its name in the experiment file, else its cell's label): runs done and
+    failed, window throughput and its lowest interval, stability score.
 
     Throughput is in the experiment's metric (NOTPM for TPC-C, TPS for sysbench).
     """
     from analysis.reading.metric import metric_view
+    from analysis.reading.rows import row_names
     from analysis.tables import frames
 
     runs = frames.runs(db, experiment_id)
@@ -24,7 +26,9 @@ def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> N
     intervals = frames.intervals(db, run_ids=done_ids, detail=False)
     summary = frames.run_summary(db, runs_df=runs, intervals_df=intervals)
     cells = frames.cell_summary(db, run_summary_df=summary)
-    m = metric_view(frames.experiment_info(db, experiment_id))
+    info = frames.experiment_info(db, experiment_id)
+    m = metric_view(info)
     window = intervals[intervals["in_window"]] if not intervals.empty else intervals
     min_by_run = window.groupby("run_id")["notpm"].min() if not window.empty else {}
-    console.print(tables.cell_summary_table(cells, summary, min_by_run, m))
+    names = row_names(info["stored"].spec, cells[["cell_id", "knobs"]])
+    console.print(tables.cell_summary_table(cells, summary, min_by_run, m, names))

@@ -342,18 +342,22 @@ def workers_table(workers: list[Any]) -> Table:
 
 # --- run, disturbed, doctor, mext ------------------------------------------------------------
 
-def cell_summary_table(cells: Any, summary: Any, min_by_run: Any, m: Any) -> Table:
+def cell_summary_table(cells: Any, summary: Any, min_by_run: Any, m: Any,
+                       names: dict[int, str] | None = None) -> Table:
     """The end of ``run``: per cell, runs done and failed, the window mean and the lowest
-    interval in the experiment's metric ``m``, the stability score and warnings."""
+    interval in the experiment's metric ``m``, the stability score and warnings. A cell is
+    called by its row's name in ``names`` (cell id → ``dw-on-50``), else by its label."""
+    names = names or {}
     table = _table("Per-cell summary (measurement window)", [
-        ("cell", "left"), ("done", "right"), ("failed", "right"), (m.name, "right"),
+        ("row", "left"), ("done", "right"), ("failed", "right"), (m.name, "right"),
         (f"min interval {m.name}", "right"), ("stability", "right"), ("warnings", "left")])
     for _, cell in cells.iterrows():
         run_ids = summary.loc[
             (summary["cell_id"] == cell["cell_id"]) & (summary["status"] == "done"), "run_id"
         ]
         mins = [float(min_by_run[r]) for r in run_ids if r in min_by_run]
-        label = cell["cell_label"] + (" (baseline)" if cell["is_baseline"] else "")
+        label = (names.get(int(cell["cell_id"])) or cell["cell_label"]) + (
+            " (baseline)" if cell["is_baseline"] else "")
         table.add_row(
             literal(label), str(cell["n_done"]), str(cell["n_failed"]),
             number(m.of(cell["notpm_mean"])), number(m.of(min(mins))) if mins else MISSING,

@@ -271,6 +271,45 @@ def test_compare_has_the_bound_column_and_the_cost_table(iops: tuple, cli: Any,
     assert "C1: storage operation limit — 95 % of its write IOPS limit" in " ".join(out.split())
 
 
+@pytest.mark.parametrize("what", ["runs", "intervals", "samples"])
+def test_export_names_each_runs_row_as_the_experiment_file_does(flash: tuple, cli: Any,
+                                                               tmp_path: Path, what: str) -> None:
+    db, fr, _ = flash
+    out = tmp_path / f"{what}.csv"
+    code, _, err = cli(["export", FLASH, "--db", str(db), "--what", what, "-o", str(out)])
+    assert code == 0, err
+    df = pd.read_csv(out)
+    assert list(df.columns).index("row") == list(df.columns).index("run_id") + 1
+    # Read back through each run's own knobs, not through the code that named it: the row
+    # `dw-off-50` of the experiment file is doublewrite off at 50 %, `ps-bigredo-60` XtraDB.
+    knobs = fr.runs.set_index("run_id")["knobs"]
+    for name, want in [("dw-off-50", {"doublewrite": False, "max_dirty_pages_pct": 50}),
+                       ("dw-on-15", {"doublewrite": True, "max_dirty_pages_pct": 15}),
+                       ("ps-bigredo-60", {"server": "xtradb-5.5", "max_dirty_pages_pct": 60})]:
+        runs = df.loc[df["row"] == name, "run_id"].unique()
+        assert len(runs) >= 1, name
+        for run in runs:
+            assert {k: knobs[run].get(k) for k in want} == want, (name, run)
+    assert df["row"].notna().all() and not df["row"].str.contains("=").any()
+
+
+def test_the_end_of_run_summary_calls_each_row_by_its_name(flash: tuple) -> None:
+    from rich.console import Console
+
+    from analysis.tables import frames
+    from flushbench.cli.summary import print_cell_summary
+    from store.db import ResultsDB
+
+    db, _, _ = flash
+    console = Console(record=True, width=200)
+    with ResultsDB(db) as results:
+        print_cell_summary(console, results, int(frames.experiment_info(results, FLASH)["id"]))
+    lines = console.export_text().splitlines()
+    first = [line.split("│")[1].strip() for line in lines if line.startswith("│")]
+    assert "base (baseline)" in first and "dw-off-50" in first and "ps-optimized" in first
+    assert not any("=" in cell for cell in first)  # no knob strings where a name exists
+
+
 def test_export_of_runs_has_the_cost_columns(flash: tuple, cli: Any, tmp_path: Path) -> None:
     db, _, eff = flash
     out = tmp_path / "runs.csv"

@@ -313,6 +313,27 @@ def test_compare_names_each_configuration_as_the_experiment_file_does(cli: CliRu
         assert f"  C{int(cell.position) + 1}  {names[int(cell.cell_id)]} · " in legend, legend
 
 
+def test_compare_gives_each_row_only_what_differs_from_its_own_baseline(
+        cli: CliRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The legend's baselines carry their whole settings; every other row only the knobs it
+    changes, and which baseline it is compared with (the flash study has two: MySQL's base and
+    XtraDB's big-redo row)."""
+    monkeypatch.setenv("COLUMNS", "200")  # one legend entry per line
+    db = copy_recorded("stability-2011-flash", tmp_path / "flash.sqlite")
+    code, out, err = cli(["compare", "stability-2011-flash", "--db", str(db)])
+    assert code == 0, out + err
+    legend = out.split("configurations:\n", 1)[1].split("\n")
+    line = {entry.split()[0]: entry.split(None, 1)[1] for entry in legend
+            if entry.startswith("  C")}
+    assert line["C1"].startswith("base · server=mysql-5.5 ") and line["C1"].endswith(
+        "(baseline)")
+    assert line["C2"] == "dw-on-50 · max_dirty_pages_pct=50 io_capacity=20000 (vs C1)"
+    assert line["C3"] == ("dw-off-50 · doublewrite=off max_dirty_pages_pct=50"
+                          " io_capacity=20000 (vs C1)")
+    assert line["C10"].startswith("ps-bigredo-75 · server=xtradb-5.5 ")
+    assert line["C11"] == "ps-bigredo-75-noneighbors · flush_neighbor_pages=none (vs C10)"
+
+
 def test_the_overview_figures_name_the_rows_as_the_reference_does(tmp_path: Path) -> None:
     """With row names (the reference's), the figures that put configurations on an axis use
     them: "dw-off-50", not a label of 50–130 characters."""

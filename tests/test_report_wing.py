@@ -23,7 +23,7 @@ WING = "analysis.report"
 
 #: The wing's modules, each importing only modules before it (the package's docstring).
 ORDER = ("folder", "model", "figures", "sentences", "sections", "write_path", "servers",
-         "first_screen", "build", "render", "writer", "cross")
+         "searches", "first_screen", "build", "render", "writer", "cross")
 #: The modules that write HTML.
 RENDERERS = ("analysis.report.render",)
 

@@ -9,6 +9,8 @@ The modules go one way, each importing only those listed before it:
 - :mod:`analysis.report.sentences` — the words, computed from the runs;
 - :mod:`analysis.report.sections` and :mod:`analysis.report.write_path` — each part of the
   page as typed blocks;
+- :mod:`analysis.report.searches` — a rate search's answers and steps (its report has no
+  part that pools a row's runs);
 - :mod:`analysis.report.first_screen` — the first screen (verdict, caveats with their counts,
   next commands) and the contents list;
 - :mod:`analysis.report.build` — reads the store once and builds the model;

@@ -35,6 +35,7 @@ from analysis.report.model import (
     Section,
     named,
 )
+from analysis.report.searches import search_section, search_verdict
 from analysis.report.sections import (
     cell_section,
     effects,
@@ -49,7 +50,7 @@ from analysis.report.sections import (
 from analysis.report.sentences import claims, summary
 from analysis.report.servers import server_section
 from analysis.report.write_path import write_path_section
-from analysis.response import latency
+from analysis.response import latency, rate_search
 from analysis.tables import efficiency, io_breakdown
 from analysis.tables.frames import (
     DB,
@@ -129,6 +130,9 @@ def build_report_model(
     # The rows' own short names (the reference's `dw-on-50`), where the experiment has them.
     names = scorecard.row_names(reference if reference is not None else exp["stored"].spec,
                                 cells)
+    found = rate_search.searches(db, int(exp["id"]))
+    if found:  # a rate search: its runs are steps at different rates, never pooled
+        return _search_report(d, figs, names, found)
     overview_figures = overview(d, figs, names)
     io_part = io_section(figs, d.io_table, metric,
                          {str(c["cell_label"]): names[int(c["cell_id"])]
@@ -154,12 +158,6 @@ def build_report_model(
                      name=names.get(int(cell["cell_id"])), lat=d.latency)
         for _, cell in cells.iterrows()
     ]
-    # The methodology names a cell by its row's own name where it has one.
-    labels = {int(d.reps[c]): names.get(int(c), lbl) for c, lbl
-              in zip(cells["cell_id"], cells["cell_label"], strict=True) if c in d.reps}
-    toc = tuple((Link(f"#cell-{int(c['cell_id'])}",
-                      named(c["cell_label"], names.get(int(c["cell_id"])))),)
-                for _, c in cells.iterrows())
     effects_part = effects(cmp)
     # The first screen (verdict, caveats, next) and the contents; then the grids of every row
     # before each row's own part, whose figures are folded away.
@@ -169,10 +167,7 @@ def build_report_model(
         [Heading(2, ("Every row at once",), "grids"), *overview_figures] if overview_figures
         else [], latency_part, io_part, efficiency_part, write_path_part, memory_part,
         [Heading(2, ("Knob effects",), "effects"), *effects_part] if effects_part else [],
-        [Heading(2, ("Configurations",), "configurations"),
-         Paragraph(("One part per row: its runs, then its own figures folded away (open them"
-                    " with the line under each table).",), "sub"), Bullets(toc)],
-        *cell_sections, methodology(cmp, d.variables, labels),
+        *_configurations(d, names, cell_sections),
     ])
     sections: list[Section] = [
         first_screen(d, names, summary(cmp, names)),
@@ -182,5 +177,46 @@ def build_report_model(
     return ReportModel(
         experiment=exp, comparison=cmp, claims=d.claims, figures=figs.items,
         sections=sections,
+        notes=[w for w in cmp.warnings if w.startswith("forced comparison")],
+    )
+
+
+def _configurations(d: ReportData, names: dict[int, str], cell_sections: list[Section]
+                    ) -> list[Section]:
+    """The rows' parts under their contents list, then the methodology (which names a cell
+    by its row's own name where it has one)."""
+    cells = d.cmp.cells
+    labels = {int(d.reps[c]): names.get(int(c), lbl) for c, lbl
+              in zip(cells["cell_id"], cells["cell_label"], strict=True) if c in d.reps}
+    toc = tuple((Link(f"#cell-{int(c['cell_id'])}",
+                      named(c["cell_label"], names.get(int(c["cell_id"])))),)
+                for _, c in cells.iterrows())
+    return [
+        [Heading(2, ("Configurations",), "configurations"),
+         Paragraph(("One part per row: its runs, then its own figures folded away (open them"
+                    " with the line under each table).",), "sub"), Bullets(toc)],
+        *cell_sections, methodology(d.cmp, d.variables, labels),
+    ]
+
+
+def _search_report(d: ReportData, figs: FigureList, names: dict[int, str],
+                   found: list[rate_search.CellSearch]) -> ReportModel:
+    """The report of a rate search (:mod:`analysis.report.searches`): its answers first, then
+    each row's steps and the methodology — none of the parts that pool a row's runs (the
+    ranking, the grids, latency, I/O, cost, memory and knob effects, the scorecard): a
+    search's runs are steps at different rates, not repetitions."""
+    cmp = d.cmp
+    search_part = search_section(found, names, cmp.cells, figs)
+    cell_sections = [
+        cell_section(cmp, figs, cell, d.reps.get(int(cell["cell_id"])), d.smp,
+                     cmp.frames.intervals, memory_figures=False,
+                     name=names.get(int(cell["cell_id"])), lat=d.latency, search=True)
+        for _, cell in cmp.cells.iterrows()
+    ]
+    body: list[Section] = anchored([search_part, *_configurations(d, names, cell_sections)])
+    return ReportModel(
+        experiment=cmp.experiment, comparison=cmp, claims=d.claims, figures=figs.items,
+        sections=[first_screen(d, names, search_verdict(found, names), search=True),
+                  [contents(body), PngSummary()], *body],
         notes=[w for w in cmp.warnings if w.startswith("forced comparison")],
     )

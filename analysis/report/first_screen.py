@@ -60,17 +60,22 @@ def warning_kinds(rs: pd.DataFrame) -> dict[str, list[int]]:
     return kinds
 
 
-def caveats(d: ReportData, names: dict[int, str]) -> list[Rich]:
+def caveats(d: ReportData, names: dict[int, str], *, search: bool = False) -> list[Rich]:
     """What changes how far the verdict can be trusted, each with its count: rows whose
     verdict depends on the window, disturbed runs, CPU-bound rows, runs not at steady state,
-    noisy or oscillating runs. Empty when there is none."""
+    noisy or oscillating runs. Empty when there is none.
+
+    With ``search`` (a rate search: each row's runs are steps at different rates) only the
+    runs' own caveats are counted: a row's window-dependent verdict or what bound most of its
+    runs pools steps that carried different loads."""
     cells, rs = d.cmp.cells, d.cmp.frames.run_summary
     labels = {int(c): str(lbl) for c, lbl in zip(cells["cell_id"], cells["cell_label"],
                                                   strict=True)}
     n_rows = len(cells)
     done = rs[rs["status"] == RunStatus.DONE]
     out: list[Rich] = []
-    moving = [int(c) for c in cells.loc[cells["verdict"] == WINDOW_DEPENDENT, "cell_id"]]
+    moving = [] if search else [
+        int(c) for c in cells.loc[cells["verdict"] == WINDOW_DEPENDENT, "cell_id"]]
     if moving:
         out.append(rich(warn(f"{len(moving)} of {n_rows} rows window-dependent"),
                         ": their verdict changes with where the window starts (",
@@ -86,7 +91,7 @@ def caveats(d: ReportData, names: dict[int, str]) -> list[Rich]:
                         if left_out else " (counted: the experiment's policy keeps them)"))
     bound_cells = d.efficiency.bound_cells
     cpu = [int(c) for c in bound_cells.index[bound_cells["bound"] == "cpu"]] \
-        if "bound" in bound_cells else []
+        if "bound" in bound_cells and not search else []
     if cpu:
         out.append(rich(warn(f"{len(cpu)} of {n_rows} rows CPU-bound"),
                         ": the CPU, not the storage or the flushing, bound most of their runs (",
@@ -106,19 +111,23 @@ def caveats(d: ReportData, names: dict[int, str]) -> list[Rich]:
     return out
 
 
-def next_steps(d: ReportData) -> list[Rich]:
+def next_steps(d: ReportData, *, search: bool = False) -> list[Rich]:
     """The commands that answer what the caveats leave open, most telling first; without
-    a caveat, where to look at one run in full."""
+    a caveat, where to look at one run in full. With ``search`` (a rate search) the rows'
+    pooled verdicts are no caveat (see :func:`caveats`): ``compare`` prints the answers."""
     cells, rs = d.cmp.cells, d.cmp.frames.run_summary
     name = str(d.cmp.experiment["name"])
     out: list[Rich] = []
-    if (cells["verdict"] == NOT_ENOUGH).any():
+    if search:
+        out.append(rich(code("flushbench compare ", Value(name)),
+                        ": each row's answer and its steps in the terminal."))
+    elif (cells["verdict"] == NOT_ENOUGH).any():
         out.append(rich(f"{int((cells['verdict'] == NOT_ENOUGH).sum())} rows have too few"
                         " repetitions for a verdict: ", code("flushbench plan EXPERIMENT.yaml"
                                                              " --detect 10%"),
                         " says how many runs each comparison needs; set ",
                         code("repetitions:"), " to it and run the experiment again."))
-    if (cells["verdict"] == WINDOW_DEPENDENT).any():
+    if not search and (cells["verdict"] == WINDOW_DEPENDENT).any():
         out.append(rich(code("flushbench compare ", Value(name), " --cycles whole"),
                         ": the verdicts with each periodic run's window cut to whole flush"
                         " cycles."))
@@ -191,10 +200,12 @@ def contents(sections: list[Section]) -> Contents:
     return Contents(tuple(entries))
 
 
-def first_screen(d: ReportData, names: dict[int, str], verdict: Bullets) -> Section:
-    """The verdict (``verdict``: the summary's lines), then the caveats that change it with
-    their counts, then what to do next."""
-    found = caveats(d, names)
+def first_screen(d: ReportData, names: dict[int, str], verdict: Bullets, *,
+                 search: bool = False) -> Section:
+    """The verdict (``verdict``: the summary's lines, or a rate search's answers), then the
+    caveats that change it with their counts, then what to do next (``search``: see
+    :func:`caveats`)."""
+    found = caveats(d, names, search=search)
     return [
         Heading(2, ("Verdict",), "verdict"), verdict,
         Heading(3, ("Caveats",), "caveats"),
@@ -202,6 +213,6 @@ def first_screen(d: ReportData, names: dict[int, str], verdict: Bullets) -> Sect
         Paragraph(("None: no row window-dependent, no run disturbed, none CPU-bound, every run"
                    " at steady state, none noisy or oscillating.",), "muted"),
         Heading(3, ("Next",), "next"),
-        Bullets(tuple(next_steps(d)), "summary"),
+        Bullets(tuple(next_steps(d, search=search)), "summary"),
     ]
 

@@ -317,9 +317,11 @@ def _variables_table(variables: pd.DataFrame, labels: dict[int, str]) -> Table:
 def cell_section(
     cmp: Comparison, figs: FigureList, cell: pd.Series, rep_run: int | None,
     smp: pd.DataFrame, ivl: pd.DataFrame, memory_figures: bool = True,
-    name: str | None = None, lat: latency.Latency | None = None,
+    name: str | None = None, lat: latency.Latency | None = None, search: bool = False,
 ) -> Section:
-    """One configuration: its figure and verdict, each run's row, its figures."""
+    """One configuration: its figure and verdict, each run's row, its figures. With
+    ``search`` (a rate search) its runs are steps at different rates: no pooled figure or
+    verdict heads them, and the table numbers them as steps."""
     win = cmp.experiment["window"]
     window = (win.start, win.end)
     m = metric_view(cmp.experiment)
@@ -336,11 +338,16 @@ def cell_section(
                             f"cell-{int(cell['cell_id'])}")]
     verdict: Rich = () if cell["is_baseline"] else (
         f" · {number(cell['ratio'], '.2f')}× the baseline (", verdict_span(cell["verdict"]), ")")
-    out.append(Paragraph(rich(
-        f"{number(m.of(cell['notpm_mean']))} {m.name} (95% CI "
-        f"{ci(m.of(cell['notpm_ci_low']), m.of(cell['notpm_ci_high']))})", verdict,
-        f" · stability score {number(cell['score_median'], '.0f')}"), "sub"))
-    out.append(_runs_table(runs, m, lat))
+    if search:
+        out.append(Paragraph((f"{len(runs)} runs, each one step of the search at its own rate"
+                              f" ({m.name} below is the rate it achieved); the steps are"
+                              " judged under the highest rate under the target.",), "sub"))
+    else:
+        out.append(Paragraph(rich(
+            f"{number(m.of(cell['notpm_mean']))} {m.name} (95% CI "
+            f"{ci(m.of(cell['notpm_ci_low']), m.of(cell['notpm_ci_high']))})", verdict,
+            f" · stability score {number(cell['score_median'], '.0f')}"), "sub"))
+    out.append(_runs_table(runs, m, lat, first="step" if search else "repetition"))
     run_smp = smp[smp["run_id"] == rep_run] if rep_run is not None else smp.iloc[0:0]
     folded: list[Block] = [*cell_figures(
         cmp, figs, cell, runs, rep_run, run_smp, ivl[ivl["run_id"].isin(runs["run_id"])],
@@ -355,8 +362,10 @@ def cell_section(
     return out
 
 
-def _runs_table(runs: pd.DataFrame, m: MetricView, lat: latency.Latency | None) -> Table:
-    """One row per run of a configuration: figures, response time, stability, warnings."""
+def _runs_table(runs: pd.DataFrame, m: MetricView, lat: latency.Latency | None,
+                first: str = "repetition") -> Table:
+    """One row per run of a configuration: figures, response time, stability, warnings
+    (``first``: what the first column numbers, repetitions or a search's steps)."""
     rows = []
     # Each run's response time beside its stability score (analysis/response/latency.py).
     lat_rows = lat.by_run if lat is not None and lat.view.percentile else {}
@@ -374,7 +383,7 @@ def _runs_table(runs: pd.DataFrame, m: MetricView, lat: latency.Latency | None) 
             number(r.get("period_s"), ".0f"), number(r.get("trend_pct_per_min"), "+.2f"))] + [
             (warn(Value(text_of(r.get("warnings")) or text_of(r.get("error")))),),
         ])
-    return table(["repetition", "run", "status", m.name, "score", f"{lat_name} ms",
+    return table([first, "run", "status", m.name, "score", f"{lat_name} ms",
                   "stall s", "CV %", "holes %", "period s", "trend %/min", "warnings"], rows)
 
 

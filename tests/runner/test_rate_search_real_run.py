@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from analysis.response.rate_search import judge_step, searches
+import plotly.graph_objects as go
+
+from analysis.report.build import build_report_model
+from analysis.report.first_screen import heading_text
+from analysis.report.model import Bullets, Heading, Value
+from analysis.report.writer import write_report
+from analysis.response.rate_search import CellSearch, judge_step, searches
 from runner.fleet.worker import run_experiment
 from store.db import ResultsDB
 from store.models import Run
@@ -65,8 +71,37 @@ def test_a_search_on_a_real_cell_answers_with_a_rate_it_held(tmp_path: Path, wor
     said = " ".join(out.replace("│", " ").split())
     assert "this step at 600 NOTPM held; highest rate under" in said, said
 
+    # The report answers as compare does and pools nothing across the steps.
+    check_the_report(db_path, cell, tmp_path / "report")
+
     # Run again: the steps are kept and the search is over — nothing is measured.
     again = run_experiment(path, db, work=work, judge=judge_step)
     assert (again.done, again.failed) == (0, 0)
     with db.session() as s:
         assert len(list(s.scalars(select(Run)))) == 3
+
+
+def check_the_report(db_path: Path, cell: CellSearch, out: Path) -> None:
+    """The report of the search: its verdict is the answer, its rate-search part lists the
+    three steps with the rate that held ringed in the figure, and no part that pools a row's
+    runs (the ranking, the grids, latency, knob effects) is on the page."""
+    model = build_report_model(db_path, "rate-search")
+    headings = [heading_text(b) for section in model.sections for b in section
+                if isinstance(b, Heading)]
+    assert "The highest rate under the target" in headings, headings
+    for pooled in ("Ranking", "Every row at once", "Response time", "Knob effects"):
+        assert not any(h.startswith(pooled) for h in headings), headings
+    verdict = model.sections[0][1]
+    assert isinstance(verdict, Bullets)
+    said = " ".join(str(p.value) for item in verdict.items for p in item
+                    if isinstance(p, Value))
+    assert "highest rate under p99 2000 ms: 600 NOTPM" in said, said
+    (figure,) = [f for f in model.figures if f.slug.endswith("-rate-search")]
+    fig = go.Figure(figure.figure)
+    line = next(t for t in fig.data if t.mode == "lines+markers")
+    drawn = sorted(s.rate for s in cell.found.steps if s.p99_ms > 0)
+    assert list(line.x) == drawn and line.meta == {"cell": cell.cell_id}
+    ring = next(t for t in fig.data if t.mode == "markers")
+    assert list(ring.x) == [600]
+    page = write_report(db_path, "rate-search", out, png=False).read_text()
+    assert "500,300" in page and "The highest rate under the target" in page

@@ -6,8 +6,10 @@ reader asks first is the other question — how do the servers compare with each
 each server's baseline row is compared with one reference row (by default the experiment's
 first baseline: the generations study's ``mysql-5.5-defaults``), by the one verdict rule
 (:func:`analysis.statistics.verdicts.design_verdict`, blocked by round or host as ``compare``
-blocks), beside its stability score, response time and KiB written per transaction. A server
-with no baseline of its own is represented by its first row.
+blocks), beside its stability score, response time and KiB written per transaction, and over
+every plausible window start as ``compare`` judges its own rows (a verdict that changes with
+the window's start is window-dependent). A server with no baseline of its own is represented
+by its first row.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.comparisons.compare import Comparison, counted_runs, design_blocks
+from analysis.comparisons.compare import BASELINE, Comparison, counted_runs, design_blocks
+from analysis.reading import window_cycles
 from analysis.statistics.verdicts import design_verdict
 
 
@@ -27,8 +30,11 @@ class CrossServer:
 
     ``reference_id`` is the reference cell; ``rows`` has one line per server in the
     experiment's row order: ``server``, ``cell_id``, ``notpm`` (mean), ``ratio``, ``ci_low``,
-    ``ci_high``, ``verdict`` (``reference`` for the reference row), ``stability`` (median
-    score), ``latency_ms`` and ``write_kib`` (per transaction; NaN where unknown).
+    ``ci_high``, ``verdict`` (``reference`` for the reference row; ``window-dependent`` when
+    it changes with where the windows start), ``verdict_reason``, ``stability`` (median
+    score), ``latency_ms`` and ``write_kib`` (per transaction; NaN where unknown) and, where
+    the runs' flush cycles are known, ``window_ratio_low``/``window_ratio_high`` (the ratio
+    over every plausible window start) and ``window_dependent``.
     """
 
     reference_id: int
@@ -79,24 +85,48 @@ def cross_server(cmp: Comparison, latency_cells: pd.DataFrame, ledger_cells: pd.
     ref = reference if reference is not None else next(iter(rows_of.values()))
     rs = counted_runs(cmp.frames.run_summary)
     blocks, unit = design_blocks(rs, cmp.experiment["stored"].spec)
-    values = rs["notpm"].to_numpy(float)
-    cell_list = rs["cell_id"].astype(int).to_list()
-    block_list = None if blocks is None else blocks.reindex(rs.index).to_list()
-    cells = cmp.cells.set_index("cell_id")
-    out = []
-    for server, cell_id in rows_of.items():
-        line = {"server": server, "cell_id": cell_id,
-                "notpm": float(cells.at[cell_id, "notpm_mean"]),
-                "stability": float(cells.at[cell_id, "score_median"]),
-                "latency_ms": _at(latency_cells, cell_id, "value_ms"),
-                "write_kib": _at(ledger_cells, cell_id, "device_kib")}
-        if cell_id == ref:
-            line.update(ratio=1.0, ci_low=math.nan, ci_high=math.nan, verdict="reference")
-        else:
+
+    def verdicts(runs: pd.DataFrame) -> pd.DataFrame:
+        """Each server's row against the reference from these runs' ``notpm``."""
+        block_list = None if blocks is None else blocks.reindex(runs.index).to_list()
+        values = runs["notpm"].to_numpy(float)
+        cell_list = runs["cell_id"].astype(int).to_list()
+        out = []
+        for cell_id in rows_of.values():
+            if cell_id == ref:
+                out.append(dict(cell_id=cell_id, ratio=1.0, ci_low=math.nan, ci_high=math.nan,
+                                verdict=BASELINE, verdict_reason="the reference row"))
+                continue
             v = design_verdict(values, cell_list, block_list, ref, cell_id, block_unit=unit)
-            line.update(ratio=v.ratio, ci_low=v.ci_low, ci_high=v.ci_high, verdict=v.verdict)
-        out.append(line)
-    return CrossServer(ref, pd.DataFrame(out))
+            out.append(dict(cell_id=cell_id, ratio=v.ratio, ci_low=v.ci_low, ci_high=v.ci_high,
+                            verdict=v.verdict, verdict_reason=v.reason))
+        return pd.DataFrame(out)
+
+    cells = cmp.cells.set_index("cell_id")
+    judged = verdicts(rs)
+    judged.insert(0, "server", list(rows_of))
+    judged["notpm"] = [float(cells.at[c, "notpm_mean"]) for c in judged["cell_id"]]
+    judged["stability"] = [float(cells.at[c, "score_median"]) for c in judged["cell_id"]]
+    judged["latency_ms"] = [_at(latency_cells, c, "value_ms") for c in judged["cell_id"]]
+    judged["write_kib"] = [_at(ledger_cells, c, "device_kib") for c in judged["cell_id"]]
+    # The same verdicts with every run's window moved over its plausible starts (flush
+    # cycles: analysis/reading/window_cycles.py), as compare's own rows are judged: a
+    # server's verdict that changes with the window's start is window-dependent.
+    cycles = cmp.cells.attrs.get("cycles") or {}
+    if cycles:
+        judged = window_cycles.window_sensitivity(judged, rs, cmp.frames.intervals, cycles,
+                                                  verdicts)
+    judged["verdict"] = judged["verdict"].replace({BASELINE: "reference"})
+    return CrossServer(ref, judged)
+
+
+def starts_range(row: pd.Series) -> str:
+    """`` · starts 0.86–0.94``: a server's ratio over every plausible window start (empty
+    when unknown, or when it does not move at two decimals)."""
+    low, high = row.get("window_ratio_low"), row.get("window_ratio_high")
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return ""
+    return "" if f"{low:.2f}" == f"{high:.2f}" else f" · starts {low:.2f}–{high:.2f}"
 
 
 def _at(frame: pd.DataFrame, cell_id: int, column: str) -> float:

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from analysis.comparisons.cross_server import CrossServer, cross_server
+from analysis.comparisons.cross_server import CrossServer, cross_server, starts_range
 from analysis.comparisons.row_compare import resolve_cell
 from analysis.figures import plots
 from analysis.report.figures import FigureList
@@ -83,7 +83,7 @@ def server_section(d: ReportData, figs: FigureList, names: dict[int, str],
             rich(Value(r["server"])), rich(Value(labels[int(r["cell_id"])])),
             rich(number(m.of(r["notpm"]), ",.0f")),
             rich(muted("reference")) if is_ref else
-            rich(f"{r['ratio']:.2f}×{ci} ", verdict_span(str(r["verdict"]))),
+            rich(f"{r['ratio']:.2f}×{ci} ", verdict_span(str(r["verdict"])), starts_range(r)),
             rich(number(r["stability"], ".0f")), rich(number(r["latency_ms"], ",.0f")),
             rich(number(r["write_kib"], ",.1f")),
         ])
@@ -92,7 +92,9 @@ def server_section(d: ReportData, figs: FigureList, names: dict[int, str],
         Paragraph((f"Every other table compares a row with its own server's baseline; here each"
                    f" server's baseline row is compared with {ref}"
                    + (" (the experiment's first baseline)" if reference is None else "")
-                   + " by the same verdict rule (docs/statistics.md).",)),
+                   + " by the same verdict rule (docs/statistics.md); \"starts\" gives the"
+                   " ratio wherever the runs' windows could start, and a verdict that changes"
+                   " there is window-dependent.",)),
         figs.add("servers", fig),
         table(["server", "row", m.name, f"÷ {ref}'s (95 % CI, verdict)", "stability score",
                f"{lat} ms", f"KiB written per {unit}"], rows, left=2),

@@ -39,7 +39,7 @@ def cross_server_markdown(cmp, rel, lat, eff) -> str:  # noqa: ANN001
     """Each server's baseline row against the first baseline as Markdown (empty for an
     experiment with fewer than two servers): the report's cross-server table
     (analysis/comparisons/cross_server.py)."""
-    from analysis.comparisons.cross_server import cross_server
+    from analysis.comparisons.cross_server import cross_server, starts_range
     from analysis.writes.write_costs import markdown_table
 
     cross = cross_server(cmp, lat.cells, eff.ledger_cells)
@@ -55,14 +55,15 @@ def cross_server_markdown(cmp, rel, lat, eff) -> str:  # noqa: ANN001
                      format_number(r["notpm"] * (1 if rel.throughput == "NOTPM" else 1 / 60),
                                    ",.0f"),
                      "reference" if r["verdict"] == "reference"
-                     else f"{r['ratio']:.2f}×{ci} {r['verdict']}",
+                     else f"{r['ratio']:.2f}×{ci} {r['verdict']}{starts_range(r)}",
                      format_number(r["stability"], ".0f"), format_number(r["latency_ms"], ",.0f"),
                      format_number(r["write_kib"], ",.1f")])
     head = ["server", "row", rel.throughput, f"÷ {ref}'s (95 % CI, verdict)",
             "stability score", f"{rel.percentile} ms", f"KiB written/{rel.unit}"]
     return (f"### Each server against {ref}\n\n" + markdown_table(head, rows)
             + f"\nEach server's baseline row against {ref} (the experiment's first baseline) by"
-              " the verdict rule `flushbench compare` uses (docs/statistics.md).\n")
+              " the verdict rule `flushbench compare` uses (docs/statistics.md); \"starts\""
+              " is the ratio wherever the runs' windows could start.\n")
 
 
 def markdown(rel) -> str:  # noqa: ANN001

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import pytest
 
 from analysis.comparisons.cross_server import cross_server, server_rows
+from analysis.reading.window_cycles import WINDOW_DEPENDENT
 from analysis.figures import plots
 from analysis.report.build import build_report_model
 from analysis.report.model import Figure, Heading, ReportModel, Table
@@ -75,10 +76,18 @@ def test_each_server_is_held_against_the_reference_row(model: ReportModel) -> No
                                                                    "notpm_mean"]
         assert r["ratio"] == pytest.approx(plain, rel=0.05)
         assert r["ci_low"] <= r["ratio"] <= r["ci_high"]
+        # At the stored window the verdict follows the interval's side of 1; over the window
+        # starts it holds, or the row is window-dependent and says where it changes.
         if r["ci_low"] > 1:
-            assert r["verdict"] == "faster"
+            assert r["verdict_at_window"] == "faster"
         if r["ci_high"] < 1:
-            assert r["verdict"] == "slower"
+            assert r["verdict_at_window"] == "slower"
+        assert r["window_ratio_low"] <= r["ratio"] <= r["window_ratio_high"]
+        assert (r["verdict"] == WINDOW_DEPENDENT) == bool(r["window_dependent"])
+        if r["window_dependent"]:
+            assert "changes with the window's start" in r["verdict_reason"]
+        else:
+            assert r["verdict"] == r["verdict_at_window"]
 
 
 def test_the_report_shows_the_cross_server_figure_and_table(model: ReportModel) -> None:

@@ -11,8 +11,8 @@ import plotly.graph_objects as go
 import pytest
 
 from analysis.comparisons.cross_server import cross_server, server_rows
-from analysis.reading.window_cycles import WINDOW_DEPENDENT
 from analysis.figures import plots
+from analysis.reading.window_cycles import WINDOW_DEPENDENT
 from analysis.report.build import build_report_model
 from analysis.report.model import Figure, Heading, ReportModel, Table
 from tests.support.recorded import recorded_copy

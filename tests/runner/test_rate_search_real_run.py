@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import plotly.graph_objects as go
 import pytest
 from sqlalchemy import select
-
-import plotly.graph_objects as go
 
 from analysis.report.build import build_report_model
 from analysis.report.first_screen import heading_text

@@ -1,21 +1,26 @@
 """The tables of the generations study's write-up (docs/study-generations/README.md), from its
 database.
 
-    .venv/bin/python -m analysis.studies.generations_tables DB
+    .venv/bin/python -m analysis.studies.generations_tables DB [EXPERIMENT]
 
-(the study's database: ``docs/study-generations/generations.sqlite``).
+(the study's database: ``docs/study-generations/generations.sqlite``; EXPERIMENT defaults
+to ``generations``, the servers of 2011 to 11.4 — ``generations-today`` adds MySQL 9.7 and
+MariaDB 11.8 under the whole-cycle window rules).
 
 Every figure the write-up states about the runs is printed here, as markdown:
 
 1. **rows** — per row (server × defaults / doublewrite off / fast-storage advice): the
    server's own version, counted runs, NOTPM (mean, 95 % interval), the row against *its
-   server's* defaults with the verdict of the one rule (`analysis.comparisons.compare`), median
-   stability score and interval CV, runs that oscillate, New-Order p99 over the window and its stall
-   seconds (`analysis.response.latency`), and what bound the runs (`analysis.writes.bound`);
+   server's* defaults with the verdict of the one rule (`analysis.comparisons.compare`) and
+   its range over every plausible window start (``starts``; a verdict that changes there is
+   ``window-dependent``), median stability score and interval CV, runs that oscillate,
+   New-Order p99 over the window and its stall seconds (`analysis.response.latency`), and what
+   bound the runs (`analysis.writes.bound`);
 2. **generations** — each server's defaults against MySQL 5.5's, by the same rule (blocked by
-   round): throughput, stability, p99 and the price — mysqld and client CPU, KiB the datadir's
-   disk received and row-lock waits per New-Order (`analysis.writes.cost`), what those KiB come to
-   per second at the row's throughput, peak resident memory (`analysis.reading.memory`);
+   round) and over the same window starts (`analysis.comparisons.cross_server`): throughput,
+   stability, p99 and the price — mysqld and client CPU, KiB the datadir's disk received and
+   row-lock waits per New-Order (`analysis.writes.cost`), what those KiB come to per second at
+   the row's throughput, peak resident memory (`analysis.reading.memory`);
 3. **I/O per New-Order** — write operations and KiB per New-Order split into data pages,
    doublewrite and redo (`analysis.tables.io_breakdown`), medians of each row's runs;
 4. **flushing state** — each row's dirty pages and checkpoint age over the window;
@@ -35,11 +40,10 @@ import numpy as np
 import pandas as pd
 
 from analysis.comparisons import compare as comparison
-from analysis.comparisons import scorecard
+from analysis.comparisons import cross_server, scorecard
 from analysis.reading.memory import cell_memory
 from analysis.reading.query import session_scope
 from analysis.response import latency
-from analysis.statistics.verdicts import design_verdict
 from analysis.steadiness.disturbed import counted
 from analysis.studies.shared import (
     cells_with_runs,
@@ -56,8 +60,6 @@ from core.experiment.spec import ExperimentSpec
 EXPERIMENT = "generations"
 #: The generation every other is compared with: 2011's MySQL 5.5 at its defaults.
 OLDEST = "mysql-5.5"
-#: The servers in the order of their engines' age.
-SERVERS = ("mysql-5.5", "percona-5.5", "mariadb-10.2", "mariadb-debian", "mariadb-11.4")
 
 
 def kind(knobs: dict[str, Any]) -> str:
@@ -91,6 +93,13 @@ def _ratio(r: Any) -> str:
     return f"{r.ratio:.2f}×{ci}"
 
 
+def _starts(c: Any) -> str:
+    """`` · starts 0.86–0.94``: a row's ratio to its own baseline over every plausible window
+    start (``compare``'s window sensitivity), when it moves at two decimals."""
+    return cross_server.starts_range(pd.Series({"window_ratio_low": c.window_ratio_low,
+                                                "window_ratio_high": c.window_ratio_high}))
+
+
 def row_table(cmp: comparison.Comparison, names: dict[int, str], lat: latency.Latency,
               eff: efficiency.Efficiency) -> str:
     """Table 1: each row against its own server's defaults, its stability, p99 and bound."""
@@ -104,7 +113,8 @@ def row_table(cmp: comparison.Comparison, names: dict[int, str], lat: latency.La
                                                       "period_s"])
         osc = f"{len(periods)} of {len(mine)}" + (f" ({', '.join(periods)} s)"
                                                    if periods else "")
-        own = "–" if c.verdict == comparison.BASELINE else f"{_ratio(c)} {c.verdict}"
+        own = "–" if c.verdict == comparison.BASELINE else \
+            f"{_ratio(c)} {c.verdict}{_starts(c)}"
         p99 = lat.cells.loc[cid] if cid in lat.cells.index else None
         bound = eff.bound_cells.loc[cid] if cid in eff.bound_cells.index else None
         rows.append([
@@ -125,32 +135,28 @@ def row_table(cmp: comparison.Comparison, names: dict[int, str], lat: latency.La
 def generations_table(cmp: comparison.Comparison, names: dict[int, str],
                       lat: latency.Latency, eff: efficiency.Efficiency,
                       mem: pd.DataFrame) -> str:
-    """Table 2: each server's defaults against MySQL 5.5's — throughput by the one rule,
-    stability, p99 and what each New-Order cost."""
-    fr = cmp.frames
-    rs = fr.run_summary[counted(fr.run_summary)]
-    blocks, unit = comparison.design_blocks(rs, fr.experiment["stored"].spec)
+    """Table 2: each server's defaults against MySQL 5.5's — throughput by the one rule over
+    every plausible window start (:func:`analysis.comparisons.cross_server.cross_server`, the
+    report's cross-server part), stability, p99 and what each New-Order cost."""
     defaults = {(c.knobs or {}).get("server"): int(c.cell_id)
-                for c in cmp.cells.itertuples() if kind(c.knobs or {}) == "defaults"}
+                for c in cmp.cells.sort_values("position").itertuples()
+                if kind(c.knobs or {}) == "defaults"}
     oldest = defaults.get(OLDEST)
-    values = rs["notpm"].to_numpy(float)
-    cells = rs["cell_id"].astype(int).to_list()
-    block_list = None if blocks is None else blocks.reindex(rs.index).to_list()
+    cross = cross_server.cross_server(cmp, lat.cells, eff.ledger_cells, reference=oldest)
+    held = ({int(r.cell_id): r for _, r in cross.rows.iterrows()}
+            if cross is not None else {})
     cost = eff.cost_cells
     rows = []
-    for server in SERVERS:
-        cid = defaults.get(server)
-        if cid is None:
-            continue
+    for cid in defaults.values():
         c = cmp.cells.set_index("cell_id").loc[cid]
-        if cid == oldest or oldest is None:
+        r = held.get(cid)
+        if cid == oldest or r is None:
             throughput = "–"
         else:
-            v = design_verdict(values, cells, block_list, oldest, cid, block_unit=unit)
-            throughput = (f"{v.ratio:.2f}× ({v.ci_low:.2f}–{v.ci_high:.2f}) {v.verdict}"
-                          if np.isfinite(v.ci_low) else
-                          f"{_f(v.ratio, '.2f', '')}{'× ' if np.isfinite(v.ratio) else ''}"
-                          f"{v.verdict}")
+            throughput = (f"{r['ratio']:.2f}× ({r['ci_low']:.2f}–{r['ci_high']:.2f})"
+                          f" {r['verdict']}" if np.isfinite(r["ci_low"]) else
+                          f"{_f(r['ratio'], '.2f', '')}{'× ' if np.isfinite(r['ratio']) else ''}"
+                          f"{r['verdict']}") + cross_server.starts_range(r)
         k = cost.loc[cid] if cid in cost.index else None
         p99 = lat.cells.loc[cid, "value_ms"] if cid in lat.cells.index else math.nan
         rss = mem.loc[cid, "rss_peak_mb"] if cid in mem.index else math.nan
@@ -210,10 +216,11 @@ def flushing_table(db: Path, fr: frames.Frames, names: dict[int, str]) -> str:
                 "highest checkpoint age % of max"], rows)
 
 
-def print_tables(db: Path) -> None:
-    """Every table of the write-up, as markdown, from the database at ``db``."""
+def print_tables(db: Path, experiment: str = EXPERIMENT) -> None:
+    """Every table of the write-up, as markdown, from the database at ``db`` (the study's
+    experiment: ``generations``, or ``generations-today`` with today's servers)."""
     with session_scope(str(db)) as s:
-        cmp = comparison.compare(s, EXPERIMENT)
+        cmp = comparison.compare(s, experiment)
         fr = cmp.frames
         names = row_names(fr.experiment["stored"].spec, cmp.cells)
         rs = fr.run_summary
@@ -230,9 +237,11 @@ def print_tables(db: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Print every table; 2 on usage or an unreadable database."""
-    return script_main(argv, __doc__.split("\n\n")[1], "generations_tables.py",
-                       "docs/study-generations/generations.sqlite", print_tables)
+    """Print every table (``DB [EXPERIMENT]``); 2 on usage or an unreadable database."""
+    experiment = argv[1] if len(argv) == 2 else EXPERIMENT
+    return script_main(argv[:1] if len(argv) == 2 else argv, __doc__.split("\n\n")[1],
+                       "generations_tables.py", "docs/study-generations/generations.sqlite",
+                       lambda db: print_tables(db, experiment))
 
 
 if __name__ == "__main__":

@@ -128,7 +128,8 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
             fix="`flushbench show RUN` tells what a done run recorded" if finished else
             "export again once a run is done (`flushbench status` shows the queue)",
         )
-    df = _with_row_names(df, frames.runs(db, info["id"]), info["stored"].spec)
+    df = _with_row_names(df, frames.runs(db, info["id"], all_attempts=True),
+                         info["stored"].spec)
     # Dict columns (knobs, extra, driver_summary) become JSON text in both formats.
     import json
 

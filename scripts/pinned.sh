@@ -61,7 +61,9 @@ echo "flushbench at $(git -C "$dir" log --oneline -1) (pinned in $dir)" >&2
 export PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}"
 export FLUSHBENCH_WORK="${FLUSHBENCH_WORK:-$here/work}"
 export FLUSHBENCH_TPCC_BIN="${FLUSHBENCH_TPCC_BIN:-$here/tpcc/bin/tpcc}"
-# -P: `python -c` would otherwise put the current folder (this checkout) first on sys.path,
-# before PYTHONPATH, and run this checkout's code instead of the pinned one.
-exec "$here/.venv/bin/python" -P -c \
-  'import sys; from flushbench.cli import main; sys.argv[0] = "flushbench"; sys.exit(main())' "$@"
+# The venv's console script: its folder, not the current one, leads sys.path (`python -c`
+# would put this checkout first and run its code instead of the pinned one), PYTHONPATH puts
+# the pinned checkout before the venv's editable install, and its command line reads
+# `python …/flushbench run …`, which `flushbench queue stop` knows for a worker (a `python -c`
+# line it cannot tell from any other Python program, and left alone).
+exec "$here/.venv/bin/flushbench" "$@"

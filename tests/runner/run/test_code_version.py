@@ -108,3 +108,19 @@ def test_pinned_runs_the_pinned_checkout_s_code_not_the_folder_it_is_called_from
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == f"flushbench {__version__} at {commit} from {pinned}", (
         done.stdout + done.stderr)
+
+
+def test_a_pinned_worker_is_one_queue_stop_can_ask_to_stop() -> None:
+    """A study runs for hours through ``scripts/pinned.sh``; ``flushbench queue stop`` signals
+    only processes whose command line is a flushbench worker. pinned.sh once ran
+    ``python -c '…main()' run …``, which queue stop cannot tell from another Python program: it
+    left the study's worker running. It runs the venv's console script now."""
+    from runner.fleet.workers import is_worker_command
+
+    script = (REPO_ROOT / "scripts" / "pinned.sh").read_text()
+    last = [line for line in script.splitlines() if line.startswith("exec ")][-1]
+    assert last == 'exec "$here/.venv/bin/flushbench" "$@"', last
+    # Its process, as /proc shows it: the console script's Python, the script, the verb.
+    python = str(REPO_ROOT / ".venv" / "bin" / "python")
+    assert is_worker_command([python, str(REPO_ROOT / ".venv" / "bin" / "flushbench"), "run",
+                              "experiments/generations-today.yaml", "--db", "s.sqlite"])

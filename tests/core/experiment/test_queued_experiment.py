@@ -154,20 +154,24 @@ def test_a_worker_refuses_a_queue_in_an_unknown_format_before_anything_runs(
         load_queued(db, exp_id)
 
 
-def test_the_committed_studies_queued_records_read_as_the_legacy_format() -> None:
-    """The committed databases were queued before the record had a format: every cell's
-    entry reads as format 1, its translation whole (a worker would reuse it)."""
+def test_the_committed_studies_queued_records_read_as_their_format() -> None:
+    """The committed databases queued before the record had a format read as format 1, those
+    queued since as the format they name; every cell's translation whole (a worker resuming
+    a study's queue reuses it)."""
     import sqlite3
 
     root = Path(__file__).parents[3] / "docs"
     databases = sorted(root.glob("study-*/*.sqlite"))
     assert databases
+    formats = set()
     for path in databases:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
             rows = conn.execute("SELECT cell_key, variables FROM cells").fetchall()
         assert rows, path
         for key, text in rows:
             entry = json.loads(text)
-            assert record_format(entry) == LEGACY_FORMAT, (path, key)
+            formats.add(record_format(entry))
+            assert record_format(entry) == entry.get("format", LEGACY_FORMAT), (path, key)
             read = read_translation_entry(entry, where=str(path))
             assert read.translation is not None and read.server_version, (path, key)
+    assert LEGACY_FORMAT in formats  # the studies queued before the format was written

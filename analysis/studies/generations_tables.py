@@ -117,13 +117,15 @@ def row_table(cmp: comparison.Comparison, names: dict[int, str], lat: latency.La
             f"{_ratio(c)} {c.verdict}{_starts(c)}"
         p99 = lat.cells.loc[cid] if cid in lat.cells.index else None
         bound = eff.bound_cells.loc[cid] if cid in eff.bound_cells.index else None
+        ci = (f" ({c.notpm_ci_low:,.0f}–{c.notpm_ci_high:,.0f})"
+              if np.isfinite(c.notpm_ci_low) and np.isfinite(c.notpm_ci_high) else "")
         rows.append([
             f"`{names[cid]}`", str(versions.get(cid, "–")), str(len(mine)),
-            f"{c.notpm_mean:,.0f} ({_f(c.notpm_ci_low, ',.0f')}–{_f(c.notpm_ci_high, ',.0f')})"
-            if len(mine) else "–",
-            own, _f(c.score_median, ".0f"), _f(c.cv_pct_median, ".1f"), osc,
-            "–" if p99 is None else f"{_f(p99.value_ms, ',.0f')} ms"
-            f" (stalls {_f(p99.stall_s_median, '.0f')} s)",
+            f"{c.notpm_mean:,.0f}{ci}" if len(mine) else "–",
+            own, _f(c.score_median, ".0f"), _f(c.cv_pct_median, ".1f"),
+            osc if len(mine) else "–",
+            "–" if p99 is None or not np.isfinite(p99.value_ms) else
+            f"{p99.value_ms:,.0f} ms (stalls {_f(p99.stall_s_median, '.0f')} s)",
             "–" if bound is None else f"{bound.bound} ({bound.bound_runs})",
         ])
     return markdown_table(["row", "version", "runs", "NOTPM (95 % CI)", "÷ its server's defaults",
@@ -162,14 +164,14 @@ def generations_table(cmp: comparison.Comparison, names: dict[int, str],
         rss = mem.loc[cid, "rss_peak_mb"] if cid in mem.index else math.nan
         rows.append([
             f"`{names[cid]}`", _f(c.notpm_mean, ",.0f"), throughput,
-            _f(c.score_median, ".0f"), f"{_f(p99, ',.0f')} ms",
+            _f(c.score_median, ".0f"), "–" if not np.isfinite(p99) else f"{p99:,.0f} ms",
             "–" if k is None else f"{k.mysqld_cpu_us / 1000:.2f} + {k.client_cpu_us / 1000:.2f}",
             "–" if k is None else f"{k.write_kib:.0f}",
             # What those bytes per New-Order come to at the row's throughput: the card's limit
             # is 10 MiB/s, so a row that writes more per New-Order completes fewer.
             "–" if k is None else f"{c.notpm_mean * k.write_kib / 60 / 1024:.1f}",
             "–" if k is None else f"{k.row_lock_waits:.2f}",
-            f"{_f(rss, ',.0f')} MB",
+            "–" if not np.isfinite(rss) else f"{rss:,.0f} MB",
         ])
     return markdown_table(["server at its defaults", "NOTPM",
                            "÷ MySQL 5.5's defaults (95 % CI, verdict)", "stability (median)",

@@ -47,10 +47,10 @@ from analysis.report.sections import (
     ranking,
     scorecard_section,
 )
-from analysis.report.sentences import claims, summary
+from analysis.report.sentences import claims, fixed_rate_summary, summary
 from analysis.report.servers import server_section
 from analysis.report.write_path import write_path_section
-from analysis.response import latency, rate_search
+from analysis.response import fixed_rate, latency, rate_search
 from analysis.tables import efficiency, io_breakdown
 from analysis.tables.frames import (
     DB,
@@ -80,6 +80,9 @@ def read_report_data(db: DB, experiment: ExperimentRef, force: bool) -> ReportDa
         # cache, reading the samples only of runs not digested yet (analysis/writes/run_digest.py).
         done_ids = [int(r) for r in rs.loc[rs["status"] == RunStatus.DONE, "run_id"]]
         digest = run_digests(s, done_ids)
+        # A fixed-rate experiment's runs against their targets (its first screen's answer).
+        fixed = done_ids and fixed_rate.offers_fixed_rate(cmp.experiment["stored"].spec,
+                                                          cmp.cells)
         return ReportData(
             cmp=cmp, reps=reps,
             smp=samples(s, run_ids=list(reps.values())) if reps else pd.DataFrame(),
@@ -90,6 +93,8 @@ def read_report_data(db: DB, experiment: ExperimentRef, force: bool) -> ReportDa
             claims=claims(s, rs, cmp.cells, digest.checkpoint_age_peaks),
             efficiency=efficiency.load(s, cmp.frames, digest),
             latency=latency.load(s, cmp.frames),
+            rates=fixed_rate.per_run(intervals(s, run_ids=done_ids, detail=True)) if fixed
+            else pd.DataFrame(),
         )
 
 
@@ -169,8 +174,11 @@ def build_report_model(
         [Heading(2, ("Knob effects",), "effects"), *effects_part] if effects_part else [],
         *_configurations(d, names, cell_sections),
     ])
+    # At a fixed rate the answer is response time at equal work, not throughput.
+    verdict = (fixed_rate_summary(cmp, d.latency, d.rates, names) if not d.rates.empty
+               else summary(cmp, names))
     sections: list[Section] = [
-        first_screen(d, names, summary(cmp, names)),
+        first_screen(d, names, verdict),
         [contents(body), PngSummary()],
         *body,
     ]

@@ -309,3 +309,6 @@ class ReportData:
     efficiency: efficiency.Efficiency
     #: Response time per run, cell and type, and its verdicts (analysis/response/latency.py).
     latency: latency.Latency
+    #: Each fixed-rate run's window against its target (analysis/response/fixed_rate.py's
+    #: ``per_run``); empty for an experiment that runs flat out.
+    rates: pd.DataFrame = field(default_factory=pd.DataFrame)

@@ -17,7 +17,13 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.comparisons.compare import AA_MIN_REPETITIONS, BASELINE, Comparison, aa_floor_text
+from analysis.comparisons.compare import (
+    AA_MIN_REPETITIONS,
+    BASELINE,
+    NOT_ENOUGH,
+    Comparison,
+    aa_floor_text,
+)
 from analysis.comparisons.hosts import host_effect
 from analysis.reading.metric import metric_view
 from analysis.reading.window_cycles import WINDOW_DEPENDENT
@@ -35,6 +41,8 @@ from analysis.report.model import (
     row_name,
     warn,
 )
+from analysis.response import latency
+from analysis.response.fixed_rate import HELD_SHARE
 from analysis.steadiness import claims as run_claims
 from analysis.steadiness.disturbed import counted
 from analysis.steadiness.stability_verdicts import STEADIER, steadiness
@@ -111,6 +119,75 @@ def summary(cmp: Comparison, names: dict[int, str]) -> Bullets:
     ))
     items += _run_counts(rs)
     return Bullets(tuple(items), "summary")
+
+
+def fixed_rate_summary(cmp: Comparison, lat: latency.Latency, rates: pd.DataFrame,
+                       names: dict[int, str]) -> Bullets:
+    """The first list of a fixed-rate experiment's report: the rate every row was offered,
+    whether each held it, then the answer at equal work — response time (the window
+    percentile with stalls counted, by the verdict rule) and stalls — never the throughput,
+    which is the rate when it held. A row that missed its rate in any run is named and left
+    out of the response-time verdicts: it did less work than the rows it would be compared
+    with."""
+    cells, rs = cmp.cells, cmp.frames.run_summary
+    labels = {int(c): str(lbl) for c, lbl in zip(cells["cell_id"], cells["cell_label"],
+                                                  strict=True)}
+    cell_of = dict(zip(rs["run_id"].astype(int), rs["cell_id"].astype(int), strict=True))
+    targets = sorted({float(t) for t in rates["target_notpm"]})
+    arrivals = cmp.experiment["stored"].spec.workload.arrivals or "uniform"
+    items: list[Rich] = [(
+        f"At a fixed rate of {_rate(targets[0])} NOTPM for every row ({arrivals} arrivals,"
+        " each transaction timed from its scheduled start)" if len(targets) == 1 else
+        f"At fixed rates of {_rate(targets[0])}–{_rate(targets[-1])} NOTPM ({len(targets)}"
+        f" rates; {arrivals} arrivals, each transaction timed from its scheduled start)",)]
+    missed_by_cell: dict[int, list[int]] = {}
+    runs_by_cell: dict[int, int] = {}
+    for run_id, row in rates.iterrows():
+        cell = cell_of.get(int(run_id))
+        if cell is None:
+            continue
+        runs_by_cell[cell] = runs_by_cell.get(cell, 0) + 1
+        if bool(row["missed"]):
+            missed_by_cell.setdefault(cell, []).append(int(run_id))
+    if not missed_by_cell:
+        items.append((f"Every run held its rate: at least {HELD_SHARE:.0%} of it achieved over"
+                      " its window",))
+    for cell, missed in missed_by_cell.items():
+        items.append(rich(warn(row_name(labels[cell], names.get(cell)),
+                               f" missed its rate in {len(missed)} of {runs_by_cell[cell]} runs"),
+                          ": it did less work than the others, so its response times are not"
+                          " compared"))
+    held = lat.cells[~lat.cells.index.isin(list(missed_by_cell))] if not lat.cells.empty \
+        else lat.cells
+    view = lat.view.name if lat.view.percentile else "p99"
+    if not held.empty and held["value_ms"].notna().any():
+        best_id = int(held["value_ms"].idxmin())
+        best = held.loc[best_id]
+        versus: Rich = () if best["verdict"] == BASELINE else (
+            f" ({number(best['ratio'], '.2f')}× its baseline's, ", Value(best["verdict"]), ")")
+        items.append(rich("Fastest responses: ", bold_named(labels[best_id], names.get(best_id)),
+                          f", New-Order {view} {number(best['value_ms'], ',.0f')} ms", versus))
+        judged = held[held["verdict"] != BASELINE]
+        counts = judged["verdict"].value_counts()
+        lower, higher = int(counts.get(latency.LOWER, 0)), int(counts.get(latency.HIGHER, 0))
+        unsure = int(counts.get(NOT_ENOUGH, 0))
+        items.append((f"Against the baseline, New-Order {view} (lower is better): {lower} lower,"
+                      f" {higher} higher, {len(judged) - lower - higher - unsure} no clear"
+                      " difference" + (f", {unsure} with too few repetitions for a verdict"
+                                       if unsure else ""),))
+        stalled = held[held["stall_s_median"].fillna(0) > 0]
+        items.append(("No row stalled: every row's median window has no stall",) if stalled.empty
+                     else rich(f"{len(stalled)} of {len(held)} rows stalled (median window): ",
+                                Value(", ".join(
+                                    f"{names.get(int(c)) or labels[int(c)]}"
+                                    f" {number(r['stall_s_median'])} s"
+                                    for c, r in stalled.iterrows()))))
+    items += _run_counts(rs)
+    return Bullets(tuple(items), "summary")
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
 
 
 def _run_counts(rs: pd.DataFrame) -> list[Rich]:

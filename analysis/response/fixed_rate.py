@@ -14,8 +14,12 @@ with a missed run as if it held the rate (:func:`missed_reason`).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from core.experiment.spec import ExperimentSpec
 
 #: The share of its target an interval (and a run's window) must reach to hold it: the Insert
 #: Benchmark's rule, and the driver's ``below`` mark.
@@ -80,3 +84,13 @@ def missed_reason(runs: pd.DataFrame, run_ids: list[int]) -> str | None:
     return (f"missed its fixed rate in {len(missed)} of {len(mine)} runs (run {worst.name}:"
             f" {worst['notpm']:,.0f} of {_notpm(worst['target_notpm'])} NOTPM) — not at the"
             " load the other rows carried, so not compared")
+
+
+def offers_fixed_rate(spec: ExperimentSpec, cells: pd.DataFrame) -> bool:
+    """Whether an experiment runs at a fixed rate (``workload.rate: NOTPM``, or ``rate`` as a
+    knob of its cells), not flat out; a rate search is not one (its steps are read by
+    :mod:`analysis.response.rate_search`)."""
+    rate = spec.workload.rate
+    if isinstance(rate, int | float) and not isinstance(rate, bool):
+        return True
+    return any("rate" in (knobs or {}) for knobs in cells["knobs"])

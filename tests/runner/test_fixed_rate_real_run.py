@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from analysis.report.build import build_report_model
+from analysis.report.model import Bullets
 from analysis.response import latency
 from analysis.tables.frames import load
 from runner.fleet.worker import run_experiment
@@ -140,3 +142,27 @@ def test_compare_never_compares_a_row_that_missed_its_rate(tmp_path: Path, work:
     assert "C2 missed its fixed rate in 1 of 1 runs" in said, said
     assert "C1 missed" not in said
     assert "faster" not in said and "slower" not in said
+
+    # The report's first screen answers at equal work: the rates, who missed its rate (left
+    # out of the response-time verdicts), the fastest responses — no "most throughput".
+    model = build_report_model(db, "rate-missed")
+    verdict = model.sections[0][1]
+    assert isinstance(verdict, Bullets)
+    lines = [" ".join(_words(item).split()) for item in verdict.items]
+    assert lines[0].startswith("At fixed rates of 600–1,000,000 NOTPM (2 rates; uniform"), lines
+    assert any(line.startswith("rate=1000000 missed its rate in 1 of 1 runs") for line in lines)
+    fastest = next(line for line in lines if line.startswith("Fastest responses: "))
+    assert "rate=600" in fastest, lines
+    assert not any(line.startswith("Most throughput") for line in lines), lines
+
+
+def _words(parts: object) -> str:
+    """A rich text's words (its values and spans unwrapped)."""
+    if isinstance(parts, str):
+        return parts
+    if isinstance(parts, tuple):
+        return "".join(_words(p) for p in parts)
+    for attr in ("value", "parts"):
+        if hasattr(parts, attr):
+            return _words(getattr(parts, attr))
+    return ""

@@ -83,6 +83,12 @@ def read_report_data(db: DB, experiment: ExperimentRef, force: bool) -> ReportDa
         # A fixed-rate experiment's runs against their targets (its first screen's answer).
         fixed = done_ids and fixed_rate.offers_fixed_rate(cmp.experiment["stored"].spec,
                                                           cmp.cells)
+        lat = latency.load(s, cmp.frames)
+        rates = (fixed_rate.per_run(intervals(s, run_ids=done_ids, detail=True)) if fixed
+                 else pd.DataFrame())
+        # A row that missed its rate is never compared as if it had held it: its verdicts in
+        # the ranking and response-time tables become "missed rate", as in `compare`.
+        fixed_rate.flag_missed(rates, cmp.frames.runs, cmp.cells, lat.cells)
         return ReportData(
             cmp=cmp, reps=reps,
             smp=samples(s, run_ids=list(reps.values())) if reps else pd.DataFrame(),
@@ -92,9 +98,7 @@ def read_report_data(db: DB, experiment: ExperimentRef, force: bool) -> ReportDa
             io_table=io_breakdown.per_cell(s, cmp.frames, window=digest.window),
             claims=claims(s, rs, cmp.cells, digest.checkpoint_age_peaks),
             efficiency=efficiency.load(s, cmp.frames, digest),
-            latency=latency.load(s, cmp.frames),
-            rates=fixed_rate.per_run(intervals(s, run_ids=done_ids, detail=True)) if fixed
-            else pd.DataFrame(),
+            latency=lat, rates=rates,
         )
 
 

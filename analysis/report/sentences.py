@@ -42,7 +42,7 @@ from analysis.report.model import (
     warn,
 )
 from analysis.response import latency
-from analysis.response.fixed_rate import HELD_SHARE
+from analysis.response.fixed_rate import HELD_SHARE, NOT_COMPARED
 from analysis.steadiness import claims as run_claims
 from analysis.steadiness.disturbed import counted
 from analysis.steadiness.stability_verdicts import STEADIER, steadiness
@@ -171,10 +171,13 @@ def fixed_rate_summary(cmp: Comparison, lat: latency.Latency, rates: pd.DataFram
         counts = judged["verdict"].value_counts()
         lower, higher = int(counts.get(latency.LOWER, 0)), int(counts.get(latency.HIGHER, 0))
         unsure = int(counts.get(NOT_ENOUGH, 0))
+        orphaned = int(counts.get(NOT_COMPARED, 0))
         items.append((f"Against the baseline, New-Order {view} (lower is better): {lower} lower,"
-                      f" {higher} higher, {len(judged) - lower - higher - unsure} no clear"
-                      " difference" + (f", {unsure} with too few repetitions for a verdict"
-                                       if unsure else ""),))
+                      f" {higher} higher,"
+                      f" {len(judged) - lower - higher - unsure - orphaned} no clear difference"
+                      + (f", {unsure} with too few repetitions for a verdict" if unsure else "")
+                      + (f", {orphaned} not compared (their baseline missed its rate)"
+                         if orphaned else ""),))
         stalled = held[held["stall_s_median"].fillna(0) > 0]
         items.append(("No row stalled: every row's median window has no stall",) if stalled.empty
                      else rich(f"{len(stalled)} of {len(held)} rows stalled (median window): ",

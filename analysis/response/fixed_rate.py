@@ -86,6 +86,40 @@ def missed_reason(runs: pd.DataFrame, run_ids: list[int]) -> str | None:
             " load the other rows carried, so not compared")
 
 
+#: The verdict of a row with a run that missed its rate, and of every row when the baseline
+#: did (``compare``'s tables, the report's ranking and response-time tables).
+MISSED, NOT_COMPARED = "missed rate", "not compared"
+
+
+def flag_missed(rates: pd.DataFrame, runs: pd.DataFrame, cells: pd.DataFrame,
+                *verdict_frames: pd.DataFrame) -> dict[int, str]:
+    """Mark the rows that missed their fixed rate in the comparison's verdicts; return cell id
+    → why (:func:`missed_reason`).
+
+    A row with a run that missed its rate did less work than the rows it would be compared
+    with: its throughput and response-time verdicts become :data:`MISSED`, with the reason. A
+    baseline that missed its rate is no yardstick: every other row becomes
+    :data:`NOT_COMPARED`. ``rates`` is :func:`per_run`; ``runs`` the runs (``run_id``,
+    ``cell_id``); ``cells`` and each of ``verdict_frames`` a frame with ``verdict`` and
+    ``verdict_reason`` per cell (``cell_id`` as a column or the index), changed in place.
+    """
+    if rates.empty:
+        return {}
+    notes = {int(cell_id): why for cell_id, ids in runs.groupby("cell_id")["run_id"]
+             if (why := missed_reason(rates, [int(x) for x in ids])) is not None}
+    base = {int(c) for c in cells.loc[cells["is_baseline"].astype(bool), "cell_id"]} & set(notes)
+    flagged = {int(cid): notes.get(int(cid)) or "not compared: its baseline missed its fixed"
+               " rate" for cid in (cells["cell_id"] if base else notes)}
+    for frame in (cells, *verdict_frames):
+        if "verdict" not in frame.columns:
+            continue
+        at = frame["cell_id"] if "cell_id" in frame.columns else frame.index.to_series()
+        for cell_id, why in flagged.items():
+            frame.loc[(at == cell_id).to_numpy(), ["verdict", "verdict_reason"]] = \
+                [MISSED if cell_id in notes else NOT_COMPARED, why]
+    return notes
+
+
 def offers_fixed_rate(spec: ExperimentSpec, cells: pd.DataFrame) -> bool:
     """Whether an experiment runs at a fixed rate (``workload.rate: NOTPM``, or ``rate`` as a
     knob of its cells), not flat out; a rate search is not one (its steps are read by

@@ -110,29 +110,13 @@ def _print_searches(con: Any, db: str | None, exp: Any, ids: dict[Any, str]) -> 
 def _missed_rates(db: str | None, cmp: Any, lat: Any) -> dict[Any, str]:
     """The cells with a fixed-rate run that missed its target, and why: their throughput and
     response-time verdicts become "missed rate" (never compared as if they held the load the
-    other rows carried; analysis/response/fixed_rate.py)."""
+    other rows carried; :func:`analysis.response.fixed_rate.flag_missed`)."""
     from analysis.response import fixed_rate
     from analysis.tables import frames
 
-    runs = cmp.frames.runs
     done = [int(x) for x in cmp.frames.intervals["run_id"].unique()]
     rates = fixed_rate.per_run(frames.intervals(db, run_ids=done, detail=True))
-    if rates.empty:
-        return {}
-    notes = {cell_id: why for cell_id, ids in runs.groupby("cell_id")["run_id"]
-             if (why := fixed_rate.missed_reason(rates, [int(x) for x in ids])) is not None}
-    # A baseline that missed its rate is no yardstick: no cell is compared with it.
-    base = set(cmp.cells.loc[cmp.cells["is_baseline"], "cell_id"]) & set(notes)
-    flagged = {cid: notes.get(cid) or "not compared: its baseline missed its fixed rate"
-               for cid in (cmp.cells["cell_id"] if base else notes)}
-    for frame in (cmp.cells, lat.cells):
-        if "verdict" not in frame.columns:
-            continue
-        at = frame["cell_id"] if "cell_id" in frame.columns else frame.index.to_series()
-        for cell_id, why in flagged.items():
-            frame.loc[(at == cell_id).to_numpy(), ["verdict", "verdict_reason"]] = \
-                ["missed rate" if cell_id in notes else "not compared", why]
-    return notes
+    return fixed_rate.flag_missed(rates, cmp.frames.runs, cmp.cells, lat.cells)
 
 
 def _print_verdicts(con: Any, cmp: Any, ids: dict[Any, str]) -> None:

@@ -154,6 +154,10 @@ def test_compare_never_compares_a_row_that_missed_its_rate(tmp_path: Path, work:
     fastest = next(line for line in lines if line.startswith("Fastest responses: "))
     assert "rate=600" in fastest, lines
     assert not any(line.startswith("Most throughput") for line in lines), lines
+    # The ranking and response-time tables read the missed row's verdict as compare does.
+    cells = model.comparison.cells.set_index("cell_label")
+    assert cells.loc["rate=1000000", "verdict"] == "missed rate"
+    assert "missed its fixed rate in 1 of 1 runs" in cells.loc["rate=1000000", "verdict_reason"]
 
 
 def _words(parts: object) -> str:

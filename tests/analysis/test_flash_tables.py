@@ -13,7 +13,11 @@ import pytest
 from analysis.steadiness.disturbed import counted
 from analysis.studies import flash_tables
 from analysis.tables import frames
-from tests.support.study_tables import assert_hosts_list_every_counted_run_once, section
+from tests.support.study_tables import (
+    assert_hosts_list_every_counted_run_once,
+    section,
+    table_markdown,
+)
 
 #: The write-up whose tables the script prints.
 README = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "README.md"
@@ -66,8 +70,7 @@ def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: s
                                                                         title: str) -> None:
     """The write-up's tables are the script's output on the committed database, verbatim: a
     database committed again (more runs) without pasting the tables again fails here."""
-    body = tables.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
-    table = "\n".join(line for line in body.splitlines() if line.startswith("|"))
+    table = table_markdown(tables, title)
     readme = README.read_text(encoding="utf-8")
     assert table in readme, (f"docs/study-2011/README.md: its {title!r} table is not what "
                              "flash_tables.py prints on the committed database; paste it again")

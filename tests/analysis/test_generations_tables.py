@@ -13,7 +13,11 @@ from analysis.steadiness.disturbed import counted
 from analysis.studies import generations_tables
 from analysis.tables import frames
 from tests.support.recorded import recorded_copy
-from tests.support.study_tables import assert_hosts_list_every_counted_run_once, section
+from tests.support.study_tables import (
+    assert_hosts_list_every_counted_run_once,
+    section,
+    table_markdown,
+)
 
 #: The write-up whose tables the script prints.
 README = Path(__file__).resolve().parents[2] / "docs" / "study-generations" / "README.md"
@@ -66,8 +70,7 @@ def test_doublewrite_off_writes_no_doublewrite_pages(tables: str) -> None:
                                    "Flushing state", "Hosts"])
 def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: str,
                                                                         title: str) -> None:
-    body = tables.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
-    table = "\n".join(line for line in body.splitlines() if line.startswith("|"))
+    table = table_markdown(tables, title)
     readme = README.read_text(encoding="utf-8")
     assert table in readme, (f"docs/study-generations/README.md: its {title!r} table is not what"
                              " generations_tables.py prints on the committed database; paste it"

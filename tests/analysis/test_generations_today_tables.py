@@ -21,7 +21,11 @@ from core.experiment.cells import expand
 from core.experiment.loading import load_experiment
 from store.models import RunStatus
 from tests.support.recorded import recorded_copy
-from tests.support.study_tables import assert_hosts_list_every_counted_run_once, section
+from tests.support.study_tables import (
+    assert_hosts_list_every_counted_run_once,
+    section,
+    table_markdown,
+)
 
 EXPERIMENT = "generations-today"
 README = Path(__file__).resolve().parents[2] / "docs" / "study-generations" / "README.md"
@@ -84,8 +88,7 @@ def test_the_write_up_says_how_far_the_queue_has_run(study: Path) -> None:
                                    "Flushing state", "Hosts"])
 def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: str,
                                                                         title: str) -> None:
-    body = tables.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
-    table = "\n".join(line for line in body.splitlines() if line.startswith("|"))
+    table = table_markdown(tables, title)
     assert table in README.read_text(encoding="utf-8"), (
         f"docs/study-generations/README.md: the rerun's {title!r} table is not what"
         " `generations_tables.py DB generations-today` prints on the committed database;"

@@ -21,3 +21,10 @@ def assert_hosts_list_every_counted_run_once(tables: str, run_summary: pd.DataFr
     hosts = section(tables, "Hosts")
     listed = sorted(int(i) for row in hosts for i in row[2].split(", "))
     assert listed == ids and sum(int(row[1]) for row in hosts) == len(ids)
+
+
+def table_markdown(tables: str, title: str) -> str:
+    """The table under ``## TITLE`` as printed (its header, rule and rows): what a write-up
+    pastes and its test finds in it verbatim."""
+    body = tables.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
+    return "\n".join(line for line in body.splitlines() if line.startswith("|"))

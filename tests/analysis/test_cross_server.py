@@ -16,6 +16,7 @@ from analysis.reading.window_cycles import WINDOW_DEPENDENT
 from analysis.report.build import build_report_model
 from analysis.report.model import Figure, Heading, ReportModel, Table
 from tests.support.recorded import recorded_copy
+from tests.support.rich_words import words
 
 EXPERIMENT = "generations"
 
@@ -42,17 +43,6 @@ def test_server_rows_prefer_each_servers_baseline() -> None:
     # stands for none.
     assert server_rows(cells) == {"a": 2, "b": 3}
     assert server_rows(cells[cells["cell_id"] <= 2]) == {"a": 2}
-
-
-def _text(parts: object) -> str:
-    if isinstance(parts, str):
-        return parts
-    if isinstance(parts, tuple):
-        return "".join(_text(p) for p in parts)
-    for attr in ("value", "parts"):
-        if hasattr(parts, attr):
-            return _text(getattr(parts, attr))
-    return str(parts)
 
 
 def test_each_server_is_held_against_the_reference_row(model: ReportModel) -> None:
@@ -112,7 +102,7 @@ def test_the_servers_that_were_faster_only_at_the_stored_window_say_so(
 
 
 def test_the_report_shows_the_cross_server_figure_and_table(model: ReportModel) -> None:
-    names = {b.anchor: _text(b.text) for s in model.sections for b in s
+    names = {b.anchor: words(b.text) for s in model.sections for b in s
              if isinstance(b, Heading)}
     ref = "mysql-5.5-defaults"
     assert names["servers"] == f"Each server against {ref}"
@@ -120,7 +110,7 @@ def test_the_report_shows_the_cross_server_figure_and_table(model: ReportModel) 
                    if any(isinstance(b, Heading) and b.anchor == "servers" for b in s))
     # Right after the ranking, before the figures of the overview.
     order = [i for i, s in enumerate(model.sections)
-             if any(isinstance(b, Heading) and _text(b.text) == "Ranking" for b in s)]
+             if any(isinstance(b, Heading) and words(b.text) == "Ranking" for b in s)]
     assert model.sections.index(section) == order[0] + 1
     slug = next(b.slug for b in section if isinstance(b, Figure))
     spec = next(f.figure for f in model.figures if f.slug == slug)
@@ -129,10 +119,10 @@ def test_the_report_shows_the_cross_server_figure_and_table(model: ReportModel) 
     assert len(fig.data) == 5 and all(t.meta for t in fig.data)
     tab = next(b for b in section if isinstance(b, Table))
     assert any(ref in h for h in tab.headers)
-    assert [_text(r[0]) for r in tab.rows] == list(
+    assert [words(r[0]) for r in tab.rows] == list(
         model.comparison.cells.sort_values("position").loc[
             model.comparison.cells["is_baseline"].astype(bool), "server"])
-    assert sum("reference" in _text(r[3]) for r in tab.rows) == 1
+    assert sum("reference" in words(r[3]) for r in tab.rows) == 1
 
 
 def test_throughput_bars_are_grouped_under_their_named_baseline(model: ReportModel) -> None:
@@ -158,12 +148,12 @@ def test_a_chosen_reference_row_stands_for_its_server(generations: Path) -> None
                                server_reference="percona-5.5-fast")
     section = next(s for s in model.sections
                    if any(isinstance(b, Heading) and b.anchor == "servers" for b in s))
-    assert _text(section[0].text) == "Each server against percona-5.5-fast"
+    assert words(section[0].text) == "Each server against percona-5.5-fast"
     tab = next(b for b in section if isinstance(b, Table))
-    rows = {_text(r[0]): r for r in tab.rows}
-    assert _text(rows["percona-5.5"][1]) == "percona-5.5-fast"
-    assert "reference" in _text(rows["percona-5.5"][3])
-    assert sum("reference" in _text(r[3]) for r in tab.rows) == 1
+    rows = {words(r[0]): r for r in tab.rows}
+    assert words(rows["percona-5.5"][1]) == "percona-5.5-fast"
+    assert "reference" in words(rows["percona-5.5"][3])
+    assert sum("reference" in words(r[3]) for r in tab.rows) == 1
     slug = next(b.slug for b in section if isinstance(b, Figure))
     fig = go.Figure(next(f.figure for f in model.figures if f.slug == slug))
     assert "percona-5.5-fast" in fig.layout.title.text

@@ -23,6 +23,7 @@ from store.latency_codec import decode
 from store.models import Interval, Run
 from tests.support.blocked_server import server_blocked
 from tests.support.cli_runner import CliRun
+from tests.support.rich_words import words
 from tests.support.tiny_experiment import tiny_tpcc_experiment
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
@@ -148,7 +149,7 @@ def test_compare_never_compares_a_row_that_missed_its_rate(tmp_path: Path, work:
     model = build_report_model(db, "rate-missed")
     verdict = model.sections[0][1]
     assert isinstance(verdict, Bullets)
-    lines = [" ".join(_words(item).split()) for item in verdict.items]
+    lines = [" ".join(words(item).split()) for item in verdict.items]
     assert lines[0].startswith("At fixed rates of 600–1,000,000 NOTPM (2 rates; uniform"), lines
     assert any(line.startswith("rate=1000000 missed its rate in 1 of 1 runs") for line in lines)
     fastest = next(line for line in lines if line.startswith("Fastest responses: "))
@@ -158,15 +159,3 @@ def test_compare_never_compares_a_row_that_missed_its_rate(tmp_path: Path, work:
     cells = model.comparison.cells.set_index("cell_label")
     assert cells.loc["rate=1000000", "verdict"] == "missed rate"
     assert "missed its fixed rate in 1 of 1 runs" in cells.loc["rate=1000000", "verdict_reason"]
-
-
-def _words(parts: object) -> str:
-    """A rich text's words (its values and spans unwrapped)."""
-    if isinstance(parts, str):
-        return parts
-    if isinstance(parts, tuple):
-        return "".join(_words(p) for p in parts)
-    for attr in ("value", "parts"):
-        if hasattr(parts, attr):
-            return _words(getattr(parts, attr))
-    return ""

@@ -62,20 +62,25 @@ def test_the_stored_histograms_merge_to_the_drivers_window_p99(tmp_path: Path,
     assert set(window["phase"]) == {"measure"}
     assert len(window) == sum(1 for phase, _ in rows if phase == "measure")
     mine = lat.runs.loc[run.id]
-    no = summary["new_order"]
-    # The driver's summary is the completed transactions'; the window's figures add those in
-    # flight at its end (never lower).
-    completed = percentiles([window_histograms(db, fr.intervals, [run.id])[run.id]],
-                            with_open=False)
-    assert _close(completed["p99_ms"], no["p99_ms"]), (completed["p99_ms"], no["p99_ms"])
-    assert _close(completed["p95_ms"], no["p95_ms"])
-    assert completed["max_ms"] == no["max_ms"]  # the maximum is exact
-    assert mine["window_ms"] >= completed["p99_ms"] and mine["window_max_ms"] >= no["max_ms"]
+    # The driver's summary is the completed transactions' histograms merged: so is the stored
+    # intervals' merge without the transactions in flight, for every type.
+    stored = window_histograms(db, fr.intervals, [run.id])[run.id]
+    for name in TXN_TYPES:
+        if not summary[name]["p99_ms"]:
+            continue
+        completed = percentiles([stored], name, with_open=False)
+        driver = summary[name]
+        assert _close(completed["p99_ms"], driver["p99_ms"]), (name, completed, driver)
+        assert _close(completed["p95_ms"], driver["p95_ms"]), (name, completed, driver)
+        assert completed["max_ms"] == driver["max_ms"], name  # the maximum is exact
+    # The window's figures add the transactions in flight at each interval's end, at their
+    # age then. That never lowers the maximum; a percentile it may lower (young ones raise the
+    # count below it), so only the maximum is held against the driver's.
     types = lat.types.set_index("type")
+    assert mine["window_max_ms"] >= summary["new_order"]["max_ms"]
     for name in TXN_TYPES:
         if summary[name]["p99_ms"]:
-            assert types.loc[name, "p99_ms"] >= summary[name]["p99_ms"] - 0.0005, name
-            assert types.loc[name, "max_ms"] >= summary[name]["max_ms"]
+            assert types.loc[name, "max_ms"] >= summary[name]["max_ms"], name
 
 
 def test_a_driver_without_histograms_fails_the_run(

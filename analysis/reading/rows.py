@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from core.experiment.cells import include_row_cells
 from core.experiment.spec import ExperimentSpec
 
 
@@ -28,11 +29,10 @@ def include_rows(spec: ExperimentSpec, cells: pd.DataFrame) -> list[Row]:
     to the one cell it ran as (none, with the problem said, when it matches no cell or
     several)."""
     rows = []
-    for i, inc in enumerate(spec.include):
+    matched = include_row_cells(spec, {int(c.cell_id): c.knobs or {}
+                                       for c in cells.itertuples()})
+    for i, (inc, hits) in enumerate(zip(spec.include, matched, strict=True)):
         ref = inc.reference
-        partial = inc.values()  # the row's own knobs, as cells store them (var.NAME for raw)
-        hits = [int(c["cell_id"]) for _, c in cells.iterrows()
-                if all((c["knobs"] or {}).get(k) == v for k, v in partial.items())]
         problem = ("" if len(hits) == 1 else "not run in this experiment" if not hits
                    else f"matches {len(hits)} cells")
         rows.append(Row(i, inc.name or (ref.name if ref else None) or str(i),

@@ -165,16 +165,34 @@ def expand(exp: ExperimentSpec, source: str = "<experiment>") -> list[CellSpec]:
     return _mark_baseline(exp, cells, source)
 
 
+def include_row_cells(exp: ExperimentSpec, knobs: dict[int, dict[str, Any]]) -> list[list[int]]:
+    """For each include row, in order, the ids of the cells (``knobs``: id → a cell's knob
+    values) it ran as: the one whose knobs are the row's whole cell — the row over ``fixed``,
+    the server filled in, as :func:`expand` makes it. A row's own values alone can match
+    several cells (``{doublewrite: on}`` beside ``{doublewrite: on, io_capacity: 200}``).
+    Where the whole cell names none (the experiment no longer expands, or a cell stored by an
+    older expansion), every cell the row's own values match."""
+    try:
+        expanded = expand(exp)
+        whole: list[str | None] = [c.key for c in expanded[len(expanded) - len(exp.include):]]
+    except ConfigError:
+        whole = [None] * len(exp.include)
+    keys = {cell_id: cell_key(k) for cell_id, k in knobs.items()}
+    out = []
+    for inc, key in zip(exp.include, whole, strict=True):
+        exact = [cell_id for cell_id, k in keys.items() if k == key]
+        out.append(exact or [cell_id for cell_id, k in knobs.items()
+                             if _matches(k, inc.values())])
+    return out
+
+
 def cell_names(exp: ExperimentSpec, cells: list[CellSpec]) -> dict[str, str]:
     """Cell key → the name of the include row it runs (its ``name``, else its reference's):
     what ``plan`` calls the row. A row matching no cell, or several, names none."""
-    out = {}
-    for inc in exp.include:
-        name = row_name(inc)
-        hits = [c for c in cells if _matches(c.knobs, inc.values())]
-        if name and len(hits) == 1:
-            out[hits[0].key] = name
-    return out
+    by_position = {c.position: c for c in cells}
+    hits = include_row_cells(exp, {c.position: c.knobs for c in cells})
+    return {by_position[found[0]].key: name for inc, found in zip(exp.include, hits, strict=True)
+            if (name := row_name(inc)) and len(found) == 1}
 
 
 def baselines(exp: ExperimentSpec) -> list[Knobs | str]:

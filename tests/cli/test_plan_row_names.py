@@ -5,16 +5,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
+from analysis.reading.rows import row_names
 from core.experiment.cells import cell_names, expand
 from core.experiment.loading import load_experiment
 from tests.cli.test_terminal_width import ROOT, flushbench
 
 STUDY = ROOT / "experiments" / "stability-2011.yaml"
 GENERATIONS = ROOT / "experiments" / "generations.yaml"
+#: Rows whose own values match several cells: `io-10000` is `{doublewrite: on}`, which
+#: `io-200` (`{doublewrite: on, io_capacity: 200}`) also holds.
+IO_CAPACITY = ROOT / "experiments" / "mysql-9.7-io-capacity.yaml"
 
 
 def test_every_named_row_names_its_cell() -> None:
-    for path, count in ((STUDY, 8), (GENERATIONS, 15)):
+    for path, count in ((STUDY, 8), (GENERATIONS, 15), (IO_CAPACITY, 4)):
         exp = load_experiment(path)
         cells = expand(exp, str(path))
         names = cell_names(exp, cells)
@@ -35,3 +41,18 @@ def test_plan_tables_show_row_names(tmp_path: Path) -> None:
     assert "dw-off-60" in runs_table
     # The knobs are in the server variables column, not in the cell's name.
     assert "doublewrite=on" not in cells_table and "innodb_doublewrite=ON" in cells_table
+
+
+def test_a_row_whose_own_values_match_several_cells_names_its_own() -> None:
+    """The planner's names and the stored cells' (what compare, show and the report read)
+    agree: each row is the cell of its whole knobs, not every cell holding its own values."""
+    exp = load_experiment(IO_CAPACITY)
+    cells = expand(exp, str(IO_CAPACITY))
+    planned = cell_names(exp, cells)
+    assert [planned[c.key] for c in cells] == [
+        "io-10000", "io-10000-dw-off", "io-200", "io-200-dw-off"]
+    # Stored cells: ids unrelated to positions, knobs as read back from the database (JSON).
+    stored = pd.DataFrame({"cell_id": [40 + i for i in range(4)][::-1],
+                           "knobs": [dict(c.knobs) for c in cells]})
+    assert row_names(exp, stored) == {43: "io-10000", 42: "io-10000-dw-off", 41: "io-200",
+                                      40: "io-200-dw-off"}

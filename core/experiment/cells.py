@@ -160,7 +160,9 @@ def expand(exp: ExperimentSpec, source: str = "<experiment>") -> list[CellSpec]:
             CellSpec(key=key, position=position, knobs=knobs,
                      label=cell_label(knobs, varying or None),
                      repetitions=(exp.include[position - n_matrix].repetitions
-                                  if position >= n_matrix else None))
+                                  if position >= n_matrix else None),
+                     name=(row_name(exp.include[position - n_matrix])
+                           if position >= n_matrix else None))
         )
     return _mark_baseline(exp, cells, source)
 
@@ -186,13 +188,10 @@ def include_row_cells(exp: ExperimentSpec, knobs: dict[int, dict[str, Any]]) -> 
     return out
 
 
-def cell_names(exp: ExperimentSpec, cells: list[CellSpec]) -> dict[str, str]:
+def cell_names(cells: list[CellSpec]) -> dict[str, str]:
     """Cell key → the name of the include row it runs (its ``name``, else its reference's):
-    what ``plan`` calls the row. A row matching no cell, or several, names none."""
-    by_position = {c.position: c for c in cells}
-    hits = include_row_cells(exp, {c.position: c.knobs for c in cells})
-    return {by_position[found[0]].key: name for inc, found in zip(exp.include, hits, strict=True)
-            if (name := row_name(inc)) and len(found) == 1}
+    what ``plan`` calls the row. Matrix cells and unnamed rows have none."""
+    return {c.key: c.name for c in cells if c.name}
 
 
 def baselines(exp: ExperimentSpec) -> list[Knobs | str]:

@@ -335,6 +335,9 @@ class CellSpec(StrictModel):
     is_baseline: bool = False
     #: The include row's own ``repetitions`` (None: the experiment's rule).
     repetitions: int | None = None
+    #: The include row's name (its ``name``, else its reference's); None for a matrix cell
+    #: or an unnamed row.
+    name: str | None = None
 
     def knob_model(self) -> Knobs:
         """The knob values as a :class:`Knobs` model (raw variables un-flattened)."""

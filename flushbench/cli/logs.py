@@ -39,6 +39,13 @@ def check_log_file(log_file: Path, db_url: str | None = None) -> None:
                                   fix="name another file, e.g. work/logs/worker.log")
 
 
+def cell_called(cell: Any) -> str:
+    """``row dw-off-60`` for a cell its include row names, else ``cell doublewrite=off``: the
+    name the summary table and every report use for the row."""
+    name = getattr(cell, "name", None)
+    return f"row {name}" if name else f"cell {cell.label}"
+
+
 def _stamp() -> str:
     return dt.datetime.now().astimezone().isoformat(timespec="seconds")
 
@@ -94,8 +101,8 @@ class LogReporter:
 
     def run_started(self, index: int, total: int, cell: Any, repetition: int, run_id: int) -> None:
         """A run was claimed."""
-        self._run = {"id": run_id, "cell": cell.label, "repetition": repetition}
-        self.note(f"run {run_id} started: cell {cell.label}, repetition {repetition}"
+        self._run = {"id": run_id, "cell": cell_called(cell), "repetition": repetition}
+        self.note(f"run {run_id} started: {cell_called(cell)}, repetition {repetition}"
                   f" ({index}/{total})")
 
     def phase(self, text: str) -> None:
@@ -111,9 +118,9 @@ class LogReporter:
 
     def run_finished(self, run_id: int, status: str, error: str | None) -> None:
         """The run's one-line outcome: figures when done, cause and evidence otherwise."""
-        cell = self._run.get("cell", "?")
+        cell = self._run.get("cell", "cell ?")
         rep = self._run.get("repetition", "?")
-        head = f"run {run_id} {status}: cell {cell}, repetition {rep}"
+        head = f"run {run_id} {status}: {cell}, repetition {rep}"
         if status == "done":
             self.note(f"{head}, {self._figures(run_id)}")
         else:

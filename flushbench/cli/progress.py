@@ -15,6 +15,7 @@ from rich.text import Text
 
 from core.units import format_duration
 from flushbench.cli.console import literal
+from flushbench.cli.logs import cell_called
 
 
 class LiveReporter:
@@ -46,7 +47,7 @@ class LiveReporter:
 
     def run_started(self, index: int, total: int, cell: Any, repetition: int, run_id: int) -> None:
         self.index, self.total = index, total
-        self.header = f"run {run_id}: cell {cell.label} · repetition {repetition}"
+        self.header = f"run {run_id}: {cell_called(cell)} · repetition {repetition}"
         self.run_started_at = time.monotonic()
         self.notpm = self.dirty_pct = self.ckpt_mb = None
         self._refresh()

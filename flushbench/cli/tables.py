@@ -191,7 +191,7 @@ def _plan_heading(p: Plan) -> str:
 def plan_cells_table(p: Plan) -> Table:
     """Each cell: label, key, the server variables it sets, client and storage."""
     exp, rep = p.experiment, p.report
-    names = cell_names(exp, p.cells)
+    names = cell_names(p.cells)
     cells = _table("Cells", [("#", "right"), ("cell", "left"), ("key", "left"),
                              ("server variables", "left"), ("client", "left"),
                              ("storage", "left")], show_lines=True)
@@ -219,7 +219,7 @@ def plan_cells_table(p: Plan) -> Table:
 def plan_runs_table(p: Plan) -> Table:
     """The runs in order: cell number, repetition, estimated length and start."""
     index = {c.key: n for n, c in enumerate(p.cells, 1)}
-    names = cell_names(p.experiment, p.cells)
+    names = cell_names(p.cells)
     runs = _table(f"Run order ({p.experiment.order.mode})", [
         ("run", "right"), ("cell", "right"), ("rep", "right"), ("label", "left"),
         ("est.", "right"), ("starts at", "right")])

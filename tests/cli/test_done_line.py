@@ -32,3 +32,23 @@ def test_done_line_of_a_run_whose_rerun_is_queued(tmp_path: Path) -> None:
     line = stream.getvalue().splitlines()[-1]
     assert f"run {run_id} done: cell doublewrite=on, repetition 1, NOTPM " in line, line
     assert "no summary" not in line and "(window mean)" in line
+
+
+def test_a_named_row_is_called_by_its_name(tmp_path: Path) -> None:
+    """A cell an include row names is "row NAME" in the worker's lines, as in the summary
+    table; a matrix cell is "cell LABEL"."""
+    from core.experiment.cells import expand
+    from core.experiment.loading import load_experiment
+    from core.paths import EXPERIMENTS_DIR
+    from flushbench.cli.logs import cell_called
+
+    path = EXPERIMENTS_DIR / "mysql-9.7-io-capacity.yaml"
+    cells = expand(load_experiment(path), str(path))
+    assert [cell_called(c) for c in cells] == [
+        "row io-10000", "row io-10000-dw-off", "row io-200", "row io-200-dw-off"]
+    matrix = expand(load_experiment(EXPERIMENTS_DIR / "quickstart.yaml"))
+    assert all(cell_called(c) == f"cell {c.label}" for c in matrix)
+    stream = io.StringIO()
+    with LogReporter(ResultsDB(tmp_path / "r.sqlite"), None, stream=stream) as reporter:
+        reporter.run_started(1, 12, cells[2], 1, 7)
+    assert "run 7 started: row io-200, repetition 1 (1/12)" in stream.getvalue()

@@ -23,13 +23,13 @@ def test_every_named_row_names_its_cell() -> None:
     for path, count in ((STUDY, 8), (GENERATIONS, 15), (IO_CAPACITY, 4)):
         exp = load_experiment(path)
         cells = expand(exp, str(path))
-        names = cell_names(exp, cells)
+        names = cell_names(cells)
         assert len(names) == count == len(cells)
         assert len(set(names.values())) == count  # one row, one cell
     exp = load_experiment(STUDY)
     cells = expand(exp, str(STUDY))
     base = next(c for c in cells if c.is_baseline)
-    assert cell_names(exp, cells)[base.key] == "base"
+    assert cell_names(cells)[base.key] == "base"
 
 
 def test_plan_tables_show_row_names(tmp_path: Path) -> None:
@@ -48,7 +48,7 @@ def test_a_row_whose_own_values_match_several_cells_names_its_own() -> None:
     agree: each row is the cell of its whole knobs, not every cell holding its own values."""
     exp = load_experiment(IO_CAPACITY)
     cells = expand(exp, str(IO_CAPACITY))
-    planned = cell_names(exp, cells)
+    planned = cell_names(cells)
     assert [planned[c.key] for c in cells] == [
         "io-10000", "io-10000-dw-off", "io-200", "io-200-dw-off"]
     # Stored cells: ids unrelated to positions, knobs as read back from the database (JSON).

@@ -100,7 +100,7 @@ def test_plan_of_stability_2011(drivers_present: None) -> None:
     print_plan(p, Console(file=out, width=200, color_system=None))
     text = out.getvalue()
     # Every row by its name in the experiment file (`plan` calls rows as the study does).
-    names = cell_names(exp, p.cells)
+    names = cell_names(p.cells)
     assert len(names) == len(p.cells)
     for cell in p.cells:
         assert names[cell.key] in text

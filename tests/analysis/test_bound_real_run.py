@@ -26,7 +26,8 @@ def test_an_unthrottled_quickstart_like_run_is_bound_by_the_cpu(tmp_path: Path,
     # The quickstart's 4 connections on 1 warehouse, without a storage limit: 20 s measured,
     # the second half the window, 2 s sampler ticks.
     path = tiny_tpcc_experiment(tmp_path, "cpu-bound", "fixed: {connections: 4}\n",
-                                duration="20s", report_interval="2s", sampling="2s")
+                                duration="20s", report_interval="2s", sampling="2s",
+                                rate=None)  # flat out: what binds a closed loop
     db = ResultsDB(tmp_path / "r.sqlite")
     outcome = run_experiment(path, db, work=work)
     assert (outcome.done, outcome.failed) == (1, 0)

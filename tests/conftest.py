@@ -24,10 +24,12 @@ from tests.support.cpu_profile import (  # noqa: F401 - FLUSHBENCH_TEST_CPU=FILE
 from tests.support.leftovers import kill_orphaned_test_servers
 from tests.support.parallel import (  # noqa: F401 - the xdist hooks: `make test`'s groups
     in_xdist_worker,
-    pytest_collection_modifyitems,
     pytest_configure_node,
     pytest_unconfigure,
     pytest_xdist_make_scheduler,
+)
+from tests.support.parallel import (
+    pytest_collection_modifyitems as assign_parallel_groups,
 )
 from tests.support.pgcluster import PgCluster, PostgresUnavailable
 from tests.support.recorded import recorded_copy
@@ -290,6 +292,32 @@ def real_results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # The committed studies, each a private copy per session (analysis and CLI tests read them).
+#: The fixtures below that copy a committed study's database.
+STUDY_DATABASE_FIXTURES = frozenset({"recorded_study", "recorded_flash", "recorded_allocators"})
+
+
+def reads_a_committed_study(item: pytest.Item) -> bool:
+    """Whether a test reads a committed study's whole database: it asks for one of the
+    fixtures above, or its module copies one itself (``tests.support.recorded``)."""
+    if STUDY_DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    module = getattr(item, "module", None)
+    return module is not None and any(
+        getattr(value, "__module__", None) == recorded_copy.__module__
+        for value in vars(module).values() if callable(value))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the readers of a committed study ``study_db`` (before ``-m`` selects: the fast
+    lane leaves them out — they were more than half its CPU — and ``make test`` runs them),
+    then give the tests their xdist groups (tests/support/parallel.py)."""
+    for item in items:
+        if reads_a_committed_study(item):
+            item.add_marker(pytest.mark.study_db)
+    assign_parallel_groups(config, items)
+
+
 @pytest.fixture(scope="session")
 def recorded_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The 2011 study as recorded on MariaDB 10.11 (8 cells, 26 runs, TPC-C), a private copy."""

@@ -32,7 +32,7 @@ from tests.support.parallel import (
     pytest_collection_modifyitems as assign_parallel_groups,
 )
 from tests.support.pgcluster import PgCluster, PostgresUnavailable
-from tests.support.recorded import recorded_copy
+from tests.support.recorded import RECORDED, recorded_copy
 
 MARIADBD = Path("/usr/sbin/mariadbd")
 MARIADB_INSTALL_DB = Path("/usr/bin/mariadb-install-db")
@@ -303,8 +303,9 @@ def reads_a_committed_study(item: pytest.Item) -> bool:
         return True
     module = getattr(item, "module", None)
     return module is not None and any(
-        getattr(value, "__module__", None) == recorded_copy.__module__
-        for value in vars(module).values() if callable(value))
+        value is RECORDED or (callable(value) and getattr(value, "__module__", None)
+                              == recorded_copy.__module__)
+        for value in vars(module).values())
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -185,12 +185,13 @@ def test_a_named_driver_is_unchanged(no_tpcc_start: Path, driver: str) -> None:
 def test_auto_without_tpcc_start_keeps_the_go_driver_hash(no_tpcc_start: Path,
                                                           tmp_path: Path) -> None:
     """Files written before ``auto`` (no driver: the Go driver) keep their measurement."""
-    auto = load_experiment(tiny_tpcc_experiment(tmp_path, "same", driver=None))
-    named = load_experiment(tiny_tpcc_experiment(tmp_path, "same", driver="tpcc"))
+    # Closed loops both (rate=None): a fixed rate is the Go driver's alone.
+    auto = load_experiment(tiny_tpcc_experiment(tmp_path, "same", driver=None, rate=None))
+    named = load_experiment(tiny_tpcc_experiment(tmp_path, "same", driver="tpcc", rate=None))
     assert auto.workload.driver == "tpcc"
     assert measurement_hash(auto) == measurement_hash(named)
     _fake_tpcc_start(no_tpcc_start)
-    other = load_experiment(tiny_tpcc_experiment(tmp_path, "same", driver=None))
+    other = load_experiment(tiny_tpcc_experiment(tmp_path, "same", driver=None, rate=None))
     assert other.workload.driver == "tpcc-mysql"
     assert measurement_hash(other) != measurement_hash(named)
 

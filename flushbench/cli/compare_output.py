@@ -19,9 +19,10 @@ from flushbench.cli.ledger_output import print_ledger_tables
 
 if TYPE_CHECKING:
     from core.experiment.spec import ExperimentSpec
+    from store.db import ResultsDB
 
 
-def print_comparison(experiment: str, db: str | None, *, force: bool,
+def print_comparison(experiment: str, db: ResultsDB | str | None, *, force: bool,
                      reference: ExperimentSpec | None, cycles: str | None = None) -> None:
     """``compare`` of one experiment: the tables, then its scorecard when it has one
     (``cycles``: ``--cycles``, how periodic runs' windows are cut)."""
@@ -86,7 +87,7 @@ def configuration_line(cell: Any, cells: Any, name: str | None, ids: dict[Any, s
     return f"{head}{shown(diff)} (vs {ids[base_id]})"
 
 
-def _print_searches(con: Any, db: str | None, exp: Any, ids: dict[Any, str]) -> bool:
+def _print_searches(con: Any, db: ResultsDB | str | None, exp: Any, ids: dict[Any, str]) -> bool:
     """A rate search's answer per cell with its step table (analysis/response/rate_search.py);
     False when the experiment is no search. A search's runs are steps at different rates,
     not repetitions, so its cells are compared by the rates they held, not by pooled
@@ -107,7 +108,7 @@ def _print_searches(con: Any, db: str | None, exp: Any, ids: dict[Any, str]) -> 
     return True
 
 
-def _missed_rates(db: str | None, cmp: Any, lat: Any) -> dict[Any, str]:
+def _missed_rates(db: ResultsDB | str | None, cmp: Any, lat: Any) -> dict[Any, str]:
     """The cells with a fixed-rate run that missed its target, and why: their throughput and
     response-time verdicts become "missed rate" (never compared as if they held the load the
     other rows carried; :func:`analysis.response.fixed_rate.flag_missed`)."""
@@ -215,7 +216,7 @@ def _print_cost(con: Any, eff: Any, ids: dict[Any, str], m: Any) -> None:
 
 
 def _print_scorecard(con: Any, cmp: Any, reference: ExperimentSpec | None,
-                     db: str | None) -> None:
+                     db: ResultsDB | str | None) -> None:
     """The reproduction scorecard: the reference's ratios against the measured ones, each
     over the window starts, with the comparisons that cannot be graded counted apart."""
     from analysis.comparisons import scorecard

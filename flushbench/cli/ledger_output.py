@@ -5,13 +5,16 @@ each row's baseline — as rich tables, or as Markdown with ``compare --format m
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from core.units import format_number as number
 from flushbench.cli import tables
 from flushbench.cli.console import para, printable, shown
+
+if TYPE_CHECKING:
+    from store.db import ResultsDB
 
 
 def _costs(eff: Any, cmp: Any) -> Any:
@@ -47,7 +50,7 @@ def print_ledger_tables(con: Any, eff: Any, cmp: Any, ids: dict[Any, str], m: An
     con.print(tables.write_costs_table(_costs(eff, cmp), ids, unit))
 
 
-def print_markdown(experiment: str, db: str | None, *, force: bool) -> None:
+def print_markdown(experiment: str, db: ResultsDB | str | None, *, force: bool) -> None:
     """``compare --format markdown``: the relative table (each row against its baseline),
     then the ledger and the cost table as Markdown tables, for a blog post (labels are the
     rows' names where the experiment gives them)."""

@@ -8,12 +8,16 @@ from __future__ import annotations
 import csv
 import math
 import sys
+from typing import TYPE_CHECKING
 
 from core.units import format_number
 from flushbench.cli.console import printable
 
+if TYPE_CHECKING:
+    from store.db import ResultsDB
 
-def relative_table(experiment: str, db: str | None, *, force: bool):  # noqa: ANN201
+
+def relative_table(experiment: str, db: ResultsDB | str | None, *, force: bool):  # noqa: ANN201
     """The comparison, its efficiency figures and the relative table of one experiment (rows
     named as the experiment file names them; names are user text: masked, escaped)."""
     from analysis.comparisons import relative, scorecard
@@ -84,7 +88,7 @@ def markdown(rel) -> str:  # noqa: ANN001
               f" per {rel.unit}.\n")
 
 
-def print_csv(experiment: str, db: str | None, *, force: bool) -> None:
+def print_csv(experiment: str, db: ResultsDB | str | None, *, force: bool) -> None:
     """``compare --format csv``: the relative table on standard output, every figure beside
     its ratio at full precision."""
     from analysis.comparisons import relative

@@ -174,6 +174,7 @@ def compare_cmd(
     several experiments (or databases): cells matched by knobs, each source a block."""
     from analysis.comparisons.crossdb import parse_sources
     from flushbench.cli.compare_output import print_comparison, print_cross
+    from store.db import ResultsDB
 
     if fmt not in ("text", "markdown", "csv"):
         raise AnalysisError(f"unknown format {fmt!r}", where="--format",
@@ -186,8 +187,9 @@ def compare_cmd(
         from flushbench.cli.ledger_output import print_markdown
         from flushbench.cli.relative_output import print_csv
 
-        (print_markdown if fmt == "markdown" else print_csv)(
-            sources[0].experiment, sources[0].db, force=force)
+        with ResultsDB(sources[0].db, create=False, write=False) as results:
+            (print_markdown if fmt == "markdown" else print_csv)(
+                sources[0].experiment, results, force=force)
         return
     if len(sources) > 1:
         if reference is not None:
@@ -198,8 +200,10 @@ def compare_cmd(
     if on is not None or pair:
         raise AnalysisError("--on and --pair match cells across experiments", where="--on",
                             fix="name two experiments or more (NAME@DATABASE)")
-    print_comparison(sources[0].experiment, sources[0].db, force=force,
-                     reference=reference_spec(reference), cycles=_cycles(cycles))
+    # One handle for every reading (each given a path would open its own).
+    with ResultsDB(sources[0].db, create=False, write=False) as results:
+        print_comparison(sources[0].experiment, results, force=force,
+                         reference=reference_spec(reference), cycles=_cycles(cycles))
 
 
 @app.command("show")

@@ -15,14 +15,26 @@ from tests.support.leftovers import kill_orphaned_test_servers, orphaned_test_se
 
 
 def _orphan(binary: Path) -> psutil.Process:
-    """Start ``binary 120`` from a shell that exits at once: the child is re-parented."""
-    subprocess.run(["sh", "-c", f"'{binary}' 120 >/dev/null 2>&1 &"], check=True)
-    for _ in range(100):
-        for proc in psutil.process_iter(["exe", "ppid"]):
-            if proc.info["exe"] == str(binary):
+    """Start ``binary 120`` from a shell that exits at once: the child is re-parented.
+
+    The shell prints the child's pid, so the wait is for that one process to have
+    exec'd the binary; the deadline is generous because a loaded CI machine can
+    take seconds to schedule a fork (a 5 s scan of every process once ran out).
+    """
+    done = subprocess.run(
+        ["sh", "-c", f"'{binary}' 120 >/dev/null 2>&1 & echo $!"],
+        capture_output=True, text=True, check=True,
+    )
+    proc = psutil.Process(int(done.stdout))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if proc.exe() == str(binary):
                 return proc
+        except (psutil.ZombieProcess, psutil.AccessDenied):
+            pass
         time.sleep(0.05)
-    raise AssertionError(f"{binary} did not start")
+    raise AssertionError(f"{binary} did not start: pid {proc.pid} never exec'd it")
 
 
 def _session(root: Path, name: str, lock_pid: int | None) -> Path:

@@ -241,19 +241,30 @@ def _write_new(path: Path, data: bytes) -> None:
         raise
 
 
-def _descendants(pid: int) -> list[int]:
-    """``pid``'s child processes, and theirs (Linux ``/proc``; empty elsewhere)."""
+def _children(pid: int) -> list[int]:
+    """``pid``'s child processes, those forked by any of its threads (Linux ``/proc``)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            found += map(int, (task / "children").read_text().split())
+    return found
+
+
+def _stopped_tree(pid: int) -> list[int]:
+    """SIGSTOP ``pid``, then its children, then theirs; return every pid stopped.
+
+    Stopping a process before reading its children closes the race a plain walk has: a
+    launcher that forks its Chromium between the walk and the kill would leave that child
+    running (the kernel retries a fork a pending signal interrupts, so a stopped parent's
+    child list is final)."""
     found: list[int] = []
     todo = [pid]
     while todo and len(found) < 1000:
         parent = todo.pop()
-        try:
-            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
-        except OSError:
-            continue
-        for child in map(int, children):
-            found.append(child)
-            todo.append(child)
+        with contextlib.suppress(OSError):
+            os.kill(parent, signal.SIGSTOP)
+        found.append(parent)
+        todo += _children(parent)
     return found
 
 
@@ -263,7 +274,7 @@ def _kill_scope(scope: Any) -> None:
     proc = getattr(scope, "_proc", None)
     if proc is None or proc.poll() is not None:
         return
-    for pid in [*_descendants(proc.pid), proc.pid]:
+    for pid in _stopped_tree(proc.pid):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +42,17 @@ class HangingScope:
         self._std_error_thread = None
 
     def transform(self, *_args: Any, **_kwargs: Any) -> bytes:
-        self._proc = subprocess.Popen(
+        before = _child_pids()
+        proc = subprocess.Popen(
             ["sh", "-c", 'sleep 600 & echo $! >> "$0"; wait', str(HangingScope.pids)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        HangingScope.started.append(self._proc)
+        HangingScope.started.append(proc)
+        # The scope is published once its launcher's child runs, as kaleido's is once its
+        # Chromium answers: the export's kill then always has a child to reach, however
+        # slowly a loaded machine forks (the pids file is the harness's, not a deadline).
+        while len(_child_pids()) == len(before) and proc.poll() is None:
+            time.sleep(0.01)
+        self._proc = proc
         if not self._proc.stdout.readline():  # type: ignore[union-attr]
             raise ValueError("Failed to start Kaleido subprocess")
         return b""
@@ -64,6 +72,11 @@ def hanging(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[subprocess.
     monkeypatch.setenv("FLUSHBENCH_ANALYSIS_CACHE", "0")
     monkeypatch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path / "cache"))
     return HangingScope.started
+
+
+def _child_pids() -> list[str]:
+    """The pids the launchers have written so far."""
+    return HangingScope.pids.read_text().split() if HangingScope.pids.exists() else []
 
 
 def _dead(pid: int) -> bool:

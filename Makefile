@@ -1,5 +1,5 @@
 # Thin entry points; the real work is in scripts/ and the flushbench CLI.
-.PHONY: setup quickstart test test-fast bench lint study-bundles
+.PHONY: setup quickstart test test-fast costly-list bench lint study-bundles
 
 setup:
 	bash scripts/setup.sh
@@ -15,10 +15,21 @@ test: setup
 
 # The inner loop: lint, Go tests and every Python test that starts no server and changes
 # nothing on the host (no mysqld, no PostgreSQL, no cgroups/THP), and none marked `slow`
-# (notebooks, headless Chromium, many processes), nor `study_db` (the readers of a committed
-# study's whole database: more than half the lane's CPU). Target: under 90 s.
+# (notebooks, headless Chromium, many processes), `study_db` (the readers of a committed
+# study's whole database) or `costly` (a CPU second or more each, tests/costly.txt): those
+# were most of the lane's CPU. Target: under 90 s.
+FAST_LANE = not mysql and not postgres and not host_control and not slow and not study_db
 test-fast: setup
-	FLUSHBENCH_FAST_LANE=1 bash scripts/test.sh -m "not mysql and not postgres and not host_control and not slow and not study_db"
+	FLUSHBENCH_FAST_LANE=1 bash scripts/test.sh -m "$(FAST_LANE) and not costly"
+
+# Measure the lane with its costly tests and list them again (tests/support/costly.py); the
+# profile stays in /tmp for scripts/test_cpu_summary.py.
+COSTLY_PROFILE = /tmp/flushbench-fast-lane-cpu.jsonl
+costly-list: setup
+	rm -f $(COSTLY_PROFILE)
+	-FLUSHBENCH_TEST_CPU=$(COSTLY_PROFILE) FLUSHBENCH_FAST_LANE=1 bash scripts/test.sh -m "$(FAST_LANE)"
+	.venv/bin/python scripts/test_cpu_summary.py $(COSTLY_PROFILE) --top 10 \
+	  --write-costly tests/costly.txt
 
 bench: setup
 	bash bench/run_all.sh

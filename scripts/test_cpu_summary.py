@@ -1,20 +1,25 @@
 """Sum the per-test CPU lines of ``FLUSHBENCH_TEST_CPU=FILE make test`` per test file.
 
-Usage: ``python3 scripts/test_cpu_summary.py FILE [--top 25]``
+Usage: ``python3 scripts/test_cpu_summary.py FILE [--top 25] [--write-costly tests/costly.txt]``
 
 Prints, per test file, the tests, their wall time and the CPU they cost (the pytest worker's own
 time plus the children it reaped: mysqld, the driver, ``flushbench`` subprocesses, Chromium),
 costliest first, then the costliest single tests, then each xdist worker's timeline (when it
 started and ended, how long it was busy) and the last tests to end. See
-``tests/support/cpu_profile.py``.
+``tests/support/cpu_profile.py``. ``--write-costly`` also writes the fast lane's list of
+costly tests from a profile of ``make test-fast`` (``tests/support/costly.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import defaultdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.support.costly import costly_text  # noqa: E402 - the repository's root on the path
 
 
 def main() -> None:
@@ -22,8 +27,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", type=Path)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--write-costly", type=Path, metavar="LIST",
+                        help="write the fast lane's list of costly tests to LIST")
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.file.read_text().splitlines() if line.strip()]
+    if args.write_costly:
+        args.write_costly.write_text(costly_text(rows))
     per_file: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0])
     for row in rows:
         acc = per_file[row["test"].split("::")[0]]

@@ -18,6 +18,7 @@ import pytest
 from core.paths import tpcc_binary
 from runner.server import ResolvedServer, SandboxLayout, initialize_datadir, resolve_binary
 from tests.support.cli_runner import cli  # noqa: F401 - `flushbench ARGS` in-process, everywhere
+from tests.support.costly import read_costly
 from tests.support.cpu_profile import (  # noqa: F401 - FLUSHBENCH_TEST_CPU=FILE
     pytest_runtest_protocol,
 )
@@ -298,8 +299,13 @@ STUDY_DATABASE_FIXTURES = frozenset({"recorded_study", "recorded_flash", "record
 
 def reads_a_committed_study(item: pytest.Item) -> bool:
     """Whether a test reads a committed study's whole database: it asks for one of the
-    fixtures above, or its module copies one itself (``tests.support.recorded``)."""
+    fixtures above (by name, or through a parameter naming one for ``getfixturevalue``), or
+    its module copies one itself (``tests.support.recorded``)."""
     if STUDY_DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and any(isinstance(value, str) and value in STUDY_DATABASE_FIXTURES
+                                    for value in callspec.params.values()):
         return True
     module = getattr(item, "module", None)
     return module is not None and any(
@@ -310,13 +316,22 @@ def reads_a_committed_study(item: pytest.Item) -> bool:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the readers of a committed study ``study_db`` (before ``-m`` selects: the fast
-    lane leaves them out — they were more than half its CPU — and ``make test`` runs them),
-    then give the tests their xdist groups (tests/support/parallel.py)."""
+    """Mark the readers of a committed study ``study_db`` and the tests measured costly
+    ``costly`` (before ``-m`` selects: the fast lane leaves both out — they were most of its
+    CPU — and ``make test`` runs them), then give the tests their xdist groups
+    (tests/support/parallel.py)."""
+    mark_lane_items(items, read_costly())
+    assign_parallel_groups(config, items)
+
+
+def mark_lane_items(items: list[pytest.Item], costly: frozenset[str]) -> None:
+    """Add ``study_db`` to the readers of a committed study and ``costly`` to the tests whose
+    node id is in ``costly``."""
     for item in items:
         if reads_a_committed_study(item):
             item.add_marker(pytest.mark.study_db)
-    assign_parallel_groups(config, items)
+        if item.nodeid in costly:
+            item.add_marker(pytest.mark.costly)
 
 
 @pytest.fixture(scope="session")

@@ -79,20 +79,29 @@ def _child_pids() -> list[str]:
     return HangingScope.pids.read_text().split() if HangingScope.pids.exists() else []
 
 
+def _state(pid: int) -> str:
+    """Process ``pid``'s state letter (``/proc/PID/stat``), or ``gone``."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
 def _dead(pid: int) -> bool:
     """Whether process ``pid`` has ended (gone, or a zombie nobody reaped yet)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state in ("Z", "X")
+    return _state(pid) in ("gone", "Z", "X")
 
 
 def _children_gone(procs: list[subprocess.Popen[bytes]]) -> bool:
     """Every launcher ended, and so did the child it started (its ``sleep``)."""
     for proc in procs:
         proc.wait(timeout=30)  # the harness's guard: killed means it ends at once
-    children = HangingScope.pids.read_text().split() if HangingScope.pids.exists() else []
+    children = _child_pids()
+    # A SIGKILLed process ends when it next runs: on a loaded machine that can take a while
+    # (seen: still R after its launcher was reaped), so wait for it as for the launcher.
+    deadline = time.monotonic() + 30
+    while not all(_dead(int(pid)) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return bool(children) and all(_dead(int(pid)) for pid in children)
 
 
@@ -106,7 +115,8 @@ def test_a_renderer_that_never_starts_is_stopped_and_killed(
     assert error is not None and "no figure was drawn in 1 s" in error
     assert "Chromium did not start or hangs" in error
     assert not target.exists() and exporter.written == []
-    assert hanging and _children_gone(hanging)
+    assert hanging and _children_gone(hanging), (
+        [p.returncode for p in hanging], {pid: _state(int(pid)) for pid in _child_pids()})
 
 
 @pytest.mark.timeout(120)

@@ -23,7 +23,7 @@ def test_the_list_is_the_profiles_tests_at_or_above_the_threshold(tmp_path: Path
         {"test": "tests/b.py::test_z", "cpu_self": 0.0, "cpu_children": 7.5},
     ]
     path = tmp_path / "costly.txt"
-    path.write_text(costly_text(rows))
+    path.write_text(costly_text(rows, threshold_s=1.0))
     assert read_costly(path) == {"tests/a.py::test_x[1]", "tests/b.py::test_z"}
     assert path.read_text().startswith("# Tests that cost 1 CPU-s or more")
     assert read_costly(tmp_path / "absent.txt") == frozenset()

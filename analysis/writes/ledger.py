@@ -290,20 +290,47 @@ def per_interval(samples_df: pd.DataFrame, intervals: pd.DataFrame, facts: pd.Da
         grown["max_checkpoint_age_mean"] = g["max_checkpoint_age_bytes"].to_numpy(
             dtype=float)[1:]
         t = g["t"].to_numpy(dtype=float)
-        span = pd.DataFrame({"t_min": t[:-1], "t_max": t[1:]})
         iv = intervals[intervals["run_id"] == run_id]
         tx = pd.Series([float(iv.loc[(iv["t"] > a) & (iv["t"] <= b), "primary_count"].sum())
-                        for a, b in zip(span["t_min"], span["t_max"], strict=True)],
-                       index=grown.index)
+                        for a, b in zip(t[:-1], t[1:], strict=True)], index=grown.index)
+        grown, tx, t_end = _join_empty_spans(grown, tx, t[1:])
         n = len(grown)
         part = ledger(grown, tx, pd.Series(float(facts.loc[run_id, "page_size"]), grown.index),
                       pd.Series(bool(facts.loc[run_id, "binlog_on"]), grown.index))
         part.insert(0, "transactions", tx.to_numpy())
-        part.insert(0, "t", t[1:])
+        part.insert(0, "t", t_end)
         part.insert(0, "run_id", [int(run_id)] * n)
         rows.append(part)
     return (pd.concat(rows, ignore_index=True) if rows
             else pd.DataFrame(columns=["run_id", "t", "transactions", *COLUMNS]))
+
+
+def _join_empty_spans(grown: pd.DataFrame, tx: pd.Series, t_end: np.ndarray
+                      ) -> tuple[pd.DataFrame, pd.Series, np.ndarray]:
+    """Join each sampler interval in which no driver interval ended to the next one (the last
+    ones to the one before), so every row has transactions and the rows still tile the window.
+
+    The driver's and the sampler's intervals are not aligned: a tick that comes late can leave
+    one sampler interval without a driver interval's end, and its bytes over no transaction
+    would drop out of every per-transaction sum. Growths add up; the state at a row's end
+    (dirty pages, checkpoint age limit) is that of its last interval.
+    """
+    group = np.zeros(len(tx), dtype=int)
+    current = 0
+    for i, count in enumerate(tx.to_numpy()):
+        group[i] = current
+        if count > 0:
+            current += 1
+    if current and tx.to_numpy()[-1] <= 0:  # empty spans at the end: into the last full one
+        group[group == current] = current - 1
+    if current == 0 or (group == np.arange(len(group))).all():
+        return grown, tx, t_end
+    state = ["dirty_pages_mean", "max_checkpoint_age_mean"]
+    keys = pd.Series(group, index=grown.index)
+    joined = grown.drop(columns=state).groupby(keys).sum(min_count=1)
+    joined[state] = grown[state].groupby(keys).last()
+    ends = pd.Series(t_end, index=grown.index).groupby(keys).last().to_numpy()
+    return joined, tx.groupby(keys).sum(), ends
 
 
 def largest_text(row: Any, unit: str) -> str:

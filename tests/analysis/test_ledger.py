@@ -117,6 +117,29 @@ def test_per_interval_tiles_the_window() -> None:
     assert whole == pytest.approx(1000.0 * (10 - 2))
 
 
+def test_a_sampler_interval_without_a_driver_interval_end_joins_the_next() -> None:
+    """Ticks every 2 s, the driver's intervals ending every 3 s: some sampler intervals hold no
+    driver interval's end. They join the next one, so every row has transactions and the rows'
+    redo still adds up to the window's."""
+    t = np.arange(0.0, 14.0, 2.0)
+    smp = pd.DataFrame({
+        "run_id": 4, "seq": range(len(t)), "t": t, "in_window": True, "missed": False,
+        "Innodb_os_log_written": 1000.0 * t, "Innodb_pages_written": 5.0 * t,
+        "Innodb_dblwr_pages_written": 5.0 * t, "group_write_bytes": 1000 * t + 2 * 5 * PAGE * t,
+        "disk_write_sectors": np.nan, "lsn": 900.0 * t, "pages_dirty": 100.0 + t,
+        "max_checkpoint_age_bytes": 1e6})
+    intervals = pd.DataFrame({"run_id": 4, "t": [3.0, 6.0, 9.0], "primary_count": 30})
+    facts = pd.DataFrame({"page_size": [PAGE], "binlog_on": [False]},
+                         index=pd.Index([4], name="run_id"))
+    rows = ledger.per_interval(smp, intervals, facts)
+    # (0, 2] holds no end: joined to (2, 4]; (6, 8] none: joined to (8, 10], which holds 9;
+    # (10, 12] none, the last: into the one before.
+    assert rows["t"].tolist() == [4.0, 6.0, 12.0]
+    assert rows["transactions"].tolist() == [30.0, 30.0, 30.0]
+    whole = (rows["redo_kib"] * rows["transactions"]).sum() * 1024
+    assert whole == pytest.approx(1000.0 * 12)
+
+
 def test_the_cost_table_divides_by_each_rows_own_baseline() -> None:
     cost_cells = pd.DataFrame({"mysqld_cpu_us": [100.0, 150.0, 80.0, 40.0],
                                "client_cpu_us": 1.0, "read_ops": [1.0, 2.0, 0.0, 0.0],

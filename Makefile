@@ -16,7 +16,7 @@ test: setup
 # The inner loop: lint, Go tests and every Python test that starts no server and changes
 # nothing on the host (no mysqld, no PostgreSQL, no cgroups/THP), and none marked `slow`
 # (notebooks, headless Chromium, many processes), `study_db` (the readers of a committed
-# study's whole database) or `costly` (a CPU second or more each, tests/costly.txt): those
+# study's whole database) or `costly` (0.7 CPU-s or more each, tests/costly.txt): those
 # were most of the lane's CPU. Target: under 90 s.
 FAST_LANE = not mysql and not postgres and not host_control and not slow and not study_db
 test-fast: setup

@@ -1,8 +1,8 @@
-"""The fast lane's ``costly`` marker: tests measured to cost a CPU second or more each.
+"""The fast lane's ``costly`` marker: tests measured to cost 0.7 CPU-s or more each.
 
 ``make test-fast`` is the inner loop (target: under 90 s on two cores); ``make test`` runs every
 test. The lane leaves out the tests a profile of the lane itself found costly — a report built
-end to end, a notebook's kernel, a ``flushbench`` subprocess per case — because a few hundred of
+end to end, a notebook's kernel, a ``flushbench`` subprocess per case — because 86 of
 them were more than half its CPU. They are listed by node id in ``tests/costly.txt``, which
 ``make costly-list`` writes: it profiles the lane with them (``FLUSHBENCH_TEST_CPU``), then
 ``scripts/test_cpu_summary.py PROFILE --write-costly tests/costly.txt``. A test not listed (a

@@ -7,7 +7,8 @@ from per-interval percentiles. Merging means reading every window interval's blo
 intervals never change, so each run's merged window (sparse bucket counts and the exact maximum
 per type) is kept in the analysis cache (:mod:`analysis.reading.figure_cache`) under
 
-    sha256(code fingerprint, the run's window intervals: their seq and stored blob size)
+    sha256(code fingerprint, the run's window intervals: their seq, time, New-Order count
+           and stored blob size)
 
 and a report of runs merged before reads no blob. The merge of several runs (a cell) adds
 their counts: :func:`merge_runs`.
@@ -94,6 +95,10 @@ def window_histograms(db: DB, intervals_df: pd.DataFrame,
     seq_arr = window["seq"].to_numpy(dtype=np.int64)
     size_arr = window["latency_bytes"].to_numpy(dtype=np.int64) \
         if "latency_bytes" in window else None  # read with the intervals: no query
+    # What the run recorded besides its blobs: two runs whose windows have the same seqs and
+    # blob sizes (another database, a rerun, a copy edited since) are told apart by when their
+    # intervals ended and how many New-Orders each counted.
+    recorded = _recorded(window)
     cuts = np.r_[0, np.flatnonzero(np.diff(run_of)) + 1, len(run_of)]
     spans = {int(run_of[lo]): (int(lo), int(hi))
              for lo, hi in zip(cuts[:-1], cuts[1:], strict=True) if hi > lo}
@@ -104,12 +109,12 @@ def window_histograms(db: DB, intervals_df: pd.DataFrame,
 
     with session_scope(db) as s:
         if size_arr is not None:
-            keys = [_key(seq_arr[lo:hi], size_arr[lo:hi]) for lo, hi in
+            keys = [_key(seq_arr[lo:hi], size_arr[lo:hi], recorded[lo:hi]) for lo, hi in
                     (spans.get(r, (0, 0)) for r in ids)]
         else:
             sizes = _blob_sizes(s, ids)
-            keys = [_key(seqs(r), np.array(sizes.get(r, (0, 0)), dtype=np.int64))
-                    for r in ids]
+            keys = [_key(seqs(r), np.array(sizes.get(r, (0, 0)), dtype=np.int64),
+                         recorded[slice(*spans.get(r, (0, 0)))]) for r in ids]
 
         def compute(positions: list[int]) -> list[str]:
             todo = [ids[i] for i in positions]
@@ -130,13 +135,28 @@ def _blob_sizes(s: Any, ids: list[int]) -> dict[int, tuple[int, int]]:
     return {int(run_id): (int(n), int(size)) for run_id, n, size in rows}
 
 
-def _key(seqs: np.ndarray, sizes: np.ndarray) -> str:
-    # A done run's intervals never change: its window and its blobs' sizes (each window
-    # interval's, or the run's count and total) stand for them.
+def _recorded(window: pd.DataFrame) -> np.ndarray:
+    """Per window interval (rows in order): its end time in ns and its New-Order count, as
+    two int64 columns (-1 where the frame has no such column)."""
+    out = np.full((len(window), 2), -1, dtype=np.int64)
+    if "ts" in window:
+        ts = pd.to_datetime(window["ts"], utc=True, errors="coerce").dt.tz_localize(None)
+        out[:, 0] = ts.to_numpy(dtype="datetime64[ns]").astype(np.int64)  # NaT: int64's min
+    if "primary_count" in window:
+        out[:, 1] = pd.to_numeric(window["primary_count"], errors="coerce").fillna(-1) \
+            .to_numpy(dtype=np.int64)
+    return out
+
+
+def _key(seqs: np.ndarray, sizes: np.ndarray, recorded: np.ndarray) -> str:
+    # A done run's intervals never change: its window, what each interval recorded and its
+    # blobs' sizes (each window interval's, or the run's count and total) stand for them.
     h = hashlib.sha256(code_fingerprint().encode())
     h.update(seqs.astype("<i8").tobytes())
     h.update(b"|")
     h.update(sizes.astype("<i8").tobytes())
+    h.update(b"|")
+    h.update(np.ascontiguousarray(recorded, dtype="<i8").tobytes())
     return h.hexdigest()
 
 

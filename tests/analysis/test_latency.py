@@ -172,3 +172,26 @@ def test_stalls_and_jitter_at_the_threshold() -> None:
     assert fig["jitter_pct"] == pytest.approx(100 * kept.std(ddof=1) / kept.mean())
     assert fig["window_max_ms"] == 80.2
     assert latency.stall_spans(df, "p99_ms", [7]) == {7: [(50.0, 60.0), (60.0, 70.0)]}
+
+
+def test_runs_whose_window_seqs_and_blob_sizes_coincide_keep_their_own_histograms(
+        tmp_path: Path, own_cache: Path) -> None:
+    """Two databases of the same design, recorded apart: their run 1 has the same window seqs,
+    and here the same blob sizes too (as a coincidence would give). The second's merge is its
+    own, not the first's from the cache."""
+    dbs = []
+    for seed, scale in ((1, 1.0), (2, 3.0)):
+        db = tmp_path / f"seed{seed}.sqlite"
+        build_store(db, [SynthCell(knobs={"doublewrite": True}, latency_scale=scale)],
+                    name="twins", repetitions=1, duration=120, n_counters=30, seed=seed)
+        dbs.append(db)
+    first_fr, second_fr = load(dbs[0]), load(dbs[1])
+    first = latency_histograms.window_histograms(dbs[0], first_fr.intervals, [1])[1]
+    twin = second_fr.intervals.copy()
+    twin["latency_bytes"] = first_fr.intervals["latency_bytes"].to_numpy()
+    assert (twin["seq"].to_numpy() == first_fr.intervals["seq"].to_numpy()).all()
+    second = latency_histograms.window_histograms(dbs[1], twin, [1])[1]
+    window = second_fr.intervals[second_fr.intervals["in_window"]]
+    want = _independent(dbs[1], window, [1])
+    assert second.types["new_order"][2] == round(want["max_ms"] * 1000)
+    assert second.types["new_order"][2] != first.types["new_order"][2]

@@ -5,8 +5,10 @@ a fresh folder per case): each case must end in one ``error: …`` (or a usage e
 expected fragments, exit 2, no traceback, no "internal error", no ``— None``, no password and
 no control character on the terminal, and nothing written. Then, outside the table: every
 credential form is absent from stdout, stderr, the crash log, the run log and the results
-database; a FIFO named as any path the tool opens is refused, never opened (a subprocess with a
-timeout, so a hang fails the test instead of hanging it); and the README's own example.
+database; a FIFO named as any path the tool opens is refused, never opened; and the README's own
+example. What must run in a child process (the FIFO cases, one credential form, doctor's
+checks) runs in ONE child through the real entry point, each invocation in its own folder, a
+watchdog giving each a deadline, so a hang fails its own case instead of hanging the suite.
 
 ``{tmp}`` in arguments, file contents, fragments and environment values is the case's folder.
 """
@@ -28,6 +30,7 @@ from tests.cli.conftest import CliRun
 from tests.cli.test_hostile_inputs import BASE, OK, _fill, _snapshot, exp
 from tests.cli.test_hostile_inputs import _write as _write_round1
 from tests.support import system_tools
+from tests.support.cli_child import Invocation, Outcome, run_in_one_child
 from tests.support.cli_runner import run_cli
 from tests.support.patching import DELETE, merge
 
@@ -378,20 +381,42 @@ CASES: list[Case] = [
 
 
 _QUEUED_DB: dict[str, bytes] = {}
+_EMPTY_DB: dict[str, bytes] = {}
 
 
-def _queued_db(tmp: Path) -> bytes:
-    """A results database holding one experiment whose runs are only queued (built once)."""
+def _empty_db(tmp: Path) -> bytes:
+    """A current, empty results database, as migrated by :class:`store.db.ResultsDB` (the
+    migration `flushbench db upgrade` runs), built once per process (beside ``tmp``, in the
+    first caller's folder): each case gets a copy of its bytes instead of migrating a database
+    of its own (~0.2 CPU-s a case)."""
+    if "db" not in _EMPTY_DB:
+        from store.db import ResultsDB
+
+        folder = tmp.parent / "empty-db"
+        folder.mkdir()
+        ResultsDB(folder / "r.sqlite").dispose()
+        conn = sqlite3.connect(folder / "r.sqlite")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the file itself
+        conn.close()
+        _EMPTY_DB["db"] = (folder / "r.sqlite").read_bytes()
+    return _EMPTY_DB["db"]
+
+
+def _queued_db(tmp: Path, cli: CliRun) -> bytes:
+    """A results database holding one experiment whose runs are only queued (built once per
+    process, by `flushbench queue add` through the entry point in this process: a subprocess
+    cost an interpreter start on top of the preflight)."""
     if "db" not in _QUEUED_DB:
         folder = tmp.parent / "queued-db"
         folder.mkdir()
         (folder / "x.yaml").write_text(OK)
-        env = {**os.environ, "FLUSHBENCH_WORK": str(folder / "work")}
-        env.pop("FLUSHBENCH_DB", None)
-        proc = subprocess.run([FB, "queue", "add", str(folder / "x.yaml"), "--db",
-                               str(folder / "q.sqlite")], capture_output=True, text=True,
-                              env=env, timeout=300, check=False)
-        assert proc.returncode == 0, proc.stderr
+        with pytest.MonkeyPatch.context() as env:  # its own folder, not the case's
+            env.chdir(folder)
+            env.setenv("FLUSHBENCH_WORK", str(folder / "work"))
+            env.delenv("FLUSHBENCH_DB", raising=False)
+            code, _, err = cli(["queue", "add", str(folder / "x.yaml"), "--db",
+                                str(folder / "q.sqlite")])
+        assert code == 0, err
         conn = sqlite3.connect(folder / "q.sqlite")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.close()
@@ -399,7 +424,7 @@ def _queued_db(tmp: Path) -> bytes:
     return _QUEUED_DB["db"]
 
 
-def _write(tmp: Path, files: dict[str, str | bytes]) -> None:
+def _write(tmp: Path, files: dict[str, str | bytes], cli: CliRun) -> None:
     """The first hostile-input table's files, a symlink loop and a queued-only database."""
     plain = {}
     for name, content in files.items():
@@ -408,7 +433,7 @@ def _write(tmp: Path, files: dict[str, str | bytes]) -> None:
             os.symlink(f"{path}.other", path)
             os.symlink(path, f"{path}.other")
         elif content == "QUEUED":
-            path.write_bytes(_queued_db(tmp))
+            path.write_bytes(_queued_db(tmp, cli))
         else:
             plain[name] = content
     _write_round1(tmp, plain)
@@ -422,10 +447,9 @@ def test_enough_new_cases() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile_input_round2(case: Case, case_dir: Path, cli: CliRun,
                               monkeypatch: pytest.MonkeyPatch) -> None:
-    _write(case_dir, case.files)
+    _write(case_dir, case.files, cli)
     if case.needs_db:
-        code, _, err = cli(["db", "upgrade", "--db", str(case_dir / "r.sqlite")])
-        assert code == 0, err
+        (case_dir / "r.sqlite").write_bytes(_empty_db(case_dir))
     for key, value in case.env.items():
         monkeypatch.setenv(key, _fill(value, case_dir))
     before = _snapshot(case_dir)
@@ -518,6 +542,7 @@ def test_no_credential_in_run_log_or_database(form: str, text: str, kept: str,
     from store.models import Run, RunEvent
     from tests.support.queueing import one_running_run
 
+    (tmp_path / "r.sqlite").write_bytes(_empty_db(tmp_path / "r.sqlite"))  # migrated once
     db = ResultsDB(tmp_path / "r.sqlite")
     run_id = one_running_run(db, "creds")
     stream = io.StringIO()
@@ -545,48 +570,62 @@ def test_no_credential_in_run_log_or_database(form: str, text: str, kept: str,
     assert SECRET.encode() not in raw
 
 
-#: URL forms of a credential; the first also runs as a real subprocess (interpreter start,
-#: the entry point's error boundary, the terminal), the rest in this process through the same
-#: ``main()`` (each subprocess costs ~2 s of CPU: 24 of them were ~45 s of the suite).
+#: URL forms of a credential; the first also runs in a real child process (interpreter start,
+#: the entry point's error boundary, the terminal: the child of :func:`in_a_child`), the rest
+#: in this process through the same ``main()`` (each child of its own cost ~2 s of CPU: 24 of
+#: them were ~45 s of the suite).
 CREDENTIAL_FORMS = ["userinfo", "query", "env-query", "unencoded-at", "percent", "bad-port"]
+CREDENTIAL_URLS = {
+    "userinfo": f"{PG}://u:{SECRET}@127.0.0.1:1/x",
+    "query": f"{PG}://u@127.0.0.1:1/x?password={SECRET}",
+    "env-query": f"{PG}://u@127.0.0.1:1/x?password={SECRET}",
+    "unencoded-at": f"{PG}://u:pa@{SECRET}@127.0.0.1:1/x",
+    "percent": f"{PG}://u:pa%40{SECRET}@127.0.0.1:1/x",
+    "bad-port": f"{PG}://u:{SECRET}@127.0.0.1:70000/x",
+}
+CREDENTIAL_VERBS = (["status"], ["show", "1"], ["db", "upgrade"], ["doctor"])
+
+
+def _credential_args(form: str, verb: list[str]) -> list[str]:
+    """The verb's arguments: the URL by --db, except the env-query form's ($FLUSHBENCH_DB)."""
+    return list(verb) if form == "env-query" else [*verb, "--db", CREDENTIAL_URLS[form]]
+
+
+def _credential_jobs(folder: Path) -> list[Invocation]:
+    """The child-process form's verbs, run in ``folder`` (its work folder inside)."""
+    folder.mkdir()
+    form = CREDENTIAL_FORMS[0]
+    return [Invocation(f"credentials {' '.join(verb)}", _credential_args(form, verb),
+                       env={"FLUSHBENCH_WORK": str(folder / "work"), "FLUSHBENCH_DB": None},
+                       cwd=folder, deadline_s=120)
+            for verb in CREDENTIAL_VERBS]
 
 
 @pytest.mark.parametrize("form", CREDENTIAL_FORMS)
-def test_no_credential_on_the_terminal_or_in_files(form: str, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_credential_on_the_terminal_or_in_files(
+        form: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], in_a_child: tuple[Path, dict[str, Outcome]]) -> None:
     """The real command, each URL form (--db or $FLUSHBENCH_DB): no secret in any output."""
-    urls = {
-        "userinfo": f"{PG}://u:{SECRET}@127.0.0.1:1/x",
-        "query": f"{PG}://u@127.0.0.1:1/x?password={SECRET}",
-        "env-query": f"{PG}://u@127.0.0.1:1/x?password={SECRET}",
-        "unencoded-at": f"{PG}://u:pa@{SECRET}@127.0.0.1:1/x",
-        "percent": f"{PG}://u:pa%40{SECRET}@127.0.0.1:1/x",
-        "bad-port": f"{PG}://u:{SECRET}@127.0.0.1:70000/x",
-    }
-    env = {**os.environ, "FLUSHBENCH_WORK": str(tmp_path / "work")}
-    env.pop("FLUSHBENCH_DB", None)
-    as_subprocess = form == CREDENTIAL_FORMS[0]
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("FLUSHBENCH_WORK", env["FLUSHBENCH_WORK"])
-    monkeypatch.delenv("FLUSHBENCH_DB", raising=False)
-    for verb in (["status"], ["show", "1"], ["db", "upgrade"], ["doctor"]):
-        args = list(verb)
+    if form == CREDENTIAL_FORMS[0]:
+        root, said = in_a_child
+        folder = root / "credentials"
+        runs = [said[f"credentials {' '.join(verb)}"] for verb in CREDENTIAL_VERBS]
+        for run in runs:
+            assert run.finished, run.note
+        results = [(run.code, run.out, run.err) for run in runs]
+    else:
+        folder = tmp_path
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("FLUSHBENCH_WORK", str(tmp_path / "work"))
+        monkeypatch.delenv("FLUSHBENCH_DB", raising=False)
         if form == "env-query":
-            env["FLUSHBENCH_DB"] = urls[form]
-            monkeypatch.setenv("FLUSHBENCH_DB", urls[form])
-        else:
-            args += ["--db", urls[form]]
-        if as_subprocess:
-            proc = subprocess.run([FB, *args], capture_output=True, text=True, env=env,
-                                  timeout=120, cwd=tmp_path, check=False)
-            code, out, err = proc.returncode, proc.stdout, proc.stderr
-        else:
-            code, out, err = run_cli(args, capsys)
+            monkeypatch.setenv("FLUSHBENCH_DB", CREDENTIAL_URLS[form])
+        results = [run_cli(_credential_args(form, verb), capsys) for verb in CREDENTIAL_VERBS]
+    for code, out, err in results:
         assert code in (1, 2), err
         assert SECRET not in out + err, out + err
         assert "internal error" not in err
-    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    written = [p for p in folder.rglob("*") if p.is_file()]
     for path in written:
         assert SECRET.encode() not in path.read_bytes(), path
 
@@ -611,32 +650,78 @@ FIFO_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "args"), FIFO_CASES, ids=[c[0] for c in FIFO_CASES])
-def test_fifo_is_refused_not_opened(kind: str, args: list[str], tmp_path: Path) -> None:
-    """A named pipe for any path kind: a clear refusal within 60 s (a hang fails here)."""
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
-    (tmp_path / "x.yaml").write_text(OK)
-    (tmp_path / "base.yaml").write_text(exp({"base_config": str(fifo)}))
-    (tmp_path / "profile.yaml").write_text(exp({"server": str(fifo)}))
-    env = {**os.environ, "FLUSHBENCH_WORK": str(tmp_path / "work")}
-    env.pop("FLUSHBENCH_DB", None)
-    if "{tmp}/r.sqlite" in args:
-        # A current, empty results database, made in this process (a `flushbench db upgrade`
-        # subprocess cost an interpreter start per case); only the verb runs as a subprocess.
-        from store.db import ResultsDB
+def _fifo_argv(args: list[str], folder: Path) -> list[str]:
+    """A FIFO case's arguments in its folder."""
+    return [a.replace("{fifo}", str(folder / "pipe")).replace("{tmp}", str(folder))
+            for a in args]
 
-        ResultsDB(tmp_path / "r.sqlite").dispose()
-    argv = [a.replace("{fifo}", str(fifo)).replace("{tmp}", str(tmp_path)) for a in args]
-    try:
-        proc = subprocess.run([FB, *argv], capture_output=True, text=True, env=env,
-                              timeout=60, cwd=tmp_path, check=False)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"flushbench {' '.join(argv)} blocked on the FIFO")
-    assert proc.returncode == 2, proc.stderr
-    assert "named pipe (FIFO)" in proc.stderr, proc.stderr
-    assert "internal error" not in proc.stderr
-    assert stat.S_ISFIFO(fifo.stat().st_mode)  # left as it was
+
+def _fifo_jobs(root: Path) -> list[Invocation]:
+    """Each FIFO case in a folder of its own (``root/KIND``): the named pipe ``pipe``, the
+    files that name it, and a current, empty results database where the case uses one."""
+    jobs = []
+    for kind, args in FIFO_CASES:
+        folder = root / kind
+        folder.mkdir(parents=True)
+        fifo = folder / "pipe"
+        os.mkfifo(fifo)
+        (folder / "x.yaml").write_text(OK)
+        (folder / "base.yaml").write_text(exp({"base_config": str(fifo)}))
+        (folder / "profile.yaml").write_text(exp({"server": str(fifo)}))
+        if "{tmp}/r.sqlite" in args:
+            (folder / "r.sqlite").write_bytes(_empty_db(root))
+        jobs.append(Invocation(f"fifo {kind}", _fifo_argv(args, folder),
+                               env={"FLUSHBENCH_WORK": str(folder / "work"),
+                                    "FLUSHBENCH_DB": None},
+                               cwd=folder, deadline_s=60))
+    return jobs
+
+
+def _doctor_jobs(folder: Path) -> list[Invocation]:
+    """`doctor` on a text file named as the database, then `db upgrade` of a new one and
+    `doctor` on it (in that order: the child runs them in turn)."""
+    folder.mkdir()
+    (folder / "t.db").write_text("hello\n")
+    # COLUMNS: the table's rows on one line each, so "not a SQLite database" is never cut by
+    # a cell's wrapping (at 250 columns where it broke depended on the folder's path length).
+    env: dict[str, str | None] = {"FLUSHBENCH_WORK": str(folder / "work"), "COLUMNS": "1000",
+                                  "FLUSHBENCH_DB": None}
+    steps = {"bad": ["doctor", "--db", str(folder / "t.db")],
+             "upgrade": ["db", "upgrade", "--db", str(folder / "r.sqlite")],
+             "good": ["doctor", "--db", str(folder / "r.sqlite")]}
+    return [Invocation(f"doctor {step}", args, env=env, cwd=folder, deadline_s=120)
+            for step, args in steps.items()]
+
+
+@pytest.fixture(scope="module")
+def in_a_child(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Outcome]]:
+    """Every invocation of this module that runs in a child process — the FIFO cases, the
+    credential form that is not run in this process, doctor's checks — in ONE child, through
+    the real entry point ``flushbench.cli.main`` (:mod:`tests.support.cli_child`: an
+    interpreter start and flushbench's imports once, not once per case, ~1.5 CPU-s each).
+    Each invocation has its own folder (its cwd and $FLUSHBENCH_WORK), $FLUSHBENCH_DB unset,
+    and its own deadline: one that blocks is killed with the child and reported by name, the
+    rest run in a new child. Returns the folders' root and name → outcome."""
+    root = tmp_path_factory.mktemp("in-a-child")
+    jobs = [*_fifo_jobs(root / "fifo"), *_credential_jobs(root / "credentials"),
+            *_doctor_jobs(root / "doctor")]
+    return root, run_in_one_child(jobs)
+
+
+@pytest.mark.parametrize(("kind", "args"), FIFO_CASES, ids=[c[0] for c in FIFO_CASES])
+def test_fifo_is_refused_not_opened(kind: str, args: list[str],
+                                    in_a_child: tuple[Path, dict[str, Outcome]]) -> None:
+    """A named pipe for any path kind: a clear refusal within 60 s (a hang fails here)."""
+    root, said = in_a_child
+    folder = root / "fifo" / kind
+    run = said[f"fifo {kind}"]
+    if not run.finished:
+        pytest.fail(f"flushbench {' '.join(_fifo_argv(args, folder))} blocked on the FIFO"
+                    f" ({run.note})")
+    assert run.code == 2, run.err
+    assert "named pipe (FIFO)" in run.err, run.err
+    assert "internal error" not in run.err
+    assert stat.S_ISFIFO((folder / "pipe").stat().st_mode)  # left as it was
 
 
 # --- the rest of the round ---------------------------------------------------------------------
@@ -695,22 +780,15 @@ def test_non_ascii_echo_on_an_ascii_terminal(case_dir: Path) -> None:
     assert b"internal error" not in proc.stderr and b"Traceback" not in proc.stderr
 
 
-def test_doctor_checks_the_database(case_dir: Path) -> None:
+def test_doctor_checks_the_database(in_a_child: tuple[Path, dict[str, Outcome]]) -> None:
     """`doctor --db` opens the database: a text file named as one is a failed check."""
-    (case_dir / "t.db").write_text("hello\n")
-    env = {**os.environ, "FLUSHBENCH_WORK": str(case_dir / "work"), "COLUMNS": "250"}
-    env.pop("FLUSHBENCH_DB", None)
-    bad = subprocess.run([FB, "doctor", "--db", str(case_dir / "t.db")], capture_output=True,
-                         text=True, env=env, timeout=120, check=False)
-    assert bad.returncode == 1
-    assert "results database" in bad.stderr and "not a SQLite database" in bad.stdout
-    good = case_dir / "r.sqlite"
-    subprocess.run([FB, "db", "upgrade", "--db", str(good)], env=env, check=True,
-                   capture_output=True, timeout=120)
-    ok = subprocess.run([FB, "doctor", "--db", str(good)], capture_output=True, text=True,
-                        env=env, timeout=120, check=False)
-    assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "results database" in ok.stdout and "revision" in ok.stdout
+    _, said = in_a_child
+    bad, upgrade, ok = (said[f"doctor {step}"] for step in ("bad", "upgrade", "good"))
+    assert bad.code == 1, bad.note or bad.out + bad.err
+    assert "results database" in bad.err and "not a SQLite database" in bad.out
+    assert upgrade.code == 0, upgrade.note or upgrade.out + upgrade.err
+    assert ok.code == 0, ok.note or ok.out + ok.err
+    assert "results database" in ok.out and "revision" in ok.out
 
 
 @pytest.mark.skipif(system_tools.which("chattr") is None,

@@ -16,6 +16,9 @@ The runner also speaks SQL to the server it measures (``SHOW GLOBAL STATUS``, ``
 doing it are named in :data:`SERVER_UNDER_TEST`; there literal SQL is let through, and only
 while the module imports neither SQLAlchemy, ``sqlite3`` nor ``store`` (so it cannot reach a
 results database) and still holds literal SQL (so the list does not outlive its reason).
+
+Parsing is what these checks cost, so each module is parsed and walked once for all of them
+(:class:`CodeBase`, shared by this file's tests).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("core", "flushbench", "runner", "analysis")
@@ -69,15 +74,27 @@ class SqlCall:
         return f"{self.path}:{self.line} {self.what}"
 
 
+@dataclass(frozen=True)
+class ModuleSql:
+    """What the checks ask of one module, from one parse and one walk of it: its statements
+    (:func:`sql_calls`), its run-state writes (:func:`run_state_writes`) and the top-level
+    packages it imports, function-level imports too."""
+
+    sql: tuple[SqlCall, ...]
+    run_state: tuple[SqlCall, ...]
+    imports: frozenset[str]
+
+
 def _is_sqlalchemy(module: str | None) -> bool:
     return module is not None and (module == "sqlalchemy" or module.startswith("sqlalchemy."))
 
 
-def _sqlalchemy_names(tree: ast.AST) -> tuple[dict[str, str], set[str]]:
+def _sqlalchemy_names(imports: list[ast.Import | ast.ImportFrom]
+                      ) -> tuple[dict[str, str], set[str]]:
     """Local names bound to a builder (``{local: builder}``) and to a sqlalchemy module."""
     builders: dict[str, str] = {}
     modules: set[str] = set()
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.ImportFrom) and _is_sqlalchemy(node.module):
             for alias in node.names:
                 if alias.name in BUILDERS:
@@ -89,6 +106,17 @@ def _sqlalchemy_names(tree: ast.AST) -> tuple[dict[str, str], set[str]]:
                 if _is_sqlalchemy(alias.name):
                     modules.add(alias.asname or alias.name.split(".")[0])
     return builders, modules
+
+
+def _imported_packages(imports: list[ast.Import | ast.ImportFrom]) -> frozenset[str]:
+    """The top-level package of everything a module imports (function-level imports too)."""
+    names = set()
+    for node in imports:
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return frozenset(names)
 
 
 def _root_name(node: ast.expr) -> str | None:
@@ -103,43 +131,77 @@ def _is_literal_sql(node: ast.expr) -> bool:
         node, ast.JoinedStr)
 
 
+def _sql_call(node: ast.Call, builders: dict[str, str], modules: set[str],
+              path: str) -> SqlCall | None:
+    """The call as a statement built or literal SQL sent, None when it is neither."""
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in builders:
+        return SqlCall(path, node.lineno, f"{builders[func.id]}(")
+    if isinstance(func, ast.Attribute):
+        if func.attr in BUILDERS and _root_name(func.value) in modules:
+            return SqlCall(path, node.lineno, f"{ast.unparse(func)}(")
+        if func.attr in EXECUTORS and node.args and _is_literal_sql(node.args[0]):
+            return SqlCall(path, node.lineno, f".{func.attr}(<literal SQL>)")
+    return None
+
+
+def _run_state_write(node: ast.Call, builders: dict[str, str], modules: set[str],
+                     path: str) -> SqlCall | None:
+    """The call as a write of a run-state table, None when it is none."""
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in RUN_STATE_TABLES:
+        return SqlCall(path, node.lineno, f"{func.id}(")
+    if isinstance(func, ast.Name) and builders.get(func.id) in WRITERS:
+        builder = builders[func.id]
+    elif (isinstance(func, ast.Attribute) and func.attr in WRITERS
+          and _root_name(func.value) in modules):
+        builder = func.attr
+    else:
+        return None
+    table = node.args[0] if node.args else None
+    if isinstance(table, ast.Name) and table.id in RUN_STATE_TABLES:
+        return SqlCall(path, node.lineno, f"{builder}({table.id})")
+    return None
+
+
+def read_module(source: str, path: str) -> ModuleSql:
+    """Everything the checks ask of ``source``: parsing dominates their cost, so each module
+    is parsed and walked once for all of them (the calls keep ``ast.walk``'s order, then are
+    sorted by line)."""
+    tree = ast.parse(source, filename=path)
+    calls: list[ast.Call] = []
+    imports: list[ast.Import | ast.ImportFrom] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+    builders, modules = _sqlalchemy_names(imports)
+    sql = [c for node in calls if (c := _sql_call(node, builders, modules, path))]
+    run_state = [c for node in calls
+                 if (c := _run_state_write(node, builders, modules, path))]
+    return ModuleSql(sql=tuple(sorted(sql, key=lambda c: c.line)),
+                     run_state=tuple(sorted(run_state, key=lambda c: c.line)),
+                     imports=_imported_packages(imports))
+
+
 def sql_calls(source: str, path: str) -> list[SqlCall]:
     """Every call in ``source`` that builds a statement or sends literal SQL."""
-    tree = ast.parse(source, filename=path)
-    builders, modules = _sqlalchemy_names(tree)
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Name) and func.id in builders:
-            found.append(SqlCall(path, node.lineno, f"{builders[func.id]}("))
-        elif isinstance(func, ast.Attribute):
-            if func.attr in BUILDERS and _root_name(func.value) in modules:
-                found.append(SqlCall(path, node.lineno, f"{ast.unparse(func)}("))
-            elif func.attr in EXECUTORS and node.args and _is_literal_sql(node.args[0]):
-                found.append(SqlCall(path, node.lineno, f".{func.attr}(<literal SQL>)"))
-    return sorted(found, key=lambda c: c.line)
+    return list(read_module(source, path).sql)
 
 
-def _imports(tree: ast.AST) -> set[str]:
-    """The top-level package of everything a module imports (function-level imports too)."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
-    return names
+def run_state_writes(source: str, path: str) -> list[SqlCall]:
+    """Every call in ``source`` that writes a run-state table: a writing builder given one
+    (``update(Run)``, ``sa.delete(Worker)``) or a new row of one (``RunEvent(…)``)."""
+    return list(read_module(source, path).run_state)
 
 
-def talks_to_the_server_only(source: str, path: str) -> bool:
+def talks_to_the_server_only(module: ModuleSql) -> bool:
     """Whether a module of :data:`SERVER_UNDER_TEST` sends only literal SQL (no builder) and
     imports nothing that reaches a results database."""
-    calls = sql_calls(source, path)
     return (
-        all(c.what.startswith(".") for c in calls)
-        and not _imports(ast.parse(source)) & set(RESULTS_DB_IMPORTS)
+        all(c.what.startswith(".") for c in module.sql)
+        and not module.imports & set(RESULTS_DB_IMPORTS)
     )
 
 
@@ -149,69 +211,71 @@ def is_sql_home(path: str) -> bool:
                for home in SQL_HOMES)
 
 
-def misplaced_sql(root: Path, packages: tuple[str, ...] = SCANNED) -> list[SqlCall]:
+class CodeBase:
+    """The modules under a root, each read and parsed at most once however many checks ask
+    (parsing the code base is most of what the checks cost)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._modules: dict[str, ModuleSql] = {}
+
+    def paths(self, package: str) -> list[str]:
+        """The modules of ``package``, relative to the root, in path order."""
+        return [file.relative_to(self.root).as_posix()
+                for file in sorted((self.root / package).rglob("*.py"))]
+
+    def module(self, path: str) -> ModuleSql:
+        """What the module at ``path`` (relative to the root) holds."""
+        if path not in self._modules:
+            source = (self.root / path).read_text(encoding="utf-8")
+            self._modules[path] = read_module(source, path)
+        return self._modules[path]
+
+
+def misplaced_sql(code: CodeBase, packages: tuple[str, ...] = SCANNED) -> list[SqlCall]:
     """The calls building SQL in modules of ``packages`` that are no SQL home, in path order."""
     out = []
     for package in packages:
-        for file in sorted((root / package).rglob("*.py")):
-            path = file.relative_to(root).as_posix()
-            source = file.read_text(encoding="utf-8")
-            if is_sql_home(path) or (
-                    path in SERVER_UNDER_TEST and talks_to_the_server_only(source, path)):
+        for path in code.paths(package):
+            if is_sql_home(path):
                 continue
-            out.extend(sql_calls(source, path))
+            module = code.module(path)
+            if path in SERVER_UNDER_TEST and talks_to_the_server_only(module):
+                continue
+            out.extend(module.sql)
     return out
 
 
-def run_state_writes(source: str, path: str) -> list[SqlCall]:
-    """Every call in ``source`` that writes a run-state table: a writing builder given one
-    (``update(Run)``, ``sa.delete(Worker)``) or a new row of one (``RunEvent(…)``)."""
-    tree = ast.parse(source, filename=path)
-    builders, modules = _sqlalchemy_names(tree)
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Name) and func.id in RUN_STATE_TABLES:
-            found.append(SqlCall(path, node.lineno, f"{func.id}("))
-            continue
-        if isinstance(func, ast.Name) and builders.get(func.id) in WRITERS:
-            builder = builders[func.id]
-        elif (isinstance(func, ast.Attribute) and func.attr in WRITERS
-              and _root_name(func.value) in modules):
-            builder = func.attr
-        else:
-            continue
-        table = node.args[0] if node.args else None
-        if isinstance(table, ast.Name) and table.id in RUN_STATE_TABLES:
-            found.append(SqlCall(path, node.lineno, f"{builder}({table.id})"))
-    return sorted(found, key=lambda c: c.line)
-
-
-def run_state_outside_the_ledger(root: Path, packages: tuple[str, ...] = (*SCANNED, "store")
+def run_state_outside_the_ledger(code: CodeBase,
+                                 packages: tuple[str, ...] = (*SCANNED, "store")
                                  ) -> list[SqlCall]:
     """The writes of run state in modules of ``packages`` outside :data:`LEDGER`."""
     out = []
     for package in packages:
-        for file in sorted((root / package).rglob("*.py")):
-            path = file.relative_to(root).as_posix()
+        for path in code.paths(package):
             if path.startswith(LEDGER) or path.startswith(RUN_STATE_DEFINITIONS):
                 continue
-            out.extend(run_state_writes(file.read_text(encoding="utf-8"), path))
+            out.extend(code.module(path).run_state)
     return out
 
 
-def test_sql_lives_in_the_store_and_the_query_modules() -> None:
-    misplaced = misplaced_sql(ROOT)
+@pytest.fixture(scope="module")
+def code_base() -> CodeBase:
+    """The repository's modules, parsed once for every check of this file (a module fixture
+    also keeps those checks in one xdist worker: tests/support/parallel.py)."""
+    return CodeBase(ROOT)
+
+
+def test_sql_lives_in_the_store_and_the_query_modules(code_base: CodeBase) -> None:
+    misplaced = misplaced_sql(code_base)
     assert not misplaced, (
         "statements outside store/ and analysis/reading/query.py (move each into a named function"
         " there; run state: the ledger, store/ledger/):\n"
         + "\n".join(f"  {c}" for c in misplaced))
 
 
-def test_run_state_changes_only_in_the_ledger() -> None:
-    found = run_state_outside_the_ledger(ROOT)
+def test_run_state_changes_only_in_the_ledger(code_base: CodeBase) -> None:
+    found = run_state_outside_the_ledger(code_base)
     assert not found, (
         "run-state writes outside store/ledger/ (move each into the ledger module of its"
         " job):\n" + "\n".join(f"  {c}" for c in found))
@@ -231,7 +295,7 @@ def test_the_checker_reports_a_run_state_write_outside_the_ledger(tmp_path: Path
     (tmp_path / "store" / "ledger" / "finish.py").write_text(
         "from sqlalchemy import update\nfrom store.models import Run\n\n"
         "def f(s):\n    s.execute(update(Run))\n    s.add(Run())\n")
-    found = [str(c) for c in run_state_outside_the_ledger(tmp_path, ("store",))]
+    found = [str(c) for c in run_state_outside_the_ledger(CodeBase(tmp_path), ("store",))]
     assert found == [
         "store/bundles.py:6 update(Run)",
         "store/bundles.py:7 delete(Worker)",
@@ -239,10 +303,9 @@ def test_the_checker_reports_a_run_state_write_outside_the_ledger(tmp_path: Path
     ], found
 
 
-def test_the_server_under_test_modules_still_speak_sql_to_it() -> None:
+def test_the_server_under_test_modules_still_speak_sql_to_it(code_base: CodeBase) -> None:
     """An entry of SERVER_UNDER_TEST whose literal SQL is gone is removed from the list."""
-    silent = [path for path in SERVER_UNDER_TEST
-              if not sql_calls((ROOT / path).read_text(encoding="utf-8"), path)]
+    silent = [path for path in SERVER_UNDER_TEST if not code_base.module(path).sql]
     assert not silent, f"no SQL left in {silent}: remove them from SERVER_UNDER_TEST"
 
 
@@ -269,7 +332,7 @@ def test_the_checker_reports_a_module_building_sql(tmp_path: Path) -> None:
     sandbox = tmp_path / "runner" / "server" / "sandbox.py"
     sandbox.parent.mkdir()
     sandbox.write_text("import sqlite3\n\ndef f(cur):\n    cur.execute('SHUTDOWN')\n")
-    found = [str(c) for c in misplaced_sql(tmp_path, ("runner", "store"))]
+    found = [str(c) for c in misplaced_sql(CodeBase(tmp_path), ("runner", "store"))]
     assert found == [
         "runner/fleet/queue.py:4 select(",
         "runner/fleet/sneaky.py:6 update(",

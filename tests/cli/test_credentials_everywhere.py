@@ -10,17 +10,20 @@ stored), the report's HTML and a study bundle. Neither end of the password may a
 of them: on the terminal, or in the raw bytes of every file and of the SQLite database.
 
 Everything runs in this process through the real entry point (``main()``, its error
-boundary, its console); nothing but localhost is contacted.
+boundary, its console); nothing but localhost is contacted. A new results database and the
+small experiment holding every password are each written once and copied into every case that
+starts from them.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import shutil
 import sqlite3
 import sys
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -63,6 +66,42 @@ def _where(text: str) -> str:
     """The text around the first leaked end, for a failure message."""
     at = max(text.find(LEFT), text.find(RIGHT))
     return text[max(0, at - 120):at + 120]
+
+
+def _written_once(folder: Path, write: Callable[[Path], None]) -> Path:
+    """``folder``, a new case folder, after ``write(folder / "r.sqlite")`` ran in it as in a
+    case (current directory, work dir and environment as the case_dir fixture sets them).
+
+    What several cases would write alike is written once and copied into each case folder
+    (:func:`_copied_into`): each starts from the very files a write of its own leaves.
+    """
+    folder.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        patch.setenv("FLUSHBENCH_WORK", str(folder / "work"))
+        patch.delenv("FLUSHBENCH_DB", raising=False)
+        patch.setenv("COLUMNS", "200")
+        forget_secrets()
+        write(folder / "r.sqlite")
+        forget_secrets()  # nothing the write remembered helps a case mask
+    return folder
+
+
+def _copied_into(written: Path, case_dir: Path) -> Path:
+    """The files of a :func:`_written_once` folder copied into ``case_dir``; the path of the
+    results database among them."""
+    shutil.copytree(written, case_dir, dirs_exist_ok=True)
+    return case_dir / "r.sqlite"
+
+
+@pytest.fixture(scope="module")
+def new_results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A case folder holding ``r.sqlite`` as ``ResultsDB`` creates it on first use (created
+    and migrated to head: ~0.1 s of migrations a case), for the logs' and the rows' cases."""
+    from store.db import ResultsDB
+
+    return _written_once(tmp_path_factory.mktemp("new-results") / "case",
+                         lambda path: ResultsDB(path).dispose())
 
 
 # --- the terminal -----------------------------------------------------------------------------
@@ -179,12 +218,13 @@ def _messages(pw: Password) -> list[str]:
 
 @pytest.mark.parametrize("pw", PASSWORDS, ids=PASSWORD_IDS)
 def test_the_run_log_and_the_crash_log_never_hold_the_password(
-        pw: Password, case_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        pw: Password, case_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        new_results_db: Path) -> None:
     from flushbench import cli as cli_module
     from flushbench.cli.logs import LogReporter
     from store.db import ResultsDB
 
-    db = ResultsDB(case_dir / "r.sqlite")
+    db = ResultsDB(_copied_into(new_results_db, case_dir))
     stream = io.StringIO()
     with LogReporter(db, case_dir / "logs" / "worker.log", stream=stream) as reporter:
         for message in _messages(pw):
@@ -208,14 +248,15 @@ def test_the_run_log_and_the_crash_log_never_hold_the_password(
 # --- the rows a run stores --------------------------------------------------------------------
 
 @pytest.mark.parametrize("pw", PASSWORDS, ids=PASSWORD_IDS)
-def test_the_stored_rows_never_hold_the_password(pw: Password, case_dir: Path) -> None:
+def test_the_stored_rows_never_hold_the_password(pw: Password, case_dir: Path,
+                                                 new_results_db: Path) -> None:
     from store import ledger
     from store.db import ResultsDB
     from store.ledger.recorder import RunRecorder
     from store.models import Run, RunEvent
     from tests.support.queueing import one_running_run
 
-    db = ResultsDB(case_dir / "r.sqlite")
+    db = ResultsDB(_copied_into(new_results_db, case_dir))
     run_id = one_running_run(db, EXPERIMENT)
     recorder = RunRecorder(db, run_id)
     for message in _messages(pw):
@@ -282,12 +323,34 @@ def _plant_in_stored_spec(path: Path) -> None:
 
 
 def _every_password_leak(folder: Path) -> list[str]:
-    return sorted({leak for pw in PASSWORDS for leak in _leaks(pw, folder)})
+    """``file: fragment`` for every file under ``folder`` holding any password or either end.
+
+    Each file is read once. Every password starts with ``LEFT`` (tests.support.hostile_passwords),
+    in its UTF-8 and its JSON spelling alike, so a file where the first password finds no
+    ``LEFT`` holds no password: what that password finds (``RIGHT``) is what all of them find.
+    """
+    assert all(pw.text.startswith(LEFT) for pw in PASSWORDS)
+    leaks = set()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        found = set(PASSWORDS[0].leaked_in(data))
+        if LEFT in found:
+            found = {fragment for pw in PASSWORDS for fragment in pw.leaked_in(data)}
+        leaks.update(f"{path.relative_to(folder)}: {fragment}" for fragment in found)
+    return sorted(leaks)
 
 
-def test_the_report_never_holds_a_password(case_dir: Path, cli: CliRun) -> None:
-    db = case_dir / "r.sqlite"
-    _store_with_every_password(db)
+@pytest.fixture(scope="module")
+def every_password_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A case folder holding ``r.sqlite`` as :func:`_store_with_every_password` writes it,
+    written once for the report's and the bundle's tests."""
+    return _written_once(tmp_path_factory.mktemp("every-password") / "case",
+                         _store_with_every_password)
+
+
+def test_the_report_never_holds_a_password(case_dir: Path, cli: CliRun,
+                                           every_password_store: Path) -> None:
+    db = _copied_into(every_password_store, case_dir)
     _plant_in_stored_spec(db)
     code, out, err = cli(["report", EXPERIMENT, "--db", str(db), "-o", str(case_dir / "out"),
                           "--no-png"])
@@ -313,9 +376,9 @@ def _failed_run(path: Path) -> int:
         conn.close()
 
 
-def test_a_bundle_never_holds_a_password(case_dir: Path, cli: CliRun) -> None:
-    db = case_dir / "r.sqlite"
-    _store_with_every_password(db)
+def test_a_bundle_never_holds_a_password(case_dir: Path, cli: CliRun,
+                                         every_password_store: Path) -> None:
+    db = _copied_into(every_password_store, case_dir)
     bundle = case_dir / "study.tar.gz"
     code, out, err = cli(["bundle", EXPERIMENT, "--db", str(db), "-o", str(bundle),
                           "--no-png"])

@@ -6,13 +6,45 @@ The root ``tests/conftest.py`` makes the ``cli`` fixture available to every test
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
+import typer
+import typer.main
 
 from flushbench.cli import main
 
 CliRun = Callable[[list[str]], tuple[int, str, str]]
+
+#: The click command tree typer built from each app (``typer.main.get_command``).
+_COMMAND_TREES: dict[int, tuple[typer.Typer, Any]] = {}
+
+
+@contextmanager
+def _one_command_tree() -> Iterator[None]:
+    """Every ``main()`` in this process reuses the click tree typer first built from the app.
+
+    typer rebuilds the tree at each call of the app (every verb's signature and type hints:
+    ≈ 40 ms, most of a command that fails at once), which a real process does once; the suite
+    runs thousands of commands in-process. The tree is the same each time (the verbs are
+    registered, and their help made to flow, once and idempotently); ``main()``, its error
+    boundary and click's parsing of each command's arguments still run every time.
+    """
+    build = typer.main.get_command
+
+    def built_once(app: typer.Typer) -> Any:
+        kept = _COMMAND_TREES.get(id(app))
+        if kept is None or kept[0] is not app:
+            kept = _COMMAND_TREES[id(app)] = (app, build(app))
+        return kept[1]
+
+    typer.main.get_command = built_once
+    try:
+        yield
+    finally:
+        typer.main.get_command = build
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -20,7 +52,8 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     argv = sys.argv
     sys.argv = ["flushbench", *args]
     try:
-        main()
+        with _one_command_tree():
+            main()
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1

@@ -22,6 +22,8 @@ import pytest
 import sqlalchemy as sa
 from scipy import stats
 
+from analysis.comparisons import crossdb
+from analysis.comparisons.compare import Comparison
 from analysis.comparisons.crossdb import cross_compare, parse_sources
 from analysis.tables.frames import load
 from core.errors import AnalysisError
@@ -53,13 +55,54 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return a, b
 
 
+@pytest.fixture(scope="module")
+def _per_source_comparisons() -> dict[tuple, Comparison]:
+    """The comparisons :func:`each_source_compared_once` has computed, by ``compare``'s
+    arguments (the sources' files are never written after :func:`sources`)."""
+    return {}
+
+
+@pytest.fixture
+def each_source_compared_once(monkeypatch: pytest.MonkeyPatch,
+                              _per_source_comparisons: dict[tuple, Comparison]) -> None:
+    """``cross_compare`` computes each source's own ``compare`` (≈ 1 CPU-s) once per module.
+
+    Every call of ``cross_compare`` below compares each of its sources on its own first, and
+    the refusals under test come after that (matching, pairs): ten calls on the same two
+    unchanged files would compute the same two comparisons ten times. The first call per
+    source computes it with the real :func:`analysis.comparisons.compare.compare`; later ones
+    get that very result. The CLI tests keep their own, as a user's command does.
+    """
+    real = crossdb.compare
+
+    def compare_once(db: object, experiment: object = None, **options: object
+                     ) -> Comparison:
+        key = (db, experiment, tuple(sorted(options.items())))
+        if key not in _per_source_comparisons:
+            _per_source_comparisons[key] = real(db, experiment, **options)
+        return _per_source_comparisons[key]
+
+    monkeypatch.setattr(crossdb, "compare", compare_once)
+
+
 def _notpm(path: Path) -> dict[str, np.ndarray]:
     rs = load(path, "stability-2011").run_summary
     done = rs[rs["status"] == "done"]
     return {str(label): g["notpm"].to_numpy(float) for label, g in done.groupby("cell_label")}
 
 
-def test_matching_and_verdicts(sources: tuple[Path, Path]) -> None:
+@pytest.fixture(scope="module")
+def notpm(sources: tuple[Path, Path]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each cell's done runs' NOTPM in A and in B, read from the frames (the tests' by-hand
+    figures start from these)."""
+    a, b = sources
+    return _notpm(a), _notpm(b)
+
+
+@pytest.mark.usefixtures("each_source_compared_once")
+def test_matching_and_verdicts(sources: tuple[Path, Path],
+                               notpm: tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
+                               ) -> None:
     a, b = sources
     cross = cross_compare(parse_sources([f"stability-2011@{a}", f"stability-2011@{b}"], None))
     assert [s.label for s in cross.sources] == ["stability-2011@a.sqlite",
@@ -87,7 +130,7 @@ def test_matching_and_verdicts(sources: tuple[Path, Path]) -> None:
     # residual SS twice A's within-cell SS of logs, df = runs − cells − (sources − 1); a pair
     # whose own residuals are significantly noisier than the other cells' (F test, 5 %) uses
     # its own σ on its share of the df.
-    values = _notpm(a)
+    values = notpm[0]
     logs = {k: np.log(v) for k, v in values.items() if k != DROPPED}  # matched cells only
     ss = {k: 2 * float(((v - v.mean()) ** 2).sum()) for k, v in logs.items()}
     runs = 2 * sum(len(v) for v in logs.values())
@@ -116,6 +159,7 @@ def test_matching_and_verdicts(sources: tuple[Path, Path]) -> None:
     assert slower == sorted(k for k in pooled.index if k.startswith("doublewrite=off"))
 
 
+@pytest.mark.usefixtures("each_source_compared_once")
 def test_matching_refusals(sources: tuple[Path, Path], tmp_path: Path) -> None:
     a, b = sources
     pair = parse_sources([f"stability-2011@{a}", f"stability-2011@{b}"], None)
@@ -201,7 +245,9 @@ def _log_ratio(cell: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
     return math.log(cell.mean() / ref.mean()), var
 
 
-def test_pairs_by_hand(sources: tuple[Path, Path]) -> None:
+@pytest.mark.usefixtures("each_source_compared_once")
+def test_pairs_by_hand(sources: tuple[Path, Path],
+                       notpm: tuple[dict[str, np.ndarray], dict[str, np.ndarray]]) -> None:
     """A's doublewrite off/50 paired with B's on/50: the sources now disagree (Cochran's Q)."""
     a, b = sources
     pair = parse_sources([f"stability-2011@{a}", f"stability-2011@{b}"], None)
@@ -210,7 +256,7 @@ def test_pairs_by_hand(sources: tuple[Path, Path]) -> None:
     base = "doublewrite=on max_dirty_pages_pct=75 io_capacity=200"
     assert cross.on == [] and len(cross.unmatched) == 6 + 5
     assert f"{ROWS_ON50}: not paired, in stability-2011@a.sqlite" in cross.unmatched
-    va, vb = _notpm(a), _notpm(b)
+    va, vb = notpm
     between = cross.between.set_index("label")
     label = f"{off50} ≙ {on50}"
     expected = math.exp(np.log(vb[on50]).mean() - np.log(va[off50]).mean())

@@ -51,6 +51,17 @@ def flash_model(tmp_path_factory: pytest.TempPathFactory) -> ReportModel:
                               "stability-2011-flash")
 
 
+@pytest.fixture(scope="module", params=["gen_model", "flash_model"])
+def model(request: pytest.FixtureRequest) -> ReportModel:
+    """Each study's report model in turn: the fixture above of that name, built once.
+
+    A module-scoped fixture by name (not ``getfixturevalue`` in each test) keeps the tests that
+    take it in this file's xdist group (tests/support/parallel.py), so ``make test`` builds each
+    model once on one worker instead of once per worker a case lands on.
+    """
+    return request.getfixturevalue(request.param)
+
+
 def words(parts: object) -> str:
     """Rich text (or a block's text) as its plain words."""
     if isinstance(parts, str):
@@ -73,10 +84,7 @@ def first_screen_items(model: ReportModel, heading: str) -> list[str]:
     return [words(item) for item in nxt.items] if isinstance(nxt, Bullets) else []
 
 
-@pytest.mark.parametrize("which", ["gen_model", "flash_model"])
-def test_first_screen_is_verdict_then_caveats_then_next(which: str,
-                                                        request: pytest.FixtureRequest) -> None:
-    model = request.getfixturevalue(which)
+def test_first_screen_is_verdict_then_caveats_then_next(model: ReportModel) -> None:
     headings = [words(b.text) for b in model.sections[0] if isinstance(b, Heading)]
     assert headings == ["Verdict", "Caveats", "Next"]
     assert first_screen_items(model, "Verdict")[0].startswith("Most throughput: ")
@@ -85,12 +93,9 @@ def test_first_screen_is_verdict_then_caveats_then_next(which: str,
     assert isinstance(model.sections[1][0], Contents)
 
 
-@pytest.mark.parametrize("which", ["gen_model", "flash_model"])
-def test_caveat_counts_are_the_warnings_counts(which: str,
-                                              request: pytest.FixtureRequest) -> None:
+def test_caveat_counts_are_the_warnings_counts(model: ReportModel) -> None:
     """The noisy, not-steady and window-dependent counts are those the Warnings section and
     the summary give, counted here independently from the same frames."""
-    model = request.getfixturevalue(which)
     rs = model.comparison.frames.run_summary
     done = rs[rs["status"] == RunStatus.DONE]
     per_run = [{w.partition(": ")[0] for w in split_warnings(str(t))}
@@ -120,10 +125,7 @@ def test_generations_has_window_dependent_rows(gen_model: ReportModel) -> None:
     assert (gen_model.comparison.cells["verdict"] == "window-dependent").sum() == 2
 
 
-@pytest.mark.parametrize("which", ["gen_model", "flash_model"])
-def test_contents_links_every_part_by_its_heading(which: str,
-                                                   request: pytest.FixtureRequest) -> None:
-    model = request.getfixturevalue(which)
+def test_contents_links_every_part_by_its_heading(model: ReportModel) -> None:
     contents = model.sections[1][0]
     assert isinstance(contents, Contents)
     html = sections_html(model) + blocks_html([contents])
@@ -153,10 +155,7 @@ def test_each_rows_figures_are_folded_under_the_grids(gen_model: ReportModel) ->
     assert len(folds) == len(gen_model.comparison.cells) + 1
 
 
-@pytest.mark.parametrize("which", ["gen_model", "flash_model"])
-def test_ranking_is_one_line_per_row_named_by_its_row(which: str,
-                                                       request: pytest.FixtureRequest) -> None:
-    model = request.getfixturevalue(which)
+def test_ranking_is_one_line_per_row_named_by_its_row(model: ReportModel) -> None:
     ranking = next(s for s in model.sections if s and isinstance(s[0], Heading)
                    and words(s[0].text) == "Ranking")
     table = next(b for b in ranking if isinstance(b, Table))

@@ -79,9 +79,40 @@ def test_headline_counts_each_grade() -> None:
 
 
 @pytest.fixture(scope="module")
-def rerun(tmp_path_factory: pytest.TempPathFactory) -> Frames:
-    db = copy_recorded("stability-2011", tmp_path_factory.mktemp("scorecard") / "study.sqlite")
-    return load(db, "stability-2011")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The module's private copy of the recorded 2011 study (every test here only reads it)."""
+    return copy_recorded("stability-2011", tmp_path_factory.mktemp("scorecard") / "study.sqlite")
+
+
+@pytest.fixture(scope="module")
+def rerun(study: Path) -> Frames:
+    return load(study, "stability-2011")
+
+
+@pytest.fixture(scope="module")
+def _plain_compare_runs() -> dict[str, tuple[int, str, str]]:
+    """Where :func:`plain_compare` keeps its one run."""
+    return {}
+
+
+@pytest.fixture
+def plain_compare(study: Path, cli: CliRun,
+                  _plain_compare_runs: dict[str, tuple[int, str, str]]) -> tuple[int, str, str]:
+    """``flushbench compare stability-2011 --db STUDY`` (no ``--reference``): (exit code,
+    stdout, stderr), run once for the tests that read it (the same command on the same
+    unchanged file prints the same)."""
+    if "run" not in _plain_compare_runs:
+        _plain_compare_runs["run"] = cli(["compare", "stability-2011", "--db", str(study)])
+    return _plain_compare_runs["run"]
+
+
+@pytest.fixture(scope="module")
+def flash(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Frames, dict[int, str]]:
+    """A private copy of the flash study (every test here only reads it), its frames and its
+    rows' names from its stored experiment file (cell id → name)."""
+    db = copy_recorded("stability-2011-flash", tmp_path_factory.mktemp("flash") / "flash.sqlite")
+    fr = load(db, "stability-2011-flash")
+    return db, fr, scorecard.row_names(fr.experiment["stored"].spec, fr.cell_summary)
 
 
 def _spec() -> ExperimentSpec:
@@ -153,9 +184,9 @@ def test_default_comparisons_and_rows_not_run(rerun: Frames) -> None:
     assert never["reason"] == "a (never-run): not run in this experiment"
 
 
-def test_compare_prints_the_scorecard(rerun: Frames, cli: CliRun, tmp_path: Path) -> None:
-    db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
-    code, out, err = cli(["compare", "stability-2011", "--db", str(db),
+def test_compare_prints_the_scorecard(study: Path, cli: CliRun,
+                                      plain_compare: tuple[int, str, str]) -> None:
+    code, out, err = cli(["compare", "stability-2011", "--db", str(study),
                           "--reference", str(EXPERIMENT)])
     assert code == 0, out + err
     flat = " ".join(out.split())  # free text wraps at the terminal's width
@@ -166,7 +197,7 @@ def test_compare_prints_the_scorecard(rerun: Frames, cli: CliRun, tmp_path: Path
     assert "1.55×" in r1 and "0.76×" in r1 and "(0.56–1.05)" in r1 and "contradicts" in r1
     assert "scorecard: 4 contradicts" in flat
     # The stored experiment (queued before the reference was written) has none: no scorecard.
-    code, out, _ = cli(["compare", "stability-2011", "--db", str(db)])
+    code, out, _ = plain_compare
     assert code == 0 and "scorecard" not in out
 
 
@@ -201,10 +232,9 @@ def test_report_section(rerun: Frames) -> None:
                              FigureList()) == []
 
 
-def test_report_carries_the_scorecard(cli: CliRun, tmp_path: Path) -> None:
-    db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
+def test_report_carries_the_scorecard(study: Path, cli: CliRun, tmp_path: Path) -> None:
     out = tmp_path / "report"
-    code, text, err = cli(["report", "stability-2011", "--db", str(db), "-o", str(out),
+    code, text, err = cli(["report", "stability-2011", "--db", str(study), "-o", str(out),
                            "--no-png", "--reference", str(EXPERIMENT)])
     assert code == 0, text + err
     page = (out / "report.html").read_text()
@@ -285,13 +315,11 @@ def test_rows_named_by_their_own_name_title_the_report_and_are_compared(rerun: F
     assert row["ratio"] == pytest.approx(ratio, rel=1e-9)
 
 
-def test_show_names_the_run_s_row_as_the_experiment_file_does(cli: CliRun,
-                                                               tmp_path: Path) -> None:
+def test_show_names_the_run_s_row_as_the_experiment_file_does(
+        cli: CliRun, flash: tuple[Path, Frames, dict[int, str]]) -> None:
     """``show`` titles a run with its include row's name (the flash study's rows carry the
     post's: ``ps-optimized``), as the report does."""
-    db = copy_recorded("stability-2011-flash", tmp_path / "flash.sqlite")
-    fr = load(db, "stability-2011-flash")
-    names = scorecard.row_names(fr.experiment["stored"].spec, fr.cell_summary)
+    db, fr, names = flash
     run = fr.run_summary[fr.run_summary["status"] == "done"].iloc[0]
     code, out, err = cli(["show", str(int(run["run_id"])), "--db", str(db)])
     assert code == 0, out + err
@@ -300,12 +328,10 @@ def test_show_names_the_run_s_row_as_the_experiment_file_does(cli: CliRun,
     assert re.search(rf"│ configuration +│ {re.escape(name)} · ", out), out
 
 
-def test_compare_names_each_configuration_as_the_experiment_file_does(cli: CliRun,
-                                                                     tmp_path: Path) -> None:
+def test_compare_names_each_configuration_as_the_experiment_file_does(
+        cli: CliRun, flash: tuple[Path, Frames, dict[int, str]]) -> None:
     """``compare``'s legend of short ids gives each row's name before its knobs."""
-    db = copy_recorded("stability-2011-flash", tmp_path / "flash.sqlite")
-    fr = load(db, "stability-2011-flash")
-    names = scorecard.row_names(fr.experiment["stored"].spec, fr.cell_summary)
+    db, fr, names = flash
     code, out, err = cli(["compare", "stability-2011-flash", "--db", str(db)])
     assert code == 0, out + err
     legend = out.split("configurations:\n", 1)[1]
@@ -314,12 +340,13 @@ def test_compare_names_each_configuration_as_the_experiment_file_does(cli: CliRu
 
 
 def test_compare_gives_each_row_only_what_differs_from_its_own_baseline(
-        cli: CliRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        cli: CliRun, flash: tuple[Path, Frames, dict[int, str]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The legend's baselines carry their whole settings; every other row only the knobs it
     changes, and which baseline it is compared with (the flash study has two: MySQL's base and
     XtraDB's big-redo row)."""
     monkeypatch.setenv("COLUMNS", "200")  # one legend entry per line
-    db = copy_recorded("stability-2011-flash", tmp_path / "flash.sqlite")
+    db = flash[0]
     code, out, err = cli(["compare", "stability-2011-flash", "--db", str(db)])
     assert code == 0, out + err
     legend = out.split("configurations:\n", 1)[1].split("\n")
@@ -334,13 +361,12 @@ def test_compare_gives_each_row_only_what_differs_from_its_own_baseline(
     assert line["C11"] == "ps-bigredo-75-noneighbors · flush_neighbor_pages=none (vs C10)"
 
 
-def test_the_overview_figures_name_the_rows_as_the_reference_does(tmp_path: Path) -> None:
+def test_the_overview_figures_name_the_rows_as_the_reference_does(study: Path) -> None:
     """With row names (the reference's), the figures that put configurations on an axis use
     them: "dw-off-50", not a label of 50–130 characters."""
     from analysis.report.build import build_report_model
 
-    db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
-    model = build_report_model(db, "stability-2011", reference=_spec())
+    model = build_report_model(study, "stability-2011", reference=_spec())
     by_slug = {f.slug.split("-", 1)[1]: f.spec for f in model.figures}
     assert set(by_slug["notpm"]["data"][0]["y"]) == set(ROWS) | {"dw-off-60", "dw-off-70",
                                                                 "dw-on-60"}
@@ -348,18 +374,17 @@ def test_the_overview_figures_name_the_rows_as_the_reference_does(tmp_path: Path
     assert "dw-on-15" in by_slug["io-per-transaction"]["data"][0]["y"]
 
 
-def test_compare_counts_interactions_its_main_effects_rule_out(cli: CliRun,
-                                                              tmp_path: Path) -> None:
+def test_compare_counts_interactions_its_main_effects_rule_out(
+        study: Path, plain_compare: tuple[int, str, str]) -> None:
     """An interaction of a knob whose main effect is not estimable is counted in one line, not
     listed (the flash study printed 36 such lines); the others keep their own reason."""
     from analysis.comparisons.compare import compare
     from analysis.statistics.design import NO_MAIN_EFFECT
 
-    db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
-    reasons = compare(db, "stability-2011").interactions["reason"].astype(str)
+    reasons = compare(study, "stability-2011").interactions["reason"].astype(str)
     implied = int(reasons.str.startswith(NO_MAIN_EFFECT).sum())
     assert implied  # the walk moves max_dirty and io_capacity together: both not estimable
-    code, out, err = cli(["compare", "stability-2011", "--db", str(db)])
+    code, out, err = plain_compare
     assert code == 0, out + err
     listed = [line for line in out.splitlines() if line.startswith("interaction ")]
     assert not any("no estimable main effect" in line for line in listed), listed
@@ -369,13 +394,13 @@ def test_compare_counts_interactions_its_main_effects_rule_out(cli: CliRun,
             "effect is not estimable (above)") in " ".join(out.split())
 
 
-def test_report_counts_interactions_its_main_effects_rule_out(tmp_path: Path) -> None:
+def test_report_counts_interactions_its_main_effects_rule_out(study: Path,
+                                                             tmp_path: Path) -> None:
     """The report's interactions table lists only pairs with a reason of their own."""
     from analysis.report.writer import write_report
     from analysis.statistics.design import NO_MAIN_EFFECT
 
-    db = copy_recorded("stability-2011", tmp_path / "study.sqlite")
-    html = write_report(db, "stability-2011", tmp_path / "rep", png=False).read_text()
+    html = write_report(study, "stability-2011", tmp_path / "rep", png=False).read_text()
     section = html[html.index("<h3>Two-way interactions</h3>"):]
     section = section[: section.index("</p>", section.index("pair(s) of knobs"))]
     assert "no estimable main effect" not in section

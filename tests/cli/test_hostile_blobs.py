@@ -14,11 +14,8 @@ and ``show`` still prints the run's other figures.
 from __future__ import annotations
 
 import html
-import json
 import os
 import sqlite3
-import subprocess
-import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,32 +25,22 @@ import pytest
 
 from analysis.reading.series import intervals
 from store.latency_codec import _leb128, encode
+from tests.support.cli_child import Invocation, Outcome, run_in_one_child
 from tests.support.synthetic_latency import LAYOUT
 from tests.support.synthetic_store import SynthCell, build_store
 
 #: The child's address space: the verbs need a few hundred MB.
 LIMIT = 2 << 30
-#: Runs each case's verbs in this process's child, in turn, under the memory limit: one child
-#: for every case (imports paid once), each verb's end marked on both streams. Each case has
-#: its own analysis cache: the cases are one done run's copies with a blob edited in place,
-#: and the cache keys a done run's window histograms by its blobs' sizes, which never change
-#: for a run as recorded (analysis/response/latency_histograms.py).
-CHILD = """
-import json, os, resource, sys
-resource.setrlimit(resource.RLIMIT_AS, (@CAP@, @CAP@))
-from flushbench.cli import main
-for case, args in json.loads(sys.argv[1]):
-    os.environ["FLUSHBENCH_CACHE_DIR"] = os.path.join(os.environ["HOSTILE_ROOT"], case, "cache")
-    sys.argv = ["flushbench", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    sys.stdout.flush()
-    print(f"\\n=== {case} {args[0]} exit {code}", flush=True)
-    print(f"\\n=== {case} {args[0]} exit {code}", file=sys.stderr, flush=True)
-""".replace("@CAP@", str(LIMIT))
+#: Set in the child before flushbench is imported (tests.support.cli_child runs every case's
+#: verbs in that one child, in turn: imports paid once, each verb's output its own). Each case
+#: has its own analysis cache: the cases are one done run's copies with a blob edited in place,
+#: and the cache keys a done run's window histograms by what the run recorded (its window's
+#: seqs, end times and New-Order counts, its blobs' sizes: analysis/response/
+#: latency_histograms.py), which an edit in place of one blob's bytes leaves as they were.
+PRELUDE = f"""
+import resource
+resource.setrlimit(resource.RLIMIT_AS, ({LIMIT}, {LIMIT}))
+"""
 
 
 def _varints(*values: int) -> bytes:
@@ -118,24 +105,12 @@ def _verbs(folder: Path, db: Path) -> list[list[str]]:
         ["export", "hb", "-o", str(folder / "x.csv")])]
 
 
-def _split(stream: str) -> dict[tuple[str, str], tuple[int, str]]:
-    """(case, verb) → (exit code, what it printed) from the child's marked stream."""
-    found: dict[tuple[str, str], tuple[int, str]] = {}
-    parts = stream.split("\n=== ")
-    for i, part in enumerate(parts[1:], start=1):
-        case, verb, _, code = part.split("\n", 1)[0].split()
-        # What the verb printed: the part before its marker, less the previous marker's line.
-        text = parts[0] if i == 1 else parts[i - 1].partition("\n")[2]
-        found[(case, verb)] = (int(code), text)
-    return found
-
-
 @pytest.fixture(scope="module")
 def verbs_said(base: tuple[Path, int], tmp_path_factory: pytest.TempPathFactory
-         ) -> tuple[Path, dict[tuple[str, str], tuple[int, str]]]:
+         ) -> tuple[Path, dict[str, Outcome]]:
     """Every case's database written, then every verb on each in one child process: the
-    cases' folder (``ROOT/CASE/report``), and (case, verb) → (exit code, stdout and stderr with
-    the table's wrapping undone)."""
+    cases' folder (``ROOT/CASE/report``), and "CASE VERB" → its outcome (exit code, stdout,
+    stderr; None for a verb that did not finish, with why)."""
     source, seq = base
     root = tmp_path_factory.mktemp("hostile")
     jobs = []
@@ -148,17 +123,14 @@ def verbs_said(base: tuple[Path, int], tmp_path_factory: pytest.TempPathFactory
         with sqlite3.connect(db) as con:
             con.execute("UPDATE intervals SET latency_z = ? WHERE run_id = 1 AND seq = ?",
                         (case.value, seq))
-        jobs += [(case.id, verb) for verb in _verbs(folder, db)]
+        jobs += [Invocation(f"{case.id} {verb[0]}", verb,
+                            env={"FLUSHBENCH_CACHE_DIR": str(folder / "cache")})
+                 for verb in _verbs(folder, db)]
     # COLUMNS: show's table rows on one line each, so a sentence is never cut by the border.
-    env = {**os.environ, "HOSTILE_ROOT": str(root),
-           "FLUSHBENCH_WORK": str(root / "work"), "COLUMNS": "1000"}
+    env = {**os.environ, "FLUSHBENCH_WORK": str(root / "work"), "COLUMNS": "1000"}
     env.pop("FLUSHBENCH_DB", None)
-    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(jobs)],
-                          capture_output=True, text=True, timeout=1200, env=env, check=False)
-    outs, errs = _split(done.stdout), _split(done.stderr)
-    return root, {key: (code, " ".join((text + errs.get(key, (0, ""))[1]).split()))
-                  for key, (code, text) in outs.items()} | {
-        ("child", "tail"): (done.returncode, done.stderr[-3000:])}
+    # A verb past 5 minutes is a hang (a report takes ≈ 5 CPU-s): killed and named.
+    return root, run_in_one_child(jobs, prelude=PRELUDE, env=env, deadline_s=300)
 
 
 # One child process runs every case's four verbs (each case's report: ≈ 5 CPU-s, a child of
@@ -166,23 +138,26 @@ def verbs_said(base: tuple[Path, int], tmp_path_factory: pytest.TempPathFactory
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile_latency_blob(case: Case, base: tuple[Path, int],
-                              verbs_said: tuple[Path, dict[tuple[str, str], tuple[int, str]]]
-                              ) -> None:
+                              verbs_said: tuple[Path, dict[str, Outcome]]) -> None:
     _, seq = base
-    root, said = verbs_said
+    root, outcomes = verbs_said
+    # verb → (exit code, stdout and stderr with the table's wrapping undone)
+    said: dict[str, tuple[int | None, str]] = {}
     for verb in ("show", "compare", "report", "export"):
-        assert (case.id, verb) in said, (verb, said[("child", "tail")])
-        code, text = said[(case.id, verb)]
+        run = outcomes[f"{case.id} {verb}"]
+        assert run.finished, (verb, run.note)
+        code, text = run.code, " ".join((run.out + run.err).split())
         for bad in ("internal error", "Traceback", "MemoryError"):
             assert bad not in text, (verb, text[-3000:])
         assert code in (0, 2), (verb, code, text[-3000:])
+        said[verb] = code, text
     unread = f"interval {seq}'s latency histogram could not be read"
-    code, show = said[(case.id, "show")]
+    code, show = said["show"]
     assert code == 0 and "latency histograms" in show and unread in show and case.why in show
     assert "NOTPM (window average)" in show and "stability score" in show  # the rest shows
-    code, compare = said[(case.id, "compare")]
+    code, compare = said["compare"]
     assert code == 0 and f"run 1: {unread}" in compare and case.why in compare
-    assert said[(case.id, "report")][0] == 0 and said[(case.id, "export")][0] == 0
+    assert said["report"][0] == 0 and said["export"][0] == 0
     report = root / case.id / "report" / "report.html"
     page = " ".join(html.unescape(report.read_text()).split())
     assert f"run 1: {unread}" in page

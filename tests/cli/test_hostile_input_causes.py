@@ -574,7 +574,7 @@ def test_no_credential_in_run_log_or_database(form: str, text: str, kept: str,
 #: the entry point's error boundary, the terminal: the child of :func:`in_a_child`), the rest
 #: in this process through the same ``main()`` (each child of its own cost ~2 s of CPU: 24 of
 #: them were ~45 s of the suite).
-CREDENTIAL_FORMS = ["userinfo", "query", "env-query", "unencoded-at", "percent", "bad-port"]
+URL_FORMS = ["userinfo", "query", "env-query", "unencoded-at", "percent", "bad-port"]
 CREDENTIAL_URLS = {
     "userinfo": f"{PG}://u:{SECRET}@127.0.0.1:1/x",
     "query": f"{PG}://u@127.0.0.1:1/x?password={SECRET}",
@@ -594,19 +594,19 @@ def _credential_args(form: str, verb: list[str]) -> list[str]:
 def _credential_jobs(folder: Path) -> list[Invocation]:
     """The child-process form's verbs, run in ``folder`` (its work folder inside)."""
     folder.mkdir()
-    form = CREDENTIAL_FORMS[0]
+    form = URL_FORMS[0]
     return [Invocation(f"credentials {' '.join(verb)}", _credential_args(form, verb),
                        env={"FLUSHBENCH_WORK": str(folder / "work"), "FLUSHBENCH_DB": None},
                        cwd=folder, deadline_s=120)
             for verb in CREDENTIAL_VERBS]
 
 
-@pytest.mark.parametrize("form", CREDENTIAL_FORMS)
+@pytest.mark.parametrize("form", URL_FORMS)
 def test_no_credential_on_the_terminal_or_in_files(
         form: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str], in_a_child: tuple[Path, dict[str, Outcome]]) -> None:
     """The real command, each URL form (--db or $FLUSHBENCH_DB): no secret in any output."""
-    if form == CREDENTIAL_FORMS[0]:
+    if form == URL_FORMS[0]:
         root, said = in_a_child
         folder = root / "credentials"
         runs = [said[f"credentials {' '.join(verb)}"] for verb in CREDENTIAL_VERBS]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.reading import figure_cache
 from core.paths import tpcc_binary
 from runner.server import ResolvedServer, SandboxLayout, initialize_datadir, resolve_binary
 from tests.support.cli_runner import cli  # noqa: F401 - `flushbench ARGS` in-process, everywhere
@@ -78,12 +79,30 @@ def _private_host_lock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """flushbench's cache folder of this session's own (``FLUSHBENCH_CACHE_DIR``): the tests
-    go through the stability cache as a user's analysis does, without reading or filling the
-    user's ``~/.cache/flushbench``."""
+def _private_cache_dir(request: pytest.FixtureRequest,
+                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """flushbench's cache folder of this process's own (``FLUSHBENCH_CACHE_DIR``): the tests
+    go through the analysis cache as a user's analysis does, without reading or filling the
+    user's ``~/.cache/flushbench``.
+
+    Its analysis figures and drawn PNGs are the session's, shared by every xdist worker as
+    one user's processes share theirs: each entry is keyed by a hash of its inputs and of the
+    code computing it and written whole (a SQLite transaction; a file renamed into place), so
+    a committed study's figures one worker computed serve the others instead of being computed
+    once per worker. The rest of the folder (unpacked servers, opened bundles) stays the
+    worker's, for the tests that list it before and after a verb. Tests of the caches
+    themselves set a folder of their own.
+    """
+    own = tmp_path_factory.mktemp("cache")
+    base = tmp_path_factory.getbasetemp()
+    # A worker's base is <session>/popen-gwN: its parent is this session's, not another's.
+    shared = (base.parent if in_xdist_worker(request.config) else base) / "shared-cache"
+    (shared / "png").mkdir(parents=True, exist_ok=True)
+    # SQLite follows the link: the file, its WAL and its lock are the shared folder's.
+    (own / figure_cache.FILE_NAME).symlink_to(shared / figure_cache.FILE_NAME)
+    (own / "png").symlink_to(shared / "png", target_is_directory=True)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        patch.setenv("FLUSHBENCH_CACHE_DIR", str(own))
         yield
 
 

@@ -3,8 +3,6 @@ study, agree with the run table they come from."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from analysis.studies import flash_tables
 from analysis.tables import frames
 from tests.support.study_tables import (
     assert_hosts_list_every_counted_run_once,
+    printed,
     section,
     table_markdown,
 )
@@ -26,10 +25,7 @@ README = Path(__file__).resolve().parents[2] / "docs" / "study-2011" / "README.m
 @pytest.fixture(scope="module")
 def tables(recorded_flash: Path) -> str:
     """The script's whole output on a private copy of the committed database."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert flash_tables.main([str(recorded_flash)]) == 0
-    return out.getvalue()
+    return printed(flash_tables.main, str(recorded_flash))
 
 
 def test_every_counted_run_is_in_one_session_and_one_target_row(tables: str,

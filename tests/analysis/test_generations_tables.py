@@ -3,8 +3,6 @@ committed generations study, agree with the runs they come from, and the README 
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from analysis.tables import frames
 from tests.support.recorded import recorded_copy
 from tests.support.study_tables import (
     assert_hosts_list_every_counted_run_once,
+    printed,
     section,
     table_markdown,
 )
@@ -34,10 +33,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def tables(study: Path) -> str:
     """The script's whole output on the private copy."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert generations_tables.main([str(study)]) == 0
-    return out.getvalue()
+    return printed(generations_tables.main, str(study))
 
 
 def test_every_counted_run_is_in_one_session_and_one_row(tables: str, study: Path) -> None:

@@ -6,8 +6,6 @@ queue is."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 from pathlib import Path
 
@@ -16,13 +14,11 @@ import pytest
 from analysis.steadiness.disturbed import counted
 from analysis.studies import generations_tables
 from analysis.tables import frames
-from core import paths
-from core.experiment.cells import expand
-from core.experiment.loading import load_experiment
-from store.models import RunStatus
 from tests.support.recorded import recorded_copy
 from tests.support.study_tables import (
     assert_hosts_list_every_counted_run_once,
+    assert_says_how_far_the_queue_has_run,
+    printed,
     section,
     table_markdown,
 )
@@ -44,10 +40,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def tables(study: Path) -> str:
     """The script's whole output on the private copy."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert generations_tables.main([str(study), EXPERIMENT]) == 0
-    return out.getvalue()
+    return printed(generations_tables.main, str(study), EXPERIMENT)
 
 
 def test_every_row_of_the_file_is_a_row_and_every_counted_run_is_in_it(tables: str,
@@ -77,14 +70,7 @@ def test_each_row_ran_the_server_its_name_says(tables: str) -> None:
 def test_the_write_up_says_how_far_the_queue_has_run(study: Path) -> None:
     """The section states the runs done of those the file plans, as the database has them
     (all of them, once the queue has run them all)."""
-    runs = frames.runs(study, EXPERIMENT)
-    done = int((runs["status"] == RunStatus.DONE).sum())
-    exp = load_experiment(paths.EXPERIMENTS_DIR / "generations-today.yaml")
-    planned = len(expand(exp)) * exp.repetitions
-    readme = " ".join(README.read_text(encoding="utf-8").split())
-    said = (f"All {planned} of its runs are done" if done == planned
-            else f"{done} of its {planned} runs done")
-    assert said in readme, (done, planned)
+    assert_says_how_far_the_queue_has_run(README, study, EXPERIMENT)
 
 
 @pytest.mark.parametrize("title", ["Rows", "Generations", "I/O per New-Order",

@@ -1,11 +1,44 @@
 """Reading the markdown a study's tables script prints (``flash_tables.py``,
-``generations_tables.py``), for the tests that hold a write-up to its database."""
+``generations_tables.py``, ``write_path_tables.py``), for the tests that hold a write-up to its
+database."""
 
 from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 
 from analysis.steadiness.disturbed import counted
+from analysis.tables import frames
+from core import paths
+from core.experiment.cells import expand
+from core.experiment.loading import load_experiment
+from store.models import RunStatus
+
+
+def printed(script_main: Callable[[list[str]], int], *argv: str) -> str:
+    """Everything a tables script's ``main(argv)`` prints (it must exit 0)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert script_main(list(argv)) == 0
+    return out.getvalue()
+
+
+def assert_says_how_far_the_queue_has_run(readme: Path, study: Path, experiment: str) -> None:
+    """The write-up states the runs done of those the experiment file plans, as the database
+    has them: "N of its M runs done", or "All M of its runs are done" once the queue is
+    through."""
+    runs = frames.runs(study, experiment)
+    done = int((runs["status"] == RunStatus.DONE).sum())
+    exp = load_experiment(paths.EXPERIMENTS_DIR / f"{experiment}.yaml")
+    planned = len(expand(exp)) * exp.repetitions
+    text = " ".join(readme.read_text(encoding="utf-8").split())
+    said = (f"All {planned} of its runs are done" if done == planned
+            else f"{done} of its {planned} runs done")
+    assert said in text, (f"{readme}: says no {said!r}", done, planned)
 
 
 def section(text: str, title: str) -> list[list[str]]:

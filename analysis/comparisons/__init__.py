@@ -1,9 +1,11 @@
 """Comparisons: is a difference between cells real, and what a reference said of them.
 
-- :mod:`.compare` — cells against their baseline, knob effects, rankings, verdicts;
-- :mod:`.baselines` — which baseline each cell is compared with;
+- :mod:`.compare` — cells against their baseline (which one:
+  :mod:`analysis.reading.baselines`), knob effects, rankings, verdicts;
 - :mod:`.hosts` — the host as a block when runs were spread over hosts;
-- :mod:`.two_cells` — two cells on one time axis (``flushbench plot compare``);
+- :mod:`.row_compare` — rows on one time axis (``flushbench plot compare``);
+- :mod:`.relative` — each row's figures over its baseline's (``compare --format csv|markdown``);
+- :mod:`.cross_server` — each server's baseline row against one reference row;
 - :mod:`.aa_variants` — how noisy one configuration is under each way of measuring it;
 - :mod:`.scorecard` — each comparison a reference makes, against what was measured;
 - :mod:`.stability_claims` — the reference's stability claims, scored;

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.comparisons.baselines import baseline_note, baseline_of
 from analysis.comparisons.hosts import block_of, host_of, method_note
 from analysis.reading import window_cycles
+from analysis.reading.baselines import baseline_note, baseline_of
 from analysis.reading.rows import row_names
 from analysis.statistics import blocked, design
 from analysis.statistics.verdicts import (
@@ -181,7 +181,7 @@ def compare_cells(
 ) -> pd.DataFrame:
     """The cell summary plus the verdict columns against each cell's own baseline.
 
-    Each cell is compared with its baseline (:func:`analysis.comparisons.baselines.baseline_of`: the
+    Each cell is compared with its baseline (:func:`analysis.reading.baselines.baseline_of`: the
     experiment's baseline, or its own server's when the experiment names one per server);
     ``noise_floor_cv`` is one A/A floor, or one per baseline cell id.
 

@@ -1,7 +1,7 @@
 """Each server against a reference row: the headline of an experiment with a server axis.
 
 An experiment that runs several servers (a ``server`` knob with two levels or more) compares
-each row with its *own* server's baseline (:mod:`analysis.comparisons.baselines`); what a
+each row with its *own* server's baseline (:mod:`analysis.reading.baselines`); what a
 reader asks first is the other question — how do the servers compare with each other? Here
 each server's baseline row is compared with one reference row (by default the experiment's
 first baseline: the generations study's ``mysql-5.5-defaults``), by the one verdict rule

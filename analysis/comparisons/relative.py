@@ -2,7 +2,7 @@
 
 In the style of Small Datum's posts (smalldatum.blogspot.com): one line per configuration, each
 column a figure of that row divided by the same figure of the row's own baseline
-(:func:`analysis.comparisons.baselines.baseline_of`: its server's, where an experiment has one
+(:func:`analysis.reading.baselines.baseline_of`: its server's, where an experiment has one
 baseline per server), so every baseline row reads 1.00 and a reader sees at a glance what each
 change did. The columns:
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.comparisons.baselines import baseline_of
+from analysis.reading.baselines import baseline_of
 
 #: (key, header of the figure, header of its ratio, number format of the figure).
 COLUMNS = (

@@ -116,7 +116,7 @@ def cell_colours(cells_df: pd.DataFrame) -> dict[int, str]:
 
     Every baseline (an experiment may have one per server) is :data:`BASELINE_COLOUR`; an
     experiment without a marked baseline compares with its first row
-    (:func:`analysis.comparisons.baselines.baseline_of`), so that row is. The other rows take
+    (:func:`analysis.reading.baselines.baseline_of`), so that row is. The other rows take
     :data:`CELL_COLOURS` in the experiment's row order (``position``), so a row's colour
     depends on the experiment alone, never on which figure draws it or which rows it shows:
     pass every cell of the experiment, not the ones a figure draws. Figures mark each trace

@@ -9,6 +9,8 @@ The results database as pandas tables, and what only the samples and intervals s
   :mod:`.series` cuts at read time, and the verdicts over window starts;
 - :mod:`.memory` — mysqld's memory over a run (RSS and its split);
 - :mod:`.metric` — the experiment's primary metric as tables and figures name it;
+- :mod:`.baselines` — which baseline each cell is compared with;
+- :mod:`.rows` — the include rows matched to their cells, and what every table calls a row;
 - :mod:`.mext` — the samples in ``pt-mext``'s layout (``flushbench mext``);
 - :mod:`.figure_cache` — the analysis cache: key → JSON in one SQLite file;
 - :mod:`.blas` — one BLAS thread for the analysis.

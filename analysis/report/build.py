@@ -20,6 +20,7 @@ from analysis.comparisons.compare import compare
 from analysis.reading.blas import one_blas_thread
 from analysis.reading.memory import cell_memory, memory_matters
 from analysis.reading.metric import metric_view, window_detail_rate
+from analysis.reading.rows import row_labels
 from analysis.report.figures import FigureList, overview
 from analysis.report.first_screen import anchored, contents, first_screen
 from analysis.report.model import (
@@ -96,7 +97,8 @@ def read_report_data(db: DB, experiment: ExperimentRef, force: bool) -> ReportDa
             metric=metric, qps={} if metric.per_minute else _cell_qps(s, rs),
             cell_mem=cell_memory(digest.memory, rs),
             io_table=io_breakdown.per_cell(s, cmp.frames, window=digest.window),
-            claims=claims(s, rs, cmp.cells, digest.checkpoint_age_peaks),
+            claims=claims(s, rs, cmp.cells, digest.checkpoint_age_peaks,
+                          row_labels(cmp.experiment["stored"].spec, cmp.cells)),
             efficiency=efficiency.load(s, cmp.frames, digest),
             latency=lat, rates=rates,
         )
@@ -136,9 +138,9 @@ def build_report_model(
     cmp, metric = d.cmp, d.metric
     exp, cells, rs = cmp.experiment, cmp.cells, cmp.frames.run_summary
     figs = FigureList(on_figure)
-    # The rows' own short names (the reference's `dw-on-50`), where the experiment has them.
-    names = scorecard.row_names(reference if reference is not None else exp["stored"].spec,
-                                cells)
+    # What every table, figure and sentence calls a row: its own short name (the reference's
+    # `dw-on-50`), else only the knobs that differ from its baseline.
+    names = row_labels(reference if reference is not None else exp["stored"].spec, cells)
     found = rate_search.searches(db, int(exp["id"]))
     if found:  # a rate search: its runs are steps at different rates, never pooled
         return _search_report(d, figs, names, found)

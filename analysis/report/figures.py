@@ -66,7 +66,7 @@ def display_cells(cells: pd.DataFrame, names: dict[int, str]) -> pd.DataFrame:
 
 def plain_named(label: str, name: str | None) -> str:
     """A cell's label after the row's own short name, as plain text (figure subtitles)."""
-    return f"{name} · {label}" if name else str(label)
+    return f"{name} · {label}" if name and str(name) != str(label) else str(label)
 
 
 def primary(cmp: Comparison) -> str:

@@ -106,8 +106,11 @@ def warn(*parts: Inline | Rich) -> Span:
 
 
 def named(label: Any, name: str | None) -> Rich:
-    """A cell's label, after the row's own short name in bold when it has one."""
-    return (bold(Value(name)), " · ", Value(label)) if name else (Value(label),)
+    """A cell's label, after the row's own short name in bold when it has one (a name that
+    is the label itself is said once)."""
+    if not name or str(name) == str(label):
+        return (Value(label),)
+    return (bold(Value(name)), " · ", Value(label))
 
 
 def row_name(label: Any, name: str | None) -> Rich:

@@ -530,7 +530,7 @@ def memory_section(cmp: Comparison, figs: FigureList, cell_mem: pd.DataFrame,
     figure = rss_figure(cmp, figs, reps, smp, names) if draw else None
     if figure is not None:
         out.append(figure)
-    out.append(_memory_table(cell_mem))
+    out.append(_memory_table(cell_mem, names))
     extra = cmp.frames.run_summary.get("extra")
     modes = sorted({str(x.get("thp_enabled")) for x in extra if isinstance(x, dict)
                     and x.get("thp_enabled")}) if extra is not None else []
@@ -544,10 +544,11 @@ def memory_section(cmp: Comparison, figs: FigureList, cell_mem: pd.DataFrame,
     return out
 
 
-def _memory_table(cell_mem: pd.DataFrame) -> Table:
+def _memory_table(cell_mem: pd.DataFrame, names: dict[int, str]) -> Table:
     rows = []
     for _, r in cell_mem.iterrows():
-        rows.append([(Value(r["cell_label"]),)] + [(text,) for text in (
+        row = names.get(int(r["cell_id"]), r["cell_label"])
+        rows.append([(Value(row),)] + [(text,) for text in (
             str(int(r["n_runs"])), number(r["rss_peak_mb"], ",.1f"),
             ci(r["rss_peak_ci_low"], r["rss_peak_ci_high"], ",.1f"),
             number(r["rss_end_mb"], ",.1f"), ci(r["rss_end_ci_low"], r["rss_end_ci_high"], ",.1f"),

@@ -208,12 +208,14 @@ def _run_counts(rs: pd.DataFrame) -> list[Rich]:
     return items
 
 
-def claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series) -> list[str]:
+def claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series,
+           names: dict[int, str] | None = None) -> list[str]:
     """What the runs did, as sentences computed from the data with their exceptions named.
 
     Nothing here is written by hand: a sentence such as "every run reached the limit" is
     made only when it holds for every run, otherwise the runs it is false for are listed
     (issue 22: the first study's README said five things its own data contradicted).
+    ``names``: what each cell's row is called (:func:`analysis.reading.rows.row_labels`).
     """
     items = [run_claims.noisy_runs(rs).sentence()]
     if "extra" in rs and any(isinstance(e, dict) and e.get("storage_write_iops")
@@ -222,7 +224,7 @@ def claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series) -> 
         if limit.total:
             items.append(limit.sentence())
     if peaks.notna().any():
-        items += checkpoint_age_claims(rs, cells, peaks)
+        items += checkpoint_age_claims(rs, cells, peaks, names)
     # A level still trending (analysis/steadiness/transients.py).
     not_steady = run_claims.not_steady_runs(rs)
     if not_steady.total:
@@ -235,8 +237,8 @@ def claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series) -> 
     return items
 
 
-def checkpoint_age_claims(rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series
-                          ) -> list[str]:
+def checkpoint_age_claims(rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series,
+                          names: dict[int, str] | None = None) -> list[str]:
     """Which runs reached the maximum checkpoint age: one sentence when every run or none
     did; else a sentence per row where some run did, and one for the rows where none did."""
     done = rs[rs["status"] == RunStatus.DONE]
@@ -248,7 +250,8 @@ def checkpoint_age_claims(rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Serie
         runs = [int(r) for r in done.loc[done["cell_id"] == cell["cell_id"], "run_id"]]
         age = run_claims.reached_max_checkpoint_age(peaks, runs)
         if age.holds:
-            out.append(f"{cell['cell_label']}: {age.sentence()}")
+            row = (names or {}).get(int(cell["cell_id"]), cell["cell_label"])
+            out.append(f"{row}: {age.sentence()}")
         elif age.total:
             quiet_rows, quiet_runs = quiet_rows + 1, quiet_runs + age.total
     if quiet_rows:

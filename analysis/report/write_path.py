@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.comparisons.baselines import baseline_of
+from analysis.reading.baselines import baseline_of
 from analysis.reading.metric import MetricView
 from analysis.report.model import (
     Heading,

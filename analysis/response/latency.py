@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.comparisons.baselines import baseline_of
 from analysis.comparisons.compare import BASELINE, design_blocks
+from analysis.reading.baselines import baseline_of
 from analysis.reading.metric import metric_view
 from analysis.reading.query import DB
 from analysis.reading.series import intervals

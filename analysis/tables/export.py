@@ -146,14 +146,12 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
 
 def _with_row_names(df: pd.DataFrame, runs: pd.DataFrame, spec: ExperimentSpec) -> pd.DataFrame:
     """``df`` with a ``row`` column after ``run_id``: the name each run's row has in the
-    experiment file (``dw-on-50``, :func:`analysis.reading.rows.row_names`), else its cell's
-    label — what the report, ``compare`` and the figures call it, so a CSV joins to them."""
-    from analysis.reading.rows import row_names
+    experiment file (``dw-on-50``), else only the knobs that differ from its baseline
+    (:func:`analysis.reading.rows.row_labels`) — what the report and the figures call it,
+    so a CSV joins to them."""
+    from analysis.reading.rows import row_labels
 
-    cells = runs.drop_duplicates("cell_id")
-    names = row_names(spec, cells[["cell_id", "knobs"]])
-    by_cell = {int(c.cell_id): names.get(int(c.cell_id)) or c.cell_label
-               for c in cells.itertuples()}
+    by_cell = row_labels(spec, runs.drop_duplicates("cell_id"))
     run_row = {int(r.run_id): by_cell[int(r.cell_id)] for r in runs.itertuples()}
     out = df.drop(columns="row", errors="ignore")
     out.insert(int(list(out.columns).index("run_id")) + 1 if "run_id" in out else 0, "row",

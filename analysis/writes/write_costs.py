@@ -7,7 +7,7 @@ workload's metric (New-Order for TPC-C): mysqld's and the client's CPU µs and c
 on the datadir's device, KiB written to the device (the throttle group's bytes where a storage
 limit ran, as the write-path ledger counts them), InnoDB's page writes, redo KiB and fsyncs —
 each beside its ratio to the row's own baseline
-(:func:`analysis.comparisons.baselines.baseline_of`). Figures come from
+(:func:`analysis.reading.baselines.baseline_of`). Figures come from
 :mod:`analysis.writes.cost` and :mod:`analysis.writes.ledger`; :func:`markdown` writes the table
 for a blog post.
 """

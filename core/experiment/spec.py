@@ -108,7 +108,7 @@ class ExperimentSpec(StrictModel):
     include: list[IncludeCell] = Field(default_factory=list)
     #: Partial knob values naming the baseline cell (default: the first cell), or an include
     #: row's ``name``, or a list of them: one baseline per server (or per group of rows), each
-    #: row compared with its own (``analysis/comparisons/baselines.py``).
+    #: row compared with its own (``analysis/reading/baselines.py``).
     baseline: Baselines | None = None
     #: Raw variables that open the server or name a path, allowed on purpose (README: "The
     #: sandbox owns its server"); paths must stay relative, inside the run's datadir.

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def _costs(eff: Any, cmp: Any) -> Any:
     """The cost table of analysis/writes/write_costs.py, each row against its own baseline."""
-    from analysis.comparisons.baselines import baseline_of
+    from analysis.reading.baselines import baseline_of
     from analysis.writes import write_costs
 
     return write_costs.table(eff.cost_cells, eff.ledger_cells, baseline_of(cmp.cells))
@@ -53,19 +53,19 @@ def print_ledger_tables(con: Any, eff: Any, cmp: Any, ids: dict[Any, str], m: An
 def print_markdown(experiment: str, db: ResultsDB | str | None, *, force: bool) -> None:
     """``compare --format markdown``: the relative table (each row against its baseline),
     then the ledger and the cost table as Markdown tables, for a blog post (labels are the
-    rows' names where the experiment gives them)."""
-    from analysis.comparisons import scorecard
+    rows' names where the experiment gives them, else what differs from their baseline)."""
     from analysis.reading.metric import metric_view
+    from analysis.reading.rows import row_labels
     from analysis.writes import ledger, write_costs
     from flushbench.cli import relative_output
 
     cmp, eff, rel, lat = relative_output.relative_table(experiment, db, force=force)
     m = metric_view(cmp.experiment)
     unit = "New-Order" if m.per_minute else "transaction"
-    names = scorecard.row_names(cmp.experiment["stored"].spec, cmp.cells[["cell_id", "knobs"]])
-    # Labels are user text: credentials masked, control characters escaped.
-    labels = {int(c): printable(names.get(int(c)) or label)
-              for c, label in zip(cmp.cells["cell_id"], cmp.cells["cell_label"], strict=True)}
+    # A row's name, else the knobs that differ from its baseline; labels are user text:
+    # credentials masked, control characters escaped.
+    labels = {c: printable(n) for c, n in
+              row_labels(cmp.experiment["stored"].spec, cmp.cells).items()}
     typer.echo(f"### Against each row's baseline: {printable(cmp.experiment['name'])}\n")
     typer.echo(relative_output.markdown(rel))
     servers = relative_output.cross_server_markdown(cmp, rel, lat, eff)

@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 def relative_table(experiment: str, db: ResultsDB | str | None, *, force: bool):  # noqa: ANN201
     """The comparison, its efficiency figures and the relative table of one experiment (rows
     named as the experiment file names them; names are user text: masked, escaped)."""
-    from analysis.comparisons import relative, scorecard
+    from analysis.comparisons import relative
     from analysis.comparisons.compare import compare
     from analysis.reading.metric import metric_view
+    from analysis.reading.rows import row_labels
     from analysis.response import latency
     from analysis.tables import efficiency
 
@@ -30,8 +31,9 @@ def relative_table(experiment: str, db: ResultsDB | str | None, *, force: bool):
     m = metric_view(cmp.experiment)
     eff = efficiency.load(db, cmp.frames)
     lat = latency.load(db, cmp.frames)
-    names = scorecard.row_names(cmp.experiment["stored"].spec, cmp.cells[["cell_id", "knobs"]])
-    names = {c: printable(n) for c, n in names.items()}
+    # A row's name, else only the knobs that differ from its baseline (a blog's table).
+    names = {c: printable(n) for c, n in
+             row_labels(cmp.experiment["stored"].spec, cmp.cells).items()}
     unit = "New-Order" if m.per_minute else "transaction"
     rel = relative.table(cmp.cells, lat.cells, eff.ledger_cells, names,
                          percentile=lat.view.name if lat.view.percentile else "p99",

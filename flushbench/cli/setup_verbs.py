@@ -154,7 +154,7 @@ def _print_power(made, effect: float, cv: float | None, pilot: str | None,  # no
     seconds: dict[str, list[float]] = {}
     for run in made.runs:
         seconds.setdefault(run.cell.key, []).append(run.seconds)
-    from analysis.comparisons.baselines import baseline_of
+    from analysis.reading.baselines import baseline_of
 
     own = baseline_of(pd.DataFrame([{"cell_id": i, "is_baseline": c.is_baseline,
                                      "knobs": c.knobs} for i, c in enumerate(made.cells)]))

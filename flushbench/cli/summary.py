@@ -9,13 +9,14 @@ from store.db import ResultsDB
 
 
 def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> None:
-    """Per row (its name in the experiment file, else its cell's label): runs done and
+    """Per row (its name in the experiment file, else the knobs that differ from its
+    baseline: :func:`analysis.reading.rows.row_labels`): runs done and
     failed, window throughput and its lowest interval, stability score.
 
     Throughput is in the experiment's metric (NOTPM for TPC-C, TPS for sysbench).
     """
     from analysis.reading.metric import metric_view
-    from analysis.reading.rows import row_names
+    from analysis.reading.rows import row_labels
     from analysis.tables import frames
 
     runs = frames.runs(db, experiment_id)
@@ -30,5 +31,5 @@ def print_cell_summary(console: Console, db: ResultsDB, experiment_id: int) -> N
     m = metric_view(info)
     window = intervals[intervals["in_window"]] if not intervals.empty else intervals
     min_by_run = window.groupby("run_id")["notpm"].min() if not window.empty else {}
-    names = row_names(info["stored"].spec, cells[["cell_id", "knobs"]])
+    names = row_labels(info["stored"].spec, cells)
     console.print(tables.cell_summary_table(cells, summary, min_by_run, m, names))

@@ -1,6 +1,6 @@
 """Each row against its own baseline: an experiment on two servers names one baseline per
 server, and every ratio and verdict of a row uses its own server's
-(analysis/comparisons/baselines.py).
+(analysis/reading/baselines.py).
 
 Checked on a copy of the flash study's database, whose MySQL rows have MySQL's ``base`` and
 whose XtraDB rows have XtraDB's ``ps-bigredo-75`` as their baselines once the experiment names
@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from analysis.comparisons.baselines import baseline_note, baseline_of
 from analysis.comparisons.compare import compare
+from analysis.reading.baselines import baseline_note, baseline_of
 from analysis.report.render import block_html
 from analysis.report.sentences import summary
 from core.errors import ConfigError

@@ -138,7 +138,7 @@ def test_the_palette_stays_distinct_past_sixteen_rows() -> None:
     colours = plots.cell_colours(cells)
     assert colours[103] == plots.BASELINE_COLOUR
     assert len(set(colours.values())) == 17
-    # Without a marked baseline the first row is compared with (analysis.comparisons.baselines):
+    # Without a marked baseline the first row is compared with (analysis.reading.baselines):
     # neutral.
     colours = plots.cell_colours(cells.assign(is_baseline=False).sample(frac=1, random_state=1))
     assert colours[100] == plots.BASELINE_COLOUR and colours[101] == plots.CELL_COLOURS[0]

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.comparisons.baselines import baseline_of
+from analysis.reading.baselines import baseline_of
 from analysis.response import latency
 from analysis.response.latency_histograms import WindowHistograms, merge_runs, percentiles
 from analysis.response.latency_tail import stall_bound_ms, stall_waits_ms, stalls_s

@@ -26,8 +26,8 @@ def _float(text: str) -> float:
 
 def test_the_csv_ratios_are_compares_and_each_rows_figure_over_its_baselines(
         generations: Path, cli) -> None:  # noqa: ANN001
-    from analysis.comparisons.baselines import baseline_of
     from analysis.comparisons.compare import compare
+    from analysis.reading.baselines import baseline_of
 
     code, out, err = cli(["compare", "generations", "--db", str(generations),
                           "--format", "csv"])

@@ -38,14 +38,14 @@ go_result() {
 }
 echo "== pytest"
 # Several pytest-xdist workers: the server tests' tiny runs go at a fixed rate
-# (tests/support/tiny_experiment.py) and mostly wait on mysqld, the clock and the disk, so three
-# share two cores well. Four were faster (docs/benchmarks.md) but loaded the host enough to
-# fail three load-sensitive tests on a fresh clone. Each test's group (its file; every host_control test in one group, run one
-# after another) goes whole to one worker, costliest first: tests/support/parallel.py.
+# (tests/support/tiny_experiment.py) and mostly wait on mysqld, the clock and the disk, so four
+# share two cores well (a fresh clone's parallel pass 736 s on four against 977 s on three:
+# docs/benchmarks.md). Each test's group (its file; every host_control test in one group, run
+# one after another) goes whole to one worker, costliest first: tests/support/parallel.py.
 # Tests marked `alone` judge how quiet the host is: they run afterwards, in one process.
 # FLUSHBENCH_TEST_WORKERS=0 runs the whole suite in one process.
 # The fast lane is CPU-bound (no servers to wait on): two workers for two cores.
-default_workers=3
+default_workers=4
 [ "${FLUSHBENCH_FAST_LANE:-}" = 1 ] && default_workers=2
 workers="${FLUSHBENCH_TEST_WORKERS:-$default_workers}"
 status=0

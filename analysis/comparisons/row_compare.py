@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.comparisons.scorecard import row_names
 from analysis.figures.plots import (
     HEIGHT,
     TIME_AXIS,
@@ -36,6 +35,7 @@ from analysis.figures.plots import (
 from analysis.figures.png_export import PngExporter
 from analysis.figures.small_multiples import median_runs
 from analysis.reading.metric import metric_view
+from analysis.reading.rows import row_labels
 from analysis.tables import frames
 from core.errors import AnalysisError
 
@@ -82,8 +82,9 @@ METRICS: dict[str, TimeMetric] = {
 
 def resolve_cell(cells_df: pd.DataFrame, name: str,
                  names: dict[int, str] | None = None) -> pd.Series:
-    """The cell ``name`` designates: its row's name in the experiment file (``names``: cell id
-    → name, ``dw-off-50``), ``C3`` or ``3`` (row order, as ``flushbench compare`` prints), an
+    """The cell ``name`` designates: what the report calls its row (``names``: cell id →
+    name, ``dw-off-50``, or for a row without one the knobs that differ from its baseline,
+    ``doublewrite=off``), ``C3`` or ``3`` (row order, as ``flushbench compare`` prints), an
     exact label, or some of its ``knob=value`` words that no other label has all of
     (``doublewrite=off max_dirty_pages_pct=50``; whole words, so ``io_capacity=200`` is not
     ``io_capacity=20000``).
@@ -161,7 +162,9 @@ def figure(
     bold_runs:
         The run drawn bold per cell (its median run).
     names:
-        Cell id → the row's name in the experiment file; a row without one is ``C<n>``.
+        Cell id → what the row is called (its name in the experiment file, else the knobs
+        that differ from its baseline: :func:`analysis.reading.rows.row_labels`); a row
+        missing here is ``C<n>``.
     """
     cells = cells_df.set_index("cell_id")
     colours = cell_colours(cells_df)
@@ -181,7 +184,8 @@ def figure(
         colour = colours[cell_id]
         # Its name (or C<n>) then its label: the name for the title, the label for knobs.
         who = short[cell_id]
-        name = f"{who} {cell['cell_label']}" + (" (baseline)" if cell["is_baseline"] else "")
+        name = (who if who == str(cell["cell_label"]) else f"{who} {cell['cell_label']}") + (
+            " (baseline)" if cell["is_baseline"] else "")
         runs = df[df["cell_id"] == cell_id]
         bold = bold_runs.get(int(cell_id))
         entry = axis_label(f"{name} — median run {bold}", LEGEND_CHARS)
@@ -262,7 +266,8 @@ def compare_cells(
     fr = frames.load(db, experiment)
     frames.require_finished(fr)
     cells = fr.cell_summary
-    names = row_names(fr.experiment["stored"].spec, cells[["cell_id", "knobs"]])
+    # A row by its name, else by the knobs that differ from its baseline (as the report).
+    names = row_labels(fr.experiment["stored"].spec, cells)
     chosen = [resolve_cell(cells, r, names) for r in rows]
     ids = tuple(int(c["cell_id"]) for c in chosen)
     for i, cell_id in enumerate(ids):

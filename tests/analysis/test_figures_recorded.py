@@ -117,9 +117,12 @@ def test_two_cells_draw_every_run_the_median_bold_and_the_window(
     assert drawn == expected
     bold = [t for t in fig.data if t.showlegend]
     assert len(bold) == 2 and all(t.line.width > 2 for t in bold)
-    assert bold[0].name.startswith("C1 ") and "(baseline)" in bold[0].name
+    # Unnamed rows: the baseline by its label, the other by what differs from the baseline.
+    base, other = ("doublewrite=on max_dirty_pages_pct=75 io_capacity=200",
+                   "doublewrite=off max_dirty_pages_pct=50 io_capacity=20000")
+    assert bold[0].name.startswith(f"{base} (baseline)")
     assert bold[0].line.color == plots.BASELINE_COLOUR
-    assert bold[1].name.startswith("C3 ")
+    assert bold[1].name.startswith(f"{other} — median run")
     assert fig.data[-1].showlegend  # the bold lines are drawn on top
     ivl = _cell_intervals(study)
     medians = row_compare.median_runs(ivl[ivl["cell_id"].isin([c1, c3])])
@@ -128,7 +131,8 @@ def test_two_cells_draw_every_run_the_median_bold_and_the_window(
     assert list(bold[0].y) == list(g.loc[g["t"] > 0, "primary_count"])
     rect = [s for s in fig.layout.shapes if s.type == "rect"]
     assert len(rect) == 1 and (rect[0].x0, rect[0].x1) == tuple(x / 60 for x in _window(study))
-    assert fig.layout.title.text.startswith("C1 vs C3: New-Order transactions per 10 s")
+    assert fig.layout.title.text.replace("<br>", " ").startswith(
+        f"{base} vs {other}: New-Order transactions per 10 s")
 
 
 def test_two_cells_checkpoint_age_comes_from_the_samples(recorded_study: Path) -> None:

@@ -80,3 +80,20 @@ def test_export_and_the_report_call_unnamed_rows_by_their_difference(tmp_path: P
     assert any("'connections=16'" in cell for cell in first_cells)
     assert not any("'allocator=glibc connections=16'" in cell for cell in first_cells)
 
+
+
+def test_the_table_run_prints_at_its_end_calls_rows_as_the_report_does(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from flushbench.cli.summary import print_cell_summary
+    from store.db import ResultsDB
+
+    db = copy_recorded("allocators", tmp_path / "a.sqlite")
+    console = Console(width=200, record=True)
+    print_cell_summary(console, ResultsDB(db), 1)
+    rows = [line.split("│")[1].strip() for line in console.export_text().splitlines()
+            if line.startswith("│")]
+    assert "allocator=glibc connections=4 (baseline)" in rows
+    assert {"connections=16", "allocator=jemalloc", "allocator=tcmalloc connections=64"} \
+        <= set(rows)
+    assert "allocator=glibc connections=16" not in rows

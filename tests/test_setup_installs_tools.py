@@ -27,6 +27,9 @@ BUILD_SERVER = REPO / "scripts" / "build-server.sh"
 TESTS = REPO / "tests"
 #: ``/usr/sbin/mariadbd``, ``/usr/bin/sysbench``: a path a test names is a command it needs.
 _COMMAND_PATH = re.compile(r"^/usr/(?:local/)?s?bin/([A-Za-z0-9_.+-]+)$")
+#: What :func:`commands_the_tests_use` finds: command → the test files that look for it, and
+#: every direct ``shutil.which`` call.
+TestsUse = tuple[dict[str, list[str]], list[str]]
 
 
 def setup_packages(script: Path) -> set[str]:
@@ -63,7 +66,7 @@ def _probes(path: Path) -> tuple[list[str], list[str]]:
     return commands, direct
 
 
-def commands_the_tests_use() -> tuple[dict[str, list[str]], list[str]]:
+def commands_the_tests_use() -> TestsUse:
     """Command → the test files that look for it; and every direct ``shutil.which`` call."""
     used: dict[str, list[str]] = defaultdict(list)
     direct: list[str] = []
@@ -77,10 +80,10 @@ def commands_the_tests_use() -> tuple[dict[str, list[str]], list[str]]:
     return dict(used), direct
 
 
-def problems(script: Path) -> list[str]:
-    """Every command the tests use that ``script`` does not install, one sentence each."""
+def problems(script: Path, used: dict[str, list[str]]) -> list[str]:
+    """Every command the tests use (``used``: :func:`commands_the_tests_use`) that ``script``
+    does not install, one sentence each."""
     packages = setup_packages(script)
-    used, _ = commands_the_tests_use()
     out = []
     for command, places in sorted(used.items()):
         if command in system_tools.OPTIONAL:
@@ -99,12 +102,19 @@ def problems(script: Path) -> list[str]:
     return out
 
 
-def test_setup_installs_every_command_the_tests_use() -> None:
-    assert problems(SETUP) == []
+@pytest.fixture(scope="module")
+def tests_use() -> TestsUse:
+    """:func:`commands_the_tests_use`, read once for the module: it parses every test file
+    (about 0.7 CPU-s), the files do not change while the module runs, and eight tests read it."""
+    return commands_the_tests_use()
 
 
-def test_every_tool_lookup_goes_through_the_table() -> None:
-    _, direct = commands_the_tests_use()
+def test_setup_installs_every_command_the_tests_use(tests_use: TestsUse) -> None:
+    assert problems(SETUP, tests_use[0]) == []
+
+
+def test_every_tool_lookup_goes_through_the_table(tests_use: TestsUse) -> None:
+    _, direct = tests_use
     assert direct == [], "use tests.support.system_tools.which instead of shutil.which"
 
 
@@ -120,8 +130,8 @@ def test_the_readme_names_each_optional_tool_and_how_to_get_it() -> None:
         assert command in readme and script in readme, (command, script)
 
 
-def test_the_guard_sees_the_commands_it_must() -> None:
-    used, _ = commands_the_tests_use()
+def test_the_guard_sees_the_commands_it_must(tests_use: TestsUse) -> None:
+    used, _ = tests_use
     for command in ("bison", "cmake", "patchelf", "mariadbd", "sysbench", "pg_dump"):
         assert command in used, command
 
@@ -131,7 +141,7 @@ def test_the_guard_sees_the_commands_it_must() -> None:
     ("e2fsprogs", "chattr"),
 ])
 def test_dropping_a_package_from_setup_fails_the_guard(package: str, command: str,
-                                                       tmp_path: Path) -> None:
+                                                       tmp_path: Path, tests_use: TestsUse) -> None:
     text = SETUP.read_text()
     start = text.index("APT_PACKAGES=(")
     end = text.index("\n)\n", start)
@@ -139,5 +149,5 @@ def test_dropping_a_package_from_setup_fails_the_guard(package: str, command: st
     dropped = tmp_path / "setup.sh"
     dropped.write_text(text[:start] + block + text[end:])
     assert package not in setup_packages(dropped)
-    found = problems(dropped)
+    found = problems(dropped, tests_use[0])
     assert any(f"`{command}`" in line or f"needs {package}" in line for line in found), found

@@ -27,6 +27,7 @@ from analysis.comparisons.hosts import block_of, host_of, method_note
 from analysis.reading import window_cycles
 from analysis.reading.baselines import baseline_note, baseline_of
 from analysis.reading.rows import row_names
+from analysis.reading.window_cycles import RunCycles
 from analysis.statistics import blocked, design
 from analysis.statistics.verdicts import (
     FASTER,
@@ -331,6 +332,10 @@ class Comparison:
     ranking: pd.DataFrame
     metadata: dict[str, list[str]]
     warnings: list[str] = field(default_factory=list)
+    #: Each done run's flush cycle against its window (run id →
+    #: :func:`analysis.reading.window_cycles.run_cycles`' figures): kept here, not in
+    #: ``cells.attrs``, which pandas deep-copies on every operation on the frame.
+    cycles: dict[int, RunCycles] = field(default_factory=dict)
 
     @property
     def experiment(self) -> dict[str, Any]:
@@ -392,7 +397,6 @@ def compare(
         cells, counted_runs(rs), fr.intervals, cycles,
         lambda moved: compare_cells(moved, fr.cell_summary, noise_floor_cv=aa, blocks=blocks,
                                     block_unit=unit))
-    cells.attrs["cycles"] = cycles
     cells["steadiness"] = steadiness_vs_baseline(counted_runs(rs), cells, blocks)
     cells.attrs["noise_floor"] = floor
     cells.attrs["baselines_note"] = baseline_note(fr.cell_summary)
@@ -443,5 +447,5 @@ def compare(
     warnings.extend(claims.run_warnings_by_kind(done))
     return Comparison(
         frames=fr, cells=cells, main_effects=effects, interactions=inter,
-        ranking=ranking(cells), metadata=metadata, warnings=warnings,
+        ranking=ranking(cells), metadata=metadata, warnings=warnings, cycles=cycles,
     )

@@ -112,7 +112,7 @@ def cross_server(cmp: Comparison, latency_cells: pd.DataFrame, ledger_cells: pd.
     # The same verdicts with every run's window moved over its plausible starts (flush
     # cycles: analysis/reading/window_cycles.py), as compare's own rows are judged: a
     # server's verdict that changes with the window's start is window-dependent.
-    cycles = cmp.cells.attrs.get("cycles") or {}
+    cycles = cmp.cycles
     if cycles:
         judged = window_cycles.window_sensitivity(judged, rs, cmp.frames.intervals, cycles,
                                                   verdicts)

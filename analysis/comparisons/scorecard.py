@@ -229,7 +229,7 @@ def for_comparison(spec: ExperimentSpec, cmp: Any, db: Any) -> pd.DataFrame:
     its runs recorded — what ``compare``, the report and the study tables show."""
     rs = cmp.frames.run_summary
     return scorecard(spec, rs, cmp.cells, intervals=cmp.frames.intervals,
-                     cycles=cmp.cells.attrs.get("cycles"),
+                     cycles=cmp.cycles,
                      variables=method_variables(db, rs))
 
 

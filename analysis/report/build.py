@@ -98,7 +98,7 @@ def read_report_data(db: DB, experiment: ExperimentRef, force: bool) -> ReportDa
             cell_mem=cell_memory(digest.memory, rs),
             io_table=io_breakdown.per_cell(s, cmp.frames, window=digest.window),
             claims=claims(s, rs, cmp.cells, digest.checkpoint_age_peaks,
-                          row_labels(cmp.experiment["stored"].spec, cmp.cells)),
+                          row_labels(cmp.experiment["stored"].spec, cmp.cells), cmp.cycles),
             efficiency=efficiency.load(s, cmp.frames, digest),
             latency=lat, rates=rates,
         )

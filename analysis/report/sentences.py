@@ -209,13 +209,15 @@ def _run_counts(rs: pd.DataFrame) -> list[Rich]:
 
 
 def claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series,
-           names: dict[int, str] | None = None) -> list[str]:
+           names: dict[int, str] | None = None, cycles: dict[int, Any] | None = None
+           ) -> list[str]:
     """What the runs did, as sentences computed from the data with their exceptions named.
 
     Nothing here is written by hand: a sentence such as "every run reached the limit" is
     made only when it holds for every run, otherwise the runs it is false for are listed
     (issue 22: the first study's README said five things its own data contradicted).
-    ``names``: what each cell's row is called (:func:`analysis.reading.rows.row_labels`).
+    ``names``: what each cell's row is called (:func:`analysis.reading.rows.row_labels`);
+    ``cycles``: each run's flush cycle (``Comparison.cycles``).
     """
     items = [run_claims.noisy_runs(rs).sentence()]
     if "extra" in rs and any(isinstance(e, dict) and e.get("storage_write_iops")
@@ -229,7 +231,7 @@ def claims(db: Any, rs: pd.DataFrame, cells: pd.DataFrame, peaks: pd.Series,
     not_steady = run_claims.not_steady_runs(rs)
     if not_steady.total:
         items.append(not_steady.sentence())
-    cycles = cells.attrs.get("cycles") or {}  # flush cycles against the window (compare)
+    cycles = cycles or {}  # flush cycles against the window (compare)
     phase = run_claims.phase_sensitive_runs(cycles, [int(r) for r in rs.loc[
         rs["status"] == RunStatus.DONE, "run_id"]])
     if phase.total:

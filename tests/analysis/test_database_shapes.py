@@ -11,9 +11,12 @@ table, so a verb that starts refusing good data fails here too.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import shutil
 import sqlite3
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +31,7 @@ from store.db import ResultsDB
 from store.models import Run
 from tests.support.cli_runner import CliRun
 from tests.support.db_shapes import NAME, SHAPES
+from tests.support.parallel import in_xdist_worker
 
 
 @dataclass(frozen=True)
@@ -65,14 +69,28 @@ def test_the_table_covers_every_shape() -> None:
 
 
 @pytest.fixture(scope="session")
-def shape_store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Each shape built once (a verb gets a copy: some verbs reap or write)."""
-    root = tmp_path_factory.mktemp("shapes")
-    out = {}
-    for name, build in SHAPES.items():
-        build(root / f"{name}.sqlite").dispose()
-        out[name] = root / f"{name}.sqlite"
-    return out
+def shape_store(request: pytest.FixtureRequest,
+                tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each shape built once per test session (a verb gets a copy: some verbs reap or write).
+
+    Under pytest-xdist the workers share one set: the first worker to get here builds every
+    shape into a private folder, renamed into place whole under a lock, and the others wait
+    for it and read the same files (the builders are deterministic, so each worker would build
+    byte-for-byte the same databases; the tests of this file run on every worker).
+    """
+    base = tmp_path_factory.getbasetemp()
+    # A worker's base is <session>/popen-gwN: its parent is this session's, not another's.
+    shared = (base.parent if in_xdist_worker(request.config) else base) / "db-shapes"
+    shared.mkdir(exist_ok=True)
+    built = shared / "built"
+    with (shared / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the worker dies)
+        if not built.is_dir():
+            staging = Path(tempfile.mkdtemp(dir=shared, prefix="building-"))
+            for name, build in SHAPES.items():
+                build(staging / f"{name}.sqlite").dispose()
+            staging.rename(built)
+    return {name: built / f"{name}.sqlite" for name in SHAPES}
 
 
 @pytest.fixture
@@ -90,12 +108,13 @@ def shape_db(request: pytest.FixtureRequest, shape_store: dict[str, Path],
     return dst
 
 
-def _clean(code: int, out: str, err: str) -> None:
-    """Exit 0 or 2; never an internal error, a traceback or a crash log."""
+def _clean(code: int, out: str, err: str, work: Path = Path("work")) -> None:
+    """Exit 0 or 2; never an internal error, a traceback or a crash log (in ``work``, the
+    command's ``FLUSHBENCH_WORK``)."""
     text = out + err
     assert code in (0, 2), f"exit {code}\n{text}"
     assert "Traceback" not in text and "internal error" not in text, text
-    assert not list(Path("work").glob("logs/flushbench-crash-*")), text
+    assert not list(work.glob("logs/flushbench-crash-*")), text
 
 
 def _refused(code: int, out: str, err: str, words: str) -> None:
@@ -155,14 +174,58 @@ def test_compare_and_report(shape_db: Path, verb: str, request: pytest.FixtureRe
         assert code == 0 and "Against the baseline" in out, err
 
 
+@dataclass(frozen=True)
+class PngReport:
+    """``report NAME -o rep`` with PNGs, run once into a fresh folder of its own."""
+
+    code: int
+    out: str
+    err: str
+    #: The command's working folder: ``rep/`` (the report) and ``work/`` (its work folder).
+    home: Path
+
+
+@pytest.fixture(scope="session")
+def png_reports() -> dict[str, PngReport]:
+    """The PNG reports made so far, by shape (:func:`_png_report`)."""
+    return {}
+
+
+def _png_report(shape: str, db: Path, cli: CliRun, made: dict[str, PngReport],
+                factory: pytest.TempPathFactory) -> PngReport:
+    """The report with PNGs of ``shape`` (from ``db``, a copy of it) into a new empty folder.
+
+    Made once: ``test_report_with_pngs`` checks it, and the report-over-a-larger-one test
+    starts from a copy of the same folder (the same command on the same data into an empty
+    folder: a report with PNGs costs a CPU-second or more). Its folder is never written
+    after: a test that writes into it works on a copy.
+    """
+    if shape not in made:
+        home = factory.mktemp(f"png-report-{shape}")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(home)
+            patch.setenv("FLUSHBENCH_WORK", str(home / "work"))
+            code, out, err = cli(["report", NAME, "-o", "rep", "--db", str(db)])
+        made[shape] = PngReport(code, out, err, home)
+    return made[shape]
+
+
+#: The two tests that share the report with PNGs of ``mix`` run on one xdist worker.
+PNG_REPORTS = pytest.mark.xdist_group("tests/analysis/test_database_shapes.py::png-reports")
+
+
 @pytest.mark.slow
+@PNG_REPORTS
 @pytest.mark.parametrize("shape_db", ["mix", "intervals-no-samples"], indirect=True)
-def test_report_with_pngs(shape_db: Path, cli: CliRun) -> None:
+def test_report_with_pngs(shape_db: Path, request: pytest.FixtureRequest, cli: CliRun,
+                          png_reports: dict[str, PngReport],
+                          tmp_path_factory: pytest.TempPathFactory) -> None:
     """The PNG export too (a report whose runs have no samples has fewer figures)."""
-    code, out, err = cli(["report", NAME, "-o", "rep", "--db", str(shape_db)])
-    _clean(code, out, err)
-    assert code == 0, err
-    pngs = list(Path("rep/figures").glob("*.png"))
+    shape = request.node.callspec.params["shape_db"]
+    made = _png_report(shape, shape_db, cli, png_reports, tmp_path_factory)
+    _clean(made.code, made.out, made.err, made.home / "work")
+    assert made.code == 0, made.err
+    pngs = list((made.home / "rep" / "figures").glob("*.png"))
     assert pngs and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
 
 
@@ -230,9 +293,11 @@ def test_notebook(shape_db: Path, notebook: str, request: pytest.FixtureRequest,
 
 
 @pytest.mark.slow
+@PNG_REPORTS
 def test_a_report_over_a_larger_one_leaves_only_its_own_pngs(
         shape_store: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        cli: CliRun) -> None:
+        cli: CliRun, png_reports: dict[str, PngReport],
+        tmp_path_factory: pytest.TempPathFactory) -> None:
     """Two reports into one folder, the second with fewer figures (its runs have no samples):
     the folder then holds exactly the PNGs the second page links, plus a user's own file."""
     monkeypatch.chdir(tmp_path)
@@ -245,8 +310,15 @@ def test_a_report_over_a_larger_one_leaves_only_its_own_pngs(
             src.backup(dst)
         src.close()
         dst.close()
-        code, out, err = cli(["report", NAME, "-o", "rep", "--db", str(db)])
-        assert code == 0, err
+        if i == 0:
+            # The first report is the one test_report_with_pngs[mix] checks (into an empty
+            # folder): this folder starts as a copy of it, manifest included.
+            made = _png_report(shape, db, cli, png_reports, tmp_path_factory)
+            assert made.code == 0, made.err
+            shutil.copytree(made.home / "rep", tmp_path / "rep", symlinks=True)
+        else:
+            code, out, err = cli(["report", NAME, "-o", "rep", "--db", str(db)])
+            assert code == 0, err
         if i == 0:
             first = {p.name for p in Path("rep/figures").glob("*.png")}
             user_file.write_bytes(b"mine")

@@ -22,7 +22,7 @@ import pytest
 
 from analysis.bundle import ENVIRONMENT, credentials_in
 from store.bundles import MANIFEST, RESULTS
-from tests.support.cli_runner import CliRun
+from tests.support.cli_runner import CliRun, exit_code_of
 from tests.support.recorded import ROOT, recorded_copy
 
 
@@ -43,6 +43,22 @@ SCRIPT = _script()
 RECORDED_NAME = {"study-2011": "stability-2011", "allocators": "allocators"}
 
 
+def _flushbench_in_this_process(*args: str) -> None:
+    """The script's ``flushbench(*args)``, run through the same entry point in this process.
+
+    ``pack`` runs two commands (``db upgrade``, ``bundle``); as subprocesses each pays an
+    interpreter start and flushbench's imports, which this process has already paid. The
+    command line, the entry point (``flushbench.cli.main``, the console script's function
+    with its error boundary) and the rule that a failure stops the script are the script's
+    own; its subprocess runner itself is what ``test_unpack_regenerates_the_study_folder``
+    goes through (``unpack`` runs ``flushbench open`` as the script does).
+    """
+    print("$", " ".join(["flushbench", *args]), flush=True)
+    code = exit_code_of(list(args))
+    if code != 0:
+        raise SCRIPT.StudyError(f"`flushbench {args[0]}` failed (its message is above)")
+
+
 @pytest.fixture(scope="module", params=list(SCRIPT.STUDIES))
 def packed(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, Path]:
@@ -50,7 +66,17 @@ def packed(request: pytest.FixtureRequest,
     name = request.param
     db = recorded_copy(RECORDED_NAME[name], tmp_path_factory)
     out = tmp_path_factory.mktemp(f"packed-{name}")
-    return name, db, SCRIPT.pack(name, out, png=False, source=db)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SCRIPT, "flushbench", _flushbench_in_this_process)
+        return name, db, SCRIPT.pack(name, out, png=False, source=db)
+
+
+@pytest.fixture(scope="module")
+def opened(packed: tuple[str, Path, Path],
+           tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the ``packed`` bundle, unpacked once (the tests only read it)."""
+    study, _, bundle = packed
+    return _unpacked(bundle, tmp_path_factory.mktemp(f"opened-{study}"))
 
 
 def _unpacked(bundle: Path, into: Path) -> Path:
@@ -85,13 +111,13 @@ def _report(cli: CliRun, study: str, db: Path, out: Path) -> Path:
 
 
 def test_report_from_the_bundle_has_the_same_figures_and_numbers(
-        packed: tuple[str, Path, Path], tmp_path: Path, cli: CliRun,
+        packed: tuple[str, Path, Path], opened: Path, tmp_path: Path, cli: CliRun,
         monkeypatch: pytest.MonkeyPatch) -> None:
     study, db, bundle = packed
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     direct = _figures_and_numbers(_report(cli, study, db, tmp_path / "direct"))
     from_bundle = _figures_and_numbers(_report(cli, study, bundle, tmp_path / "bundle"))
-    inside = _figures_and_numbers(_unpacked(bundle, tmp_path / "u") / "report" / "report.html")
+    inside = _figures_and_numbers(opened / "report" / "report.html")
     figures, numbers = direct
     assert len(figures) >= 20 and sum(map(len, numbers)) > 500
     assert from_bundle == direct
@@ -102,9 +128,9 @@ def test_report_from_the_bundle_has_the_same_figures_and_numbers(
 
 
 def test_manifest_records_version_and_environment(packed: tuple[str, Path, Path],
-                                                  tmp_path: Path) -> None:
-    study, db, bundle = packed
-    folder = _unpacked(bundle, tmp_path)
+                                                  opened: Path) -> None:
+    study, db, _ = packed
+    folder = opened
     manifest = json.loads((folder / MANIFEST).read_text())
     assert manifest["flushbench_version"] == metadata.version("flushbench")
     assert set(manifest["made_with"]) == {"python", "sqlite", "platform"}
@@ -136,10 +162,8 @@ _SECRET = re.compile(rb"passw(or)?d\s*[=:]|\bpwd=|MYSQL_PWD|PGPASSWORD|://[^/\s:
 _PLOTLY_JS = re.compile(rb"<script[^>]*>\s*/\*\*\s*\* plotly\.js v.*?</script>", re.S)
 
 
-def test_the_bundle_carries_no_credential(packed: tuple[str, Path, Path],
-                                          tmp_path: Path) -> None:
-    _, _, bundle = packed
-    folder = _unpacked(bundle, tmp_path)
+def test_the_bundle_carries_no_credential(opened: Path) -> None:
+    folder = opened
     assert credentials_in(folder) == []
     for path in (p for p in folder.rglob("*") if p.is_file()):
         body = path.read_bytes()

@@ -47,18 +47,24 @@ def _one_command_tree() -> Iterator[None]:
         typer.main.get_command = build
 
 
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """``flushbench ARGS`` in this process: (exit code, stdout, stderr)."""
+def exit_code_of(args: list[str]) -> int:
+    """``flushbench ARGS`` in this process, through the console script's entry point (its
+    error boundary included): the exit code. Its output goes where this process's does."""
     argv = sys.argv
     sys.argv = ["flushbench", *args]
     try:
         with _one_command_tree():
             main()
-        code = 0
+        return 0
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
+        return exc.code if isinstance(exc.code, int) else 1
     finally:
         sys.argv = argv
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``flushbench ARGS`` in this process: (exit code, stdout, stderr)."""
+    code = exit_code_of(args)
     out, err = capsys.readouterr()
     return code, out, err
 

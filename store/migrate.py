@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
+import functools
 import os
 import shutil
 import sqlite3
@@ -87,10 +88,21 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
+@functools.cache
+def _migration_revisions() -> tuple[tuple[str, ...], frozenset[str]]:
+    """(head revisions, every revision) of the migrations shipped with this flushbench.
+
+    Read once per process: the migrations are files of the installed package, and reading
+    them (Alembic imports every script) was a tenth of opening a database for a quick verb.
+    """
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    return (tuple(script.get_heads()),
+            frozenset(rev.revision for rev in script.walk_revisions()))
+
+
 def head_revision() -> str:
     """The single head revision of the migrations (tests assert there is exactly one)."""
-    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    heads = script.get_heads()
+    heads = _migration_revisions()[0]
     if len(heads) != 1:
         raise StoreError(f"the migrations have {len(heads)} heads: {heads}", fix="merge them")
     return heads[0]
@@ -98,8 +110,7 @@ def head_revision() -> str:
 
 def known_revisions() -> set[str]:
     """Every revision these migrations know (a database at another one is from a newer tool)."""
-    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    return {rev.revision for rev in script.walk_revisions()}
+    return set(_migration_revisions()[1])
 
 
 def current_revision(engine_or_conn: Engine | Connection) -> str | None:

@@ -287,11 +287,12 @@ baseline: {doublewrite: on}
 
 
 @pytest.fixture(scope="session")
-def real_results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def real_results_db(tmp_path_factory: pytest.TempPathFactory, shared_datasets: Path) -> Path:
     """A results database written by a real run: MariaDB sandbox, Go driver, sampler.
 
     The report and notebook tests read it, so what they check is what a researcher sees after
-    ``flushbench run``, not only synthetic data.
+    ``flushbench run``, not only synthetic data. Its dataset is the session's (``work``'s):
+    each worker that needs this database would otherwise load its own 1-warehouse TPC-C.
     """
     refuse_in_fast_lane("a real experiment run")
     from core.paths import tpcc_binary
@@ -304,6 +305,8 @@ def real_results_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec = root / "real-quick.yaml"
     spec.write_text(REAL_RUN_EXPERIMENT)
     db_path = root / "results.sqlite"
+    (root / "work").mkdir()
+    (root / "work" / "datasets").symlink_to(shared_datasets, target_is_directory=True)
     db = ResultsDB(db_path)
     outcome = run_experiment(spec, db, work=root / "work")
     db.dispose()

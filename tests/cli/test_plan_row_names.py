@@ -10,7 +10,7 @@ import pandas as pd
 from analysis.reading.rows import row_names
 from core.experiment.cells import cell_names, expand
 from core.experiment.loading import load_experiment
-from tests.cli.test_terminal_width import ROOT, flushbench
+from tests.cli.test_terminal_width import ROOT, finished, flushbench
 
 STUDY = ROOT / "experiments" / "stability-2011.yaml"
 GENERATIONS = ROOT / "experiments" / "generations.yaml"
@@ -33,7 +33,8 @@ def test_every_named_row_names_its_cell() -> None:
 
 
 def test_plan_tables_show_row_names(tmp_path: Path) -> None:
-    code, out, err = flushbench(["plan", str(STUDY)], 160, tmp_path)
+    code, out, err = finished(flushbench([("plan", ["plan", str(STUDY)], 160)], 160,
+                                         tmp_path / "work")["plan", 160])
     assert code == 0, err
     cells_table, runs_table = out.split("Run order", 1)
     for name in ("base (baseline)", "dw-on-50", "dw-off-60", "dw-on-15"):

@@ -17,7 +17,8 @@ column                 growth over the window                                   
                        ``…_lru_flushed`` (MariaDB 10.5+) × page size
 ``pages_flush_list``   ``pages_kib`` − ``pages_lru_kib``: flush-list flushing          1
 ``_kib``               (adaptive, background and checkpoint-forced together)
-``binlog_kib``         ``Binlog_bytes_written`` (MariaDB); 0 when ``log_bin`` is OFF   2
+``binlog_kib``         ``Binlog_bytes_written`` (MariaDB), else the binary logs' size  2
+                       (``SHOW BINARY LOGS``); 0 when ``log_bin`` is OFF
 ``device_kib``         the throttle group's ``write_bytes`` (cgroup ``io.stat``), else
                        the datadir device's sectors written × 512 (``/proc/diskstats``)
 ``residual_kib``       ``device_kib`` − (redo + doublewrite + pages + binlog): the
@@ -32,9 +33,13 @@ column                 growth over the window                                   
    ``pages_sync_kib`` (``buffer_flush_{adaptive,background,sync}_total_pages``). The sampler
    stores the enabled ones from issue 53 on; no committed study has them
    (``docs/statistics.md``, "The write-path ledger").
-2. MySQL and Percona Server have no binlog byte counter: with ``log_bin`` ON the binlog is in
-   the residual there. Undo and temporary-tablespace pages are in ``pages_kib`` on every
-   server (they are buffer-pool pages; no status counter splits them out).
+2. MySQL and Percona Server have no binlog byte counter: the sampler sums ``File_size`` over
+   ``SHOW BINARY LOGS`` there (``BINARY_LOGS.file_bytes``, stored from issue 53's binlog
+   sampling on), and its growth is the part. A run recorded before that, with ``log_bin`` ON,
+   has the binlog in its residual (``binlog_kib`` NaN); a shrinking size (a purge inside the
+   window) is NaN too, never a negative part. Undo and temporary-tablespace pages are in
+   ``pages_kib`` on every server (they are buffer-pool pages; no status counter splits them
+   out).
 
 **The floor** is the fewest bytes per transaction its redo and the pages it held dirty allow:
 the redo it generated (the LSN's growth, once) plus one write of each dirty page per the
@@ -76,10 +81,13 @@ METRICS = {
 }
 #: The LRU batch's pages in ``INNODB_METRICS`` (for servers without an LRU status counter).
 LRU_METRIC = "INNODB_METRICS.buffer_LRU_batch_flush_total_pages"
+#: The binary logs' size where the server has no ``Binlog_bytes_written`` (the sampler's
+#: ``BINLOG_FILES_COUNTER``, ``runner/run/sampler.py``).
+BINLOG_FILES = "BINARY_LOGS.file_bytes"
 COUNTERS = ("Innodb_os_log_written", "Innodb_dblwr_pages_written", "Innodb_pages_written",
             "Innodb_buffer_pool_pages_LRU_flushed", "Innodb_buffer_pool_pages_lru_flushed",
             "Binlog_bytes_written", "Innodb_data_fsyncs", "Innodb_data_written",
-            *METRICS.values(), LRU_METRIC)
+            *METRICS.values(), LRU_METRIC, BINLOG_FILES)
 #: Window figures of the sample columns the floor needs (:func:`window_state`).
 STATE_COLUMNS = ("dirty_pages_mean", "max_checkpoint_age_mean", "lsn_growth")
 #: The parts the device's bytes are split into, in the order tables show them.
@@ -164,7 +172,9 @@ def ledger(grown: pd.DataFrame, transactions: pd.Series, page_size: pd.Series,
     # enabled, or no such table): adaptive, background (idle) and sync (checkpoint-forced).
     for part, counter in METRICS.items():
         out[part] = _growth(grown, counter) * page / n / KIB
-    binlog = _growth(grown, "Binlog_bytes_written").where(binlog_on, 0.0)
+    # MariaDB counts the bytes; elsewhere the files' growth (a purge shrinks them: unknown).
+    binlog = _growth(grown, "Binlog_bytes_written").fillna(
+        _growth(grown, BINLOG_FILES).where(lambda g: g >= 0)).where(binlog_on, 0.0)
     out["binlog_kib"] = binlog / n / KIB
     out["counted_kib"] = (out["redo_kib"] + out["doublewrite_kib"] + out["pages_kib"]
                           + out["binlog_kib"].fillna(0.0))

@@ -3,7 +3,8 @@
 Every ``interval`` seconds, on the absolute schedule ``t0 + k × interval`` (never drifting: a
 slow sample does not push the next one back), one persistent connection reads
 ``SHOW GLOBAL STATUS`` (every numeric counter kept, zlib-compressed JSON, with the enabled
-buffer flush counters of ``INNODB_METRICS`` beside them as ``INNODB_METRICS.<name>``), the
+buffer flush counters of ``INNODB_METRICS`` beside them as ``INNODB_METRICS.<name>``, and on a
+server without a binary-log byte counter the binary logs' size, ``BINARY_LOGS.file_bytes``), the
 checkpoint figures and optionally the LOG section of ``SHOW ENGINE INNODB STATUS``; /proc gives
 mysqld's RSS/VSZ, its RSS split (anonymous, file, shared memory), anonymous huge pages and
 hugetlb pages held, its CPU, the driver's CPU, the context switches of both (every thread's,
@@ -55,6 +56,13 @@ METRICS_QUERY = (
 )
 #: Server error codes that say the server has no ``INNODB_METRICS`` (MySQL and XtraDB 5.5).
 _NO_METRICS_TABLE = (1109, 1146)
+#: The stored counter of the binary log's size: the sum of ``File_size`` over
+#: ``SHOW BINARY LOGS``. Sampled only where ``SHOW GLOBAL STATUS`` has no
+#: ``Binlog_bytes_written`` (MySQL, Percona Server) and the binary log is on: its growth is the
+#: bytes the binary log wrote (a purge inside a run would shrink it; the ledger says so).
+BINLOG_FILES_COUNTER = "BINARY_LOGS.file_bytes"
+#: The server's answer to ``SHOW BINARY LOGS`` when ``log_bin`` is OFF (ER_NO_BINARY_LOGGING).
+_NO_BINARY_LOGGING = (1381,)
 
 
 @dataclass
@@ -131,6 +139,12 @@ def metric_counters(rows: Any) -> dict[str, int | float]:
     ``INNODB_METRICS.<name>`` (numbers only)."""
     return {f"{METRIC_PREFIX}{name}": value
             for name, value in numeric_status(rows).items()}
+
+
+def binlog_file_bytes(rows: Any) -> int:
+    """The bytes of every binary log file ``SHOW BINARY LOGS`` lists (its second column is
+    ``File_size`` on MySQL, Percona Server and MariaDB alike)."""
+    return sum(int(row[1]) for row in rows)
 
 
 def compress_status(counters: dict[str, int | float]) -> bytes:
@@ -488,6 +502,8 @@ class Sampler(threading.Thread):
         self._status_has_lsn: bool | None = None
         # None: not asked yet; False: the server has no INNODB_METRICS (MySQL 5.5).
         self._has_metrics: bool | None = None
+        # None: not asked yet; False: the binary log is off (nothing to size).
+        self._has_binlog_files: bool | None = None
         #: Context switches of mysqld and of the driver, every thread's (ProcessSwitches).
         self._switches = {"mysqld": ProcessSwitches(), "driver": ProcessSwitches()}
 
@@ -631,6 +647,9 @@ class Sampler(threading.Thread):
             if self._has_metrics is not False:
                 counters.update(self._metrics(cur))
                 step("INNODB_METRICS")
+            if self._has_binlog_files is not False and "Binlog_bytes_written" not in counters:
+                counters.update(self._binlog_files(cur))
+                step("SHOW BINARY LOGS")
             engine_text = None
             need_fallback = self._status_has_lsn is False or (
                 self._status_has_lsn is None and _lsn_names(counters) is None
@@ -744,6 +763,20 @@ class Sampler(threading.Thread):
             raise  # any other failure misses the tick, as a failed SHOW GLOBAL STATUS does
         self._has_metrics = True
         return metric_counters(cur.fetchall())
+
+    def _binlog_files(self, cur: Any) -> dict[str, int | float]:
+        """:data:`BINLOG_FILES_COUNTER` from ``SHOW BINARY LOGS``; on the first tick, a server
+        whose binary log is off is remembered and never asked again."""
+        try:
+            cur.execute("SHOW BINARY LOGS")
+        except Exception as exc:
+            code = exc.args[0] if exc.args else None
+            if self._has_binlog_files is None and code in _NO_BINARY_LOGGING:
+                self._has_binlog_files = False
+                return {}
+            raise  # any other failure misses the tick, as a failed SHOW GLOBAL STATUS does
+        self._has_binlog_files = True
+        return {BINLOG_FILES_COUNTER: binlog_file_bytes(cur.fetchall())}
 
     def _close(self) -> None:
         if self._conn is not None:

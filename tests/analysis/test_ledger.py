@@ -81,6 +81,22 @@ def test_xtradb_spells_its_lru_counter_in_capitals_and_binlog_on_without_a_count
     assert math.isnan(row["binlog_kib"])
 
 
+def test_without_a_byte_counter_the_binlog_is_its_files_growth_and_a_purge_is_unknown() -> None:
+    # MySQL with log_bin ON: the sampler's size of the binary logs grew 120 KiB.
+    row = _ledger(_one(Innodb_os_log_written=4096.0, Innodb_pages_written=0,
+                       Innodb_dblwr_pages_written=0, **{ledger.BINLOG_FILES: 120 * 1024.0},
+                       device_bytes=4096.0 + 120 * 1024.0), tx=4, binlog=True)
+    assert row["binlog_kib"] == pytest.approx(30.0) and row["residual_kib"] == pytest.approx(0)
+    # A purge inside the span shrank the files: unknown, never a negative part.
+    row = _ledger(_one(Innodb_os_log_written=4096.0, **{ledger.BINLOG_FILES: -1024.0}),
+                  tx=4, binlog=True)
+    assert math.isnan(row["binlog_kib"])
+    # MariaDB's own counter wins where both are there.
+    row = _ledger(_one(Binlog_bytes_written=8192.0, **{ledger.BINLOG_FILES: 4096.0}), tx=1,
+                  binlog=True)
+    assert row["binlog_kib"] == pytest.approx(8.0)
+
+
 def test_no_transaction_in_the_span_gives_no_figure() -> None:
     row = _ledger(_one(Innodb_os_log_written=4096.0, device_bytes=8192.0), tx=0.0)
     assert math.isnan(row["redo_kib"]) and math.isnan(row["device_kib"])

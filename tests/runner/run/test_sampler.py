@@ -18,6 +18,7 @@ import pytest
 from runner.run.sampler import (
     Sampler,
     SampleRecord,
+    binlog_file_bytes,
     block_device_of,
     compress_status,
     decompress_status,
@@ -256,6 +257,14 @@ def test_sample_content(server: DbServer) -> None:
         assert r.disk_writes is not None and r.disk_write_sectors is not None
     else:
         assert r.disk_writes is None
+
+
+def test_the_binary_logs_size_is_the_sum_of_their_file_sizes() -> None:
+    # SHOW BINARY LOGS: MySQL 8.0+ adds an Encrypted column, MariaDB and 5.5 have two.
+    assert binlog_file_bytes([("binlog.000001", 180, "No"), ("binlog.000002", 4096, "No")]) \
+        == 4276
+    assert binlog_file_bytes([(b"mysql-bin.000001", b"1024")]) == 1024
+    assert binlog_file_bytes([]) == 0
 
 
 def test_metric_counters_are_named_apart_from_the_status_counters() -> None:

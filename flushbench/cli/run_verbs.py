@@ -124,6 +124,9 @@ def run(
 ) -> None:
     """Preflight, queue and run an experiment; rerunning resumes where it stopped.
 
+    Exit status: 0 when every queued run is done, 1 when a run failed, 2 on bad input, 3 when
+    `flushbench queue stop` stopped it with runs still queued.
+
     On a terminal a live panel shows progress; without one (nohup, systemd, cron) or with
     --log-file it writes one timestamped line per phase and per finished run.
     """
@@ -180,11 +183,30 @@ def run(
             judge=judge_step,
         )
     print_cell_summary(console, results, outcome.experiment_id)
+    left = _left_queued(results, outcome.experiment_id) if stop.is_set() else 0
+    if left:
+        say(console, f"stopped as asked: {left} run(s) of {ctx.exp.name} still queued;"
+                     f" `flushbench run {file}` resumes them")
     if outcome.failed:
         console.print(
             f"[red]{outcome.failed} run(s) failed[/] — `flushbench show RUN` prints the evidence"
         )
         raise typer.Exit(1)
+    if left:
+        # Not 0: a script that reports after `run` must not read a stopped study as whole.
+        raise typer.Exit(STOPPED_WITH_RUNS_LEFT)
+
+
+#: ``run``'s exit status when ``queue stop`` stopped it with runs still queued.
+STOPPED_WITH_RUNS_LEFT = 3
+
+
+def _left_queued(results, experiment_id: int) -> int:  # noqa: ANN001 - a store.db.ResultsDB
+    """How many runs of the experiment are still queued."""
+    from store import ledger
+
+    with results.session() as s:
+        return ledger.queued_run_count(s, experiment_id)
 
 
 @queue_app.command("add")

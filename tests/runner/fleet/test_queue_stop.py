@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import select
@@ -115,3 +116,38 @@ def test_sigusr1_sets_the_stop_between_runs() -> None:
         assert stop.is_set()
     finally:
         signal.signal(signal.SIGUSR1, previous)
+
+
+def test_run_stopped_with_runs_left_says_so_and_exits_3(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run`` stopped by ``queue stop`` (its stop event set) with runs still queued: it names
+    them and how to resume, and exits 3, so ``run && report`` does not report half a study.
+    The worker loop's own stop is the test above; here the queue is one the loop left."""
+    from runner.admission import run_context
+    from runner.fleet import worker
+
+    url = f"sqlite:///{tmp_path / 'q.sqlite'}"
+    spec = tmp_path / "stoppable.yaml"
+    spec.write_text("version: 1\nname: stoppable\n")
+
+    def stopped_after_one_run(ctx, db, *, stop, **_):  # noqa: ANN001, ANN202 - run_experiment's
+        experiment_id = enqueue_plain(db, "stoppable", 4)
+        with db.session() as s, s.begin():
+            s.scalars(select(Run).order_by(Run.id)).first().status = "done"
+        stop.set()  # what SIGUSR1 does
+        return worker.ExperimentOutcome(experiment_id, done=1)
+
+    monkeypatch.setattr(run_context, "prepare", lambda *a, **k: SimpleNamespace(
+        exp=SimpleNamespace(name="stoppable")))
+    monkeypatch.setattr(worker, "run_experiment", stopped_after_one_run)
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGUSR1, signal.SIGTERM)}
+    try:
+        code, out, err = run_cli(["run", str(spec), "--db", url], capsys)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    assert code == run_verbs.STOPPED_WITH_RUNS_LEFT == 3, err
+    flat = " ".join(out.split())
+    assert f"stopped as asked: 3 run(s) of stoppable still queued; `flushbench run {spec}`" \
+        " resumes them" in flat

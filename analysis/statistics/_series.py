@@ -89,6 +89,12 @@ def ar1_coefficient(resid: np.ndarray, t: np.ndarray, dt: float) -> float:
     return float(np.clip(phi, -0.5, PHI_MAX))
 
 
+#: Loop steps (one multiply-add across every surrogate) a process runs before it imports
+#: ``scipy.signal.lfilter`` instead: ≈ 3 µs each, so about the import's 0.7 CPU-s in all.
+LOOP_STEPS = 200_000
+_loop_steps_left = LOOP_STEPS
+
+
 def ar1_surrogates(
     t: np.ndarray, dt: float, phi: float, count: int, rng: np.random.Generator
 ) -> np.ndarray:
@@ -110,16 +116,23 @@ def ar1_surrogates(
     # out[i] = rho[i-1]·out[i-1] + scale[i-1]·eps[i]. The recursion runs in C (lfilter), one
     # call per stretch of equal spacing: with zi = rho·out[start-1] it does the very same
     # multiply-adds in the same order as a Python loop over i, so the draws are bit-identical
-    # (tests/analysis/test_statistics_speed.py), at a fraction of the loop's cost.
-    # Imported here: scipy.signal costs ≈ 0.7 s to import, and a report whose stability
-    # figures all come from the cache (analysis/steadiness/stability_cache.py) never draws a
-    # surrogate.
-    from scipy.signal import lfilter
-
+    # (tests/analysis/statistics/test_surrogate_recursion.py), at a fraction of the loop's cost.
+    # But scipy.signal costs ≈ 0.7 CPU-s to import: a process whose series are short (a test's
+    # seconds-long runs, a small study) runs the loop instead, until its steps would cost about
+    # as much as the import; a report whose stability figures all come from the cache
+    # (analysis/steadiness/stability_cache.py) never draws a surrogate.
     x = eps.copy()
     x[:, 1:] *= scale
     out = np.empty((count, n))
     out[:, 0] = x[:, 0]
+    global _loop_steps_left
+    if n - 1 <= _loop_steps_left:
+        _loop_steps_left -= n - 1
+        for i in range(1, n):
+            out[:, i] = rho[i - 1] * out[:, i - 1] + x[:, i]
+        return out
+    from scipy.signal import lfilter
+
     bounds = (np.flatnonzero(rho[1:] != rho[:-1]) + 2).tolist()  # where a stretch starts
     for lo, hi in zip([1, *bounds], [*bounds, n], strict=True):
         r = float(rho[lo - 1])

@@ -1,6 +1,7 @@
 """The AR(1) surrogates and memoized grids give exactly the figures the plain code gave.
 
-``ar1_surrogates`` runs its recursion in ``scipy.signal.lfilter`` and the oscillation test
+``ar1_surrogates`` runs its recursion in its own loop or in ``scipy.signal.lfilter`` (once the
+process's loop budget is spent) and the oscillation test
 memoizes what depends only on the sampling times (issue 22, item 8: speed). Stability scores
 must not move, so these compare bit for bit with the straightforward versions.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.statistics import oscillation, shape
+from analysis.statistics import _series, oscillation, shape
 from analysis.statistics._series import ar1_surrogates, pair_indices, trend_projector
 
 
@@ -29,9 +30,18 @@ def _loop_surrogates(t: np.ndarray, dt: float, phi: float, count: int,
     return out
 
 
+@pytest.fixture(params=["loop", "lfilter"])
+def recursion(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way ``ar1_surrogates`` runs its recursion: its own loop while the process's loop
+    budget lasts (short series: no scipy.signal import), lfilter after."""
+    monkeypatch.setattr(_series, "_loop_steps_left",
+                        _series.LOOP_STEPS if request.param == "loop" else 0)
+    return request.param
+
+
 @pytest.mark.parametrize("phi", [-0.5, -0.2, 0.0, 0.3, 0.7, 0.95])
 @pytest.mark.parametrize("gaps", ["even", "missing", "uneven"])
-def test_surrogates_bit_identical_to_the_loop(phi: float, gaps: str) -> None:
+def test_surrogates_bit_identical_to_the_loop(phi: float, gaps: str, recursion: str) -> None:
     rs = np.random.default_rng(7)
     t = np.arange(120) * 10.0
     if gaps == "missing":  # missing intervals: stretches of different spacing
@@ -44,7 +54,18 @@ def test_surrogates_bit_identical_to_the_loop(phi: float, gaps: str) -> None:
         assert np.array_equal(got, want)
 
 
-def test_short_series() -> None:
+def test_the_loop_budget_is_spent_then_lfilter_takes_over(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_series, "_loop_steps_left", 150)
+    t = np.arange(120) * 10.0
+    first = ar1_surrogates(t, 10.0, 0.5, 3, np.random.default_rng(5))  # the loop: 119 steps
+    assert _series._loop_steps_left == 31  # noqa: SLF001 - the budget is what is under test
+    second = ar1_surrogates(t, 10.0, 0.5, 3, np.random.default_rng(5))  # 119 > 31: lfilter
+    assert _series._loop_steps_left == 31  # noqa: SLF001
+    assert np.array_equal(first, second)
+
+
+def test_short_series(recursion: str) -> None:
     t = np.array([0.0, 10.0])
     want = _loop_surrogates(t, 10.0, 0.5, 4, np.random.default_rng(1))
     assert np.array_equal(ar1_surrogates(t, 10.0, 0.5, 4, np.random.default_rng(1)), want)

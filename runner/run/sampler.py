@@ -753,30 +753,17 @@ class Sampler(threading.Thread):
     def _metrics(self, cur: Any) -> dict[str, int | float]:
         """The enabled flush counters of ``INNODB_METRICS`` (:data:`METRICS_QUERY`); on the
         first tick, a server without the table is remembered and never asked again."""
-        try:
-            cur.execute(METRICS_QUERY)
-        except Exception as exc:
-            code = exc.args[0] if exc.args else None
-            if self._has_metrics is None and code in _NO_METRICS_TABLE:
-                self._has_metrics = False
-                return {}
-            raise  # any other failure misses the tick, as a failed SHOW GLOBAL STATUS does
-        self._has_metrics = True
-        return metric_counters(cur.fetchall())
+        rows = _rows_unless_absent(cur, METRICS_QUERY, self._has_metrics, _NO_METRICS_TABLE)
+        self._has_metrics = rows is not None
+        return metric_counters(rows) if rows is not None else {}
 
     def _binlog_files(self, cur: Any) -> dict[str, int | float]:
         """:data:`BINLOG_FILES_COUNTER` from ``SHOW BINARY LOGS``; on the first tick, a server
         whose binary log is off is remembered and never asked again."""
-        try:
-            cur.execute("SHOW BINARY LOGS")
-        except Exception as exc:
-            code = exc.args[0] if exc.args else None
-            if self._has_binlog_files is None and code in _NO_BINARY_LOGGING:
-                self._has_binlog_files = False
-                return {}
-            raise  # any other failure misses the tick, as a failed SHOW GLOBAL STATUS does
-        self._has_binlog_files = True
-        return {BINLOG_FILES_COUNTER: binlog_file_bytes(cur.fetchall())}
+        rows = _rows_unless_absent(cur, "SHOW BINARY LOGS", self._has_binlog_files,
+                                   _NO_BINARY_LOGGING)
+        self._has_binlog_files = rows is not None
+        return {BINLOG_FILES_COUNTER: binlog_file_bytes(rows)} if rows is not None else {}
 
     def _close(self) -> None:
         if self._conn is not None:
@@ -785,6 +772,22 @@ class Sampler(threading.Thread):
             except Exception:  # already broken; nothing to release
                 pass
             self._conn = None
+
+
+def _rows_unless_absent(cur: Any, query: str, known: bool | None,
+                        absent: tuple[int, ...]) -> Any:
+    """``query``'s rows, or None when the server answers with an error code of ``absent`` (it
+    has no such table, its binary log is off) on the first tick (``known`` None: not asked
+    yet). Any other failure, or that answer once the server has answered, raises: the tick is
+    missed, as a failed ``SHOW GLOBAL STATUS`` is."""
+    try:
+        cur.execute(query)
+    except Exception as exc:
+        code = exc.args[0] if exc.args else None
+        if known is None and code in absent:
+            return None
+        raise
+    return cur.fetchall()
 
 
 #: (current LSN, checkpoint LSN) status variables: MariaDB 10.x+ and XtraDB's, then MySQL

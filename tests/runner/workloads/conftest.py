@@ -113,11 +113,16 @@ def running_server(template: Path, base: Path) -> Iterator[DbServer]:
 def initialize_template(base: Path) -> Path:
     """``mariadb-install-db`` into ``base/data``; copy the result, never start a server on it."""
     datadir = base / "data"
+    # Its own temporary folder: the bootstrap's temporary tables in the shared /tmp vanished
+    # under it once while other tests ran ("Could not remove temporary table", a fresh clone).
+    tmpdir = base / "tmp"
+    tmpdir.mkdir(exist_ok=True)
     result = proc.run_checked(
         [
             INSTALL_DB,
             "--no-defaults",
             f"--datadir={datadir}",
+            f"--tmpdir={tmpdir}",
             "--user=root",
             "--auth-root-authentication-method=normal",
             "--skip-test-db",

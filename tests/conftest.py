@@ -29,6 +29,7 @@ from tests.support.parallel import (  # noqa: F401 - the xdist hooks: `make test
     pytest_configure_node,
     pytest_unconfigure,
     pytest_xdist_make_scheduler,
+    session_folder,
 )
 from tests.support.parallel import (
     pytest_collection_modifyitems as assign_parallel_groups,
@@ -94,10 +95,8 @@ def _private_cache_dir(request: pytest.FixtureRequest,
     themselves set a folder of their own.
     """
     own = tmp_path_factory.mktemp("cache")
-    base = tmp_path_factory.getbasetemp()
-    # A worker's base is <session>/popen-gwN: its parent is this session's, not another's.
-    shared = (base.parent if in_xdist_worker(request.config) else base) / "shared-cache"
-    (shared / "png").mkdir(parents=True, exist_ok=True)
+    shared = session_folder(request.config, tmp_path_factory, "shared-cache")
+    (shared / "png").mkdir(exist_ok=True)
     # SQLite follows the link: the file, its WAL and its lock are the shared folder's.
     (own / figure_cache.FILE_NAME).symlink_to(shared / figure_cache.FILE_NAME)
     (own / "png").symlink_to(shared / "png", target_is_directory=True)
@@ -115,11 +114,7 @@ def shared_datasets(request: pytest.FixtureRequest,
     module that runs on the same server; ``runner.datasets`` builds each under its own flock and
     renames it into place whole, so the workers share the folder safely.
     """
-    base = tmp_path_factory.getbasetemp()
-    # A worker's base is <session>/popen-gwN: its parent is this session's, not another's.
-    path = (base.parent if in_xdist_worker(request.config) else base) / "shared-datasets"
-    path.mkdir(exist_ok=True)
-    return path
+    return session_folder(request.config, tmp_path_factory, "shared-datasets")
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from store.db import ResultsDB
 from store.models import Run
 from tests.support.cli_runner import CliRun
 from tests.support.db_shapes import NAME, SHAPES
-from tests.support.parallel import in_xdist_worker
+from tests.support.parallel import session_folder
 
 
 @dataclass(frozen=True)
@@ -78,10 +78,7 @@ def shape_store(request: pytest.FixtureRequest,
     for it and read the same files (the builders are deterministic, so each worker would build
     byte-for-byte the same databases; the tests of this file run on every worker).
     """
-    base = tmp_path_factory.getbasetemp()
-    # A worker's base is <session>/popen-gwN: its parent is this session's, not another's.
-    shared = (base.parent if in_xdist_worker(request.config) else base) / "db-shapes"
-    shared.mkdir(exist_ok=True)
+    shared = session_folder(request.config, tmp_path_factory, "db-shapes")
     built = shared / "built"
     with (shared / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the worker dies)

@@ -242,6 +242,17 @@ def in_xdist_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def session_folder(config: pytest.Config, factory: pytest.TempPathFactory, name: str) -> Path:
+    """The folder ``name`` of this test session, the same for every xdist worker (made if
+    missing): what the workers share must be written whole (renamed into place, under a lock,
+    or in one SQLite transaction)."""
+    base = factory.getbasetemp()
+    # A worker's base is <session>/popen-gwN: its parent is this session's, not another's.
+    path = (base.parent if in_xdist_worker(config) else base) / name
+    path.mkdir(exist_ok=True)
+    return path
+
+
 # The hooks below are pytest's and xdist's; tests/conftest.py imports them (so does the test of
 # this module, for a suite of its own).
 

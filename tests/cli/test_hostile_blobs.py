@@ -2,13 +2,14 @@
 
 One table, one row per hostile ``intervals.latency_z`` value: corrupt zlib, cut short, TEXT,
 REAL, a huge INTEGER, a zlib bomb, a value of megabytes, a layout of 2^46 buckets, a bucket of
-2^62 New-Orders. Each row writes its value into one window interval of run 1 of a small
-synthetic database, then runs ``show``, ``compare``, ``report`` and ``export`` through the real
-entry point in a child process whose address space is capped at 2 GiB (``RLIMIT_AS``): a
-decoder that trusts the blob asks for gigabytes to petabytes and dies there. Each verb must
-end with exit 0 or 2, never an internal error, a traceback or a MemoryError; ``show`` and
-``compare`` (exit 0) name the run and the interval whose histogram could not be read and why,
-and ``show`` still prints the run's other figures.
+2^62 New-Orders. One small synthetic database holds them all, each in one window interval of
+a run of its own (the other runs' blobs are good), and ``show`` of each run, ``compare``,
+``report`` and ``export`` run on it through the real entry point in a child process whose
+address space is capped at 2 GiB (``RLIMIT_AS``): a decoder that trusts a blob asks for
+gigabytes to petabytes and dies there. Each verb must end with exit 0 or 2, never an internal
+error, a traceback or a MemoryError; ``show`` and ``compare`` (exit 0) name each run and the
+interval whose histogram could not be read and why — one bad blob never hides another, nor
+the good ones — and ``show`` still prints the run's other figures.
 """
 
 from __future__ import annotations
@@ -31,12 +32,8 @@ from tests.support.synthetic_store import SynthCell, build_store
 
 #: The child's address space: the verbs need a few hundred MB.
 LIMIT = 2 << 30
-#: Set in the child before flushbench is imported (tests.support.cli_child runs every case's
-#: verbs in that one child, in turn: imports paid once, each verb's output its own). Each case
-#: has its own analysis cache: the cases are one done run's copies with a blob edited in place,
-#: and the cache keys a done run's window histograms by what the run recorded (its window's
-#: seqs, end times and New-Order counts, its blobs' sizes: analysis/response/
-#: latency_histograms.py), which an edit in place of one blob's bytes leaves as they were.
+#: Set in the child before flushbench is imported (tests.support.cli_child runs every verb in
+#: that one child, in turn: imports paid once, each verb's output its own).
 PRELUDE = f"""
 import resource
 resource.setrlimit(resource.RLIMIT_AS, ({LIMIT}, {LIMIT}))
@@ -87,64 +84,60 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
-    """A small database of two cells (two runs each), and the last window interval of run 1."""
-    db = tmp_path_factory.mktemp("blobs") / "base.sqlite"
+def hostile_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, tuple[int, int]]]:
+    """A small database of two cells with a run per case (the last ones' blobs all good),
+    each case's value written into the last window interval of its own run: the database,
+    and case → (its run, that interval's seq)."""
+    db = tmp_path_factory.mktemp("blobs") / "hb.sqlite"
+    repetitions = len(CASES) // 2 + 1
     build_store(db, [SynthCell(knobs={"doublewrite": True}, notpm=8000),
                      SynthCell(knobs={"doublewrite": False}, notpm=9000)],
-                name="hb", repetitions=2, duration=60, warmup=10, n_counters=20)
-    df = intervals(db, run_ids=[1])
-    return db, int(df.loc[df["in_window"], "seq"].max())
-
-
-def _verbs(folder: Path, db: Path) -> list[list[str]]:
-    """The read verbs run on one case's database."""
-    return [[*verb, "--db", str(db)] for verb in (
-        ["show", "1"], ["compare", "hb"],
-        ["report", "hb", "-o", str(folder / "report"), "--no-png"],
-        ["export", "hb", "-o", str(folder / "x.csv")])]
+                name="hb", repetitions=repetitions, duration=60, warmup=10, n_counters=20)
+    df = intervals(db)
+    last = df[df["in_window"]].groupby("run_id")["seq"].max()
+    assert len(last) == 2 * repetitions > len(CASES)
+    placed = {case.id: (int(run_id), int(seq))
+              for case, (run_id, seq) in zip(CASES, last.items(), strict=False)}
+    with sqlite3.connect(db) as con:
+        for case in CASES:
+            con.execute("UPDATE intervals SET latency_z = ? WHERE run_id = ? AND seq = ?",
+                        (case.value, *placed[case.id]))
+    return db, placed
 
 
 @pytest.fixture(scope="module")
-def verbs_said(base: tuple[Path, int], tmp_path_factory: pytest.TempPathFactory
-         ) -> tuple[Path, dict[str, Outcome]]:
-    """Every case's database written, then every verb on each in one child process: the
-    cases' folder (``ROOT/CASE/report``), and "CASE VERB" → its outcome (exit code, stdout,
-    stderr; None for a verb that did not finish, with why)."""
-    source, seq = base
+def verbs_said(hostile_db: tuple[Path, dict[str, tuple[int, int]]],
+               tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Outcome]]:
+    """``show`` of every case's run, then ``compare``, ``report`` and ``export`` of the
+    database, in one child process: the report's folder, and "VERB" (``show RUN``) → its
+    outcome (exit code, stdout, stderr; None for a verb that did not finish, with why)."""
+    db, placed = hostile_db
     root = tmp_path_factory.mktemp("hostile")
-    jobs = []
-    for case in CASES:
-        folder = root / case.id
-        folder.mkdir()
-        db = folder / "r.sqlite"
-        with sqlite3.connect(source) as a, sqlite3.connect(db) as b:
-            a.backup(b)  # the source is in WAL mode: a file copy could miss its last rows
-        with sqlite3.connect(db) as con:
-            con.execute("UPDATE intervals SET latency_z = ? WHERE run_id = 1 AND seq = ?",
-                        (case.value, seq))
-        jobs += [Invocation(f"{case.id} {verb[0]}", verb,
-                            env={"FLUSHBENCH_CACHE_DIR": str(folder / "cache")})
-                 for verb in _verbs(folder, db)]
+    verbs = [["show", str(run_id)] for run_id, _ in placed.values()] + [
+        ["compare", "hb"], ["report", "hb", "-o", str(root / "report"), "--no-png"],
+        ["export", "hb", "-o", str(root / "x.csv")]]
+    jobs = [Invocation(" ".join(verb[:2] if verb[0] == "show" else verb[:1]),
+                       [*verb, "--db", str(db)]) for verb in verbs]
     # COLUMNS: show's table rows on one line each, so a sentence is never cut by the border.
-    env = {**os.environ, "FLUSHBENCH_WORK": str(root / "work"), "COLUMNS": "1000"}
+    env = {**os.environ, "FLUSHBENCH_WORK": str(root / "work"), "COLUMNS": "1000",
+           "FLUSHBENCH_CACHE_DIR": str(root / "cache")}
     env.pop("FLUSHBENCH_DB", None)
     # A verb past 5 minutes is a hang (a report takes ≈ 5 CPU-s): killed and named.
     return root, run_in_one_child(jobs, prelude=PRELUDE, env=env, deadline_s=300)
 
 
-# One child process runs every case's four verbs (each case's report: ≈ 5 CPU-s, a child of
-# its own each was 67 CPU-s in all); `make test` runs them, the fast lane does not.
+# One child process runs each verb once on the database of every case (each case's four verbs
+# on a database of its own were ≈ 45 CPU-s in all); `make test` runs them, the fast lane not.
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_hostile_latency_blob(case: Case, base: tuple[Path, int],
+def test_hostile_latency_blob(case: Case, hostile_db: tuple[Path, dict[str, tuple[int, int]]],
                               verbs_said: tuple[Path, dict[str, Outcome]]) -> None:
-    _, seq = base
+    run_id, seq = hostile_db[1][case.id]
     root, outcomes = verbs_said
     # verb → (exit code, stdout and stderr with the table's wrapping undone)
     said: dict[str, tuple[int | None, str]] = {}
-    for verb in ("show", "compare", "report", "export"):
-        run = outcomes[f"{case.id} {verb}"]
+    for verb in (f"show {run_id}", "compare", "report", "export"):
+        run = outcomes[verb]
         assert run.finished, (verb, run.note)
         code, text = run.code, " ".join((run.out + run.err).split())
         for bad in ("internal error", "Traceback", "MemoryError"):
@@ -152,12 +145,27 @@ def test_hostile_latency_blob(case: Case, base: tuple[Path, int],
         assert code in (0, 2), (verb, code, text[-3000:])
         said[verb] = code, text
     unread = f"interval {seq}'s latency histogram could not be read"
-    code, show = said["show"]
+    code, show = said[f"show {run_id}"]
     assert code == 0 and "latency histograms" in show and unread in show and case.why in show
     assert "NOTPM (window average)" in show and "stability score" in show  # the rest shows
     code, compare = said["compare"]
-    assert code == 0 and f"run 1: {unread}" in compare and case.why in compare
+    assert code == 0 and f"run {run_id}: {unread}" in compare, compare[-3000:]
+    # This run's sentence names this case's cause (the next run's sentence follows it).
+    sentence = compare[compare.index(f"run {run_id}: {unread}"):][:400]
+    assert case.why in sentence, sentence
     assert said["report"][0] == 0 and said["export"][0] == 0
-    report = root / case.id / "report" / "report.html"
-    page = " ".join(html.unescape(report.read_text()).split())
-    assert f"run 1: {unread}" in page
+    page = " ".join(html.unescape((root / "report" / "report.html").read_text()).split())
+    assert f"run {run_id}: {unread}" in page
+
+
+def test_the_runs_without_a_hostile_blob_read_whole(
+        hostile_db: tuple[Path, dict[str, tuple[int, int]]],
+        verbs_said: tuple[Path, dict[str, Outcome]]) -> None:
+    """The bad blobs spoil only their own runs: the good runs' windows read whole."""
+    db, placed = hostile_db
+    bad_runs = {run_id for run_id, _ in placed.values()}
+    good_runs = sorted(set(intervals(db)["run_id"].astype(int)) - bad_runs)
+    assert good_runs
+    compare = " ".join(verbs_said[1]["compare"].out.split())
+    for run_id in good_runs:
+        assert f"run {run_id}: interval" not in compare

@@ -127,14 +127,15 @@ def test_a_server_blocked_for_20_s_at_a_fixed_rate_queues_and_every_wait_is_coun
 
 def test_compare_never_compares_a_row_that_missed_its_rate(tmp_path: Path, work: Path,
                                                            cli: CliRun) -> None:
-    """`rate` as a matrix axis: 600 NOTPM, held, and a rate no server answers with two
-    connections, missed — compare flags that row instead of giving it a verdict.
+    """`rate` as a matrix axis: 600 NOTPM, held, and a rate no server answers with one
+    connection, missed — compare flags that row instead of giving it a verdict.
 
     20 s, not the tiny runs' 6 s: a window's New-Orders move by a few with where the mix's
-    rounds of 23 fall, ±8 % of 60 but ±3 % of 200, and the rule's line is at 95 %."""
+    rounds of 23 fall, ±8 % of 60 but ±3 % of 200, and the rule's line is at 95 %. One
+    connection: the missed row runs flat out for all of it, and two took both cores from the
+    test workers beside it."""
     path = tiny_tpcc_experiment(tmp_path, "rate-missed", "matrix: {rate: [600, 1000000]}\n",
-                                duration="20s", report_interval="5s", sampling="5s",
-                                connections=2)
+                                duration="20s", report_interval="5s", sampling="5s")
     db = tmp_path / "r.sqlite"
     assert run_experiment(path, ResultsDB(db), work=work).done == 2
     with ResultsDB(db).session() as s:

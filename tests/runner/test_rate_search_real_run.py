@@ -1,8 +1,10 @@
 """A rate search end to end on the Debian MariaDB with the Go driver (``workload.rate:
 {max_under: …}``): three steps of 15 s by bisection between 600 NOTPM (far below what one
-warehouse answers) and 1,000,000 (which no server answers with two connections). Each step is
+warehouse answers) and 1,000,000 (which no server answers with one connection). Each step is
 a run holding its own rate; the answer is the rate that held, its evidence stored and printed
-by ``compare`` and ``show``; running the file again measures nothing more."""
+by ``compare`` and ``show``; running the file again measures nothing more. One connection,
+the tiny runs' own: the two steps beyond reach run flat out for all their seconds, and two
+connections took both cores from the test workers beside them."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_search_on_a_real_cell_answers_with_a_rate_it_held(tmp_path: Path, work: Path,
                                                               cli: CliRun) -> None:
     path = tiny_tpcc_experiment(tmp_path, "rate-search", duration="15s", report_interval="5s",
-                                sampling="5s", connections=2, workload=SEARCH)
+                                sampling="5s", workload=SEARCH)
     code, out, err = cli(["plan", str(path)])
     assert code == 0, err
     said = " ".join(out.replace("│", " ").split())

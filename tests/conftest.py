@@ -25,6 +25,7 @@ from tests.support.cpu_profile import (  # noqa: F401 - FLUSHBENCH_TEST_CPU=FILE
 )
 from tests.support.leftovers import kill_orphaned_test_servers
 from tests.support.parallel import (  # noqa: F401 - the xdist hooks: `make test`'s groups
+    check_alone_files,
     in_xdist_worker,
     pytest_configure_node,
     pytest_unconfigure,
@@ -335,9 +336,10 @@ def reads_a_committed_study(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the readers of a committed study ``study_db`` and the tests measured costly
     ``costly`` (before ``-m`` selects: the fast lane leaves both out — they were most of its
-    CPU — and ``make test`` runs them), then give the tests their xdist groups
-    (tests/support/parallel.py)."""
+    CPU — and ``make test`` runs them), check that the ``alone`` pass finds every ``alone``
+    test, then give the tests their xdist groups (tests/support/parallel.py)."""
     mark_lane_items(items, read_costly())
+    check_alone_files(items)
     assign_parallel_groups(config, items)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from core.paths import REPO_ROOT
+from tests.support.parallel import ALONE_MARK, alone_files
 
 CONFTEST = """\
 from tests.support.parallel import (  # noqa: F401
@@ -125,3 +126,41 @@ def test_a_measured_slow_test_is_handed_out_before_longer_groups_of_guesses() ->
     assign_groups(items)  # type: ignore[arg-type]
     assert KNOWN_COST_S[slow] > 3 * 15.0
     assert items[0] is measured and items[1:-1] == guessed and items[-1] is quick
+
+
+def test_the_alone_pass_collects_every_alone_test_and_refuses_one_it_would_miss(
+        tmp_path: Path) -> None:
+    """The ``alone`` pass collects only :func:`alone_files`; a suite with an ``alone`` test
+    those leave out is refused at collection, naming its file."""
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "conftest.py").write_text(
+        "from pathlib import Path\n"
+        "from tests.support.parallel import check_alone_files\n"
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    check_alone_files(items, Path(__file__).parent)\n")
+    (tests / "test_marked.py").write_text(
+        f"import pytest\n@pytest.{ALONE_MARK}\ndef test_a():\n    pass\n")
+    # `alone` given by a name the file never writes out: the pass would not find it.
+    (tests / "test_hidden.py").write_text(
+        "import pytest\nQUIET = getattr(pytest.mark, 'al' + 'one')\n"
+        "@QUIET\ndef test_b():\n    pass\n")
+    (tests / "test_plain.py").write_text("def test_c():\n    pass\n")
+    assert alone_files(tests) == [tests / "test_marked.py"]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-m", "alone", "--co", str(tests)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    said = run.stdout + run.stderr
+    assert run.returncode != 0 and "test_hidden.py" in said and "test_marked.py" not in \
+        said.split("would not collect")[-1], said
+    (tests / "test_hidden.py").unlink()
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-m", "alone", "--co", str(tests)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "1/2 tests collected" in run.stdout, run.stdout + run.stderr
+
+
+def test_the_suite_s_alone_files_are_the_two_that_need_a_quiet_machine() -> None:
+    assert [str(p.relative_to(REPO_ROOT)) for p in alone_files()] == [
+        "tests/analysis/test_allocator_sweep.py", "tests/runner/run/test_disturbed_runs.py"]

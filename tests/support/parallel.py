@@ -253,6 +253,37 @@ def session_folder(config: pytest.Config, factory: pytest.TempPathFactory, name:
     return path
 
 
+#: Where the suite's tests live (the ``alone`` pass looks for its files there).
+TESTS_DIR = Path(__file__).resolve().parents[1]
+#: How a test file marks a test to run after the parallel pass, in a process of its own
+#: (``pytest.mark.alone``, in a ``pytestmark`` or on the test).
+ALONE_MARK = "mark.alone"
+
+
+def alone_files(tests_dir: Path = TESTS_DIR) -> list[Path]:
+    """The test files that hold the ``alone`` tests: those whose text marks one.
+
+    The ``alone`` pass (scripts/test.sh) collects only these: collecting the whole suite to
+    select its few tests took 9 s of the critical path, with nothing else running.
+    :func:`check_alone_files` holds every collected ``alone`` test to this list.
+    """
+    return sorted(p for p in tests_dir.rglob("test_*.py")
+                  if ALONE_MARK in p.read_text(encoding="utf-8"))
+
+
+def check_alone_files(items: list[pytest.Item], tests_dir: Path = TESTS_DIR) -> None:
+    """Refuse a session whose ``alone`` tests lie outside :func:`alone_files` (the ``alone``
+    pass would never collect them), naming the files and the fix."""
+    marked = {Path(str(item.path)).resolve() for item in items
+              if item.get_closest_marker("alone") is not None}
+    missed = sorted(marked - {p.resolve() for p in alone_files(tests_dir)})
+    if missed:
+        raise pytest.UsageError(
+            "alone tests the `alone` pass would not collect (their file never writes"
+            f" `pytest.{ALONE_MARK}`): {', '.join(map(str, missed))} — mark them with"
+            f" `pytest.{ALONE_MARK}` in the file itself (tests/support/parallel.py)")
+
+
 # The hooks below are pytest's and xdist's; tests/conftest.py imports them (so does the test of
 # this module, for a suite of its own).
 
@@ -286,3 +317,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> GroupSchedul
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Controller: remove the group maps' directory."""
     remove_groups_dir(config)
+
+
+if __name__ == "__main__":
+    # scripts/test.sh: the files the `alone` pass collects, one a line, relative to the repo.
+    for path in alone_files():
+        print(path.relative_to(TESTS_DIR.parent))

@@ -12,25 +12,23 @@ table, so a verb that starts refusing good data fails here too.
 from __future__ import annotations
 
 import fcntl
-import os
 import re
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 import pandas as pd
 import pytest
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
 from sqlalchemy import select
 
 from store.db import ResultsDB
 from store.models import Run
 from tests.support.cli_runner import CliRun
 from tests.support.db_shapes import NAME, SHAPES
+from tests.support.notebook_kernel import NotebookKernel, shared_kernel
 from tests.support.parallel import session_folder
 
 
@@ -61,7 +59,6 @@ FACTS: dict[str, Facts] = {
     "one-cell-one-run": Facts("", analysable=True, has_intervals=True, has_samples=True),
     "mix": Facts("", analysable=True, has_intervals=True, has_samples=True),
 }
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def test_the_table_covers_every_shape() -> None:
@@ -247,28 +244,15 @@ def test_export(shape_db: Path, what: str, fmt: str, request: pytest.FixtureRequ
     assert len(df) and "run_id" in df.columns
 
 
-def _execute(name: str, db: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], str]:
-    """Run a notebook on ``db``; its outputs and the error that stopped it ("" if none)."""
-    repo = NOTEBOOKS.parent
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [
-        str(repo), os.environ.get("PYTHONPATH", "")])))
-    monkeypatch.setenv("FLUSHBENCH_DB", str(db))
-    monkeypatch.setenv("FLUSHBENCH_EXPERIMENT", NAME)
-    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    client = NotebookClient(nb, kernel_name="python3", timeout=120,
-                            resources={"metadata": {"path": str(repo)}})
-    try:
-        client.execute()
-    except CellExecutionError:
-        pass
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    errors = [f"{o['ename']}: {o['evalue']}" for o in outputs if o.get("output_type") == "error"]
-    return outputs, errors[0] if errors else ""
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[NotebookKernel]:
+    """One kernel for this module's notebook runs (tests.support.notebook_kernel)."""
+    yield from shared_kernel()
 
 
 #: The shapes a notebook meets differently: no experiment at all, no finished run, finished
-#: runs without samples, and a baseline that failed (each notebook run costs a kernel start,
-#: ~10 s; the other shapes reach the same code paths through the verbs above).
+#: runs without samples, and a baseline that failed (each notebook run costs seconds; the
+#: other shapes reach the same code paths through the verbs above).
 NOTEBOOK_SHAPES = ["empty", "only-queued", "intervals-no-samples", "baseline-failed"]
 
 
@@ -276,11 +260,12 @@ NOTEBOOK_SHAPES = ["empty", "only-queued", "intervals-no-samples", "baseline-fai
 @pytest.mark.parametrize("notebook", ["explore.ipynb", "stability-study.ipynb"])
 @pytest.mark.parametrize("shape_db", NOTEBOOK_SHAPES, indirect=True)
 def test_notebook(shape_db: Path, notebook: str, request: pytest.FixtureRequest,
-                  monkeypatch: pytest.MonkeyPatch) -> None:
+                  kernel: NotebookKernel) -> None:
     """A notebook runs to the end, or stops at the first cell that needs a finished run with
     the same sentence the verbs print (a flushbench error, never a KeyError deep in pandas)."""
     facts = FACTS[request.node.callspec.params["shape_db"]]
-    outputs, error = _execute(notebook, shape_db, monkeypatch)
+    outputs, error = kernel.run(notebook, {"FLUSHBENCH_DB": str(shape_db),
+                                           "FLUSHBENCH_EXPERIMENT": NAME})
     if facts.analysable:
         assert not error, error
         assert any("application/vnd.plotly.v1+json" in o.get("data", {}) for o in outputs)

@@ -67,7 +67,7 @@ fi
 go_result || status=$?
 [ "$status" = 0 ] || exit "$status"
 echo "== pytest (tests that need the machine to themselves)"
-# Only the files that mark an `alone` test are collected (the whole suite's collection took 9 s
+# Only the files that mark an `alone` test are collected (the whole suite's collection took 4 s
 # here, nothing else running); every collection checks that no `alone` test lies elsewhere
 # (tests/support/parallel.py). Arguments given to this script are used as they are.
 alone=("$@")

@@ -312,12 +312,34 @@ def _daemon_install(pid_file: Path) -> str:
             f'sleep 600 & echo $! > {pid_file}\nexit 0\n')
 
 
-def _alive(pid: int) -> bool:
+def _started(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks after boot), None if it is gone or a zombie:
+    with the pid, it names one process (the kernel reuses pids; pid_max is 32,768 here)."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
-        return False
-    return state != "Z"
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+def _alive(pid: int, started: str | None = None) -> bool:
+    """Whether ``pid`` is alive (and, ``started`` given, still the process that started then)."""
+    now = _started(pid)
+    return now is not None and (started is None or now == started)
+
+
+def _outlives_its_kill(pid: int, started: str | None = None) -> bool:
+    """Whether ``pid`` (the process that started at ``started``, when known) is still alive
+    well after `server add` killed it.
+
+    SIGKILL to the script's group is sent before `server add` returns; the kernel ends the
+    process when it next runs, which on two busy cores can be a moment later (seen in
+    fresh-clone checks): it is given until a deadline, long past any such delay, to be gone.
+    """
+    deadline = time.monotonic() + 10
+    while _alive(pid, started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _alive(pid, started)
 
 
 @pytest.mark.parametrize(("install", "fragments"), [
@@ -341,13 +363,8 @@ def test_cause3_a_daemon_from_the_install_script_does_not_outlive_add(
     files = tree_files(mysqld=FAKE_MYSQLD, install=_daemon_install(pid_file))
     refused(cli, tmp_path, str(write_tree(tmp_path / "fake", files)), "holds no system tables")
     pid = int(pid_file.read_text())
-    # SIGKILL to its group is sent before `server add` returns; the kernel ends the process
-    # when it next runs, which on two busy cores can be a moment later (seen in a fresh-clone
-    # check): give it until the deadline, long past any such delay, to be gone.
-    deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid), "the install script's background process outlived server add"
+    assert not _outlives_its_kill(pid), "the install script's background process outlived" \
+        " server add"
 
 
 def test_a_relative_path_reaches_every_probe(cli: CliRun, tmp_path: Path,
@@ -466,13 +483,17 @@ def test_sigterm_during_add_leaves_no_tree_and_no_process(tmp_path: Path) -> Non
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.1)
         install_pid = int(pid_file.read_text())
+        # Which process it is: once it has ended, its pid may go to another (a check of the
+        # whole suite once found pid 5401 alive right after `server add` returned).
+        install_started = _started(install_pid)
+        assert install_started is not None
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
     assert proc.returncode == 130, err
     assert _cache_trees() == before
-    assert not _alive(install_pid)
+    assert not _outlives_its_kill(install_pid, install_started)
     assert not (tmp_path / "p.yaml").exists()
 
 

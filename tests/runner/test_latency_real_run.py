@@ -124,8 +124,10 @@ def test_a_server_blocked_for_20_s_is_a_wait_of_20_s_in_the_windows_tail(
     assert lat.view.exact and not lat.missing
     mine = lat.runs.loc[run.id]
     # The transaction the lock caught (of whatever type) completed after it with its whole
-    # wait: its type's window maximum holds the 20 s.
-    assert lat.types["max_ms"].max() >= 20_000, lat.types.to_dict("records")
+    # wait: its type's window maximum holds the 20 s — less the moment between the lock and
+    # that transaction's start when the lock fell between two of the connection's
+    # transactions (19,993 ms was seen), never a second.
+    assert lat.types["max_ms"].max() >= 19_000, lat.types.to_dict("records")
     # New-Order's intervals without one (a stall of whole intervals: 15–20 s of the 20) are
     # waits in its window tail: its p99 and maximum hold the stall.
     assert mine["stall_s"] >= 15, mine.to_dict()

@@ -37,6 +37,7 @@ from tests.support.parallel import (
 )
 from tests.support.pgcluster import PgCluster, PostgresUnavailable
 from tests.support.recorded import RECORDED, recorded_copy
+from tests.support.tiny_experiment import TEST_RATE
 
 MARIADBD = Path("/usr/sbin/mariadbd")
 MARIADB_INSTALL_DB = Path("/usr/bin/mariadb-install-db")
@@ -273,13 +274,14 @@ description: a real tiny run for the analysis tests (1 warehouse, seconds per ru
 server: mariadb-debian
 base_config: small
 dataset: {workload: tpcc, warehouses: 1}
-workload: {driver: tpcc, connections: 1, warmup: 2s, duration: 10s, report_interval: 2s}
+workload: {driver: tpcc, connections: 1, warmup: 2s, duration: 10s, report_interval: 2s,
+           rate: TEST_RATE}
 sampling: {interval: 2s}
 pre_run: {drain_dirty_pages: false}
 matrix:
   doublewrite: [on, off]
 baseline: {doublewrite: on}
-"""
+""".replace("TEST_RATE", str(TEST_RATE))
 
 
 @pytest.fixture(scope="session")
@@ -289,6 +291,8 @@ def real_results_db(tmp_path_factory: pytest.TempPathFactory, shared_datasets: P
     The report and notebook tests read it, so what they check is what a researcher sees after
     ``flushbench run``, not only synthetic data. Its dataset is the session's (``work``'s):
     each worker that needs this database would otherwise load its own 1-warehouse TPC-C.
+    Its runs go at the tiny runs' fixed rate (tests/support/tiny_experiment.py): its readers
+    check what a report and a notebook show, not how fast the server went.
     """
     refuse_in_fast_lane("a real experiment run")
     from core.paths import tpcc_binary

@@ -1,12 +1,15 @@
-"""Shared synthetic stores for the analysis tests (built once per session: seconds, not minutes)."""
+"""Shared synthetic stores for the analysis tests (built once per session: seconds, not minutes),
+and the notebook tests' kernel."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from store.db import ResultsDB
+from tests.support.notebook_kernel import NotebookKernel, shared_kernel
 from tests.support.synthetic_store import SynthCell, SynthMeta, build_store, study_cells
 
 
@@ -43,3 +46,9 @@ def db_path(tmp_path: Path) -> Path:
     path = tmp_path / "results.sqlite"
     ResultsDB(path).dispose()
     return path
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[NotebookKernel]:
+    """One kernel for a test module's notebook runs (tests.support.notebook_kernel)."""
+    yield from shared_kernel()

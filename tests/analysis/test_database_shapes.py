@@ -16,7 +16,6 @@ import re
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from store.db import ResultsDB
 from store.models import Run
 from tests.support.cli_runner import CliRun
 from tests.support.db_shapes import NAME, SHAPES
-from tests.support.notebook_kernel import NotebookKernel, shared_kernel
+from tests.support.notebook_kernel import NotebookKernel
 from tests.support.parallel import session_folder
 
 
@@ -242,12 +241,6 @@ def test_export(shape_db: Path, what: str, fmt: str, request: pytest.FixtureRequ
     assert code == 0, err
     df = pd.read_csv(target) if fmt == "csv" else pd.read_parquet(target)
     assert len(df) and "run_id" in df.columns
-
-
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[NotebookKernel]:
-    """One kernel for this module's notebook runs (tests.support.notebook_kernel)."""
-    yield from shared_kernel()
 
 
 #: The shapes a notebook meets differently: no experiment at all, no finished run, finished

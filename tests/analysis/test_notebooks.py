@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.notebook_kernel import NOTEBOOKS, NotebookKernel, shared_kernel
+from tests.support.notebook_kernel import NOTEBOOKS, NotebookKernel
 
 #: The 2011 study's results, committed with its report (docs/study-2011/README.md).
 STUDY_DB = NOTEBOOKS.parent / "docs" / "study-2011" / "stability-2011.sqlite"
@@ -19,12 +18,6 @@ STUDY_DB = NOTEBOOKS.parent / "docs" / "study-2011" / "stability-2011.sqlite"
 FLASH_DB = NOTEBOOKS.parent / "docs" / "study-2011" / "stability-2011-flash.sqlite"
 #: The allocator example's results (docs/allocators/README.md): a sysbench experiment.
 ALLOCATORS_DB = NOTEBOOKS.parent / "docs" / "allocators" / "allocators-example.sqlite"
-
-
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[NotebookKernel]:
-    """One kernel for this module's notebook runs (tests.support.notebook_kernel)."""
-    yield from shared_kernel()
 
 
 @pytest.mark.mysql

@@ -418,8 +418,11 @@ def latency_section(d: ReportData, figs: FigureList, names: dict[int, str]) -> S
     unit = "New-Order" if metric.per_minute else "transaction"
     labels = cmp.cells.set_index("cell_id")["cell_label"]
     rows = []
+    # The median needs the histograms (the driver prints no per-interval p50).
+    median = ["p50 ms"] if v.exact else []
     for cell_id, c in lat.cells.iterrows():
         rows.append([row_name(labels[cell_id], names.get(int(cell_id))),
+                     *([(number(c["p50_ms"], ",.1f"),)] if median else []),
                      (number(c["value_ms"], ",.1f"),), (number(c["p999_ms"], ",.0f"),),
                      (number(c["max_ms"], ",.0f"),),
                      ("–" if c["verdict"] == "baseline" else
@@ -436,7 +439,9 @@ def latency_section(d: ReportData, figs: FigureList, names: dict[int, str]) -> S
                    "; a row's: the ", Value(v.cell_how), ". ", italic("stall s"),
                    f": seconds of the window's intervals with no {unit} or a {v.name} above"
                    f" {latency.STALL_MULTIPLE:g} × the run's median (median and largest of the"
-                   " row's runs); ", italic("p99.9"), " and ", italic("max"), ": the window's,"
+                   " row's runs); ", *((italic("p50"), ": the median of the row's runs'"
+                                        " windows merged, waits included; ") if median else ()),
+                   italic("p99.9"), " and ", italic("max"), ": the window's,"
                    " with the waits no completion measured (a stall is a wait of at least its"
                    " length; without histograms p99.9 is what the stalls prove, – when they"
                    " prove nothing); ", italic("jitter"), ": CV of the per-interval"
@@ -444,8 +449,8 @@ def latency_section(d: ReportData, figs: FigureList, names: dict[int, str]) -> S
                    f" rule on the runs' window {v.name}: a ratio above 1 is slower responses"
                    " than the baseline's."), "sub"),
         *missing,
-        table(["configuration", f"{v.name} ms", "p99.9 ms", "max ms", "ratio (95% CI)",
-                  "verdict", "stall s", "stall s max", "jitter %"], rows)]
+        table(["configuration", *median, f"{v.name} ms", "p99.9 ms", "max ms",
+               "ratio (95% CI)", "verdict", "stall s", "stall s max", "jitter %"], rows)]
     out += latency_figures(d, figs, names)
     out += _latency_types(lat, labels, names)
     return out

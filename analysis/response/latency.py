@@ -62,7 +62,8 @@ HISTOGRAM_DRIVER = "tpcc"
 LOWER, HIGHER = "lower (better)", "higher (worse)"
 #: The columns of :attr:`Latency.runs`.
 RUN_COLUMNS = ("median_ms", "jitter_pct", "stall_s", "stall_intervals", "window_ms",
-               "window_p95_ms", "window_p999_ms", "window_max_ms", "value_ms", "histograms")
+               "window_p50_ms", "window_p95_ms", "window_p999_ms", "window_max_ms",
+               "value_ms", "histograms")
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,9 @@ class Latency:
     view: LatencyView
     #: Per done run (index: run id): :data:`RUN_COLUMNS`.
     runs: pd.DataFrame
-    #: Per cell (index: cell id, row order): ``value_ms`` (the cell's figure), ``p999_ms``
-    #: and ``max_ms`` (the window's p99.9 and maximum, waits included), ``exact``,
+    #: Per cell (index: cell id, row order): ``value_ms`` (the cell's figure), ``p50_ms``,
+    #: ``p999_ms`` and ``max_ms`` (the window's median, p99.9 and maximum, waits included;
+    #: the median only from histograms), ``exact``,
     #: ``runs_median_ms``, ``stall_s_median``, ``stall_s_max``, ``jitter_pct_median`` and the
     #: verdict columns ``ratio, ratio_ci_low, ratio_ci_high, p_value, verdict,
     #: verdict_reason, baseline_id``.
@@ -300,6 +302,7 @@ def _runs(intervals_df: pd.DataFrame, view: LatencyView, hist: dict[int, WindowH
               if hist[r].complete else {} for r in ids}
     key = "p99_ms" if view.percentile == 99 else "p95_ms"
     out["window_ms"] = [merged[r].get(key) for r in ids]
+    out["window_p50_ms"] = [merged[r].get("p50_ms") for r in ids]
     out["window_p95_ms"] = [merged[r].get("p95_ms") for r in ids]
     # Without histograms: the waits' own bound (0: they do not reach that far).
     bound = {r: {p: stall_bound_ms(*waits.get(r, none), p) for p in (95, 99, 99.9)}
@@ -339,6 +342,8 @@ def _cells(rs: pd.DataFrame, fr: Frames, runs: pd.DataFrame, view: LatencyView,
         key = "p99_ms" if view.percentile == 99 else "p95_ms"
         rows[cell_id] = {
             "value_ms": merged.get(key) if view.exact else _median(r["value_ms"]),
+            # The median wait needs the histograms: the driver prints no p50 per interval.
+            "p50_ms": merged.get("p50_ms") if view.exact else math.nan,
             "p999_ms": merged.get("p999_ms") if view.exact else _median(r["window_p999_ms"]),
             "max_ms": merged.get("max_ms") if view.exact else
             float(r["window_max_ms"].max()) if r["window_max_ms"].notna().any() else math.nan,
@@ -420,8 +425,8 @@ def _types(db: DB, rs: pd.DataFrame, fr: Frames, view: LatencyView,
         mine = [int(r) for r in done.loc[done["cell_id"] == cell_id, "run_id"]]
         if mine and all(hist[r].complete for r in mine):
             for name in TXN_TYPES:
-                rows.append([cell_id, name, *percentiles([hist[r] for r in mine], name)
-                             .values(), True])
+                got = percentiles([hist[r] for r in mine], name)
+                rows.append([cell_id, name, *(got[c] for c in columns[2:6]), True])
             continue
         win = detail[detail["run_id"].isin(mine)] if len(detail) else detail
         for name in TXN_TYPES if len(win) else ():

@@ -307,13 +307,15 @@ def merge_runs(runs: Sequence[WindowHistograms], name: str, *, with_open: bool =
 def percentiles(runs: Sequence[WindowHistograms], name: str = "new_order", *,
                 with_open: bool = True, waits_ms: Sequence[np.ndarray] | None = None
                 ) -> dict[str, float | None]:
-    """``p95_ms``, ``p99_ms``, ``p999_ms`` and ``max_ms`` of type ``name`` over the runs'
-    merged windows, with the waits :func:`merge_runs` adds (None each when the merge is not
-    possible or holds no transaction)."""
+    """``p50_ms``, ``p95_ms``, ``p99_ms``, ``p999_ms`` and ``max_ms`` of type ``name`` over
+    the runs' merged windows, with the waits :func:`merge_runs` adds (None each when the merge
+    is not possible or holds no transaction)."""
     merged = merge_runs(runs, name, with_open=with_open, waits_ms=waits_ms)
     if merged is None or not merged[1].any():
-        return {"p95_ms": None, "p99_ms": None, "p999_ms": None, "max_ms": None}
+        return {"p50_ms": None, "p95_ms": None, "p99_ms": None, "p999_ms": None,
+                "max_ms": None}
     layout, dense, top = merged
-    return {"p95_ms": dense_percentile_ms(layout, dense, top, 95),
+    return {"p50_ms": dense_percentile_ms(layout, dense, top, 50),
+            "p95_ms": dense_percentile_ms(layout, dense, top, 95),
             "p99_ms": dense_percentile_ms(layout, dense, top, 99),
             "p999_ms": dense_percentile_ms(layout, dense, top, 99.9), "max_ms": top}

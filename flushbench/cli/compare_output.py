@@ -184,7 +184,10 @@ def _print_latency(con: Any, lat: Any, ids: dict[Any, str], m: Any) -> None:
         return
     con.print(tables.latency_table(lat, ids, m))
     unit = "New-Order" if m.per_minute else "transaction"
-    para(con, f"{v.name}: a run's is the {v.how}; a cell's the {v.cell_how}. p99.9, max: the"
+    median = "p50: the median of the cell's runs' windows merged, waits included. " \
+        if v.exact else ""
+    para(con, f"{v.name}: a run's is the {v.how}; a cell's the {v.cell_how}. {median}"
+              "p99.9, max: the"
               " window's, waits included (a stall is a wait of at least its length; without"
               " histograms p99.9 is what the stalls prove, – when they prove nothing)."
               " stall s: seconds"

@@ -537,7 +537,8 @@ def latency_rows(view: Any, fig: Any, m: Any, unread: str | None = None
                  ) -> list[tuple[str, str]]:
     """``show``'s response-time rows (:func:`analysis.response.latency.one_run`): which stored
     histogram could not be read (``unread``, as ``compare`` says it), the window's percentile
-    and how it was had, its p99.9 and maximum, stall seconds, jitter."""
+    and how it was had, its median (from histograms only), p99.9 and maximum, stall seconds,
+    jitter."""
     from analysis.response.latency import STALL_MULTIPLE
 
     first = [("latency histograms", f"not merged — {unread}")] if unread else []
@@ -546,8 +547,11 @@ def latency_rows(view: Any, fig: Any, m: Any, unread: str | None = None
     unit = "New-Order" if m.per_minute else "transaction"
     who = "New-Order " if m.per_minute else ""
     p999 = "exact" if view.exact else "what the stalls prove; the driver prints no p99.9"
+    median = [(f"{who}p50 (window)", f"{number(fig['window_p50_ms'], ',.1f')} ms — the merged"
+               " histograms' median, waits included")] if view.exact else []
     return [
         *first,
+        *median,
         (f"{who}{view.name} (window)", f"{number(fig['value_ms'], ',.1f')} ms — {view.how}"),
         (f"{who}p99.9, max (window)", f"{number(fig['window_p999_ms'], ',.1f')} ms ({p999}),"
          f" {number(fig['window_max_ms'], ',.1f')} ms — waits in stalls and in flight"
@@ -695,21 +699,25 @@ def stability_table(ranking: Any, ids: dict[Any, str], m: Any) -> Table:
 
 
 def latency_table(lat: Any, ids: dict[Any, str], m: Any) -> Table:
-    """Response time per row: the window percentile, its p99.9 and maximum (stalls and waits
-    in flight included), its ratio and verdict against the baseline (lower is better,
-    coloured), stall seconds and jitter."""
+    """Response time per row: the window's median (from histograms), its percentile, p99.9
+    and maximum (stalls and waits in flight included), its ratio and verdict against the
+    baseline (lower is better, coloured), stall seconds and jitter."""
     from analysis.response.latency import HIGHER, LOWER
 
     v = lat.view
     who = "New-Order " if m.per_minute else ""
+    # The median needs the histograms (the driver prints no per-interval p50).
+    median = ["p50"] if v.exact else []
     t = _table(f"Response time: {who}{v.name}, ms (lower is better)", [
         (col, "left" if col in ("id", "verdict") else "right")
-        for col in ("id", v.name, "p99.9 / max", "ratio (95% CI)", "verdict", "stall s",
-                    "jitter %")])
-    t.columns[3].min_width = len("(0.03–0.07)")  # a 95 % interval wraps, never truncates
+        for col in ("id", *median, v.name, "p99.9 / max", "ratio (95% CI)", "verdict",
+                    "stall s", "jitter %")])
+    t.columns[3 + len(median)].min_width = len("(0.03–0.07)")  # wraps, never truncates
     styles = {LOWER: "green", HIGHER: "red"}
     for cell_id, c in lat.cells.iterrows():
-        t.add_row(ids.get(cell_id, str(cell_id)), number(c["value_ms"], ",.0f"),
+        t.add_row(ids.get(cell_id, str(cell_id)),
+                  *([number(c["p50_ms"], ",.0f")] if median else []),
+                  number(c["value_ms"], ",.0f"),
                   f"{number(c['p999_ms'], ',.0f')} / {number(c['max_ms'], ',.0f')}",
                   MISSING if c["verdict"] == "baseline" else
                   _ratio(c["ratio"], c["ratio_ci_low"], c["ratio_ci_high"]),

@@ -150,3 +150,15 @@ def test_generations_mysql55_defaults_tail_holds_its_stalls(
     figures = [float(x.replace(",", "")) for line in row for cell in line.split("│")[2:4]
                for x in cell.replace("/", " ").split() if x != "–"]
     assert figures[0] >= 10_000 and max(figures) >= 40_000
+
+
+def test_the_median_is_the_middle_wait_and_a_queue_of_waits_moves_it() -> None:
+    """p50 from the merged histogram: the middle completion; when waits outnumber the
+    completions, the median is a wait (a fixed-rate run that queued half its load)."""
+    run = _run([2.0] * 50 + [8.0] * 51, [], 0)
+    assert percentiles([run])["p50_ms"] == pytest.approx(8.0, rel=1 / 128)
+    run = _run([2.0] * 51 + [8.0] * 50, [], 0)
+    assert percentiles([run])["p50_ms"] == pytest.approx(2.0, rel=1 / 128)
+    queued = _run([2.0] * 40, [3_000.0] * 41, 3_000.0)
+    assert percentiles([queued], with_open=False)["p50_ms"] == pytest.approx(2.0, rel=1 / 128)
+    assert percentiles([queued])["p50_ms"] == pytest.approx(3_000, rel=1 / 128)

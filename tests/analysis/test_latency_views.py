@@ -51,8 +51,10 @@ def test_compare_prints_a_p99_verdict_per_cell(go_db: Path, cli) -> None:  # noq
     assert code == 0, err
     block = _latency_block(out)
     assert "New-Order p99, ms (lower is better)" in block
+    # With histograms the median leads: id, p50, p99, p99.9 / max, ratio, verdict.
+    assert re.search(r"┃ id\s*┃\s*p50 ┃\s*p99 ┃", block), block
     rows = {m.group(1): m.group(2) for m in re.finditer(
-        r"│ (C\d) │[^│]*│[^│]*│[^│]*│ ([a-z ()]+?)\s*│", block)}
+        r"│ (C\d) │[^│]*│[^│]*│[^│]*│[^│]*│ ([a-z ()]+?)\s*│", block)}
     # A verdict may wrap onto the row's next line: its first word is on the first.
     assert rows == {"C1": "baseline", "C2": "higher", "C3": rows["C3"]}
     assert rows["C3"] in ("no clear", "higher", "lower")
@@ -96,9 +98,12 @@ def test_show_puts_response_time_beside_the_stability_score(go_db: Path,
     rows = _rows(out)
     keys = [k for k, _ in rows]
     at = keys.index("stability score")
-    assert keys[at + 1:at + 5] == ["New-Order p99 (window)", "New-Order p99.9, max (window)",
-                                   "stall seconds", "p99 jitter"]
+    assert keys[at + 1:at + 6] == ["New-Order p50 (window)", "New-Order p99 (window)",
+                                   "New-Order p99.9, max (window)", "stall seconds",
+                                   "p99 jitter"]
     values = dict(rows)
+    assert re.fullmatch(r"[\d,.]+ ms — the merged histograms' median, waits included",
+                        values["New-Order p50 (window)"])
     assert re.fullmatch(r"[\d,.]+ ms — p99 of the window's merged histograms with the waits no"
                         r" completion measured \(a stall's, and those in flight at the"
                         r" window's end; exact within 1/128\)", values["New-Order p99 (window)"])
@@ -117,6 +122,7 @@ def test_the_report_has_the_section_figures_and_types(go_db: Path) -> None:
     section = page[page.index("<h2 id='response-time'>Response time</h2>"):]
     section = section[:section.index("<h2", 5)]
     assert "exact within 1/128" in section and "higher (worse)" in section
+    assert "<th class=''>p50 ms</th><th class=''>p99 ms</th>" in section
     assert "<h3>Per transaction type</h3>" in section and "Stock-Level" in section
     # The runs table of each cell has each run's p99 and stall seconds beside its score.
     assert "<th class=''>score</th><th class=''>p99 ms</th><th class=''>stall s</th>" in page

@@ -51,6 +51,7 @@ from analysis.studies.shared import (
     flushing_by_run,
     host_table,
     markdown_table,
+    num,
     script_main,
 )
 from analysis.tables import efficiency, frames, io_breakdown
@@ -78,10 +79,6 @@ def row_names(spec: ExperimentSpec, cells: pd.DataFrame) -> dict[int, str]:
     return {int(c.cell_id): named.get(int(c.cell_id))
             or f"{(c.knobs or {}).get('server', '?')} · {kind(c.knobs or {})}"
             for c in cells.itertuples()}
-
-
-def _f(value: float, fmt: str, dash: str = "–") -> str:
-    return dash if value is None or not np.isfinite(value) else format(value, fmt)
 
 
 def _ratio(r: Any) -> str:
@@ -122,10 +119,10 @@ def row_table(cmp: comparison.Comparison, names: dict[int, str], lat: latency.La
         rows.append([
             f"`{names[cid]}`", str(versions.get(cid, "–")), str(len(mine)),
             f"{c.notpm_mean:,.0f}{ci}" if len(mine) else "–",
-            own, _f(c.score_median, ".0f"), _f(c.cv_pct_median, ".1f"),
+            own, num(c.score_median, ".0f"), num(c.cv_pct_median, ".1f"),
             osc if len(mine) else "–",
             "–" if p99 is None or not np.isfinite(p99.value_ms) else
-            f"{p99.value_ms:,.0f} ms (stalls {_f(p99.stall_s_median, '.0f')} s)",
+            f"{p99.value_ms:,.0f} ms (stalls {num(p99.stall_s_median, '.0f')} s)",
             "–" if bound is None else f"{bound.bound} ({bound.bound_runs})",
         ])
     return markdown_table(["row", "version", "runs", "NOTPM (95 % CI)", "÷ its server's defaults",
@@ -157,14 +154,14 @@ def generations_table(cmp: comparison.Comparison, names: dict[int, str],
         else:
             throughput = (f"{r['ratio']:.2f}× ({r['ci_low']:.2f}–{r['ci_high']:.2f})"
                           f" {r['verdict']}" if np.isfinite(r["ci_low"]) else
-                          f"{_f(r['ratio'], '.2f', '')}{'× ' if np.isfinite(r['ratio']) else ''}"
+                          f"{num(r['ratio'], '.2f', '')}{'× ' if np.isfinite(r['ratio']) else ''}"
                           f"{r['verdict']}") + cross_server.starts_range(r)
         k = cost.loc[cid] if cid in cost.index else None
         p99 = lat.cells.loc[cid, "value_ms"] if cid in lat.cells.index else math.nan
         rss = mem.loc[cid, "rss_peak_mb"] if cid in mem.index else math.nan
         rows.append([
-            f"`{names[cid]}`", _f(c.notpm_mean, ",.0f"), throughput,
-            _f(c.score_median, ".0f"), "–" if not np.isfinite(p99) else f"{p99:,.0f} ms",
+            f"`{names[cid]}`", num(c.notpm_mean, ",.0f"), throughput,
+            num(c.score_median, ".0f"), "–" if not np.isfinite(p99) else f"{p99:,.0f} ms",
             "–" if k is None else f"{k.mysqld_cpu_us / 1000:.2f} + {k.client_cpu_us / 1000:.2f}",
             "–" if k is None else f"{k.write_kib:.0f}",
             # What those bytes per New-Order come to at the row's throughput: the card's limit
@@ -211,8 +208,8 @@ def flushing_table(db: Path, fr: frames.Frames, names: dict[int, str]) -> str:
         rows.append([f"`{names[int(cell.cell_id)]}`",
                      f"{m['dirty_pct'].median():.0f} ({m['dirty_pct'].min():.0f}–"
                      f"{m['dirty_pct'].max():.0f})",
-                     _f(m["checkpoint_age_pct"].median(), ".0f"),
-                     _f(peaks.loc[mine].max(), ".0f")])
+                     num(m["checkpoint_age_pct"].median(), ".0f"),
+                     num(peaks.loc[mine].max(), ".0f")])
     return markdown_table(["row", "dirty % (median of run means; range)",
                 "checkpoint age % of max (median of run means)",
                 "highest checkpoint age % of max"], rows)

@@ -8,6 +8,7 @@ database or print.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import sys
 import tempfile
@@ -23,6 +24,16 @@ from analysis.tables import frames
 from analysis.tables.frames import Frames
 from core.errors import FlushbenchError
 from store.migrate import sqlite_copy
+
+
+def num(value: Any, fmt: str, dash: str = "–") -> str:
+    """A table cell's number in ``fmt``, or ``dash`` for a missing, non-numeric or non-finite
+    one."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return dash
+    return dash if not math.isfinite(v) else format(v, fmt)
 
 
 def markdown_table(headers: list[str], rows: list[list[str]]) -> str:

@@ -52,6 +52,7 @@ from analysis.studies.shared import (
     flushing_by_run,
     host_table,
     markdown_table,
+    num,
     script_main,
 )
 from analysis.tables import efficiency
@@ -69,14 +70,6 @@ FACTORIAL_SERVER = "mariadb-debian"
 MIB = 1 << 20
 RESPONSES = {"pages_written": "data pages per New-Order", "device_kib": "KiB per New-Order",
              "notpm": "NOTPM"}
-
-
-def _f(value: Any, fmt: str, dash: str = "–") -> str:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return dash
-    return dash if not np.isfinite(v) else format(v, fmt)
 
 
 def _level(value: Any) -> str:
@@ -151,10 +144,10 @@ def rows_table(cmp: comparison.Comparison, names: dict[int, str], eff: efficienc
             f"`{names[cid]}`", str(knobs.get("server", "?")),
             *(_level(knobs.get(k, "?")) for k in FACTORS),
             str(len(mine)), f"{c.notpm_mean:,.0f}{ci}", against,
-            _f(medians["pages_written"].median(), ".2f"),
-            _f(medians["device_kib"].median(), ".0f"),
-            _f(state["dirty_pct"].median(), ".0f"),
-            _f(state["checkpoint_age_pct"].median(), ".0f"),
+            num(medians["pages_written"].median(), ".2f"),
+            num(medians["device_kib"].median(), ".0f"),
+            num(state["dirty_pct"].median(), ".0f"),
+            num(state["checkpoint_age_pct"].median(), ".0f"),
             "–" if bound is None else f"{bound.bound} ({bound.bound_runs})",
         ])
     return markdown_table(["row", "server", "change buffering", "max dirty %", "redo", "runs",
@@ -171,9 +164,9 @@ def ledger_table(eff: efficiency.Efficiency, names: dict[int, str]) -> str:
     table = eff.ledger_cells
     rows = []
     for cid, r in table.iterrows():
-        rows.append([f"`{names[int(cid)]}`", *(_f(r.get(p), ".1f") for p in parts),
-                     _f(r.get("device_kib"), ".0f"), _f(r.get("floor_kib"), ".0f"),
-                     _f(r.get("amplification"), ".2f")])
+        rows.append([f"`{names[int(cid)]}`", *(num(r.get(p), ".1f") for p in parts),
+                     num(r.get("device_kib"), ".0f"), num(r.get("floor_kib"), ".0f"),
+                     num(r.get("amplification"), ".2f")])
     headers = ["row", *(ledger.NAMES.get(p, p.removesuffix("_kib").replace("_", " "))
                         for p in parts), "device", "floor", "amplification (device ÷ floor)"]
     return markdown_table(headers, rows)
@@ -219,8 +212,8 @@ def interactions_table(runs: pd.DataFrame) -> str:
     mine = runs[runs["server"] == FACTORIAL_SERVER]
     table = interactions(mine, list(FACTORS), "pages_written")
     rows = [[f"`{r.knob_a}` × `{r.knob_b}`",
-             _f(r.f_stat, ".2f"), f"{r.df_num}, {r.df_den}" if r.estimable else "–",
-             _f(r.p_value, ".2g"), _f(r.rms_pct, ".1f"),
+             num(r.f_stat, ".2f"), f"{r.df_num}, {r.df_den}" if r.estimable else "–",
+             num(r.p_value, ".2g"), num(r.rms_pct, ".1f"),
              "" if r.estimable else str(r.reason)]
             for r in table.itertuples()]
     return markdown_table(["interaction", "F", "df", "p", "cells moved (RMS %)", "note"], rows)

@@ -13,9 +13,9 @@ from analysis.tables import frames
 from tests.support.recorded import recorded_copy
 from tests.support.study_tables import (
     assert_hosts_list_every_counted_run_once,
+    assert_readme_quotes,
     printed,
     section,
-    table_markdown,
 )
 
 #: The write-up whose tables the script prints.
@@ -66,11 +66,7 @@ def test_doublewrite_off_writes_no_doublewrite_pages(tables: str) -> None:
                                    "Flushing state", "Hosts"])
 def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: str,
                                                                         title: str) -> None:
-    table = table_markdown(tables, title)
-    readme = README.read_text(encoding="utf-8")
-    assert table in readme, (f"docs/study-generations/README.md: its {title!r} table is not what"
-                             " generations_tables.py prints on the committed database; paste it"
-                             " again")
+    assert_readme_quotes(README, tables, title, "generations_tables.py DB")
 
 
 def test_a_missing_or_broken_database_is_one_line_not_a_traceback(tmp_path: Path,

@@ -17,10 +17,10 @@ from analysis.tables import frames
 from tests.support.recorded import recorded_copy
 from tests.support.study_tables import (
     assert_hosts_list_every_counted_run_once,
+    assert_readme_quotes,
     assert_says_how_far_the_queue_has_run,
     printed,
     section,
-    table_markdown,
 )
 
 EXPERIMENT = "generations-today"
@@ -77,8 +77,4 @@ def test_the_write_up_says_how_far_the_queue_has_run(study: Path) -> None:
                                    "Flushing state", "Hosts"])
 def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: str,
                                                                         title: str) -> None:
-    table = table_markdown(tables, title)
-    assert table in README.read_text(encoding="utf-8"), (
-        f"docs/study-generations/README.md: the rerun's {title!r} table is not what"
-        " `generations_tables.py DB generations-today` prints on the committed database;"
-        " paste it again")
+    assert_readme_quotes(README, tables, title, "generations_tables.py DB generations-today")

@@ -16,10 +16,10 @@ from analysis.tables import frames
 from tests.support.recorded import recorded_copy
 from tests.support.study_tables import (
     assert_hosts_list_every_counted_run_once,
+    assert_readme_quotes,
     assert_says_how_far_the_queue_has_run,
     printed,
     section,
-    table_markdown,
 )
 
 EXPERIMENT = "write-path-factorial"
@@ -97,7 +97,4 @@ def test_the_write_up_says_how_far_the_queue_has_run(study: Path) -> None:
 @pytest.mark.parametrize("title", TITLES)
 def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: str,
                                                                         title: str) -> None:
-    table = table_markdown(tables, title)
-    assert table in README.read_text(encoding="utf-8"), (
-        f"docs/study-write-path/README.md: the {title!r} table is not what"
-        " `write_path_tables.py DB` prints on the committed database; paste it again")
+    assert_readme_quotes(README, tables, title, "write_path_tables.py DB")

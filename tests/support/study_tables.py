@@ -61,3 +61,13 @@ def table_markdown(tables: str, title: str) -> str:
     pastes and its test finds in it verbatim."""
     body = tables.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
     return "\n".join(line for line in body.splitlines() if line.startswith("|"))
+
+
+def assert_readme_quotes(readme: Path, tables: str, title: str, script: str) -> None:
+    """The write-up quotes the table under ``## TITLE`` as ``script`` prints it on the
+    committed database, verbatim: a database committed again (more runs) without pasting its
+    tables again fails here, naming the table and the command."""
+    table = table_markdown(tables, title)
+    assert table in readme.read_text(encoding="utf-8"), (
+        f"{readme.relative_to(readme.parents[2])}: the {title!r} table is not what `{script}`"
+        " prints on the committed database; paste it again")

@@ -51,7 +51,7 @@ from analysis.report.sections import (
 from analysis.report.sentences import claims, fixed_rate_summary, summary
 from analysis.report.servers import server_section
 from analysis.report.write_path import write_path_section
-from analysis.response import fixed_rate, latency, rate_search
+from analysis.response import fixed_rate, latency, latency_windows, rate_search
 from analysis.tables import efficiency, io_breakdown
 from analysis.tables.frames import (
     DB,
@@ -84,7 +84,8 @@ def read_report_data(db: DB, experiment: ExperimentRef, force: bool) -> ReportDa
         # A fixed-rate experiment's runs against their targets (its first screen's answer).
         fixed = done_ids and fixed_rate.offers_fixed_rate(cmp.experiment["stored"].spec,
                                                           cmp.cells)
-        lat = latency.load(s, cmp.frames)
+        lat = latency_windows.with_starts(s, cmp.frames, latency.load(s, cmp.frames),
+                                          cmp.cycles)
         rates = (fixed_rate.per_run(intervals(s, run_ids=done_ids, detail=True)) if fixed
                  else pd.DataFrame())
         # A row that missed its rate is never compared as if it had held it: its verdicts in

@@ -29,13 +29,14 @@ def print_comparison(experiment: str, db: ResultsDB | str | None, *, force: bool
     from analysis.comparisons import scorecard
     from analysis.comparisons.compare import compare
     from analysis.reading.metric import metric_view
-    from analysis.response import latency
+    from analysis.response import latency, latency_windows
     from analysis.tables import efficiency
 
     cmp = compare(db, experiment, force=force, cycles=cycles)
     m = metric_view(cmp.experiment)
     eff = efficiency.load(db, cmp.frames)
-    lat = latency.load(db, cmp.frames)
+    # A fixed-rate experiment's p99 verdicts judged over the window starts, as its throughput's.
+    lat = latency_windows.with_starts(db, cmp.frames, latency.load(db, cmp.frames), cmp.cycles)
     rate_notes = _missed_rates(db, cmp, lat)
     con = make_console()
     exp = cmp.experiment

@@ -64,7 +64,8 @@ def search_section(found: list[CellSearch], names: dict[int, str], cells: pd.Dat
             f"Each row was measured at a sequence of fixed rates, each step one run. A step"
             f" held the target ({target.target_text()}) when its window p99 — stalls and the"
             " transactions still in flight at the window's end counted — was within it, it"
-            " achieved at least 95 % of its rate, and its stalls were within the limit. The"
+            " achieved at least 95 % of its rate, and its stalls — the seconds of its window"
+            " intervals that completed no New-Order — were within the limit. The"
             " answer is the highest rate held below the lowest rate that failed. The steps are"
             " different loads, not repetitions: no throughput is pooled across them, and no"
             " ranking by throughput is drawn.",)),

@@ -3,7 +3,10 @@ docs/tpcc.md, "The highest rate under a target").
 
 Each step is a done fixed-rate run; it is judged on the figures ``show`` prints for it: the
 window p99 with stalls and in-flight waits counted (:mod:`analysis.response.latency`), the
-window's achieved NOTPM (:mod:`analysis.response.fixed_rate`) and its stall seconds. The
+window's achieved NOTPM (:mod:`analysis.response.fixed_rate`) and its stall seconds — the
+seconds of its window intervals that completed no New-Order, as the target's ``stall_s`` says
+(not ``show``'s wider count, which adds intervals whose p99 is 4 × the run's median: at a
+fixed rate one slow interval in sixty is the tail the p99 already judges, not a stop). The
 worker judges each finished step with :func:`judge_step` to pick the next rate (the CLI hands
 it down), and ``show``/``compare`` print the answer with its evidence (:func:`searches`).
 """
@@ -21,7 +24,8 @@ from core.experiment.stored import StoredExperiment
 
 
 def judge_step(db: DB, run_id: int, rate: float) -> StepResult:
-    """One done step's figures (its window p99, achieved NOTPM and stall seconds) at ``rate``.
+    """One done step's figures (its window p99, achieved NOTPM and the seconds its window
+    completed no New-Order) at ``rate``.
 
     A step without a window figure gets NaN, which never holds a target."""
     intervals = frames.intervals(db, run_ids=[run_id], detail=True)
@@ -31,8 +35,10 @@ def judge_step(db: DB, run_id: int, rate: float) -> StepResult:
         return StepResult(rate, math.nan, achieved, math.nan, run_id)
     _view, fig, _unread = latency.one_run(db, intervals, run_id, fixed_rate=True)
     p99 = float(fig["window_ms"]) if fig["window_ms"] is not None else math.nan
-    stall = float(fig["stall_s"]) if fig["stall_s"] is not None else math.nan
-    return StepResult(rate, p99, achieved, stall, run_id)
+    window = intervals[intervals["in_window"]]
+    stopped = float(window.loc[window["primary_count"] <= 0, "interval_s"].sum()) \
+        if len(window) else math.nan
+    return StepResult(rate, p99, achieved, stopped, run_id)
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,8 @@ def _print_searches(con: Any, db: ResultsDB | str | None, exp: Any, ids: dict[An
         return False
     con.print("[bold]rate search[/] — each step a run at one fixed rate, held when its window"
               " p99 (stalls and in-flight waits counted) is within the target, its achieved"
-              " rate ≥ 95 % of the step's and its stalls within the limit:")
+              " rate ≥ 95 % of the step's and its stall seconds (intervals completing no"
+              " New-Order) within the limit:")
     for cell in found:
         para(con, f"  {ids.get(cell.cell_id, '?')}  {shown(cell.text)}", hang=6)
         con.print(tables.search_steps_table(rate_search.step_table(cell.found, cell.target)))

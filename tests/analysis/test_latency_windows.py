@@ -4,8 +4,6 @@ over the starts in each compared row's reason, and nothing changed for a closed 
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +13,7 @@ import pytest
 from analysis.comparisons.compare import compare
 from analysis.reading.window_cycles import RunCycles
 from analysis.response import latency, latency_windows
-from tests.support.synthetic_store import SynthCell, build_store
+from tests.support.synthetic_store import SynthCell, build_store, fixed_rate_store
 
 
 @pytest.fixture(autouse=True)
@@ -64,19 +62,8 @@ def test_the_starts_are_thinned_with_both_ends_and_the_stored_window_kept(
 
 @pytest.fixture(scope="module")
 def fixed_rate_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two cells of four runs each, the second's transactions 1.6× slower, stored as runs at a
-    fixed rate (their driver summary names the rate, as the Go driver's does)."""
-    path = tmp_path_factory.mktemp("windows") / "r.sqlite"
-    build_store(path, [SynthCell(knobs={"doublewrite": True}, notpm=2400),
-                       SynthCell(knobs={"doublewrite": False}, notpm=2400, latency_scale=1.6)],
-                name="fixed", repetitions=4, warmup=30, duration=600, n_counters=40, seed=7)
-    with sqlite3.connect(path) as con:
-        for run_id, summary in con.execute("SELECT id, driver_summary FROM runs").fetchall():
-            data = json.loads(summary)
-            data["rate"] = {"target_notpm": 2400, "arrivals": "uniform"}
-            con.execute("UPDATE runs SET driver_summary = ? WHERE id = ?",
-                        (json.dumps(data), run_id))
-    return path
+    """Two cells of four runs each at a fixed rate, the second's transactions 1.6× slower."""
+    return fixed_rate_store(tmp_path_factory.mktemp("windows") / "r.sqlite")
 
 
 def test_a_fixed_rate_rows_p99_verdict_names_its_range_over_the_starts(
@@ -109,3 +96,4 @@ def test_a_closed_loop_is_left_alone(tmp_path: Path) -> None:
     before = lat.cells.copy()
     latency_windows.with_starts(path, cmp.frames, lat, cmp.cycles)
     pd.testing.assert_frame_equal(lat.cells, before)
+

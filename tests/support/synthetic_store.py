@@ -14,8 +14,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import sqlite3
 import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -527,3 +529,19 @@ def study_cells(notpm_scale: float = 1.0) -> list[SynthCell]:
                 checkpoint_fill=0.6 if stable else 0.85,
             ))
     return out
+
+
+def fixed_rate_store(path: Path) -> Path:
+    """A synthetic experiment ``fixed`` at ``path``: two cells of four runs each, the second's
+    transactions 1.6× slower, stored as runs at a fixed rate of 2,400 NOTPM (their driver
+    summary names the rate, as the Go driver's does)."""
+    build_store(path, [SynthCell(knobs={"doublewrite": True}, notpm=2400),
+                       SynthCell(knobs={"doublewrite": False}, notpm=2400, latency_scale=1.6)],
+                name="fixed", repetitions=4, warmup=30, duration=600, n_counters=40, seed=7)
+    with sqlite3.connect(path) as con:
+        for run_id, summary in con.execute("SELECT id, driver_summary FROM runs").fetchall():
+            data = json.loads(summary)
+            data["rate"] = {"target_notpm": 2400, "arrivals": "uniform"}
+            con.execute("UPDATE runs SET driver_summary = ? WHERE id = ?",
+                        (json.dumps(data), run_id))
+    return path

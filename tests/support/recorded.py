@@ -29,6 +29,9 @@ RECORDED = {
     # Why the newest engines write more (issue 53): a factorial on MariaDB 10.11 and 10.2 at
     # 10.11's settings, committed as far as its queue has run.
     "write-path-factorial": ROOT / "docs" / "study-write-path" / "write-path-factorial.sqlite",
+    # At equal work (issue 55): the 2011 rows at one fixed rate, committed as far as its queue
+    # has run.
+    "rate-2011": ROOT / "docs" / "study-rate" / "rate-2011.sqlite",
 }
 
 

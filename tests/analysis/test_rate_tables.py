@@ -1,0 +1,112 @@
+"""The fixed-rate study (``experiments/rate-2011.yaml``, issue 55): its tables, computed by
+``analysis/studies/rate_tables.py`` from the committed database as far as its queue has run,
+agree with the runs they come from, and the write-up quotes them and says how far the queue
+is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis.response import fixed_rate, latency
+from analysis.steadiness.disturbed import counted
+from analysis.studies import rate_tables
+from analysis.tables import frames
+from tests.support.recorded import recorded_copy
+from tests.support.study_tables import (
+    assert_hosts_list_every_counted_run_once,
+    assert_readme_quotes,
+    assert_says_how_far_the_queue_has_run,
+    printed,
+    section,
+)
+
+pytestmark = [pytest.mark.study_db]
+
+EXPERIMENT = rate_tables.FIXED
+README = Path(__file__).resolve().parents[2] / "docs" / "study-rate" / "README.md"
+TITLES = ["Rows", "Runs", "Hosts"]
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A private copy of the committed database."""
+    return recorded_copy(EXPERIMENT, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def tables(study: Path) -> str:
+    """The script's whole output on the private copy."""
+    return printed(rate_tables.main, str(study))
+
+
+def _number(text: str) -> float:
+    return float(text.split()[0].replace(",", "").rstrip("×"))
+
+
+def test_every_counted_run_is_in_one_row_with_the_figures_it_carried(tables: str,
+                                                                    study: Path) -> None:
+    """The Runs table is every counted run once, each with the window NOTPM and backlog the
+    fixed-rate reading gives it; the Rows table counts them per row, and each row's lowest
+    window NOTPM is its runs' lowest."""
+    fr = frames.load(study, EXPERIMENT)
+    rs = fr.run_summary
+    assert_hosts_list_every_counted_run_once(tables, rs)
+    ids = [int(r) for r in rs.loc[counted(rs), "run_id"]]
+    rates = fixed_rate.per_run(frames.intervals(study, run_ids=ids, detail=True))
+    runs = section(tables, "Runs")
+    assert sorted(int(r[0]) for r in runs) == sorted(ids)
+    for row in runs:
+        run_id = int(row[0])
+        assert _number(row[4]) == pytest.approx(rates.loc[run_id, "notpm"], abs=0.5), row
+        assert row[5] == (f"{int(rates.loc[run_id, 'intervals_below'])} of"
+                          f" {int(rates.loc[run_id, 'intervals'])}"), row
+    rows = section(tables, "Rows")
+    assert sum(int(r[3]) for r in rows) == len(ids)
+    by_row: dict[str, list[float]] = {}
+    for row in runs:
+        by_row.setdefault(row[1], []).append(_number(row[4]))
+    for row in rows:
+        assert _number(row[4]) == pytest.approx(min(by_row[row[0]]), abs=0.5), row
+
+
+def test_each_rows_p99_is_the_merge_of_its_runs_and_the_baseline_reads_baseline(
+        tables: str, study: Path) -> None:
+    """The row's p50 and p99 are the latency reading's cell figures (its runs' windows merged,
+    waits counted); the baseline row is named so and has no ratio over window starts."""
+    fr = frames.load(study, EXPERIMENT)
+    lat = latency.load(study, fr)
+    names = rate_tables.scorecard.row_names(fr.experiment["stored"].spec, fr.cell_summary)
+    printed_rows = {r[0].strip("`"): r for r in section(tables, "Rows")}
+    assert printed_rows  # the study has rows
+    for cell_id, cell in lat.cells.iterrows():
+        row = printed_rows.get(names.get(int(cell_id), ""))
+        if row is None:  # a row with no counted run yet
+            continue
+        for index, value in ((7, cell["p50_ms"]), (8, cell["value_ms"])):
+            if np.isfinite(value):
+                assert _number(row[index]) == pytest.approx(value, abs=0.5), row
+        if cell["verdict"] == "baseline":
+            assert row[11] == "baseline" and row[12] == row[13] == "–", row
+
+
+def test_a_later_start_leaves_out_the_windows_first_intervals_and_keeps_its_end() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"run_id": [1] * 5 + [2] * 5,
+                          "in_window": [False, True, True, True, True] * 2})
+    got = rate_tables.later_start(frame, 3)["in_window"].tolist()
+    assert got == [False, False, False, False, True] * 2
+    assert rate_tables.later_start(frame, 0)["in_window"].tolist() == frame["in_window"].tolist()
+
+
+def test_the_write_up_says_how_far_the_queue_has_run(study: Path) -> None:
+    assert_says_how_far_the_queue_has_run(README, study, EXPERIMENT)
+
+
+@pytest.mark.parametrize("title", TITLES)
+def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: str,
+                                                                        title: str) -> None:
+    assert_readme_quotes(README, tables, title, "rate_tables.py DB")

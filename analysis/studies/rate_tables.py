@@ -50,10 +50,13 @@ from analysis.studies.shared import (
 )
 from analysis.tables import efficiency, frames
 from analysis.writes.run_digest import run_digests
+from core.errors import FlushbenchError
 
 #: The experiments a database of the study holds: the fixed rate, and the search.
 FIXED = "rate-2011"
 SEARCH = "rate-2011-search"
+#: The committed study's database, named when the one given holds neither experiment.
+STUDY_DB = "docs/study-rate/rate-2011.sqlite"
 MIB = 1 << 20
 #: The later window starts the p99 verdicts are also judged at, in report intervals (10 s).
 LATER = (3, 6)
@@ -81,13 +84,19 @@ def _onoff(value: Any) -> str:
     return str(value)
 
 
-def per_run(db: Any, fr: frames.Frames, lat: latency.Latency, eff: efficiency.Efficiency,
-            samples: pd.DataFrame) -> pd.DataFrame:
+def counted_rates(db: Any, fr: frames.Frames) -> pd.DataFrame:
+    """:func:`fixed_rate.per_run` of every counted run (index: run id)."""
+    ids = [int(r) for r in fr.run_summary.loc[counted(fr.run_summary), "run_id"]]
+    return fixed_rate.per_run(frames.intervals(db, run_ids=ids, detail=True))
+
+
+def per_run(fr: frames.Frames, rates: pd.DataFrame, lat: latency.Latency,
+            eff: efficiency.Efficiency, samples: pd.DataFrame) -> pd.DataFrame:
     """One row per counted run: its cell, block, start, the window's achieved rate against
-    its target, response time (waits counted), stalls, flushing state and pages written."""
+    its target (``rates``: :func:`counted_rates`), response time (waits counted), stalls,
+    flushing state and pages written."""
     rs = fr.run_summary[counted(fr.run_summary)]
     ids = [int(r) for r in rs["run_id"]]
-    rates = fixed_rate.per_run(frames.intervals(db, run_ids=ids, detail=True))
     means, _peaks = flushing_by_run(samples)
     out = pd.DataFrame({"run_id": ids,
                         "cell_id": rs["cell_id"].astype(int).to_numpy(),
@@ -215,7 +224,9 @@ def print_tables(db: Path) -> None:
     """Every table of the write-up that ``db`` holds, as markdown."""
     held = set(frames.experiments(db)["name"])
     if not held & {FIXED, SEARCH}:
-        raise SystemExit(f"rate_tables.py: {db} holds neither {FIXED} nor {SEARCH}")
+        # script_main names the user's file (``db`` is its private copy) and exits 2.
+        raise FlushbenchError(f"holds neither {FIXED} nor {SEARCH} (the study's database is "
+                              f"{STUDY_DB})")
     if FIXED in held:
         with session_scope(str(db)) as s:
             cmp = comparison.compare(s, FIXED)
@@ -224,9 +235,8 @@ def print_tables(db: Path) -> None:
             rs = fr.run_summary
             digest = run_digests(s, [int(r) for r in rs.loc[rs["status"] == "done", "run_id"]])
             eff = efficiency.load(s, fr, digest)
-            runs = per_run(s, fr, lat, eff, counted_window_samples(db, fr))
-            rates = fixed_rate.per_run(frames.intervals(s, run_ids=list(runs["run_id"]),
-                                                        detail=True))
+            rates = counted_rates(s, fr)
+            runs = per_run(fr, rates, lat, eff, counted_window_samples(db, fr))
             later = later_ratios(s, fr)
             fixed_rate.flag_missed(rates, fr.runs, cmp.cells, lat.cells)
         names = scorecard.row_names(fr.experiment["stored"].spec, cmp.cells)
@@ -244,8 +254,8 @@ def print_tables(db: Path) -> None:
 
 def main(argv: list[str]) -> int:
     """Print every table (``DB``); 2 on usage or an unreadable database."""
-    return script_main(argv, __doc__.split("\n\n")[1], "rate_tables.py",
-                       "docs/study-rate/rate-2011.sqlite", print_tables)
+    return script_main(argv, __doc__.split("\n\n")[1], "rate_tables.py", STUDY_DB,
+                       print_tables)
 
 
 if __name__ == "__main__":

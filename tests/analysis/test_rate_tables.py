@@ -14,6 +14,7 @@ from analysis.response import fixed_rate, latency
 from analysis.steadiness.disturbed import counted
 from analysis.studies import rate_tables
 from analysis.tables import frames
+from store.db import ResultsDB
 from tests.support.recorded import recorded_copy
 from tests.support.study_tables import (
     assert_hosts_list_every_counted_run_once,
@@ -110,3 +111,15 @@ def test_the_write_up_says_how_far_the_queue_has_run(study: Path) -> None:
 def test_the_readme_quotes_each_table_as_the_committed_database_has_it(tables: str,
                                                                         title: str) -> None:
     assert_readme_quotes(README, tables, title, "rate_tables.py DB")
+
+
+def test_a_database_without_the_study_is_refused_naming_the_users_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One line naming the file given (not the script's private copy), exit 2."""
+    other = tmp_path / "other.sqlite"
+    ResultsDB(other)  # the schema, and no experiment in it
+    assert rate_tables.main([str(other)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"rate_tables.py: {other}: holds neither rate-2011 nor "
+                          "rate-2011-search"), err
+    assert "\n" not in err and rate_tables.STUDY_DB in err

@@ -17,12 +17,12 @@ Module name: not ``tests.py``, so pytest never collects it.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 #: Above this many runs in one comparison the exact distribution costs more than it is worth.
 EXACT_MAX_N = 100
@@ -83,9 +83,26 @@ def rank_sum_distribution(doubled_ranks: np.ndarray, k: int) -> np.ndarray:
     """Probability of each sum of ``k`` of the given integer weights (all subsets equally likely).
 
     Index ``s`` of the result is P(sum = s). Subset counts are kept as float64: exact up to
-    2**53 and a relative error of 1e-16 beyond, far below any p-value that matters.
+    2**53 and a relative error of 1e-16 beyond, far below any p-value that matters. The result
+    is shared between calls with the same weights and ``k`` (read-only): a comparison's rank
+    tests, and every simulated one of a study's verdict rule, ask for the same few sizes.
     """
-    w = doubled_ranks.astype(int)
+    weights = tuple(int(w) for w in np.asarray(doubled_ranks))
+    if math.comb(len(weights), len(weights) // 2) < _EXACT_COUNTS:
+        # Every subset count is an integer float64 holds exactly, whatever the order the
+        # weights are added in: sorted, equal multisets share one entry of the cache.
+        weights = tuple(sorted(weights))
+    return _rank_sum_distribution(weights, int(k))
+
+
+#: Below this many subsets of the largest size, counts are exact in float64 (2**53).
+_EXACT_COUNTS = 2**53
+
+
+@functools.lru_cache(maxsize=1024)
+def _rank_sum_distribution(weights: tuple[int, ...], k: int) -> np.ndarray:
+    """:func:`rank_sum_distribution` of weights in this order (the cache key)."""
+    w = np.asarray(weights, dtype=int)
     total = int(w.sum())
     dp = np.zeros((k + 1, total + 1))
     dp[0, 0] = 1.0
@@ -94,12 +111,23 @@ def rank_sum_distribution(doubled_ranks: np.ndarray, k: int) -> np.ndarray:
         for j in range(min(i + 1, k), 0, -1):
             dp[j, wi:] += dp[j - 1, : total + 1 - wi]
     counts = dp[k]
-    return counts / counts.sum()
+    out = counts / counts.sum()
+    out.flags.writeable = False
+    return out
 
 
 def _doubled_midranks(pooled: np.ndarray) -> np.ndarray:
-    # rankdata's mid-ranks are multiples of 0.5; doubled they are integers.
-    return np.rint(2 * pd.Series(pooled).rank(method="average").to_numpy()).astype(int)
+    """Twice each value's mid-rank (1-based; tied values share the mean of their ranks):
+    multiples of 0.5 doubled are integers."""
+    order = np.argsort(pooled, kind="stable")
+    ordered = pooled[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], ordered.size]
+    # A tie group at 0-based positions start..end-1 holds ranks start+1..end: twice their mean
+    # is start + 1 + end.
+    doubled = np.empty(ordered.size, dtype=int)
+    doubled[order] = np.repeat(starts + 1 + ends, ends - starts)
+    return doubled
 
 
 def mann_whitney(

@@ -91,7 +91,8 @@ def rank_sum_distribution(doubled_ranks: np.ndarray, k: int) -> np.ndarray:
     if math.comb(len(weights), len(weights) // 2) < _EXACT_COUNTS:
         # Every subset count is an integer float64 holds exactly, whatever the order the
         # weights are added in: sorted, equal multisets share one entry of the cache.
-        weights = tuple(sorted(weights))
+        return _cached_rank_sum_distribution(tuple(sorted(weights)), int(k))
+    # Larger samples: their weights rarely repeat, and each result is tens of kB.
     return _rank_sum_distribution(weights, int(k))
 
 
@@ -99,9 +100,8 @@ def rank_sum_distribution(doubled_ranks: np.ndarray, k: int) -> np.ndarray:
 _EXACT_COUNTS = 2**53
 
 
-@functools.lru_cache(maxsize=1024)
 def _rank_sum_distribution(weights: tuple[int, ...], k: int) -> np.ndarray:
-    """:func:`rank_sum_distribution` of weights in this order (the cache key)."""
+    """:func:`rank_sum_distribution` of weights added in this order (read-only)."""
     w = np.asarray(weights, dtype=int)
     total = int(w.sum())
     dp = np.zeros((k + 1, total + 1))
@@ -114,6 +114,9 @@ def _rank_sum_distribution(weights: tuple[int, ...], k: int) -> np.ndarray:
     out = counts / counts.sum()
     out.flags.writeable = False
     return out
+
+
+_cached_rank_sum_distribution = functools.lru_cache(maxsize=1024)(_rank_sum_distribution)
 
 
 def _doubled_midranks(pooled: np.ndarray) -> np.ndarray:

@@ -29,6 +29,7 @@ import pandas as pd
 from sqlalchemy import Integer, String, case, cast, func, select, tuple_, type_coerce
 from sqlalchemy.orm import Session
 
+from analysis.reading.one_reading import read_once
 from core.errors import AnalysisError
 from core.experiment.stored import StoredExperiment
 from store.db import ResultsDB
@@ -130,6 +131,21 @@ def session_scope(db: DB) -> Iterator[Session]:
     finally:
         if owned is not None:
             owned.dispose()
+
+
+@contextlib.contextmanager
+def open_for_reading(db: DB) -> Iterator[ResultsDB | Session]:
+    """``db`` as one open handle for a whole command's readings: a handle or session as it is,
+    a path or URL opened read-only once (each reader given a path would open its own engine
+    and check the schema's revision again) and closed afterwards."""
+    if isinstance(db, ResultsDB | Session):
+        yield db
+        return
+    handle = ResultsDB(db, create=False, write=False)
+    try:
+        yield handle
+    finally:
+        handle.dispose()
 
 
 def chunks(ids: Sequence[int]) -> Iterable[list[int]]:
@@ -279,6 +295,7 @@ def experiments(db: DB) -> pd.DataFrame:
     return df
 
 
+@read_once
 def experiment_info(db: DB, experiment: ExperimentRef = None) -> dict[str, Any]:
     """The experiment's id, name, description, stored spec (``stored``: a
     :class:`~core.experiment.stored.StoredExperiment`, read typed) and resolved
@@ -321,6 +338,7 @@ def _json_value(value: Any) -> Any:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
+@read_once
 def runs(
     db: DB,
     experiment: ExperimentRef = None,
@@ -497,6 +515,7 @@ def varying_knobs(df: pd.DataFrame) -> list[str]:
     return out
 
 
+@read_once
 def run_context(db: DB, experiment: ExperimentRef, run_ids: Sequence[int] | None,
                  only_done: bool) -> tuple[pd.DataFrame, dict[int, Window]]:
     """The runs to read (``run_ids``, else the experiment's) and each experiment's window."""

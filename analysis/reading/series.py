@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.reading.one_reading import read_once
 from analysis.reading.query import (
     DB,
     DEFAULT_COUNTERS,
@@ -72,6 +73,7 @@ def per_run(df: pd.DataFrame, values: pd.Series) -> pd.Series:
 # ---------------------------------------------------------------------------- intervals
 
 
+@read_once
 def intervals(
     db: DB,
     experiment: ExperimentRef = None,
@@ -228,6 +230,7 @@ def limits_from_variables(variables: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@read_once
 def samples(
     db: DB,
     experiment: ExperimentRef = None,

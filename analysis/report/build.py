@@ -20,6 +20,8 @@ from analysis.comparisons.compare import compare
 from analysis.reading.blas import one_blas_thread
 from analysis.reading.memory import cell_memory, memory_matters
 from analysis.reading.metric import metric_view, window_detail_rate
+from analysis.reading.one_reading import one_reading
+from analysis.reading.query import open_for_reading
 from analysis.reading.rows import row_labels
 from analysis.report.figures import FigureList, overview
 from analysis.report.first_screen import anchored, contents, first_screen
@@ -135,6 +137,21 @@ def build_report_model(
     baseline; :mod:`analysis.report.servers`). The sections are built in the order their
     figures are numbered.
     """
+    with open_for_reading(db) as handle, one_reading():
+        return _build_report_model(handle, experiment, force=force, reference=reference,
+                                   on_figure=on_figure, server_reference=server_reference)
+
+
+def _build_report_model(
+    db: DB,
+    experiment: ExperimentRef,
+    *,
+    force: bool,
+    reference: ExperimentSpec | None,
+    on_figure: Callable[[ReportFigure], None] | None,
+    server_reference: str | None,
+) -> ReportModel:
+    """:func:`build_report_model` on one open handle, inside one reading of the store."""
     d = read_report_data(db, experiment, force)
     cmp, metric = d.cmp, d.metric
     exp, cells, rs = cmp.experiment, cmp.cells, cmp.frames.run_summary

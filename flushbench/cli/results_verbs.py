@@ -173,6 +173,7 @@ def compare_cmd(
     and the reproduction scorecard when the experiment carries reference results. With
     several experiments (or databases): cells matched by knobs, each source a block."""
     from analysis.comparisons.crossdb import parse_sources
+    from analysis.reading.one_reading import one_reading
     from flushbench.cli.compare_output import print_comparison, print_cross
     from store.db import ResultsDB
 
@@ -187,7 +188,7 @@ def compare_cmd(
         from flushbench.cli.ledger_output import print_markdown
         from flushbench.cli.relative_output import print_csv
 
-        with ResultsDB(sources[0].db, create=False, write=False) as results:
+        with ResultsDB(sources[0].db, create=False, write=False) as results, one_reading():
             (print_markdown if fmt == "markdown" else print_csv)(
                 sources[0].experiment, results, force=force)
         return
@@ -201,7 +202,7 @@ def compare_cmd(
         raise AnalysisError("--on and --pair match cells across experiments", where="--on",
                             fix="name two experiments or more (NAME@DATABASE)")
     # One handle for every reading (each given a path would open its own).
-    with ResultsDB(sources[0].db, create=False, write=False) as results:
+    with ResultsDB(sources[0].db, create=False, write=False) as results, one_reading():
         print_comparison(sources[0].experiment, results, force=force,
                          reference=reference_spec(reference), cycles=_cycles(cycles))
 
@@ -212,12 +213,13 @@ def show_cmd(
     db: DbOption = None,
 ) -> None:
     """Show one run: cell, status, metadata, window NOTPM, stability figures."""
+    from analysis.reading.one_reading import one_reading
     from store.db import ResultsDB
 
     check_run_id(run_id)
     # One handle for every reading below: each of them given a path opens its own (an engine
     # and the schema's revision check: a third of show's time, twenty times over).
-    with ResultsDB(db, create=False, write=False) as results:
+    with ResultsDB(db, create=False, write=False) as results, one_reading():
         _show(run_id, results)
 
 

@@ -343,6 +343,20 @@ class Comparison:
         return self.frames.experiment
 
 
+def _verdict_warnings(cells: pd.DataFrame, names: dict[int, str]) -> list[str]:
+    """The rows whose verdict depends on where the window falls, or that have none."""
+    out = []
+    for _, row in cells.iterrows():
+        who = names.get(int(row["cell_id"]), row["cell_label"])
+        if row["window_dependent"]:
+            out.append(f"{who}: window-dependent — ratio "
+                       f"{row['window_ratio_low']:.2f}–{row['window_ratio_high']:.2f} over"
+                       f" window starts {row['window_offsets']} from the stored window")
+        if row["verdict"] == NOT_ENOUGH:
+            out.append(f"{who}: no verdict — {row['verdict_reason']}")
+    return out
+
+
 def compare(
     db: DB,
     experiment: ExperimentRef = None,
@@ -426,19 +440,16 @@ def compare(
             f" #{row['repetition']}) failed: "
             f"{row['error'] or 'no error recorded'}"
         )
+    # A rate search's runs are steps at different rates, never pooled: the warnings about
+    # pooled verdicts (their window phase, their dependence on the window, too few runs for
+    # one) say nothing about it; its runs' own warnings still apply.
+    pooled = fr.experiment["stored"].spec.workload.rate_search is None
     phase = window_cycles.phase_note(
         cycles, [int(r) for r in done["run_id"]],
         float(np.nanmin(cells["mde_pct"])) if cells["mde_pct"].notna().any() else None)
-    if phase:
-        warnings.append(phase)
-    for _, row in cells.iterrows():
-        who = names.get(int(row["cell_id"]), row["cell_label"])
-        if row["window_dependent"]:
-            warnings.append(f"{who}: window-dependent — ratio "
-                            f"{row['window_ratio_low']:.2f}–{row['window_ratio_high']:.2f} over"
-                            f" window starts {row['window_offsets']} from the stored window")
-        if row["verdict"] == NOT_ENOUGH:
-            warnings.append(f"{who}: no verdict — {row['verdict_reason']}")
+    if pooled:
+        warnings.extend([phase] if phase else [])
+        warnings.extend(_verdict_warnings(cells, names))
     if "excluded" in rs:
         for _, row in rs[rs["excluded"].fillna(False).astype(bool)].iterrows():
             warnings.append(f"run {row['run_id']} ("

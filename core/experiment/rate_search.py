@@ -153,10 +153,12 @@ class StepResult:
             out.append("no p99" if math.isnan(self.p99_ms)
                        else f"p99 {self.p99_ms:,.0f} ms > {target.p99:g} ms")
         if not self.achieved_notpm >= HELD_SHARE * self.rate:
-            out.append(f"achieved {self.achieved_notpm:,.0f} NOTPM < {HELD_SHARE:.0%}"
+            out.append("no achieved rate recorded" if math.isnan(self.achieved_notpm)
+                       else f"achieved {self.achieved_notpm:,.0f} NOTPM < {HELD_SHARE:.0%}"
                        f" of {self.rate:,.0f}")
         if not self.stall_s <= target.stall_s:
-            out.append(f"stalls {self.stall_s:g} s > {target.stall_s:g} s")
+            out.append("no stall seconds" if math.isnan(self.stall_s)
+                       else f"stalls {self.stall_s:g} s > {target.stall_s:g} s")
         return out
 
     def held(self, target: MaxUnder) -> bool:
@@ -243,6 +245,8 @@ def answer_text(target: MaxUnder, found: SearchAnswer) -> str:
     if found.best is not None:
         head += f"{found.best.rate:,.0f} NOTPM"
         parts.append(f"held at {found.best.rate:,.0f}: p99 {found.best.p99_ms:,.0f} ms")
+    elif not found.steps:
+        head += "no step measured yet"
     else:
         head += "none of the rates tried"
     if found.lowest_failure is not None:
@@ -254,7 +258,9 @@ def answer_text(target: MaxUnder, found: SearchAnswer) -> str:
                  + ", ".join(f"{r:,.0f}" for r in found.non_monotone)
                  + " above that failure, not counted")
     if not found.finished:
-        text += f" — search not finished ({len(found.steps)} steps so far)"
+        n = len(found.steps)
+        if n:
+            text += f" — search not finished ({n} step{'s' if n != 1 else ''} so far)"
     elif found.best is not None and found.lowest_failure is None:
         text += " — no rate tried failed: the limit may be higher"
     return text

@@ -104,7 +104,9 @@ def _print_searches(con: Any, db: ResultsDB | str | None, exp: Any, ids: dict[An
               " New-Order) within the limit:")
     for cell in found:
         para(con, f"  {ids.get(cell.cell_id, '?')}  {shown(cell.text)}", hang=6)
-        con.print(tables.search_steps_table(rate_search.step_table(cell.found, cell.target)))
+        if cell.found.steps:  # a cell not reached yet has no step to list
+            con.print(tables.search_steps_table(rate_search.step_table(cell.found,
+                                                                       cell.target)))
     para(con, "A search's runs are steps at different rates, not repetitions: its cells are"
               " compared by the rates they held (above), not by pooled throughput or latency.")
     return True

@@ -7,6 +7,7 @@ stored steps.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -211,3 +212,20 @@ def test_bad_search_input_is_one_clear_error(tmp_path: Path, patch: dict[str, An
     assert str(tmp_path / "search.yaml") in message
     for fragment in fragments:
         assert fragment in message, message
+
+
+def test_an_unfinished_search_counts_its_steps_in_words() -> None:
+    t = target(start=2000, step=500)
+    assert answer_text(t, answer(t, [])) == \
+        "highest rate under p99 200 ms: no step measured yet"
+    one = answer_text(t, answer(t, [StepResult(2000, 90, 2000, 0)]))
+    assert one.endswith(" — search not finished (1 step so far)"), one
+    two = answer_text(t, answer(t, [StepResult(2000, 90, 2000, 0),
+                                    StepResult(2500, 140, 2490, 0)]))
+    assert two.endswith(" — search not finished (2 steps so far)"), two
+
+
+def test_a_step_without_figures_says_which_are_missing_not_nan() -> None:
+    t = target(start=2000, step=500)
+    why = StepResult(2000, math.nan, math.nan, math.nan).failures(t)
+    assert why == ["no p99", "no achieved rate recorded", "no stall seconds"]

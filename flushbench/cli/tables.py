@@ -149,6 +149,16 @@ def _known(value: Any) -> str:
     return MISSING if value is None or pd.isna(value) else str(value)
 
 
+def _moment(value: Any) -> str:
+    """A timestamp to the second with its zone (``2026-12-07 19:23:13 UTC``), or "–"."""
+    import pandas as pd
+
+    if value is None or pd.isna(value):
+        return MISSING
+    when = pd.Timestamp(value)
+    return when.strftime("%Y-%m-%d %H:%M:%S") + (f" {when.tzname()}" if when.tzinfo else "")
+
+
 def _level(value: Any) -> str:
     """A knob level as experiment files write it: on/off, 60 rather than 60.0."""
     if isinstance(value, bool):
@@ -465,7 +475,7 @@ def run_table(run_id: int, r: Any, m: Any, latency_rows: list[tuple[str, str]],
         ("repetition / attempt", f"{r['repetition']} / {r['attempt']}"
          + (" (superseded)" if r["superseded"] else "")),
         ("status", str(r["status"]) + (f" — {r['error']}" if r["error"] else "")),
-        ("started", _known(r["started_at"])), ("finished", _known(r["finished_at"])),
+        ("started", _moment(r["started_at"])), ("finished", _moment(r["finished_at"])),
         # A run not started yet has no metadata: one "–", not "None (None × None)".
         ("server", f"{r['server_flavor']} {r['server_version']}"
          if _known(r["server_flavor"]) != MISSING else MISSING),

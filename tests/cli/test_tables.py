@@ -38,6 +38,11 @@ def test_show_and_the_log_line_mark_a_run_without_figures_alike(recorded_flash: 
     assert code == 0, out
     notpm_row = next(line for line in out.splitlines() if "NOTPM (window average)" in line)
     assert notpm_row.split("│")[2].strip() == MISSING
+    # Its start and end to the second, with their zone (not pandas' microseconds and offset).
+    moments = {line.split("│")[1].strip(): line.split("│")[2].strip()
+               for line in out.splitlines() if line.count("│") >= 3}
+    assert moments["started"] == "2026-11-24 05:32:19 UTC", moments
+    assert moments["finished"] == "2026-11-24 05:32:20 UTC", moments
     stream = io.StringIO()
     with LogReporter(ResultsDB(recorded_flash, create=False), None, stream=stream) as reporter:
         reporter.run_started(1, 1, SimpleNamespace(label="baseline"), 1, 2)

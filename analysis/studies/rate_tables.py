@@ -214,9 +214,10 @@ def search_tables(db: Any, experiment_id: int, names: dict[int, str]) -> str:
     out = []
     for cell in rate_search.searches(db, experiment_id):
         steps = rate_search.step_table(cell.found, cell.target)
-        out.append(f"### `{names.get(cell.cell_id, cell.label)}`\n\n{cell.text}\n\n"
-                   + markdown_table(["rate (NOTPM)", "run", "p99 ms", "achieved NOTPM",
-                                     "stall s", "judged"], [list(s) for s in steps]))
+        out.append(f"### `{names.get(cell.cell_id, cell.label)}`\n\n{cell.text}"
+                   + ("\n\n" + markdown_table(["rate (NOTPM)", "run", "p99 ms",
+                                                "achieved NOTPM", "stall s", "judged"],
+                                               [list(s) for s in steps]) if steps else ""))
     return "\n\n".join(out)
 
 

@@ -5,6 +5,7 @@ is."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from tests.support.study_tables import (
     printed,
     section,
 )
+from tests.support.synthetic_store import rate_search_store
 
 pytestmark = [pytest.mark.study_db]
 
@@ -123,3 +125,14 @@ def test_a_database_without_the_study_is_refused_naming_the_users_file(
     assert err.startswith(f"rate_tables.py: {other}: holds neither rate-2011 nor "
                           "rate-2011-search"), err
     assert "\n" not in err and rate_tables.STUDY_DB in err
+
+
+def test_a_search_row_not_reached_yet_is_its_sentence_without_an_empty_table(
+        tmp_path: Path) -> None:
+    path = rate_search_store(tmp_path / "search.sqlite")
+    with sqlite3.connect(path) as con:  # the second row's first step is still queued
+        con.execute("UPDATE runs SET status = 'queued' WHERE id = 2")
+    text = rate_tables.search_tables(ResultsDB(path, create=False), 1, {})
+    first, second = text.split("\n\n### ")
+    assert "| rate (NOTPM) |" in first and "1 step so far" in first
+    assert second.endswith("no step measured yet") and "|" not in second, second

@@ -205,6 +205,7 @@ def test_every_generations_row_is_split_and_held_against_the_device(
     monkeypatch.setenv("COLUMNS", "250")
     code, out, err = cli(["compare", "generations", "--db", str(generations)])
     assert code == 0, err
+    compared = out
     assert "Write path: KiB per New-Order" in out
     off = [r for _, r in cells.iterrows() if not ledger.accounted(r)]
     if off:
@@ -216,6 +217,7 @@ def test_every_generations_row_is_split_and_held_against_the_device(
     run_id = int(eff.ledger_runs.index[0])
     code, out, err = cli(["show", str(run_id), "--db", str(generations)])
     assert code == 0, err
+    shown = out
     largest = eff.ledger_runs.loc[run_id, "largest"]
     assert "largest write source" in out and f"│ {largest}: " in out
     csv = tmp_path / "runs.csv"
@@ -231,13 +233,16 @@ def test_every_generations_row_is_split_and_held_against_the_device(
                           "--format", "markdown"])
     assert code == 0, err
     assert "| mariadb-10.11-defaults |" in out and "| configuration | device KiB/" in out
-    _no_context_switches(generations, eff, runs, out, tmp_path, cli)
+    _no_context_switches(generations, eff, runs, {"markdown": out, "compare": compared,
+                                                  "show": shown}, tmp_path, cli)
 
 
-def _no_context_switches(db: Path, eff: Any, runs: pd.DataFrame, markdown: str, tmp_path: Path,
-                         cli: CliRun) -> None:
+def _no_context_switches(db: Path, eff: Any, runs: pd.DataFrame, said: dict[str, str],
+                         tmp_path: Path, cli: CliRun) -> None:
     """A database recorded before context switches were sampled: every figure and its ×
-    baseline twin is "–" (never 0) in compare, show, export and the report."""
+    baseline twin is "–" (never 0) in compare, show, export and the report (``said``: compare's
+    text and markdown and show's table of the study's first run, as printed above)."""
+    markdown = said["markdown"]
     assert eff.cost_runs[["mysqld_ctxsw", "client_ctxsw"]].isna().all().all()
     assert eff.cost_runs["mysqld_cpu_us"].notna().all()  # the figures sampled all along are
     table = markdown.split("### Cost per New-Order")[1].strip().splitlines()
@@ -247,12 +252,9 @@ def _no_context_switches(db: Path, eff: Any, runs: pd.DataFrame, markdown: str, 
             if line.startswith("|")]
     assert len(rows) == 15 and {r[i] for r in rows for i in range(at, at + 4)} == {"–"}
     assert runs["mysqld_ctxsw_per_tx"].isna().all() and runs["client_ctxsw_per_tx"].isna().all()
-    code, out, err = cli(["compare", "generations", "--db", str(db)])
-    assert code == 0, err
-    assert "mysqld context switches" in out
-    code, out, err = cli(["show", str(int(eff.cost_runs.index[0])), "--db", str(db)])
-    assert code == 0, err
-    assert "– mysqld context switches, – client context switches" in out
+    assert "mysqld context switches" in said["compare"]
+    assert int(eff.cost_runs.index[0]) == int(eff.ledger_runs.index[0])  # the run shown
+    assert "– mysqld context switches, – client context switches" in said["show"]
     code, out, err = cli(["report", "generations", "--db", str(db), "-o",
                           str(tmp_path / "report"), "--no-png"])
     assert code == 0, err

@@ -16,6 +16,7 @@ from analysis.reading.window_cycles import WINDOW_DEPENDENT
 from analysis.report.build import build_report_model
 from analysis.report.model import Figure, Heading, ReportModel, Table
 from tests.support.recorded import recorded_copy
+from tests.support.recorded_models import recorded_report_model
 from tests.support.rich_words import words
 
 EXPERIMENT = "generations"
@@ -28,8 +29,8 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def model(generations: Path) -> ReportModel:
-    return build_report_model(f"sqlite:///{generations}", EXPERIMENT)
+def model(request: pytest.FixtureRequest) -> ReportModel:
+    return recorded_report_model(request, "generations", EXPERIMENT)
 
 
 def test_server_rows_prefer_each_servers_baseline() -> None:

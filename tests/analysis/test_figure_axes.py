@@ -14,18 +14,17 @@ import pytest
 
 from analysis.comparisons import row_compare
 from analysis.figures import plots
-from analysis.report.build import build_report_model
+from tests.support.recorded_models import recorded_report_model
 
 TIME_NAMES = {plots.TIME_AXIS, plots.TIME_AXIS_WITH_WARMUP}
 
 
 @pytest.fixture(scope="module")
-def figures(recorded_study: Path, recorded_flash: Path) -> list[tuple[str, dict]]:
+def figures(request: pytest.FixtureRequest, recorded_flash: Path) -> list[tuple[str, dict]]:
     """Every figure of two reports as plain dicts, and plot compare's for each metric."""
     out = []
-    for db, name in ((recorded_study, "stability-2011"), (recorded_flash,
-                                                          "stability-2011-flash")):
-        model = build_report_model(db, name)
+    for name in ("stability-2011", "stability-2011-flash"):
+        model = recorded_report_model(request, name, name)
         out += [(f"{name}/{f.slug}", go.Figure(f.figure).to_dict()) for f in model.figures]
     for metric in ("throughput", "p99", "dirty"):
         fig = row_compare.compare_cells(recorded_flash, "stability-2011-flash", "base",

@@ -20,9 +20,9 @@ import pytest
 from analysis.comparisons import row_compare, scorecard
 from analysis.comparisons.compare import UNSET_LEVEL, compare
 from analysis.figures import plots
-from analysis.report.build import build_report_model
 from analysis.report.model import ReportModel
 from analysis.report.render import sections_html
+from tests.support.recorded_models import recorded_report_model
 
 EXPERIMENT = "stability-2011-flash"
 #: Figures that draw configurations: each must mark its traces (``plots.cell_meta``).
@@ -31,8 +31,8 @@ BY_CONFIGURATION = ("notpm", "notpm-distribution", "stability", "throughput-per-
 
 
 @pytest.fixture(scope="module")
-def model(recorded_flash: Path) -> ReportModel:
-    return build_report_model(recorded_flash, EXPERIMENT)
+def model(request: pytest.FixtureRequest) -> ReportModel:
+    return recorded_report_model(request, EXPERIMENT, EXPERIMENT)
 
 
 def _colour(trace: dict[str, Any]) -> Any:

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from analysis.comparisons.compare import compare
-from analysis.report.build import build_report_model
 from analysis.report.model import (
     Break,
     Bullets,
@@ -33,6 +32,7 @@ from analysis.report.render import blocks_html, sections_html
 from analysis.steadiness.claims import split_warnings
 from store.models import RunStatus
 from tests.support.recorded import recorded_copy
+from tests.support.recorded_models import recorded_report_model
 
 
 @pytest.fixture(scope="module")
@@ -41,14 +41,13 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def gen_model(generations: Path) -> ReportModel:
-    return build_report_model(generations, "generations")
+def gen_model(request: pytest.FixtureRequest) -> ReportModel:
+    return recorded_report_model(request, "generations", "generations")
 
 
 @pytest.fixture(scope="module")
-def flash_model(tmp_path_factory: pytest.TempPathFactory) -> ReportModel:
-    return build_report_model(recorded_copy("stability-2011-flash", tmp_path_factory),
-                              "stability-2011-flash")
+def flash_model(request: pytest.FixtureRequest) -> ReportModel:
+    return recorded_report_model(request, "stability-2011-flash", "stability-2011-flash")
 
 
 @pytest.fixture(scope="module", params=["gen_model", "flash_model"])

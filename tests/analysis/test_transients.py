@@ -16,7 +16,6 @@ from analysis.comparisons.compare import compare
 from analysis.comparisons.scorecard import row_names
 from analysis.reading.query import session_scope
 from analysis.reading.series import samples
-from analysis.report.build import build_report_model
 from analysis.steadiness import claims, transients
 from analysis.steadiness.transients import (
     AGE_LIMIT_PCT,
@@ -29,6 +28,7 @@ from analysis.tables import frames
 from analysis.writes import run_digest
 from store.models import RunStatus
 from tests.support.cli_runner import CliRun
+from tests.support.recorded_models import recorded_report_model
 
 FLASH = "stability-2011-flash"
 IOPS = "stability-2011"
@@ -181,14 +181,15 @@ def test_show_names_the_rising_checkpoint_age_of_each_ps_bigredo_60_run(
     assert code == 0 and "not-steady" not in out and "levels across the window" in out
 
 
-def test_compare_and_the_report_name_the_runs_not_at_steady_state(flash: tuple) -> None:
+def test_compare_and_the_report_name_the_runs_not_at_steady_state(
+        flash: tuple, request: pytest.FixtureRequest) -> None:
     db, rs, names = flash
     ids = sorted(int(r) for r in _runs(rs, names["ps-bigredo-60"])["run_id"])
     cmp = compare(db, FLASH)
     lines = [w for w in cmp.warnings if w.startswith("not-steady: ")]
     assert len(lines) == 1 and lines[0].startswith("not-steady: 4 of ")
     assert all(f"run {r} (checkpoint age +" in lines[0] for r in ids)
-    model = build_report_model(db, FLASH)
+    model = recorded_report_model(request, FLASH, FLASH)
     sentence = [c for c in model.claims if "not at steady state" in c]
     assert sentence == [claims.not_steady_runs(model.comparison.frames.run_summary).sentence()]
     assert sentence[0].startswith("4 of ") and f"run {ids[0]} (checkpoint age +" in sentence[0]

@@ -22,11 +22,6 @@ from tests.support.recorded import recorded_copy
 LAYOUT = HistogramLayout.of(128, 64, 2304)
 
 
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path / "cache"))
-
-
 def test_consecutive_empty_intervals_are_one_stall() -> None:
     count = np.array([5, 0, 0, 0, 0, 7, 0, 3, 0, 0])
     length = np.full(count.size, 10.0)

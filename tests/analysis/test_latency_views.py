@@ -36,11 +36,6 @@ def go_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path / "cache"))
-
-
 def _latency_block(out: str) -> str:
     start = out.index("Response time:")
     return out[start:out.index("Cost per", start)]

@@ -16,11 +16,6 @@ from analysis.response import latency, latency_windows
 from tests.support.synthetic_store import SynthCell, build_store, fixed_rate_store
 
 
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FLUSHBENCH_CACHE_DIR", str(tmp_path / "cache"))
-
-
 def _cycles(interval_s: float = 10.0) -> dict[int, RunCycles]:
     """Cycle figures of run 1 as far as moving its window needs them (its report interval)."""
     rc = RunCycles.__new__(RunCycles)

@@ -78,7 +78,6 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
         ``out`` exists and ``force`` is false; ``out`` is a directory; the experiment has no
         row of that table (nothing finished yet): an empty file would look like a lost export.
     """
-    from analysis.tables import frames
     from store.db import resolve_url
 
     if fmt not in ("csv", "parquet"):
@@ -96,8 +95,32 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
     if path.exists() and not force:
         raise AnalysisError("the export file exists already", where=str(path),
                             fix="choose another name, or pass --force to overwrite it")
+    from analysis.reading.one_reading import one_reading
+    from analysis.reading.query import open_for_reading
+
+    # One handle and one reading for every table below (each given a path opens its own).
+    with open_for_reading(db) as handle, one_reading():
+        df = _table(handle, experiment, what)
+    # Dict columns (knobs, extra, driver_summary) become JSON text in both formats.
+    import json
+
+    for col in df.columns:
+        if any(isinstance(v, (dict, list)) for v in df[col]):
+            df[col] = df[col].map(lambda v: json.dumps(v, sort_keys=True, default=str))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "csv":
+        df.to_csv(path, index=False)
+    else:
+        df.to_parquet(path, index=False)
+    return path
+
+
+def _table(db: Any, experiment: str | int | None, what: str) -> pd.DataFrame:
+    """The experiment's ``what`` table as the export writes it (its metric's column, each
+    run's row name); refused when it has no row."""
     from analysis.reading.memory import MB, MEMORY_COLUMNS
     from analysis.reading.metric import metric_view
+    from analysis.tables import frames
 
     info = frames.experiment_info(db, experiment)
     m = metric_view(info)
@@ -128,20 +151,8 @@ def export(db: Any, experiment: str | int | None, out: Path | str, *, fmt: str =
             fix="`flushbench show RUN` tells what a done run recorded" if finished else
             "export again once a run is done (`flushbench status` shows the queue)",
         )
-    df = _with_row_names(df, frames.runs(db, info["id"], all_attempts=True),
-                         info["stored"].spec)
-    # Dict columns (knobs, extra, driver_summary) become JSON text in both formats.
-    import json
-
-    for col in df.columns:
-        if any(isinstance(v, (dict, list)) for v in df[col]):
-            df[col] = df[col].map(lambda v: json.dumps(v, sort_keys=True, default=str))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "csv":
-        df.to_csv(path, index=False)
-    else:
-        df.to_parquet(path, index=False)
-    return path
+    return _with_row_names(df, frames.runs(db, info["id"], all_attempts=True),
+                           info["stored"].spec)
 
 
 def _with_row_names(df: pd.DataFrame, runs: pd.DataFrame, spec: ExperimentSpec) -> pd.DataFrame:

@@ -535,34 +535,35 @@ def fixed_rate_store(path: Path) -> Path:
     """A synthetic experiment ``fixed`` at ``path``: two cells of four runs each, the second's
     transactions 1.6× slower, stored as runs at a fixed rate of 2,400 NOTPM (their driver
     summary names the rate, as the Go driver's does)."""
-    build_store(path, [SynthCell(knobs={"doublewrite": True}, notpm=2400),
-                       SynthCell(knobs={"doublewrite": False}, notpm=2400, latency_scale=1.6)],
-                name="fixed", repetitions=4, warmup=30, duration=600, n_counters=40, seed=7)
-    with sqlite3.connect(path) as con:
-        for run_id, summary in con.execute("SELECT id, driver_summary FROM runs").fetchall():
-            data = json.loads(summary)
-            data["rate"] = {"target_notpm": 2400, "arrivals": "uniform"}
-            con.execute("UPDATE runs SET driver_summary = ? WHERE id = ?",
-                        (json.dumps(data), run_id))
-    return path
+    return _at_fixed_rate(path, "fixed", repetitions=4, seed=7)
 
 
 def rate_search_store(path: Path) -> Path:
     """A synthetic rate search ``search`` at ``path``: two cells, each one step at 2,400 NOTPM
     stored as the runner stores a step (``runs.step_rate``, the experiment's
     ``workload.rate: {max_under: …}``) — one run a cell, as a search's first round leaves it."""
-    build_store(path, [SynthCell(knobs={"doublewrite": True}, notpm=2400),
-                       SynthCell(knobs={"doublewrite": False}, notpm=2400, latency_scale=1.6)],
-                name="search", repetitions=1, warmup=30, duration=600, n_counters=40, seed=11)
+    _at_fixed_rate(path, "search", repetitions=1, seed=11, step=True)
     with sqlite3.connect(path) as con:
         (spec_text,) = con.execute("SELECT spec FROM experiments").fetchone()
         spec = json.loads(spec_text)
         spec["workload"]["rate"] = {"max_under": {"p99": "1s", "start": 2400, "step": 400,
                                                   "max_steps": 3}}
         con.execute("UPDATE experiments SET spec = ?", (json.dumps(spec),))
+    return path
+
+
+def _at_fixed_rate(path: Path, name: str, *, repetitions: int, seed: int,
+                   step: bool = False) -> Path:
+    """Two cells (the second's transactions 1.6× slower) whose runs held 2,400 NOTPM, as the
+    Go driver's summary says; ``step``: each run a rate search's step at that rate."""
+    build_store(path, [SynthCell(knobs={"doublewrite": True}, notpm=2400),
+                       SynthCell(knobs={"doublewrite": False}, notpm=2400, latency_scale=1.6)],
+                name=name, repetitions=repetitions, warmup=30, duration=600, n_counters=40,
+                seed=seed)
+    with sqlite3.connect(path) as con:
         for run_id, summary in con.execute("SELECT id, driver_summary FROM runs").fetchall():
             data = json.loads(summary)
             data["rate"] = {"target_notpm": 2400, "arrivals": "uniform"}
-            con.execute("UPDATE runs SET driver_summary = ?, step_rate = 2400 WHERE id = ?",
-                        (json.dumps(data), run_id))
+            con.execute("UPDATE runs SET driver_summary = ?, step_rate = ? WHERE id = ?",
+                        (json.dumps(data), 2400 if step else None, run_id))
     return path

@@ -78,6 +78,7 @@ SOURCES = (
     "analysis/steadiness/claims.py",
     "analysis/steadiness/disturbed.py",
     "analysis/reading/memory.py",
+    "analysis/reading/one_reading.py",
     "analysis/reading/query.py",
     "analysis/reading/series.py",
     "analysis/reading/window_cycles.py",

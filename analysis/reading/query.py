@@ -120,17 +120,8 @@ def session_scope(db: DB) -> Iterator[Session]:
     if isinstance(db, Session):
         yield db
         return
-    owned = None
-    if isinstance(db, ResultsDB):
-        rdb = db
-    else:
-        rdb = owned = ResultsDB(db, create=False, write=False)  # reads: a study bundle is fine
-    try:
-        with rdb.session() as s:
-            yield s
-    finally:
-        if owned is not None:
-            owned.dispose()
+    with open_for_reading(db) as rdb, rdb.session() as s:  # reads: a study bundle is fine
+        yield s
 
 
 @contextlib.contextmanager

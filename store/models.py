@@ -345,7 +345,8 @@ class Worker(Base):
     lease_s: Mapped[float] = mapped_column(Float)
     started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     heartbeat_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
-    #: ``idle``, ``waiting`` (for the host lock), ``running`` or ``stopped``.
+    #: ``idle``, ``waiting`` (for the host lock), ``running``, ``stopped``, or ``lost`` (its run
+    #: was taken over: :mod:`store.ledger.takeover`).
     state: Mapped[str] = mapped_column(String(16), default="idle")
     phase: Mapped[str] = mapped_column(String(200), default="")
     experiment_id: Mapped[int | None] = mapped_column(Integer, nullable=True)

@@ -2,8 +2,8 @@
 
 A worker is *live* while its heartbeat is younger than its lease, *stale* once it is older
 (the process died, the host is down, or it is cut off from the database): its run will be
-taken over when the run's lease expires. Workers that stopped cleanly are not listed; stale
-ones are listed for a day.
+taken over when the run's lease expires, and its row's state is ``lost`` from then. Workers
+that stopped cleanly are not listed; stale ones are listed for a day.
 """
 
 from __future__ import annotations

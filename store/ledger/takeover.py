@@ -1,5 +1,5 @@
 """Taking over runs whose worker is gone: the ``running`` row is marked ``interrupted`` (kept as
-evidence) and a new attempt of it is queued.
+evidence), a new attempt of it is queued, and the gone worker's row says it lost the run.
 
 A worker is gone when its lease expired or, on this host, its pid died. Which host "this host"
 is, the caller says (``host_id``): the ledger reads nothing of the machine it runs on.
@@ -17,7 +17,11 @@ from core.clock import as_utc
 from store.db import ResultsDB
 from store.ledger.clock import db_now
 from store.ledger.runs import add_attempt
-from store.models import Cell, Run, RunEvent, RunStatus
+from store.models import Cell, Run, RunEvent, RunStatus, Worker
+
+#: The state a worker row is given when its run is taken over: the worker lost it (it died, or
+#: was cut off from the database for longer than its lease).
+LOST = "lost"
 
 
 def _owner_is_gone(
@@ -80,6 +84,14 @@ def requeue_abandoned(
         new = add_attempt(session, run, run.order_index)
         session.add(RunEvent(run_id=run.id, level="error", kind="interrupted",
                              message=f"{why}; taken over as attempt {new.attempt} (run {new.id})"))
+        # The worker's own row would otherwise go on saying it runs this run (listed, stale,
+        # for a day): say what became of it.
+        session.execute(
+            update(Worker)
+            .where(Worker.run_id == run.id, Worker.state != "stopped")
+            .values(state=LOST, phase=f"run {run.id} taken over as run {new.id}")
+            .execution_options(synchronize_session=False)
+        )
         taken.append((run.id, new.id))
     return taken
 

@@ -150,9 +150,18 @@ def test_dead_pid_on_this_host_is_taken_over_without_waiting(db: ResultsDB) -> N
                            capture_output=True, text=True, check=True)
     gone = local_identity("here")
     owner = f"here:{int(child.stdout)}"  # that process has exited
-    assert ledger.claim_next(db, owner=owner, identity=gone) is not None
+    run_id = ledger.claim_next(db, owner=owner, identity=gone)
+    assert run_id is not None
+    worker = ledger.register_worker(db, gone, lease_s=60)
     with db.session() as s, s.begin():
-        assert len(ledger.requeue_abandoned(s, host_id="here")) == 1
+        ledger.record_heartbeat(s, worker, dt.datetime.now(dt.UTC), state="running",
+                                phase="measuring", run_id=run_id, experiment_id=None)
+    with db.session() as s, s.begin():
+        ((old, new),) = ledger.requeue_abandoned(s, host_id="here")
+    # status no longer lists the dead worker as running the run it lost
+    (row,) = [w for w in worker_rows(db) if w.host_id == "here"]
+    assert (row.state, row.run_id) == ("lost", old)
+    assert row.phase == f"run {old} taken over as run {new}"
 
 
 def test_heartbeat_renews_and_detects_a_takeover(db: ResultsDB) -> None:

@@ -56,7 +56,7 @@ from core.errors import FlushbenchError
 FIXED = "rate-2011"
 SEARCH = "rate-2011-search"
 #: The committed study's database, named when the one given holds neither experiment.
-STUDY_DB = "docs/study-rate/rate-2011.sqlite"
+STUDY_DB = "docs/study-rate/rate-2011.sqlite (its search: rate-2011-search.sqlite)"
 MIB = 1 << 20
 #: The later window starts the p99 verdicts are also judged at, in report intervals (10 s).
 LATER = (3, 6)

@@ -32,6 +32,9 @@ RECORDED = {
     # At equal work (issue 55): the 2011 rows at one fixed rate, committed as far as its queue
     # has run.
     "rate-2011": ROOT / "docs" / "study-rate" / "rate-2011.sqlite",
+    # Its converse: the highest rate each of those rows holds under p99 <= 1 s, a search of
+    # fixed-rate steps committed as far as its queue has run.
+    "rate-2011-search": ROOT / "docs" / "study-rate" / "rate-2011-search.sqlite",
 }
 
 

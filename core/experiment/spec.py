@@ -157,7 +157,10 @@ class ExperimentSpec(StrictModel):
         return self.repetitions
 
     def repetitions_label(self) -> str:
-        """``3 repetitions``, or ``2 repetitions (baseline 5)`` when the baseline runs more."""
+        """``3 repetitions``, or ``2 repetitions (baseline 5)`` when the baseline runs more; a
+        rate search's cells run once a step: ``a rate search (1 run a step)``."""
+        if self.workload.rate_search is not None:
+            return "a rate search (1 run a step)"
         text = f"{self.repetitions} repetitions"
         if self.baseline_repetitions is not None and self.baseline_repetitions != self.repetitions:
             text += f" (baseline {self.baseline_repetitions})"

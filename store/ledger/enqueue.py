@@ -118,22 +118,19 @@ def enqueue(
     """Put an experiment's runs in the queue, reusing finished runs of the same cells.
 
     ``entry`` is stored on the experiment and cell rows; what happens to each cell ×
-    repetition that has a run already is :func:`resume_decision`. Runs of the experiment
-    whose worker is gone are taken over first (``host_id``: the host this runs on).
+    repetition that has a run already is :func:`resume_decision`, and so is each later step of
+    a rate search (queued after the listed runs; ``fresh`` does not reach them). Runs of the
+    experiment whose worker is gone are taken over first (``host_id``: the host this runs on).
     """
     counts = {"queued": 0, "kept_done": 0, "kept_failed": 0, "requeued": 0}
     with db.session() as session, session.begin():
         row = _experiment_row(session, entry)
         mark_abandoned(session, row.id, host_id=host_id)
         cell_rows = _cell_rows(session, row.id, entry)
+        listed = set(entry.runs)
         for order_index, (cell_key, repetition) in enumerate(entry.runs):
             crow = cell_rows[cell_key]
-            latest = session.scalar(
-                select(Run)
-                .where(Run.cell_id == crow.id, Run.repetition == repetition)
-                .order_by(Run.attempt.desc())
-                .limit(1)
-            )
+            latest = _latest_attempt(session, crow.id, repetition)
             if latest is None:
                 session.add(
                     Run(cell_id=crow.id, repetition=repetition, attempt=1, order_index=order_index,
@@ -141,22 +138,57 @@ def enqueue(
                 )
                 counts["queued"] += 1
                 continue
-            decision = resume_decision(latest.status, fresh=fresh, retry_failed=retry_failed)
-            if decision is Resume.KEEP_QUEUED:
-                latest.order_index = order_index
-                counts["queued"] += 1
-            elif decision in (Resume.KEEP_DONE, Resume.KEEP_FAILED):
-                counts[decision.value] += 1
-            elif decision is Resume.REQUEUE:
-                if latest.status == RunStatus.QUEUED:
-                    latest.status = RunStatus.CANCELLED
-                    latest.finished_at = utcnow()
-                session.add(Run(cell_id=crow.id, repetition=repetition,
-                                attempt=latest.attempt + 1, order_index=order_index,
-                                step_rate=latest.step_rate))
-                counts["requeued"] += 1
+            _resume(session, latest, order_index, counts, fresh=fresh, retry_failed=retry_failed)
+        # A rate search's later steps are not in the file's runs (the search queued them as it
+        # went): each is resumed like a run, so a step stopped part-way is measured again at its
+        # rate, after the runs listed. ``--fresh`` requeues a search's first step only (its
+        # later steps are what it found: start it again under a new name), so not here.
+        next_index = len(entry.runs)
+        for cell_key, repetition in _search_steps_stored(session, row.id):
+            if (cell_key, repetition) in listed:
+                continue
+            latest = _latest_attempt(session, cell_rows[cell_key].id, repetition)
+            assert latest is not None
+            _resume(session, latest, next_index, counts, fresh=False, retry_failed=retry_failed)
+            next_index += 1
         experiment_id = row.id
     return EnqueueResult(experiment_id=experiment_id, **counts)
+
+
+def _latest_attempt(session: Session, cell_id: int, repetition: int) -> Run | None:
+    """The highest attempt of one cell × repetition (None: never queued)."""
+    return session.scalar(
+        select(Run).where(Run.cell_id == cell_id, Run.repetition == repetition)
+        .order_by(Run.attempt.desc()).limit(1))
+
+
+def _resume(session: Session, latest: Run, order_index: int, counts: dict[str, int], *,
+            fresh: bool, retry_failed: bool) -> None:
+    """Apply :func:`resume_decision` to one cell × repetition's latest attempt, counting it."""
+    decision = resume_decision(latest.status, fresh=fresh, retry_failed=retry_failed)
+    if decision is Resume.KEEP_QUEUED:
+        latest.order_index = order_index
+        counts["queued"] += 1
+    elif decision in (Resume.KEEP_DONE, Resume.KEEP_FAILED):
+        counts[decision.value] += 1
+    elif decision is Resume.REQUEUE:
+        if latest.status == RunStatus.QUEUED:
+            latest.status = RunStatus.CANCELLED
+            latest.finished_at = utcnow()
+        session.add(Run(cell_id=latest.cell_id, repetition=latest.repetition,
+                        attempt=latest.attempt + 1, order_index=order_index,
+                        step_rate=latest.step_rate))
+        counts["requeued"] += 1
+
+
+def _search_steps_stored(session: Session, experiment_id: int) -> list[tuple[str, int]]:
+    """Each rate-search step stored for the experiment, as ``(cell key, step)``, in cell and
+    step order."""
+    # The position is selected too: PostgreSQL orders a DISTINCT only by what it selects.
+    return [(key, step) for _, key, step in session.execute(
+        select(Cell.position, Cell.cell_key, Run.repetition).join(Run, Run.cell_id == Cell.id)
+        .where(Cell.experiment_id == experiment_id, Run.step_rate.is_not(None))
+        .distinct().order_by(Cell.position, Run.repetition))]
 
 
 def _experiment_row(session: Session, entry: ExperimentEntry) -> Experiment:

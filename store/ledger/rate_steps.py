@@ -3,8 +3,9 @@ run of its cell, its repetition the step's number, its ``step_rate`` the rate it
 
 What the next rate is, the experiment model decides (:mod:`core.experiment.rate_search`);
 the ledger reads the steps stored and queues the one asked for. A step interrupted is queued
-again by the takeover as a new attempt of the same step (same ``step_rate``,
-:func:`store.ledger.runs.add_attempt`), so a killed search resumes at the rate it was trying.
+again as a new attempt of the same step (same ``step_rate``) — by the takeover when its worker
+died (:func:`store.ledger.runs.add_attempt`), by the next ``run`` of the file when it was stopped
+(:func:`store.ledger.enqueue.enqueue`) — so a search resumes at the rate it was trying.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A rate search's steps in a real SQLite results database, no server: each step queued by the
 worker's :class:`SearchAdvancer` from the stored steps, a killed step taken over at the same
-rate, a fresh process resuming at the next untried rate, two deciders never queueing the same
-step twice."""
+rate, a step its worker stopped measured again when the file is run again, a fresh process
+resuming at the next untried rate, two deciders never queueing the same step twice."""
 
 from __future__ import annotations
 
@@ -86,6 +86,8 @@ def steps_of(db: ResultsDB, exp_id: int) -> dict[str, list[tuple[float | None, s
 def test_first_steps_are_queued_at_the_start_rate(db: ResultsDB) -> None:
     exp_id = enqueue_search(db)
     assert steps_of(db, exp_id) == {"a": [(1000.0, "queued")], "b": [(1000.0, "queued")]}
+    # What `run` and `plan` print for the cells' runs: steps, not repetitions.
+    assert SPEC.repetitions_label() == "a rate search (1 run a step)"
 
 
 def test_the_search_runs_to_its_answer_from_the_stored_steps(db: ResultsDB) -> None:
@@ -186,3 +188,52 @@ def test_a_step_the_judge_cannot_read_stops_that_search_only_and_is_said_once(
     assert advancer.advance() == []
     with db.session() as s:
         assert ledger.queued_run_count(s, exp_id) == 1  # b's first step, untouched
+
+
+def enqueue_search_again(db: ResultsDB, **flags: bool) -> ledger.EnqueueResult:
+    """``flushbench run FILE`` again (``fresh``, ``retry_failed`` as its flags)."""
+    entry = ledger.ExperimentEntry(
+        name="search", measurement_hash="h", spec=SPEC.model_dump(mode="json"), files=None,
+        placement="spread", hosts=None, window={}, metric={}, description="", source="s.yaml",
+        cells=[ledger.CellEntry(key=k, position=i, label=k, is_baseline=i == 0, knobs={},
+                                translation={}) for i, k in enumerate(LIMITS)],
+        runs=[(k, 1) for k in LIMITS],
+        step_rates={k: TARGET.first_rate for k in LIMITS},
+    )
+    return ledger.enqueue(db, entry, host_id="here", **flags)
+
+
+def stop_a_later_step(db: ResultsDB, status: str) -> tuple[int, int]:
+    """Both first steps done, the search moved on, a's second step (1,500 NOTPM) ended with
+    ``status`` by its own worker (``queue stop --now``: interrupted; a crash: failed). Returns
+    the experiment id and that step's run id."""
+    exp_id = enqueue_search(db)
+    run_one(db, exp_id)
+    run_one(db, exp_id)
+    SearchAdvancer(db, CurveJudge(cells_of_runs(db, exp_id))).advance(exp_id)
+    return exp_id, run_one(db, exp_id, status=status)
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_later_step_stopped_by_its_worker_is_measured_again_on_resume(
+        db: ResultsDB, fresh: bool) -> None:
+    exp_id, stopped = stop_a_later_step(db, "interrupted")
+    result = enqueue_search_again(db, fresh=fresh)
+    with db.session() as s:
+        again = s.scalars(select(Run).where(Run.cell_id == s.get(Run, stopped).cell_id,
+                                            Run.repetition == 2, Run.attempt == 2)).one()
+        assert (again.status, again.step_rate) == ("queued", 1500.0)
+    assert result.requeued == (3 if fresh else 1)  # --fresh: the two first steps too
+    # The search goes on from it: a holds 1,500, so its next step is 2,000.
+    for _ in range(3 if fresh else 2):
+        run_one(db, exp_id)
+    SearchAdvancer(db, CurveJudge(cells_of_runs(db, exp_id))).advance(exp_id)
+    assert [r for r, _ in steps_of(db, exp_id)["a"]] == [1000.0, 1500.0, 2000.0]
+
+
+def test_a_later_step_that_crashed_is_kept_unless_retry_failed(db: ResultsDB) -> None:
+    exp_id, crashed = stop_a_later_step(db, "failed")
+    assert enqueue_search_again(db).kept_failed == 1
+    assert steps_of(db, exp_id)["a"][-1] == (1500.0, "failed")
+    assert enqueue_search_again(db, retry_failed=True).requeued == 1
+    assert steps_of(db, exp_id)["a"][-1] == (1500.0, "queued")

@@ -1,10 +1,13 @@
 """A rate search end to end on the Debian MariaDB with the Go driver (``workload.rate:
-{max_under: …}``): three steps of 15 s by bisection between 600 NOTPM (far below what one
-warehouse answers) and 1,000,000 (which no server answers with one connection). Each step is
+{max_under: …}``): two steps of 15 s by bisection between 600 NOTPM (far below what one
+warehouse answers) and 1,000,000 (which no server answers with one connection), the search's
+`max_steps` (the midpoints a bisection goes on to are the synthetic curves' tests,
+tests/core/experiment/test_rate_search.py). Each step is
 a run holding its own rate; the answer is the rate that held, its evidence stored and printed
 by ``compare`` and ``show``; running the file again measures nothing more. One connection,
-the tiny runs' own: the two steps beyond reach run flat out for all their seconds, and two
-connections took both cores from the test workers beside them."""
+the tiny runs' own: the step beyond reach runs flat out for all its seconds (a third step, the
+midpoint, doubled that), and two connections took both cores from the test workers beside
+them."""
 
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from tests.support.tiny_experiment import tiny_tpcc_experiment
 
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
-SEARCH = "rate: {max_under: {p99: 2s, max_steps: 3, bisect: {low: 600, high: 1000000, " \
+SEARCH = "rate: {max_under: {p99: 2s, max_steps: 2, bisect: {low: 600, high: 1000000, " \
          "resolution: 1000}}}"
 
 
@@ -44,29 +47,30 @@ def test_a_search_on_a_real_cell_answers_with_a_rate_it_held(tmp_path: Path, wor
     assert code == 0, err
     said = " ".join(out.replace("│", " ").split())
     assert "a rate search: the runs above are each cell's first step, at 600 NOTPM" in said, said
-    assert "at most 3 — up to 3 runs" in said, said
+    assert "at most 2 — up to 2 runs" in said, said
     db_path = tmp_path / "r.sqlite"
     db = ResultsDB(db_path)
     outcome = run_experiment(path, db, work=work, judge=judge_step)
-    assert (outcome.done, outcome.failed) == (3, 0)
+    assert (outcome.done, outcome.failed) == (2, 0)
     with db.session() as s:
         runs = list(s.scalars(select(Run).order_by(Run.repetition)))
         steps = [(r.repetition, r.step_rate, r.driver_summary["rate"]["target_notpm"])
                  for r in runs]
-    # low, high, then the midpoint of what held and what failed; each rate reached the driver.
-    assert steps == [(1, 600, 600), (2, 1_000_000, 1_000_000), (3, 500_300, 500_300)]
+    # low, then high (the low one held); each rate reached the driver. What held and what
+    # failed are the search's two steps: it is over.
+    assert steps == [(1, 600, 600), (2, 1_000_000, 1_000_000)]
     (cell,) = searches(db, outcome.experiment_id)
     assert cell.found.finished
     assert cell.found.best is not None, cell.text
     assert cell.found.best.rate == 600, cell.text
-    assert {s.rate for s in cell.found.steps} == {600, 1_000_000, 500_300}
+    assert {s.rate for s in cell.found.steps} == {600, 1_000_000}
     assert "achieved" in "; ".join(cell.found.lowest_failure.failures(cell.target))  # type: ignore[union-attr]
 
     code, out, err = cli(["compare", "rate-search", "--db", str(db_path)])
     assert code == 0, err
     said = " ".join(out.replace("│", " ").split())
     assert "highest rate under p99 2000 ms: 600 NOTPM (held at 600: p99" in said, said
-    assert "failed at 500,300" in said and "not by pooled throughput" in said, said
+    assert "failed at 1,000,000" in said and "not by pooled throughput" in said, said
     code, out, err = cli(["show", str(runs[0].id), "--db", str(db_path)])
     assert code == 0, err
     said = " ".join(out.replace("│", " ").split())
@@ -79,12 +83,12 @@ def test_a_search_on_a_real_cell_answers_with_a_rate_it_held(tmp_path: Path, wor
     again = run_experiment(path, db, work=work, judge=judge_step)
     assert (again.done, again.failed) == (0, 0)
     with db.session() as s:
-        assert len(list(s.scalars(select(Run)))) == 3
+        assert len(list(s.scalars(select(Run)))) == 2
 
 
 def check_the_report(db_path: Path, cell: CellSearch, out: Path) -> None:
     """The report of the search: its verdict is the answer, its rate-search part lists the
-    three steps with the rate that held ringed in the figure, and no part that pools a row's
+    two steps with the rate that held ringed in the figure, and no part that pools a row's
     runs (the ranking, the grids, latency, knob effects) is on the page."""
     model = build_report_model(db_path, "rate-search")
     headings = [heading_text(b) for section in model.sections for b in section
@@ -105,4 +109,4 @@ def check_the_report(db_path: Path, cell: CellSearch, out: Path) -> None:
     ring = next(t for t in fig.data if t.mode == "markers")
     assert list(ring.x) == [600]
     page = write_report(db_path, "rate-search", out, png=False).read_text()
-    assert "500,300" in page and "The highest rate under the target" in page
+    assert "1,000,000" in page and "The highest rate under the target" in page

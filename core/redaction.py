@@ -76,6 +76,16 @@ _SHORT_OPT_RE = re.compile(rf"(?<!\S)-p(?:[ \t]+(?!-)|(?=\S))({_VALUE})")
 #: ``MYSQL_PWD=X`` / ``PGPASSWORD=X`` (an environment dump or a shell line).
 _ENV_RE = re.compile(rf"\b(?:MYSQL_PWD|PGPASSWORD)=({_VALUE})")
 
+#: Text holding none of these matches none of the forms above: a URL needs ``://``; a
+#: parameter, option or environment name holds one of :data:`SECRET_KEYS` (each holds
+#: ``pass``, ``pwd``, ``secret``, ``token`` or ``api``); ``-pSECRET`` holds ``-p``.
+#: :func:`redact` lets such text through without its expressions — most text it is given,
+#: such as every line of a results database's dump that a bundle checks.
+_HINTS = ("://", "pass", "pwd", "secret", "token", "api", "-p")
+#: The hints matched case-insensitively as the forms are, by the same engine: it takes
+#: ``ſ`` for ``s``, ``ı`` for ``i`` and the Kelvin sign for ``k``, so ``paſſword`` is found.
+_HINT_RE = re.compile("(?i)" + "|".join(map(re.escape, _HINTS)))
+
 _secrets: set[str] = set()
 _lock = threading.Lock()
 
@@ -240,7 +250,18 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in known:  # longest first: a secret holding another is masked whole
         if secret in text:
             text = text.replace(secret, MASK)
+    if not _may_hold_a_form(text):
+        return text
     return _masked(text, _text_spans(text))
+
+
+def _may_hold_a_form(text: str) -> bool:
+    """Whether ``text`` may hold one of the forms :func:`_text_spans` finds (see
+    :data:`_HINTS`): False means it holds none."""
+    if text.isascii():  # ASCII has no letter that folds to another: lowercase and look
+        low = text.lower()
+        return any(hint in low for hint in _HINTS)
+    return _HINT_RE.search(text) is not None
 
 
 #: One argument that is a password option with its value attached.

@@ -51,8 +51,9 @@ def db(tmp_path: Path):  # noqa: ANN201 - a ResultsDB
     handle.dispose()
 
 
-def enqueue_search(db: ResultsDB) -> int:
-    entry = ledger.ExperimentEntry(
+def search_entry() -> ledger.ExperimentEntry:
+    """The search experiment as ``flushbench run FILE`` hands it to the ledger."""
+    return ledger.ExperimentEntry(
         name="search", measurement_hash="h", spec=SPEC.model_dump(mode="json"), files=None,
         placement="spread", hosts=None, window={}, metric={}, description="", source="s.yaml",
         cells=[ledger.CellEntry(key=k, position=i, label=k, is_baseline=i == 0, knobs={},
@@ -60,7 +61,10 @@ def enqueue_search(db: ResultsDB) -> int:
         runs=[(k, 1) for k in LIMITS],
         step_rates={k: TARGET.first_rate for k in LIMITS},
     )
-    return ledger.enqueue(db, entry, host_id="here").experiment_id
+
+
+def enqueue_search(db: ResultsDB) -> int:
+    return ledger.enqueue(db, search_entry(), host_id="here").experiment_id
 
 
 def cells_of_runs(db: ResultsDB, experiment_id: int) -> dict[int, str]:
@@ -192,15 +196,7 @@ def test_a_step_the_judge_cannot_read_stops_that_search_only_and_is_said_once(
 
 def enqueue_search_again(db: ResultsDB, **flags: bool) -> ledger.EnqueueResult:
     """``flushbench run FILE`` again (``fresh``, ``retry_failed`` as its flags)."""
-    entry = ledger.ExperimentEntry(
-        name="search", measurement_hash="h", spec=SPEC.model_dump(mode="json"), files=None,
-        placement="spread", hosts=None, window={}, metric={}, description="", source="s.yaml",
-        cells=[ledger.CellEntry(key=k, position=i, label=k, is_baseline=i == 0, knobs={},
-                                translation={}) for i, k in enumerate(LIMITS)],
-        runs=[(k, 1) for k in LIMITS],
-        step_rates={k: TARGET.first_rate for k in LIMITS},
-    )
-    return ledger.enqueue(db, entry, host_id="here", **flags)
+    return ledger.enqueue(db, search_entry(), host_id="here", **flags)
 
 
 def stop_a_later_step(db: ResultsDB, status: str) -> tuple[int, int]:

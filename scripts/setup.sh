@@ -161,16 +161,24 @@ if ! command -v uv >/dev/null 2>&1; then
   python3 -m pip install --quiet --user uv 2>/dev/null || python3 -m pip install --quiet uv
 fi
 log "syncing the Python environment from uv.lock"
-# Bytecode compiled once here: without it every pytest process (and every xdist worker)
-# compiles pandas, scipy, plotly… again when PYTHONDONTWRITEBYTECODE is set (~15 s each).
-# Once per lock file: checking every module's bytecode again took 7 s of each `make test-fast`
-# while nothing had changed (a plain sync, which still mends a drifted .venv, takes 0.05 s).
+# Bytecode: what flushbench and its tests import is compiled here, once per lock file, by
+# importing it with bytecode written — not all of site-packages (`uv sync --compile-bytecode`:
+# 18 s of both cores on every fresh clone, two thirds of its 20,800 files plotly's
+# validators, which a figure reads one by one as it sets a property; this import: 6 s of
+# one). Without it every process compiles pandas, scipy, plotly… again when
+# PYTHONDONTWRITEBYTECODE is set (~15 s each); a module imported later is compiled by the
+# first process to import it. A plain sync, which still mends a drifted .venv, takes 0.05 s.
 lock_stamp=".venv/.bytecode-compiled-for"
 lock_sum="$(cat uv.lock pyproject.toml | sha256sum | cut -d' ' -f1)"
-if [ "$(cat "$lock_stamp" 2>/dev/null)" = "$lock_sum" ]; then
-  uv sync --frozen --all-extras --quiet
-else
-  uv sync --frozen --all-extras --quiet --compile-bytecode
+uv sync --frozen --all-extras --quiet
+if [ "$(cat "$lock_stamp" 2>/dev/null)" != "$lock_sum" ]; then
+  env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -c "
+import flushbench.cli.run_verbs, flushbench.cli.results_verbs, analysis.report.writer
+import analysis.tables.frames, runner.fleet.worker, store.db
+import pandas, scipy.stats, plotly.graph_objects, plotly.io, sqlalchemy, pydantic
+import pytest, xdist, nbclient
+fig = plotly.graph_objects.Figure(plotly.graph_objects.Scatter(x=[1], y=[1]))
+fig.add_bar(x=[1], y=[1]).update_layout(title='warm').to_json()  # plotly loads lazily"
   echo "$lock_sum" > "$lock_stamp"
 fi
 

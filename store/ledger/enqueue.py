@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from core.errors import StoreError
 from store.db import ResultsDB
+from store.ledger.runs import add_attempt
 from store.ledger.takeover import mark_abandoned
 from store.models import Cell, Experiment, Run, RunStatus, utcnow
 
@@ -175,9 +176,7 @@ def _resume(session: Session, latest: Run, order_index: int, counts: dict[str, i
         if latest.status == RunStatus.QUEUED:
             latest.status = RunStatus.CANCELLED
             latest.finished_at = utcnow()
-        session.add(Run(cell_id=latest.cell_id, repetition=latest.repetition,
-                        attempt=latest.attempt + 1, order_index=order_index,
-                        step_rate=latest.step_rate))
+        add_attempt(session, latest, order_index)
         counts["requeued"] += 1
 
 
